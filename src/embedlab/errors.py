@@ -1,0 +1,60 @@
+"""The package's error classes.
+
+Each one subclasses the builtin it refines, so callers can catch either the
+embedlab class or the builtin (``except IndexError`` catches a bad token id).
+The reference module ``embed.py`` raises the builtins directly, since it imports
+nothing from the package. The CLI turns any of these into one line on stderr
+and a non-zero exit code.
+"""
+
+__all__ = [
+    "EmbedlabError",
+    "TokenIdError",
+    "UnknownTokenError",
+    "ShapeError",
+    "SourceError",
+    "UnsafeFormatError",
+    "TyingConflictError",
+    "MissingExtraError",
+]
+
+
+class EmbedlabError(Exception):
+    """Base class of every error embedlab raises on purpose."""
+
+
+class TokenIdError(EmbedlabError, IndexError):
+    """A token id outside ``0 <= id < V`` (negative ids included)."""
+
+
+class UnknownTokenError(EmbedlabError, KeyError):
+    """A token string that is not in the vocabulary.
+
+    Subclasses ``KeyError`` but prints its message plainly (a bare KeyError
+    prints the repr of its argument, quotes and all).
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class ShapeError(EmbedlabError, ValueError):
+    """An array, vector or sequence whose shape or length is not the expected one."""
+
+
+class SourceError(EmbedlabError, ValueError):
+    """A model source that cannot be read: unknown name, bad or truncated file,
+    declared sizes that disagree with the data."""
+
+
+class UnsafeFormatError(SourceError):
+    """A file format that can run code when loaded (pickle); refused."""
+
+
+class TyingConflictError(SourceError):
+    """The config and the checkpoint disagree about weight tying, or a head the
+    config requires is missing from the file."""
+
+
+class MissingExtraError(EmbedlabError, ImportError):
+    """An optional dependency is not installed; the message names the extra."""

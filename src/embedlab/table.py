@@ -1,0 +1,428 @@
+"""EmbeddingTable: the token-embedding table of a real model, in NumPy.
+
+The array engine. It keeps every meaning of the reference (``embed.py``) on
+tables of real size (V up to ~256k, D up to ~8k): token ids are ints in
+``[0, V)``, lookups hand out copies, the output head reuses the very table,
+zero-length vectors have cosine 0.0, neighbour lists leave the query out and
+order equal scores by the smaller id, stretch returns a new table.
+
+Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k,
+``T_max`` rows of a position table.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from .errors import ShapeError, TokenIdError
+from .nearest import DEFAULT_MEMORY, METRICS, Neighbors, search
+from .vocabulary import Vocabulary
+
+__all__ = ["EmbeddingTable", "Provenance", "rms"]
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a table came from.
+
+    Attributes
+    ----------
+    source : str
+        ``"seed"``, a named source (``"minilm"``, ``"glove"``) or the kind of
+        path it was read from (``"safetensors"``, ``"npy"``, ``"text"``).
+    path : str or None
+        The file or folder read, if any.
+    tensor : str or None
+        The tensor name inside a checkpoint, if any.
+    dtype : str or None
+        The dtype as stored in the file (``"F32"``, ``"float32"``, ``"BF16"``).
+    tied : bool or None
+        Whether the model's output head is this very table (weight tying);
+        ``None`` where the source has no output head to speak of (word vectors).
+    tie_evidence : str or None
+        Why ``tied`` has its value (config key, head key absent, bytes equal, ...).
+    package : str or None
+        ``"name version"`` of the PyPI package that shipped the data.
+    """
+
+    source: str
+    path: str | None = None
+    tensor: str | None = None
+    dtype: str | None = None
+    tied: bool | None = None
+    tie_evidence: str | None = None
+    package: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-able dict."""
+        return asdict(self)
+
+
+class EmbeddingTable:
+    """A (V, D) token-embedding table with its vocabulary and position tables.
+
+    Parameters
+    ----------
+    matrix : array_like, shape (V, D), floating
+        One row per token id. A read-only array (a memory map opened for
+        reading) is kept as is; anything else is copied once and made
+        read-only, so no caller can change the table afterwards.
+    vocabulary : Vocabulary or sequence of str, optional
+        Token strings in id order; its length must be V.
+    positions : array_like, shape (T_max, D), optional
+        A learned position table, where the checkpoint has one.
+    token_types : array_like, shape (n_types, D), optional
+        A token-type (segment) table, where the checkpoint has one.
+    provenance : Provenance, optional
+        Where the table came from; ``Provenance("array")`` by default.
+
+    Raises
+    ------
+    ShapeError
+        (a ``ValueError``) if the matrix is not 2-D with V >= 1 and D >= 1, or
+        the vocabulary or a position table does not fit it.
+    TypeError
+        If the matrix is not of a floating dtype.
+
+    >>> t = EmbeddingTable([[1.0, 0.0], [0.0, 2.0]], vocabulary=["a", "b"])
+    >>> t.V, t.D, t.lookup([1]).tolist()
+    (2, 2, [[0.0, 2.0]])
+    """
+
+    def __init__(
+        self,
+        matrix: Any,
+        *,
+        vocabulary: Vocabulary | Sequence[str | None] | None = None,
+        positions: Any = None,
+        token_types: Any = None,
+        provenance: Provenance | None = None,
+    ) -> None:
+        self._W = _readonly_matrix(matrix, "table")  # (V, D)
+        V, D = self._W.shape
+        if vocabulary is not None and not isinstance(vocabulary, Vocabulary):
+            vocabulary = Vocabulary(vocabulary)
+        if vocabulary is not None and len(vocabulary) != V:
+            raise ShapeError(f"vocabulary has {len(vocabulary)} tokens, the table has V={V} rows")
+        self._vocabulary = vocabulary
+        self._positions = None if positions is None else _readonly_matrix(positions, "position table", D)
+        self._token_types = None if token_types is None else _readonly_matrix(token_types, "token-type table", D)
+        self._provenance = provenance or Provenance("array")
+        self._norms: np.ndarray | None = None  # (V,) float64, computed on first use
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[Sequence[float]], **kwargs: Any) -> "EmbeddingTable":
+        """Build a float64 table from a list of V rows of D floats (the reference's tables).
+
+        Raises ``ShapeError`` for a ragged or empty list of rows.
+        """
+        lengths = {len(r) for r in rows}
+        if len(lengths) > 1:
+            raise ShapeError(f"ragged table: rows have lengths {sorted(lengths)}")
+        return cls(np.array(rows, dtype=np.float64), **kwargs)
+
+    # -- what the table is -------------------------------------------------
+
+    @property
+    def W_E(self) -> np.ndarray:
+        """The table, shape (V, D), read-only (assignment raises ``ValueError``)."""
+        return self._W
+
+    @property
+    def V(self) -> int:
+        """Vocabulary size: rows of the table."""
+        return self._W.shape[0]
+
+    @property
+    def D(self) -> int:
+        """Model width: columns of the table."""
+        return self._W.shape[1]
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The table's NumPy dtype."""
+        return self._W.dtype
+
+    @property
+    def vocabulary(self) -> Vocabulary | None:
+        """Token strings in id order, or ``None`` for a table without one."""
+        return self._vocabulary
+
+    @property
+    def positions(self) -> np.ndarray | None:
+        """The learned position table (T_max, D), read-only, or ``None``."""
+        return self._positions
+
+    @property
+    def token_types(self) -> np.ndarray | None:
+        """The token-type table (n_types, D), read-only, or ``None``."""
+        return self._token_types
+
+    @property
+    def provenance(self) -> Provenance:
+        """Where the table came from."""
+        return self._provenance
+
+    def __repr__(self) -> str:
+        return f"EmbeddingTable(V={self.V}, D={self.D}, dtype={self.dtype}, source={self._provenance.source!r})"
+
+    # -- token ids and strings ----------------------------------------------
+
+    def token_id(self, query: int | str) -> int:
+        """Resolve a query to a checked token id.
+
+        An int (NumPy ints included) is checked against ``[0, V)``. A string is
+        looked up in the vocabulary; a string that is not a token but is a
+        decimal integer (``"137"``) is taken as an id, which is how a table
+        without vocabulary is queried from the command line.
+
+        Raises
+        ------
+        TokenIdError
+            (an ``IndexError``) for an id outside ``[0, V)``.
+        UnknownTokenError
+            (a ``KeyError``) for a string that is neither a token nor an id;
+            the message suggests close entries.
+        TypeError
+            For a bool, a float or anything else.
+        """
+        if isinstance(query, str):
+            vocab = self._vocabulary
+            if vocab is not None and query in vocab.token_to_index:
+                return vocab.token_to_index[query]
+            if query.strip().lstrip("-").isdigit():
+                return self.token_id(int(query))
+            if vocab is None:
+                raise TypeError(f"table has no vocabulary: query {query!r} must be a token id")
+            return vocab.id(query)  # raises UnknownTokenError with suggestions
+        return int(self._ids([query])[0])
+
+    def token(self, token_id: int) -> str | None:
+        """The string of a token id, or ``None`` for a table without vocabulary."""
+        token_id = self.token_id(token_id)
+        return None if self._vocabulary is None else self._vocabulary.token(token_id)
+
+    def tokens(self, ids: Any) -> list[str] | None:
+        """Strings of a flat list of ids, or ``None`` for a table without vocabulary."""
+        if self._vocabulary is None:
+            return None
+        return [self._vocabulary.token(int(i)) for i in self._ids(ids).ravel()]
+
+    # -- lookup is a one-hot product -----------------------------------------
+
+    def lookup(self, ids: Any) -> np.ndarray:
+        """Rows for token ids of any shape: (...) -> (..., D), a new array.
+
+        All ids are checked (min and max) before any row is taken.
+
+        Raises
+        ------
+        TokenIdError
+            (an ``IndexError``) naming the first id outside ``[0, V)``.
+        TypeError
+            If the ids are not integers (bools and floats included).
+        """
+        idx = self._ids(ids)  # (...)
+        return np.take(self._W, idx.ravel(), axis=0).reshape(*idx.shape, self.D)  # (..., D)
+
+    def lookup_via_one_hot(self, ids: Any) -> np.ndarray:
+        """The same rows as ``lookup``, computed as one-hot rows times the table.
+
+        ``one_hot(ids) (N, V) @ W_E (V, D) -> (N, D)``: ``V * D`` multiplications
+        per id where ``lookup`` needs none. For a demonstration on a few ids.
+        """
+        checked = self._ids(ids)  # (...)
+        idx = checked.ravel()  # (N,)
+        out = np.empty((idx.size, self.D), dtype=np.result_type(self._W.dtype, np.float32))
+        block = max(1, 2**24 // max(self.V, 1))  # one-hot rows per product, ~64 MB of float32
+        for start in range(0, idx.size, block):
+            part = idx[start:start + block]
+            one_hot = np.zeros((part.size, self.V), dtype=out.dtype)  # (n, V)
+            one_hot[np.arange(part.size), part] = 1.0
+            out[start:start + part.size] = one_hot @ self._W  # (n, D)
+        return out.reshape(*checked.shape, self.D)  # (..., D)
+
+    # -- the tied output head ------------------------------------------------
+
+    def logits(self, hidden: Any) -> np.ndarray:
+        """Score every token with the tied head: ``hidden @ W_E.T``.
+
+        (D,) -> (V,) or (N, D) -> (N, V), float32 at least. The very table that
+        ``lookup`` reads is the head (weight tying); nothing is copied.
+
+        Raises
+        ------
+        ShapeError
+            (a ``ValueError``) if the last axis of hidden is not D; names both.
+        """
+        h = np.asarray(hidden)
+        if h.ndim not in (1, 2) or h.shape[-1] != self.D:
+            raise ShapeError(f"hidden has shape {h.shape}, expected (D,) or (N, D) with D={self.D}")
+        dtype = np.result_type(self._W.dtype, h.dtype, np.float32)
+        return h.astype(dtype, copy=False) @ self._W.T.astype(dtype, copy=False)  # (V,) or (N, V)
+
+    # -- length and direction ----------------------------------------------------
+
+    def norms(self) -> np.ndarray:
+        """Euclidean length of every row, shape (V,), float64, read-only.
+
+        Accumulated in float64 whatever the table's dtype (a float16 sum of
+        squares overflows at 256). Computed once and cached.
+        """
+        if self._norms is None:
+            out = np.empty(self.V, dtype=np.float64)
+            block = max(1, 2**22 // max(self.D, 1))  # rows per float64 block, ~32 MB
+            for start in range(0, self.V, block):
+                rows = self._W[start:start + block].astype(np.float64)  # (b, D)
+                out[start:start + len(rows)] = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+            out.flags.writeable = False
+            self._norms = out
+        return self._norms
+
+    def stretch(self, token_id: int | str, factor: float) -> "EmbeddingTable":
+        """A new table with one row multiplied by ``factor``; this table is unchanged.
+
+        Raises ``TokenIdError``/``UnknownTokenError`` for a bad token and
+        ``ValueError`` for a factor that is not a finite number.
+        """
+        i = self.token_id(token_id)
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor):
+            raise ValueError(f"stretch factor must be a finite number, got {factor!r}")
+        W = np.array(self._W)  # (V, D) a writable copy
+        W[i] = W[i].astype(np.float64) * factor
+        return EmbeddingTable(
+            W, vocabulary=self._vocabulary, positions=self._positions,
+            token_types=self._token_types, provenance=self._provenance,
+        )
+
+    def scaled_lookup(self, ids: Any) -> np.ndarray:
+        """``lookup`` times sqrt(D) (Vaswani et al. 2017, section 3.4): (...) -> (..., D).
+
+        The factor is formed in float64 and the product taken in float64, then
+        stored as float32 at least: never rounded to float16/bfloat16 first.
+        """
+        out = self.lookup(ids).astype(np.float64) * math.sqrt(self.D)  # (..., D)
+        return out.astype(np.result_type(self._W.dtype, np.float32))
+
+    # -- neighbours ----------------------------------------------------------------
+
+    def nearest(self, queries: Any, k: int, metric: str = "cosine", *, memory: int = DEFAULT_MEMORY) -> Neighbors:
+        """The k nearest tokens of each query given by id or token string.
+
+        A query by id leaves out exactly its own id (a duplicate row under
+        another id stays in). Equal scores are ordered by the smaller id.
+
+        Parameters
+        ----------
+        queries : int, str or sequence of them, length N
+            Token ids or token strings (resolved like ``token_id``).
+        k : int
+            ``1 <= k <= V - 1``.
+        metric : {"cosine", "dot"}
+        memory : int
+            Budget in bytes for the score blocks (default ``DEFAULT_MEMORY``).
+
+        Returns
+        -------
+        Neighbors
+            ids (N, K) int64, scores (N, K) float64, tokens where the table has
+            a vocabulary.
+
+        Raises
+        ------
+        ValueError
+            For k outside ``[1, V - 1]`` or an unknown metric.
+        TokenIdError, UnknownTokenError, TypeError
+            For a bad query (as ``token_id``).
+        """
+        items = [queries] if isinstance(queries, (str, int, np.integer)) else list(queries)
+        ids = np.array([self.token_id(q) for q in items], dtype=np.int64)  # (N,)
+        _check_k(k, self.V - 1, "V-1 (the query itself is left out)")
+        return self._search(self._W[ids], k, metric, exclude=ids, memory=memory)
+
+    def nearest_to_vector(self, vectors: Any, k: int, metric: str = "cosine", *, memory: int = DEFAULT_MEMORY) -> Neighbors:
+        """The k nearest tokens of query vectors (D,) or (N, D); nothing is left out.
+
+        Raises ``ValueError`` for k outside ``[1, V]``, a vector whose width is
+        not D, or a vector with NaN or infinity.
+        """
+        Q = np.asarray(vectors, dtype=np.float64)
+        if Q.ndim == 1:
+            Q = Q[None, :]  # (1, D)
+        if Q.ndim != 2 or Q.shape[1] != self.D:
+            raise ShapeError(f"query vectors have shape {np.shape(vectors)}, expected (D,) or (N, D) with D={self.D}")
+        if not np.isfinite(Q).all():
+            raise ValueError("query vectors contain NaN or infinity")
+        _check_k(k, self.V, "V")
+        return self._search(Q, k, metric, exclude=None, memory=memory)
+
+    def _search(self, Q: np.ndarray, k: int, metric: str, *, exclude: np.ndarray | None, memory: int) -> Neighbors:
+        if metric not in METRICS:
+            raise ValueError(f"unknown metric {metric!r}: expected one of {', '.join(METRICS)}")
+        row_norms = self.norms() if metric == "cosine" else None
+        ids, scores = search(self._W, Q, k, metric, exclude=exclude, row_norms=row_norms, memory=memory)
+        tokens = None
+        if self._vocabulary is not None:
+            tokens = [[self._vocabulary.token(int(i)) for i in row] for row in ids]
+        return Neighbors(ids=ids, scores=scores, metric=metric, tokens=tokens)
+
+    # -- checks ------------------------------------------------------------------------
+
+    def _ids(self, ids: Any) -> np.ndarray:
+        """Token ids as an int64 array of the same shape, checked against [0, V)."""
+        arr = np.asarray(ids)
+        if arr.dtype == object:  # mixed Python objects: reject bools and floats one by one
+            for x in arr.ravel():
+                if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+                    raise TypeError(f"token ids must be ints, got {x!r} ({type(x).__name__})")
+            arr = arr.astype(np.int64)
+        elif arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+            raise TypeError(f"token ids must be ints, got dtype {arr.dtype}")
+        if arr.size:
+            lo, hi = arr.min(), arr.max()
+            if lo < 0 or hi >= self.V:
+                bad = lo if lo < 0 else hi
+                raise TokenIdError(f"token id {int(bad)} is out of range for V={self.V}")
+        return arr.astype(np.int64, copy=False)
+
+
+def rms(x: Any) -> np.ndarray:
+    """Root mean square over the last axis: (..., D) -> (...), float64.
+
+    Accumulated in float64, so float16 vectors do not overflow (300 ** 2 is
+    above float16's largest value, 65504). The rms of an empty vector is 0.0.
+
+    >>> float(rms(np.array([300, 300, 300, 300], dtype=np.float16)))
+    300.0
+    """
+    a = np.asarray(x, dtype=np.float64)
+    if a.shape[-1] == 0:
+        return np.zeros(a.shape[:-1])
+    return np.sqrt(np.mean(a * a, axis=-1))
+
+
+def _readonly_matrix(matrix: Any, what: str, width: int | None = None) -> np.ndarray:
+    if isinstance(matrix, np.ndarray) and not matrix.flags.writeable:
+        arr = matrix  # a read-only map or view: nobody can write through it
+    else:
+        arr = np.array(matrix)  # always a fresh copy
+    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
+        raise ShapeError(f"{what} must be a 2-D array with at least one row and column, got shape {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.floating):
+        raise TypeError(f"{what} must be floating point, got dtype {arr.dtype}")
+    if width is not None and arr.shape[1] != width:
+        raise ShapeError(f"{what} has width {arr.shape[1]}, the token table has D={width}")
+    if arr.flags.writeable:
+        arr.flags.writeable = False
+    return arr
+
+
+def _check_k(k: Any, limit: int, what: str) -> None:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"k must be an int, got {k!r}")
+    if not 1 <= k <= limit:
+        raise ValueError(f"k={k} is out of range: expected 1 <= k <= {what} = {limit}")

@@ -1,0 +1,58 @@
+"""Shared fixtures.
+
+``backend`` runs one case over every engine with the reference's call
+signatures (tables are lists of lists, ids are lists of ints), so a test
+written once checks that every engine keeps the reference's meanings.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from types import SimpleNamespace
+
+import pytest
+
+from embedlab import embed
+
+HAS_NUMPY = importlib.util.find_spec("numpy") is not None
+
+
+def _numpy_backend() -> SimpleNamespace:
+    from embedlab.table import EmbeddingTable
+
+    def table(rows):
+        return EmbeddingTable.from_rows(rows)
+
+    return SimpleNamespace(
+        name="numpy",
+        lookup=lambda rows, ids: table(rows).lookup(ids).tolist(),
+        lookup_via_one_hot=lambda rows, ids: table(rows).lookup_via_one_hot(ids).tolist(),
+        logits=lambda rows, hidden: table(rows).logits(hidden).tolist(),
+        nearest_by_cosine=lambda rows, i, k: table(rows).nearest([i], k, "cosine").ids[0].tolist(),
+        nearest_by_dot=lambda rows, i, k: table(rows).nearest([i], k, "dot").ids[0].tolist(),
+        stretch=lambda rows, i, f: table(rows).stretch(i, f).W_E.tolist(),
+        scaled_lookup=lambda rows, ids, dim: table(rows).scaled_lookup(ids).tolist(),
+    )
+
+
+def _reference_backend() -> SimpleNamespace:
+    return SimpleNamespace(
+        name="reference",
+        lookup=embed.lookup,
+        lookup_via_one_hot=embed.lookup_via_one_hot,
+        logits=embed.logits,
+        nearest_by_cosine=embed.nearest_by_cosine,
+        nearest_by_dot=embed.nearest_by_dot,
+        stretch=embed.stretch,
+        scaled_lookup=embed.scaled_lookup,
+    )
+
+
+@pytest.fixture(params=["reference", "numpy"])
+def backend(request: pytest.FixtureRequest) -> SimpleNamespace:
+    """Every engine behind the reference's function signatures."""
+    if request.param == "numpy":
+        if not HAS_NUMPY:
+            pytest.skip("numpy is not installed")
+        return _numpy_backend()
+    return _reference_backend()
