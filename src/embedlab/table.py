@@ -374,13 +374,15 @@ class EmbeddingTable:
 
     def _ids(self, ids: Any) -> np.ndarray:
         """Token ids as an int64 array of the same shape, checked against [0, V)."""
-        arr = np.asarray(ids)
-        if arr.dtype == object:  # mixed Python objects: reject bools and floats one by one
+        if isinstance(ids, np.ndarray):
+            arr = ids
+        else:  # Python ints: NumPy would turn a stray True into 1, so check each one
+            arr = np.asarray(ids, dtype=object)
             for x in arr.ravel():
                 if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
                     raise TypeError(f"token ids must be ints, got {x!r} ({type(x).__name__})")
-            arr = arr.astype(np.int64)
-        elif arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+            arr = arr.astype(np.int64) if arr.size else np.zeros(arr.shape, dtype=np.int64)
+        if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
             raise TypeError(f"token ids must be ints, got dtype {arr.dtype}")
         if arr.size:
             lo, hi = arr.min(), arr.max()

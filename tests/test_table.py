@@ -1,0 +1,264 @@
+"""EmbeddingTable, the NumPy engine, against the reference's meanings.
+
+The ``backend`` tests run one case over both engines; the differential tests
+compare the NumPy engine with the reference module on random tables.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from embedlab import embed
+from embedlab.errors import ShapeError, TokenIdError, UnknownTokenError
+from embedlab.table import EmbeddingTable, rms
+from embedlab.vocabulary import Vocabulary
+
+
+def close(a, b, rtol=1e-9, atol=1e-12):
+    return np.all(np.abs(np.asarray(a) - np.asarray(b)) <= atol + rtol * np.abs(np.asarray(b)))
+
+
+# -- one case, every engine ------------------------------------------------------------
+
+def test_lookup_every_engine(backend):
+    table = [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
+    assert backend.lookup(table, [1, 0, 1]) == [[2.0, 2.0, 2.0], [1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
+    assert backend.lookup_via_one_hot(table, [1]) == [[2.0, 2.0, 2.0]]
+
+
+@pytest.mark.parametrize("ids", [[0, 1, -1], [2], [-2]])
+def test_out_of_range_ids_every_engine(backend, ids):
+    with pytest.raises(IndexError, match="V=2"):
+        backend.lookup([[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]], ids)
+
+
+@pytest.mark.parametrize("ids", [[True], [0.0], [1.5]])
+def test_non_int_ids_every_engine(backend, ids):
+    with pytest.raises(TypeError):
+        backend.lookup([[1.0], [2.0]], ids)
+
+
+def test_logits_every_engine(backend):
+    assert backend.logits([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]], [3.0, 4.0]) == [3.0, 8.0, 7.0]
+    with pytest.raises(ValueError, match="3"):
+        backend.logits([[1.0, 0.0]], [1.0, 2.0, 3.0])
+
+
+def test_neighbours_every_engine(backend):
+    table = [[1.0, 0.0], [10.0, 1.0], [0.0, 1.0], [0.0, 0.0]]
+    assert backend.nearest_by_cosine(table, 0, 3) == [1, 2, 3]  # row 2 and the zero row tie at 0
+    assert backend.nearest_by_dot(table, 2, 3) == [1, 0, 3]  # rows 0 and 3 tie at 0
+    with pytest.raises(ValueError):
+        backend.nearest_by_dot(table, 0, 4)
+    with pytest.raises(ValueError):
+        backend.nearest_by_dot(table, 0, 0)
+
+
+def test_stretch_every_engine(backend):
+    table = [[1.0, 2.0], [3.0, 4.0]]
+    assert backend.stretch(table, 0, 2.0) == [[2.0, 4.0], [3.0, 4.0]]
+    assert table == [[1.0, 2.0], [3.0, 4.0]]
+
+
+def test_scaled_lookup_every_engine(backend):
+    out = backend.scaled_lookup([[1.0, -2.0], [3.0, 0.5]], [1], 2)
+    assert close(out, [[3.0 * math.sqrt(2), 0.5 * math.sqrt(2)]])
+
+
+# -- differential: NumPy engine vs the reference on random tables ----------------------------
+
+@st.composite
+def random_tables(draw):
+    vocab = draw(st.integers(2, 30))
+    dim = draw(st.integers(2, 8))  # with D = 1 every cosine is +-1: ties only up to rounding
+    seed = draw(st.integers(0, 2**32 - 1))
+    rows = embed.make_table(vocab, dim, seed)
+    for _ in range(draw(st.integers(0, 3))):  # duplicated and zero rows: exact ties
+        i, j = draw(st.integers(0, vocab - 1)), draw(st.integers(0, vocab - 1))
+        rows[i] = list(rows[j]) if draw(st.booleans()) else [0.0] * dim
+    return rows
+
+
+def _no_rounding_ties(rows, q, score):
+    """True unless two different rows score within rounding of each other.
+
+    Exact ties (identical rows, zero rows) are kept: both engines compute them
+    identically. Scores that differ only by rounding may be ordered either way
+    by two correct engines, so such tables are not a fair differential case.
+    """
+    scored = [(score(rows[q], r), tuple(r)) for i, r in enumerate(rows) if i != q]
+    for a, (s, r) in enumerate(scored):
+        for t, u in scored[a + 1:]:
+            if r != u and s != t and abs(s - t) <= 1e-9 * max(1.0, abs(s)):
+                return False
+    return True
+
+
+@settings(max_examples=150, deadline=None)
+@given(random_tables(), st.data())
+def test_nearest_agrees_with_reference(rows, data):
+    table = EmbeddingTable.from_rows(rows)
+    q = data.draw(st.integers(0, len(rows) - 1))
+    k = data.draw(st.integers(1, len(rows) - 1))
+    assume(_no_rounding_ties(rows, q, embed.cosine) and _no_rounding_ties(rows, q, embed.dot))
+    got_cos = table.nearest([q], k, "cosine")
+    got_dot = table.nearest([q], k, "dot")
+    assert got_cos.ids[0].tolist() == embed.nearest_by_cosine(rows, q, k)
+    assert got_dot.ids[0].tolist() == embed.nearest_by_dot(rows, q, k)
+    want_cos = [embed.cosine(rows[q], rows[i]) for i in got_cos.ids[0]]
+    want_dot = [embed.dot(rows[q], rows[i]) for i in got_dot.ids[0]]
+    assert close(got_cos.scores[0], want_cos, atol=1e-12)
+    assert close(got_dot.scores[0], want_dot, atol=1e-12)
+
+
+@settings(max_examples=80, deadline=None)
+@given(random_tables(), st.data())
+def test_values_agree_with_reference(rows, data):
+    table = EmbeddingTable.from_rows(rows)
+    ids = data.draw(st.lists(st.integers(0, len(rows) - 1), min_size=1, max_size=6))
+    hidden = rows[ids[0]]
+    assert table.lookup(ids).tolist() == embed.lookup(rows, ids)
+    assert close(table.lookup_via_one_hot(ids), embed.lookup_via_one_hot(rows, ids))
+    assert close(table.logits(hidden), embed.logits(rows, hidden), atol=1e-12)
+    assert close(table.scaled_lookup(ids), embed.scaled_lookup(rows, ids, len(rows[0])))
+    assert close(table.norms(), [embed.norm(r) for r in rows])
+    factor = data.draw(st.floats(-4, 4))
+    assert close(table.stretch(ids[0], factor).W_E, embed.stretch(rows, ids[0], factor))
+
+
+# -- the table object -----------------------------------------------------------------------------
+
+def test_table_is_read_only_and_hands_out_copies():
+    source = np.array([[1.0, 2.0], [3.0, 4.0]])
+    table = EmbeddingTable(source)
+    source[0, 0] = 99.0  # the caller's array is not the table
+    assert table.W_E[0, 0] == 1.0
+    with pytest.raises(ValueError):
+        table.W_E[0, 0] = 5.0
+    row = table.lookup([0])
+    row[0, 0] = 42.0
+    assert table.W_E[0, 0] == 1.0
+    with pytest.raises(ValueError):
+        table.norms()[0] = 0.0
+
+
+def test_table_shape_checks():
+    with pytest.raises(ShapeError):
+        EmbeddingTable(np.zeros(3))
+    with pytest.raises(ShapeError):
+        EmbeddingTable(np.zeros((0, 3)))
+    with pytest.raises(TypeError):
+        EmbeddingTable(np.zeros((2, 3), dtype=np.int64))
+    with pytest.raises(ShapeError, match="3 tokens.*V=2"):
+        EmbeddingTable(np.zeros((2, 3)), vocabulary=["a", "b", "c"])
+    with pytest.raises(ShapeError, match="width 2.*D=3"):
+        EmbeddingTable(np.zeros((2, 3)), positions=np.zeros((4, 2)))
+    with pytest.raises(ShapeError, match="ragged"):
+        EmbeddingTable.from_rows([[1.0, 2.0], [3.0]])
+
+
+def test_lookup_any_shape_and_batch_checked_before_gather():
+    table = EmbeddingTable(np.arange(12, dtype=np.float32).reshape(4, 3))
+    out = table.lookup(np.array([[0, 3], [1, 1]]))
+    assert out.shape == (2, 2, 3)
+    assert out[0, 1].tolist() == [9.0, 10.0, 11.0]
+    with pytest.raises(TokenIdError, match="token id 4 is out of range for V=4"):
+        table.lookup(np.array([[0, 4]]))
+    with pytest.raises(TokenIdError, match="-1"):
+        table.lookup([-1])
+    with pytest.raises(TypeError):
+        table.lookup(np.array([0.0]))
+    with pytest.raises(TypeError):
+        table.lookup(np.array([True]))
+    with pytest.raises(TypeError):
+        table.lookup([0, True])
+
+
+def test_token_id_resolution():
+    table = EmbeddingTable(np.eye(3), vocabulary=["king", "queen", "1999"])
+    assert table.token_id("queen") == 1
+    assert table.token_id("1999") == 2  # a token that looks like a number is a token
+    assert table.token_id("0") == 0  # not a token, but an id
+    assert table.token_id(np.int64(2)) == 2
+    with pytest.raises(UnknownTokenError, match="'kin'.*'king'"):
+        table.token_id("kin")
+    with pytest.raises(KeyError):  # UnknownTokenError is a KeyError
+        table.token_id("zzz")
+    with pytest.raises(TokenIdError):
+        table.token_id("7")
+    assert table.tokens([2, 0]) == ["1999", "king"]
+    bare = EmbeddingTable(np.eye(3))
+    assert bare.token(1) is None and bare.tokens([1]) is None
+    with pytest.raises(TypeError, match="no vocabulary"):
+        bare.token_id("king")
+
+
+def test_nearest_to_vector_leaves_nothing_out():
+    table = EmbeddingTable(np.array([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]]))
+    got = table.nearest_to_vector([1.0, 0.0], 3, "cosine")
+    assert got.ids.tolist() == [[0, 1, 2]]
+    assert close(got.scores, [[1.0, 10 / math.sqrt(101), 0.0]])
+    with pytest.raises(ValueError, match="k=4"):
+        table.nearest_to_vector([1.0, 0.0], 4)
+    with pytest.raises(ShapeError, match="D=2"):
+        table.nearest_to_vector([1.0, 0.0, 0.0], 1)
+    with pytest.raises(ValueError, match="NaN"):
+        table.nearest_to_vector([math.nan, 0.0], 1)
+    with pytest.raises(ValueError, match="metric"):
+        table.nearest_to_vector([1.0, 0.0], 1, "euclid")
+
+
+def test_nearest_by_token_strings_carries_tokens():
+    table = EmbeddingTable(np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0]]), vocabulary=["a", "b", "c"])
+    got = table.nearest(["a", "c"], 1, "cosine")
+    assert got.ids.tolist() == [[1], [1]]
+    assert got.tokens == [["b"], ["b"]]
+
+
+def test_norms_and_rms_accumulate_in_float64():
+    half = EmbeddingTable(np.full((2, 4), 300, dtype=np.float16))
+    assert half.norms().tolist() == [600.0, 600.0]  # sqrt(4 * 300^2): the float16 sum would overflow
+    assert float(rms(np.array([300, 300, 300, 300], dtype=np.float16))) == 300.0
+    assert float(rms(np.array([1000, -1000, 1000, -1000], dtype=np.float16))) == 1000.0
+    assert float(rms(np.array([3.0, 4.0]))) == 3.5355339059327378
+    assert float(rms(np.array([]))) == 0.0
+
+
+def test_zero_rows_give_no_nan_and_no_warning():
+    table = EmbeddingTable(np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, 0.0]], dtype=np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = table.nearest_to_vector([0.0, 0.0], 4, "cosine")
+    assert got.ids.tolist() == [[0, 1, 2, 3]]
+    assert got.scores.tolist() == [[0.0, 0.0, 0.0, 0.0]]
+
+
+def test_scaled_lookup_factor_is_not_rounded_low():
+    # C09: sqrt(3072) in float64, stored as float32; never rounded to fp16/bf16 first.
+    ones32 = EmbeddingTable(np.ones((1, 3072), dtype=np.float32))
+    assert set(ones32.scaled_lookup([0]).ravel().tolist()) == {55.42562484741211}
+    ones16 = EmbeddingTable(np.ones((1, 768), dtype=np.float16))
+    out = ones16.scaled_lookup([0])
+    assert out.dtype == np.float32
+    assert set(out.ravel().tolist()) == {27.712812423706055}
+
+
+def test_stretch_rejects_bad_factor_and_keeps_vocabulary():
+    table = EmbeddingTable(np.eye(2), vocabulary=["a", "b"])
+    assert table.stretch("b", 3.0).W_E.tolist() == [[1.0, 0.0], [0.0, 3.0]]
+    assert table.stretch("b", 3.0).vocabulary is table.vocabulary
+    with pytest.raises(ValueError, match="nan"):
+        table.stretch(0, math.nan)
+
+
+def test_vocabulary_suggestions_and_placeholders():
+    vocab = Vocabulary(["king", "kings", "queen", None])
+    assert vocab.token(3) == "<id 3>"
+    assert vocab.suggest("kingz")[:2] == ["king", "kings"]
+    assert Vocabulary(["a", "a"]).id("a") == 0  # the smaller id owns a repeated string
