@@ -1,0 +1,96 @@
+"""The ``embedlab`` command, called through ``main`` and as real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from embedlab import cli
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def run(*argv: str) -> int:
+    return cli.main(list(argv))
+
+
+def test_report_on_the_seed_writes_both_files(tmp_path, capsys):
+    assert run("report", "--out", str(tmp_path)) == 0
+    data = json.loads((tmp_path / "embed_report.json").read_text(encoding="utf-8"))
+    md = (tmp_path / "embed_report.md").read_text(encoding="utf-8")
+    assert data["probe"] == 137 and data["vocab"] == 512
+    assert md.count("\n## ") == 5
+    out = capsys.readouterr().out
+    assert "embed_report.json" in out and str(data["cos_neighbors"]) in out
+
+
+def test_report_in_english(tmp_path):
+    assert run("report", "--out", str(tmp_path), "--lang", "en") == 0
+    assert "## Where dot product and cosine part ways" in (tmp_path / "embed_report.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--probe", "king"], "seed table has no vocabulary.*'king'"),
+    (["--probe", "600"], "token id 600 is out of range for V=512"),
+    (["--probe", "-1"], "token id -1 is out of range for V=512"),
+    (["--k", "0"], "k=0"),
+    (["--k", "512"], "k=512"),
+    (["--growth", "0"], "factor"),
+    (["--model", "nonesuch"], "unknown model 'nonesuch'"),
+])
+def test_report_bad_input_one_line_and_no_files(tmp_path, capsys, argv, message):
+    out = tmp_path / "out"
+    assert run("report", "--out", str(out), *argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("embedlab report: error: ")
+    assert len(err.strip().splitlines()) == 1
+    import re
+    assert re.search(message, err), err
+    assert not out.exists()
+
+
+def test_usage_error_exits_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        run("report", "--lang", "fr")
+    assert exc.value.code == 2
+
+
+def test_seed_report_runs_on_a_bare_python(tmp_path):
+    # -S: no site-packages at all, so no third-party package is importable.
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    probe = subprocess.run([sys.executable, "-S", "-c", "import numpy"], env=env, capture_output=True)
+    assert probe.returncode != 0, "numpy must not be importable in the bare interpreter"
+    done = subprocess.run([sys.executable, "-S", "-m", "embedlab", "report", "--out", str(tmp_path)],
+                          env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "embed_report.json").read_text(encoding="utf-8"))["logit_len"] == 512
+
+
+def test_console_script_and_module_both_work(tmp_path):
+    script = Path(sys.executable).with_name("embedlab")
+    for argv in ([str(script)], [sys.executable, "-m", "embedlab"]):
+        done = subprocess.run([*argv, "--version"], capture_output=True, text=True)
+        assert done.returncode == 0 and done.stdout.startswith("embedlab "), argv
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("model, probe_id", [("minilm", 2332), ("glove", 691)])
+def test_report_on_real_tables(tmp_path, model, probe_id):
+    assert run("report", "--model", model, "--probe", "king", "--out", str(tmp_path), "--lang", "en") == 0
+    data = json.loads((tmp_path / "embed_report.json").read_text(encoding="utf-8"))
+    assert data["probe"] == probe_id and data["probe_token"] == "king"
+    assert len(data["cos_neighbors_tokens"]) == 5
+    assert data["source"]["source"] == model
+    md = (tmp_path / "embed_report.md").read_text(encoding="utf-8")
+    assert "`king`" in md and f"`{data['cos_neighbors_tokens'][0]}`" in md
+
+
+@pytest.mark.data
+def test_report_unknown_token_suggests(tmp_path, capsys):
+    assert run("report", "--model", "minilm", "--probe", "kingg", "--out", str(tmp_path)) == 1
+    assert "'king'" in capsys.readouterr().err

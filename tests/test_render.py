@@ -1,0 +1,113 @@
+"""Renderers: the report's JSON keys, the Markdown's five sections in four
+languages, terminal tables, atomic writes."""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+
+import pytest
+
+from embedlab import embed, lab, render
+from embedlab.locales import LANGUAGES, WORDS
+
+KOREAN_HEADINGS = [
+    "## 무엇을 쟀나",
+    "## 조회와 원-핫 곱은 같은 연산이다",
+    "## 가중치를 묶으면 무엇이 줄어드나",
+    "## 내적과 코사인이 갈리는 자리",
+    "## √d 를 곱하면 무엇이 달라지나",
+]
+
+
+@pytest.fixture(scope="module")
+def result() -> lab.LabResult:
+    rows = embed.make_table(embed.VOCAB, embed.DIM, embed.SEED)
+    return lab.measure(lab.ReferenceEngine(rows), lab.LabSettings(), seed=embed.SEED)
+
+
+def _sections(markdown: str) -> list[tuple[str, str]]:
+    parts = re.split(r"^(## .*)$", markdown, flags=re.M)
+    return list(zip(parts[1::2], parts[2::2]))
+
+
+def test_json_has_exactly_the_report_keys(result):
+    data = json.loads(render.report_json(result))
+    assert list(data) == list(lab.REPORT_KEYS)
+    assert data["cos_neighbors"] == result.cos_neighbors
+    assert data["table_shape"] == [512, 64]
+
+
+def test_korean_markdown_has_the_five_headings_in_order(result):
+    md = render.report_markdown(result, lab.LabSettings(), "ko")
+    assert re.findall(r"^## .*$", md, flags=re.M) == KOREAN_HEADINGS
+    assert render.report_markdown(result, lab.LabSettings()) == md  # Korean is the default
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_language_shows_every_number_in_its_section(result, lang):
+    md = render.report_markdown(result, lab.LabSettings(), lang)
+    sections = _sections(md)
+    assert [h for h, _ in sections] == [f"## {h}" for h in WORDS[lang]["headings"]]
+    for (heading, body), keys in zip(sections, render.SECTION_KEYS):
+        prose = body.split("\n|")[0]
+        assert prose.strip(), heading
+        for key in keys:
+            assert f"`{key}`" in body, (lang, key)
+    neighbours = sections[3][1].split("\n|")[0]
+    for token_id in result.cos_neighbors + result.dot_neighbors + result.dot_after_stretch:
+        assert str(token_id) in neighbours
+
+
+def test_locales_share_keys_and_fields():
+    def fields(text):
+        return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+    base = WORDS["en"]
+    for lang, words in WORDS.items():
+        assert words.keys() == base.keys(), lang
+        assert len(words["headings"]) == 5
+        for key, text in words.items():
+            if isinstance(text, str):
+                assert fields(text) == fields(base[key]), (lang, key)
+            else:
+                assert len(text) == len(base[key]), (lang, key)
+
+
+def test_unknown_language(result):
+    with pytest.raises(ValueError, match="'fr'"):
+        render.report_markdown(result, lab.LabSettings(), "fr")
+
+
+def test_tokens_with_pipes_and_backticks_stay_in_their_cell():
+    assert render._code("a|b") == "`a\\|b`"
+    assert render._code("`") == "`` ` ``"
+
+
+def test_terminal_table_aligns_columns():
+    text = render.terminal_table([("a", 1), ("bbb", 22)], headers=("name", "n"))
+    assert text.splitlines() == ["name  n", "----  --", "a     1", "bbb   22"]
+
+
+def test_write_atomic_writes_all_files(tmp_path):
+    written = render.write_atomic({tmp_path / "a.txt": "one", tmp_path / "sub" / "b.txt": "two"})
+    assert [p.read_text(encoding="utf-8") for p in written] == ["one", "two"]
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a.txt", "b.txt", "sub"]
+
+
+def test_write_atomic_leaves_nothing_when_one_file_fails(tmp_path):
+    (tmp_path / "old.txt").write_text("kept", encoding="utf-8")
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where a folder is needed", encoding="utf-8")
+    with pytest.raises(OSError):
+        render.write_atomic({tmp_path / "old.txt": "new", blocker / "b.txt": "two"})
+    assert (tmp_path / "old.txt").read_text(encoding="utf-8") == "kept"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blocker", "old.txt"]
+
+
+def test_number_formats():
+    assert render.number(True) == "true"
+    assert render.number(None) == "-"
+    assert render.number(32768) == "32768"
+    assert render.number(0.1 + 0.2) == "0.3"

