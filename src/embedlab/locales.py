@@ -27,7 +27,7 @@ WORDS: dict[str, dict[str, object]] = {
         "what": (
             "{source}의 토큰 임베딩 표: 토큰 V = {vocab}개, 토큰마다 D = {dim}개의 수, 모양 {table_shape}, "
             "매개변수 {params}개. 아래 실험은 모두 탐침 토큰 {probe} 하나를 두고 한다. 이웃 목록은 k = {k}개, "
-            "늘이는 행은 코사인 이웃 {rank}위의 토큰(×{stretch_factor}), 어휘는 ×{growth_factor}로 키운다. "
+            "늘이는 행은 코사인 이웃 {rank}위의 토큰({stretch_factor}배), 어휘는 {growth_factor}배로 키운다. "
             "모든 수는 이 표에서 코드를 실행해 얻었다."
         ),
         "lookup": (
@@ -47,7 +47,7 @@ WORDS: dict[str, dict[str, object]] = {
         "neighbors": (
             "코사인으로 본 토큰 {probe}의 가까운 토큰: {cos_neighbors}. 내적으로 본 가까운 토큰: "
             "{dot_neighbors}. 두 목록은 {differ}. 내적은 각 행의 길이를 곱해 넣고, 코사인은 길이를 나눠 "
-            "없앤다. 토큰 {stretch_target}의 행을 ×{stretch_factor}배 늘이면 드러난다. 늘인 뒤 코사인 목록: "
+            "없앤다. 토큰 {stretch_target}의 행을 {stretch_factor}배로 늘이면 드러난다. 늘인 뒤 코사인 목록: "
             "{cos_after_stretch}. 내적 목록: {dot_after_stretch}."
         ),
         "differ": ("다르다", "같다"),
