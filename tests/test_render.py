@@ -81,8 +81,8 @@ def test_unknown_language(result):
 
 
 def test_tokens_with_pipes_and_backticks_stay_in_their_cell():
-    assert render._code("a|b") == "`a\\|b`"
-    assert render._code("`") == "`` ` ``"
+    assert render.MARKDOWN.code("a|b") == "`a\\|b`"
+    assert render.MARKDOWN.code("`") == "`` ` ``"
 
 
 def test_terminal_table_aligns_columns():

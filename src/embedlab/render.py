@@ -9,15 +9,16 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from .lab import REPORT_KEYS, LabResult, LabSettings
 from .locales import DEFAULT_LANGUAGE, WORDS
 
 __all__ = [
-    "report_dict", "report_json", "report_markdown", "report_terminal",
+    "report_dict", "report_json", "report_markdown", "report_sections", "report_terminal",
+    "Inline", "ReportSection", "MARKDOWN", "TERMINAL",
     "SECTION_KEYS", "terminal_table", "write_atomic", "number",
 ]
 
@@ -31,7 +32,7 @@ SECTION_KEYS: tuple[tuple[str, ...], ...] = (
      "cos_after_stretch", "dot_after_stretch"),
     ("cos_unchanged_by_scale", "rms_plain", "rms_scaled", "rms_ratio"),
 )
-_SECTION_PROSE = ("what", "lookup", "tying", "neighbors", "scale")
+SECTION_NAMES = ("what", "lookup", "tying", "neighbors", "scale")
 
 
 def report_dict(result: LabResult) -> dict[str, Any]:
@@ -51,6 +52,47 @@ def report_json(result: LabResult) -> str:
     return json.dumps(report_dict(result), ensure_ascii=False, indent=2) + "\n"
 
 
+@dataclass(frozen=True)
+class Inline:
+    """How a renderer writes inline text: a token as code, and plain text escaped."""
+
+    code: Callable[[str], str]
+    text: Callable[[str], str]
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """One of the report's five sections, ready for a renderer.
+
+    ``key`` names the section (``what``, ``lookup``, ``tying``, ``neighbors``,
+    ``scale``); ``prose`` and the ``rows`` (measured key, value) are already
+    written in the renderer's inline format.
+    """
+
+    key: str
+    heading: str
+    prose: str
+    rows: list[tuple[str, str]]
+
+
+def report_sections(result: LabResult, settings: LabSettings, lang: str = DEFAULT_LANGUAGE,
+                    inline: Inline | None = None) -> tuple[str, list[ReportSection]]:
+    """The report's title and five sections in ``lang``, in ``inline`` format (Markdown by default).
+
+    Raises ``ValueError`` for an unknown language.
+    """
+    if lang not in WORDS:
+        raise ValueError(f"unknown report language {lang!r}: expected one of {', '.join(WORDS)}")
+    inline = inline or MARKDOWN
+    words = WORDS[lang]
+    fields = _prose_fields(result, settings, words, inline)
+    sections = [
+        ReportSection(key, heading, inline.text(words[key]).format(**fields), _rows(result, keys, inline))
+        for key, heading, keys in zip(SECTION_NAMES, words["headings"], SECTION_KEYS)
+    ]
+    return words["title"], sections
+
+
 def report_markdown(result: LabResult, settings: LabSettings, lang: str = DEFAULT_LANGUAGE) -> str:
     """``embed_report.md``: a title, then exactly five second-level sections.
 
@@ -60,14 +102,13 @@ def report_markdown(result: LabResult, settings: LabSettings, lang: str = DEFAUL
 
     Raises ``ValueError`` for an unknown language.
     """
-    if lang not in WORDS:
-        raise ValueError(f"unknown report language {lang!r}: expected one of {', '.join(WORDS)}")
-    words = WORDS[lang]
-    fields = _prose_fields(result, settings, words)
-    lines = [f"# {words['title']}", ""]
-    for heading, prose, keys in zip(words["headings"], _SECTION_PROSE, SECTION_KEYS):
-        lines += [f"## {heading}", "", words[prose].format(**fields), ""]
-        lines += _markdown_table(result, keys, words["table_header"])
+    title, sections = report_sections(result, settings, lang)
+    header = WORDS[lang]["table_header"]
+    lines = [f"# {title}", ""]
+    for section in sections:
+        lines += [f"## {section.heading}", "", section.prose, ""]
+        lines += [f"| {header[0]} | {header[1]} |", "|---|---|"]
+        lines += [f"| `{key}` | {value} |" for key, value in section.rows]
         lines.append("")
     return "\n".join(lines)
 
@@ -143,22 +184,25 @@ def number(x: Any) -> str:
 
 # -- helpers -----------------------------------------------------------------
 
-def _prose_fields(result: LabResult, settings: LabSettings, words: dict[str, Any]) -> dict[str, str]:
+def _prose_fields(result: LabResult, settings: LabSettings, words: dict[str, Any], inline: Inline) -> dict[str, str]:
     def pick(key: str, flag: bool) -> str:
-        return words[key][0 if flag else 1]
+        return inline.text(words[key][0 if flag else 1])
+
+    def one(token_id: int, key: str) -> str:
+        return _id(token_id, _token(result, key), inline)
 
     if result.source is None:
-        source = words["seed_source"].format(vocab=result.vocab, dim=result.dim, seed=result.seed)
+        source = inline.text(words["seed_source"].format(vocab=result.vocab, dim=result.dim, seed=result.seed))
     else:
-        source = f"`{result.source['source']}`"
+        source = inline.code(str(result.source["source"]))
     fields = {key: number(value) for key, value in asdict(result).items() if not isinstance(value, (list, dict))}
     fields.update(
         source=source,
         table_shape=f"({result.vocab}, {result.dim})",
-        probe=_id(result.probe, _token(result, "probe_token")),
-        logit_argmax=_id(result.logit_argmax, _token(result, "logit_argmax_token")),
-        stretch_target=_id(result.stretch_target, _token(result, "stretch_target_token")),
-        other=_id(result.cos_neighbors[0], (_token(result, "cos_neighbors_tokens") or [None])[0]),
+        probe=one(result.probe, "probe_token"),
+        logit_argmax=one(result.logit_argmax, "logit_argmax_token"),
+        stretch_target=one(result.stretch_target, "stretch_target_token"),
+        other=_id(result.cos_neighbors[0], (_token(result, "cos_neighbors_tokens") or [None])[0], inline),
         k=str(settings.k), rank=str(settings.stretch_rank + 1), growth_factor=str(settings.growth_factor),
         repeat=pick("repeat", result.repeat_same),
         is_self=pick("is_self", result.logit_argmax_is_self),
@@ -166,13 +210,14 @@ def _prose_fields(result: LabResult, settings: LabSettings, words: dict[str, Any
         unchanged=pick("unchanged", result.cos_unchanged_by_scale),
     )
     for key in ("cos_neighbors", "dot_neighbors", "cos_after_stretch", "dot_after_stretch"):
-        fields[key] = _ids(getattr(result, key), _token(result, f"{key}_tokens"))
+        fields[key] = _ids(getattr(result, key), _token(result, f"{key}_tokens"), inline)
     return fields
 
 
-def _markdown_table(result: LabResult, keys: Sequence[str], header: Sequence[str]) -> list[str]:
+def _rows(result: LabResult, keys: Sequence[str], inline: Inline) -> list[tuple[str, str]]:
+    """(key, value) rows of one section: the measured value, then its tokens where there are any."""
     values = asdict(result)
-    lines = [f"| {header[0]} | {header[1]} |", "|---|---|"]
+    rows = []
     for key in keys:
         value = values[key]
         if isinstance(value, list):
@@ -182,35 +227,39 @@ def _markdown_table(result: LabResult, keys: Sequence[str], header: Sequence[str
         tokens = _token(result, f"{key}_tokens" if isinstance(value, list) else f"{key}_token")
         if tokens is not None:
             shown = tokens if isinstance(tokens, list) else [tokens]
-            cell += " " + ", ".join(_code(t) for t in shown)
-        lines.append(f"| `{key}` | {cell} |")
+            cell += " " + ", ".join(inline.code(t) for t in shown)
+        rows.append((key, cell))
     if keys is SECTION_KEYS[0] and result.source is not None:
-        for key, value in result.source.items():
-            if value is not None:
-                lines.append(f"| `source.{key}` | {_escape(number(value))} |")
-    return lines
+        rows += [(f"source.{key}", inline.text(number(value))) for key, value in result.source.items() if value is not None]
+    return rows
 
 
 def _token(result: LabResult, key: str) -> Any:
     return None if result.tokens is None else result.tokens.get(key)
 
 
-def _id(token_id: int, token: str | None) -> str:
-    return str(token_id) if token is None else f"{token_id} {_code(token)}"
+def _id(token_id: int, token: str | None, inline: Inline | None = None) -> str:
+    if token is None:
+        return str(token_id)
+    return f"{token_id} {(inline or TERMINAL).code(token)}"
 
 
-def _ids(ids: Sequence[int], tokens: Sequence[str] | None) -> str:
+def _ids(ids: Sequence[int], tokens: Sequence[str] | None, inline: Inline | None = None) -> str:
     if tokens is None:
         return "[" + ", ".join(str(i) for i in ids) + "]"
-    return ", ".join(_id(i, t) for i, t in zip(ids, tokens))
+    return ", ".join(_id(i, t, inline) for i, t in zip(ids, tokens))
 
 
-def _code(token: str) -> str:
+def _md_code(token: str) -> str:
     """A token as a Markdown code span that survives backticks and table pipes."""
     fence = "``" if "`" in token else "`"
     pad = " " if token.startswith("`") or token.endswith("`") else ""
-    return f"{fence}{pad}{_escape(token)}{pad}{fence}"
+    return f"{fence}{pad}{_md_escape(token)}{pad}{fence}"
 
 
-def _escape(text: str) -> str:
+def _md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+MARKDOWN = Inline(code=_md_code, text=_md_escape)
+TERMINAL = Inline(code=repr, text=str)  # tokens quoted as Python strings: 'king'
