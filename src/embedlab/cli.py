@@ -10,9 +10,10 @@ one line on stderr and exit code 1 (argparse uses 2 for usage errors).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from . import __version__, embed
 from .errors import EmbedlabError
@@ -71,14 +72,19 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--stretch-factor", type=float, default=4.0,
                    help="factor for the stretched row, the 5th cosine neighbour (default 4.0)")
     p.add_argument("--growth", type=int, default=2, help="vocabulary growth factor (default 2)")
+    p.add_argument("--html", action="store_true",
+                   help="also write embed_report.html: every section with its figures, one self-contained file "
+                        "(needs the plots extra)")
     p.set_defaults(run=_run_report)
 
 
 def _run_report(args: argparse.Namespace) -> int:
     from . import lab, render
 
+    table = None
     if args.model == "seed":
-        engine: lab.Engine = lab.ReferenceEngine(embed.make_table(embed.VOCAB, embed.DIM, embed.SEED))
+        rows = embed.make_table(embed.VOCAB, embed.DIM, embed.SEED)
+        engine: lab.Engine = lab.ReferenceEngine(rows)
         probe = _seed_probe(args.probe)
         seed, source = embed.SEED, None
     else:
@@ -91,13 +97,121 @@ def _run_report(args: argparse.Namespace) -> int:
     settings = lab.LabSettings(probe=probe, k=args.k, stretch_factor=args.stretch_factor,
                                growth_factor=args.growth)
     result = lab.measure(engine, settings, seed=seed, source=source)
-    texts = {
+    texts: dict[Path, str | bytes] = {
         args.out / "embed_report.json": render.report_json(result),
         args.out / "embed_report.md": render.report_markdown(result, settings, args.lang),
     }
+    if args.html:
+        from . import html_report, sources
+
+        table = table or sources.load("seed")
+        figures = _report_figures(table, result, settings, args.lang)
+        texts[args.out / "embed_report.html"] = html_report.report_html(result, settings, figures, args.lang)
     written = render.write_atomic(texts)
     print(render.report_terminal(result, written), end="")
     return 0
+
+
+def _report_figures(table, result, settings, lang):  # type: ignore[no-untyped-def]
+    """Measure and draw the figures of each report section: {section: [(png, caption)]}."""
+    from . import lab, norms, plots, projection
+    from .locales import WORDS
+
+    captions = WORDS[lang]["captions"]
+    ids, groups = projection.choose_rows(table, settings.probe, k=settings.k)
+    proj = projection.project(table, ids, "pca", groups=groups)
+    scale_ids = [*result.cos_neighbors, *result.dot_neighbors]
+    return {
+        "what": [(plots.png_bytes(plots.projection_figure(proj)), captions["projection"]),
+                 (plots.png_bytes(plots.norms_figure(norms.norm_distribution(table))), captions["norms"])],
+        "lookup": [(plots.png_bytes(plots.cost_figure(result)), captions["cost"])],
+        "tying": [(plots.png_bytes(plots.params_figure(result)), captions["params"])],
+        "neighbors": [(plots.png_bytes(plots.stretch_figure(lab.compare_stretch(table, settings))), captions["stretch"])],
+        "scale": [(plots.png_bytes(plots.scale_figure(lab.compare_scale(table, settings.probe, list(dict.fromkeys(scale_ids))))),
+                   captions["scale"])],
+    }
+
+
+# -- embedlab plot --------------------------------------------------------------
+
+PROJECTION_METHODS = ("pca", "tsne", "umap")  # projection.METHODS, without importing NumPy here
+
+
+def _add_plot(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "plot", help="figures as PNG: projections, norms, neighbours before/after stretch, sqrt(d) scaling",
+        description="Draw one figure of a table and write it as a PNG (needs the plots extra).",
+        epilog="Examples:\n  embedlab plot projection --model glove --probe king --method umap --out king.png\n"
+               "  embedlab plot norms --model minilm --out norms.png",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("figure", choices=sorted(PLOTS), help="which figure")
+    _add_model_arguments(p)
+    p.add_argument("--probe", default="137", help="probe token or id (default 137)")
+    p.add_argument("--method", choices=PROJECTION_METHODS, default="pca", help="projection method (default pca)")
+    p.add_argument("--tokens", help="comma-separated tokens or ids to project, instead of the probe, "
+                                    "its neighbours and a random sample")
+    p.add_argument("--k", type=int, default=10, help="neighbours per list (default 10; 5 for neighbors)")
+    p.add_argument("--sample", type=int, default=40, help="random rows added to a projection (default 40)")
+    p.add_argument("--seed", type=int, default=0, help="random seed of the sample, t-SNE and UMAP (default 0)")
+    p.add_argument("--perplexity", type=float, help="t-SNE perplexity (below the number of points)")
+    p.add_argument("--top", type=int, default=10, help="longest rows labelled in the norms figure (default 10)")
+    p.add_argument("--stretch-factor", type=float, default=4.0, help="neighbors: factor of the stretched row")
+    p.add_argument("--size", type=_pixels, default=(1200, 800), help="WIDTHxHEIGHT in pixels (default 1200x800)")
+    p.add_argument("--out", type=Path, help="PNG file to write (default FIGURE.png)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(run=_run_plot)
+
+
+def _run_plot(args: argparse.Namespace) -> int:
+    from . import plots, render, sources
+
+    with _progress(3, f"plot {args.figure}", args.quiet) as bar:
+        table = sources.load(args.model, tensor=args.tensor, words=args.words)
+        bar.update()
+        fig = PLOTS[args.figure](args, table, plots.new_figure(*args.size))
+        bar.update()
+        path = args.out or Path(f"{args.figure}.png")
+        render.write_atomic({path: plots.png_bytes(fig)})
+        bar.update()
+    print(f"wrote {path} ({args.size[0]}x{args.size[1]} pixels)")
+    return 0
+
+
+def _plot_projection(args, table, fig):  # type: ignore[no-untyped-def]
+    from . import plots, projection
+
+    if args.tokens:
+        ids, groups = [table.token_id(t.strip()) for t in args.tokens.split(",") if t.strip()], None
+    else:
+        ids, groups = projection.choose_rows(table, args.probe, k=args.k, sample=args.sample, seed=args.seed)
+    proj = projection.project(table, ids, args.method, groups=groups, seed=args.seed, perplexity=args.perplexity)
+    return plots.projection_figure(proj, fig)
+
+
+def _plot_norms(args, table, fig):  # type: ignore[no-untyped-def]
+    from . import norms, plots
+
+    return plots.norms_figure(norms.norm_distribution(table, top=args.top), fig)
+
+
+def _plot_neighbors(args, table, fig):  # type: ignore[no-untyped-def]
+    from . import lab, plots
+
+    settings = lab.LabSettings(probe=table.token_id(args.probe), k=5 if args.k == 10 else args.k,
+                               stretch_factor=args.stretch_factor)
+    return plots.stretch_figure(lab.compare_stretch(table, settings), fig)
+
+
+def _plot_scale(args, table, fig):  # type: ignore[no-untyped-def]
+    from . import lab, plots
+
+    probe = table.token_id(args.probe)
+    ids = table.nearest([probe], min(args.k, table.V - 1), "cosine").ids[0].tolist()
+    return plots.scale_figure(lab.compare_scale(table, probe, ids), fig)
+
+
+PLOTS = {"projection": _plot_projection, "norms": _plot_norms, "neighbors": _plot_neighbors, "scale": _plot_scale}
 
 
 # -- shared arguments and helpers ----------------------------------------------
@@ -119,6 +233,27 @@ def _seed_probe(text: str) -> int:
                          f"got {text!r}") from None
 
 
+def _pixels(text: str) -> tuple[int, int]:
+    """'1200x800' -> (1200, 800): a figure size in pixels, each side at least 100."""
+    try:
+        width, height = (int(part) for part in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"size {text!r} must be WIDTHxHEIGHT in pixels, e.g. 1200x800") from None
+    if width < 100 or height < 100:
+        raise argparse.ArgumentTypeError(f"size {text!r} is too small: at least 100x100 pixels")
+    return width, height
+
+
+@contextlib.contextmanager
+def _progress(total: int, desc: str, quiet: bool) -> Iterator[Any]:
+    """A tqdm bar on a terminal; silent when stderr is not a terminal or with --quiet."""
+    from tqdm import tqdm
+
+    with tqdm(total=total, desc=desc, disable=quiet or not sys.stderr.isatty(), leave=False) as bar:
+        yield bar
+
+
 COMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     _add_report,
+    _add_plot,
 )

@@ -19,13 +19,17 @@ Scalar measures (cosine, rms) always use the reference's definitions.
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass, fields
 from typing import Any, Protocol, Sequence
 
 from . import embed
 
-__all__ = ["LabSettings", "LabResult", "ReferenceEngine", "ArrayEngine", "measure", "REPORT_KEYS"]
+__all__ = [
+    "LabSettings", "LabResult", "ReferenceEngine", "ArrayEngine", "measure", "REPORT_KEYS",
+    "ScoredList", "StretchComparison", "ScaleComparison", "compare_stretch", "compare_scale",
+]
 
 Vector = list[float]
 
@@ -289,3 +293,86 @@ class ArrayEngine:
 
     def tokens(self, ids: Sequence[int]) -> list[str] | None:
         return self.table.tokens(list(ids))
+
+
+# -- the experiments of sections 4 and 5, with every score (for the figures) --------
+
+@dataclass(frozen=True)
+class ScoredList:
+    """A neighbour list with the score and the length (norm) of each listed row."""
+
+    ids: list[int]
+    scores: list[float]
+    norms: list[float]
+    tokens: list[str] | None
+
+
+@dataclass(frozen=True)
+class StretchComparison:
+    """The probe's cosine and dot lists before and after one row is stretched."""
+
+    probe: int
+    probe_token: str | None
+    target: int
+    factor: float
+    cos_before: ScoredList
+    dot_before: ScoredList
+    cos_after: ScoredList
+    dot_after: ScoredList
+
+
+@dataclass(frozen=True)
+class ScaleComparison:
+    """Rows before and after multiplying by sqrt(D): length changes, cosine with the probe does not."""
+
+    probe: int
+    probe_token: str | None
+    ids: list[int]
+    tokens: list[str] | None
+    factor: float
+    norms_before: list[float]
+    norms_after: list[float]
+    cos_before: list[float]
+    cos_after: list[float]
+
+
+def compare_stretch(table: Any, settings: LabSettings = LabSettings()) -> StretchComparison:
+    """The report's stretch experiment on an ``EmbeddingTable``, with scores and norms.
+
+    The row stretched is the probe's cosine neighbour at ``settings.stretch_rank``,
+    multiplied by ``settings.stretch_factor``; lists hold ``settings.k`` ids.
+    Raises as ``EmbeddingTable.nearest``.
+    """
+    s = settings
+    cos_before = _scored(table, s.probe, s.k, "cosine")
+    target = cos_before.ids[s.stretch_rank]
+    stretched = table.stretch(target, s.stretch_factor)
+    return StretchComparison(
+        probe=s.probe, probe_token=table.token(s.probe), target=target, factor=float(s.stretch_factor),
+        cos_before=cos_before, dot_before=_scored(table, s.probe, s.k, "dot"),
+        cos_after=_scored(stretched, s.probe, s.k, "cosine"), dot_after=_scored(stretched, s.probe, s.k, "dot"),
+    )
+
+
+def compare_scale(table: Any, probe: int, ids: Sequence[int]) -> ScaleComparison:
+    """Lengths of rows and their cosine with the probe, before and after the sqrt(D) scaling.
+
+    Raises as ``EmbeddingTable.lookup``.
+    """
+    ids = [int(i) for i in ids]
+    plain = table.lookup([probe, *ids]).tolist()
+    scaled = table.scaled_lookup([probe, *ids]).tolist()
+    return ScaleComparison(
+        probe=probe, probe_token=table.token(probe), ids=ids, tokens=table.tokens(ids), factor=math.sqrt(table.D),
+        norms_before=[embed.norm(v) for v in plain[1:]], norms_after=[embed.norm(v) for v in scaled[1:]],
+        cos_before=[embed.cosine(plain[0], v) for v in plain[1:]],
+        cos_after=[embed.cosine(scaled[0], v) for v in scaled[1:]],
+    )
+
+
+def _scored(table: Any, probe: int, k: int, metric: str) -> ScoredList:
+    found = table.nearest([probe], k, metric)
+    ids = found.ids[0].tolist()
+    norms = table.norms()
+    return ScoredList(ids=ids, scores=found.scores[0].tolist(), norms=[float(norms[i]) for i in ids],
+                      tokens=None if found.tokens is None else found.tokens[0])

@@ -57,6 +57,14 @@ WORDS: dict[str, dict[str, object]] = {
             "코사인은 {unchanged}."
         ),
         "unchanged": ("곱하기 전과 후가 같다", "곱한 뒤 반올림 이상으로 달라졌다"),
+        "captions": {
+            "projection": "탐침, 그 코사인·내적 이웃, 무작위 표본의 2차원 투영(PCA). 2차원 거리는 D차원 거리의 한 단면일 뿐이다.",
+            "norms": "행 길이(노름)의 분포와 가장 긴 행들.",
+            "cost": "같은 벡터를 얻는 두 길의 곱셈 수: 조회와 원-핫 곱.",
+            "params": "표와 출력 머리의 매개변수: 묶었을 때와 따로 둘 때, 지금 어휘와 더 큰 어휘에서.",
+            "stretch": "한 행을 늘이기 전과 후의 코사인 목록과 내적 목록(빨강: 늘인 행).",
+            "scale": "√D를 곱하기 전과 후: 길이는 커지고 탐침과의 코사인은 그대로다.",
+        },
         "table_header": ("값", "잰 수"),
     },
     "en": {
@@ -104,6 +112,14 @@ WORDS: dict[str, dict[str, object]] = {
             "between tokens {probe} and {other} {unchanged}."
         ),
         "unchanged": ("is the same before and after", "changed by more than rounding"),
+        "captions": {
+            "projection": "The probe, its cosine and dot-product neighbours and a random sample, projected to 2-D (PCA). 2-D distances are only a view of the D-dimensional ones.",
+            "norms": "The distribution of row lengths (norms) and the longest rows.",
+            "cost": "Multiplications on the two routes to the same vector: lookup and one-hot product.",
+            "params": "Parameters of the table and the output head, tied and untied, at today's vocabulary and a bigger one.",
+            "stretch": "The cosine and dot-product lists before and after one row is stretched (red: the stretched row).",
+            "scale": "Before and after multiplying by √D: lengths grow, the cosine with the probe stays.",
+        },
         "table_header": ("key", "measured"),
     },
     "ja": {
@@ -147,6 +163,14 @@ WORDS: dict[str, dict[str, object]] = {
             "{rms_scaled} へ、比は {rms_ratio}。向きは変わらない：トークン {probe} と {other} のコサインは{unchanged}。"
         ),
         "unchanged": ("掛ける前と後で同じ", "丸め誤差を超えて変わった"),
+        "captions": {
+            "projection": "プローブ、そのコサイン近傍と内積近傍、無作為な標本の 2 次元射影（PCA）。2 次元の距離は D 次元の距離の一つの見え方にすぎない。",
+            "norms": "行の長さ（ノルム）の分布と最も長い行。",
+            "cost": "同じベクトルに至る二つの道の掛け算の回数：参照とワンホット積。",
+            "params": "表と出力ヘッドのパラメータ数：共有と非共有、今の語彙と大きな語彙で。",
+            "stretch": "一つの行を伸ばす前と後のコサインのリストと内積のリスト（赤：伸ばした行）。",
+            "scale": "√D を掛ける前と後：長さは増え、プローブとのコサインは変わらない。",
+        },
         "table_header": ("キー", "測定値"),
     },
     "zh": {
@@ -188,6 +212,14 @@ WORDS: dict[str, dict[str, object]] = {
             "{rms_scaled}，比值为 {rms_ratio}。方向不变：词元 {probe} 与 {other} 之间的余弦{unchanged}。"
         ),
         "unchanged": ("缩放前后相同", "变化超出了舍入误差"),
+        "captions": {
+            "projection": "探针、它的余弦近邻与点积近邻以及随机样本的二维投影（PCA）。二维距离只是 D 维距离的一个侧面。",
+            "norms": "行长度（范数）的分布与最长的几行。",
+            "cost": "得到同一个向量的两条路所需的乘法次数：查表与独热乘积。",
+            "params": "嵌入表与输出头的参数量：共享与不共享，在当前词表与更大的词表下。",
+            "stretch": "拉长一行之前与之后的余弦列表和点积列表（红色：被拉长的行）。",
+            "scale": "乘以 √D 之前与之后：长度变大，与探针的余弦不变。",
+        },
         "table_header": ("键", "测量值"),
     },
 }

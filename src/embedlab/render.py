@@ -142,8 +142,8 @@ def terminal_table(rows: Iterable[Sequence[Any]], headers: Sequence[str] | None 
     return "\n".join(lines) + "\n"
 
 
-def write_atomic(files: dict[Path, str]) -> list[Path]:
-    """Write text files so that none is ever left half-written.
+def write_atomic(files: dict[Path, str | bytes]) -> list[Path]:
+    """Write files (text as UTF-8, or bytes) so that none is ever left half-written.
 
     Every file is first written in full to a temporary file in its folder,
     then all are renamed into place (``os.replace``, atomic on one file
@@ -155,12 +155,13 @@ def write_atomic(files: dict[Path, str]) -> list[Path]:
     """
     staged: list[tuple[str, Path]] = []
     try:
-        for path, text in files.items():
+        for path, content in files.items():
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
             staged.append((tmp, path))
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(content.encode("utf-8") if isinstance(content, str) else content)
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
     except BaseException:
         for tmp, _ in staged:
             if os.path.exists(tmp):
@@ -169,6 +170,12 @@ def write_atomic(files: dict[Path, str]) -> list[Path]:
     for tmp, path in staged:
         os.replace(tmp, path)
     return [path for _, path in staged]
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def number(x: Any) -> str:

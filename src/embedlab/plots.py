@@ -1,0 +1,170 @@
+"""Figures: measurement results -> matplotlib Figures, and PNG bytes.
+
+Each function takes a result a measurement produced and draws it; nothing is
+computed here beyond placing marks. Axes carry units, titles say what was
+measured on which table. matplotlib is imported on first use (the ``plots``
+extra); the object-oriented API is used (no pyplot, no global state), so
+figures can be made from any thread and nothing opens a window.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from typing import Any
+
+from .errors import MissingExtraError
+
+__all__ = [
+    "new_figure", "png_bytes", "DPI",
+    "projection_figure", "norms_figure", "stretch_figure", "scale_figure",
+    "cost_figure", "params_figure",
+]
+
+DPI = 100  # pixels per inch: a figure of 12 x 8 inches is 1200 x 800 pixels
+GROUP_COLORS = {"probe": "#d62728", "cosine": "#1f77b4", "dot": "#ff7f0e", "both": "#9467bd",
+                "sample": "#b0b0b0", "chosen": "#1f77b4"}
+PROJECTION_NOTE = "2-D distances are only a view of the D-dimensional ones"
+
+
+def new_figure(width: int = 1200, height: int = 800) -> Any:
+    """An empty ``matplotlib.figure.Figure`` of ``width`` x ``height`` pixels at ``DPI``.
+
+    Raises ``ValueError`` for a size below 100 pixels and ``MissingExtraError``
+    when matplotlib is not installed.
+    """
+    if width < 100 or height < 100:
+        raise ValueError(f"figure size {width}x{height} pixels is too small: at least 100x100")
+    figure_module = _matplotlib_figure()
+    return figure_module.Figure(figsize=(width / DPI, height / DPI), dpi=DPI, layout="constrained")
+
+
+def png_bytes(fig: Any) -> bytes:
+    """The figure as PNG bytes, exactly the figure's size in pixels."""
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        # Tokens in scripts that the default font lacks are drawn as boxes; not an error.
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+        warnings.filterwarnings("ignore", message="Matplotlib currently does not support")
+        fig.savefig(buffer, format="png", dpi=DPI)
+    return buffer.getvalue()
+
+
+def projection_figure(proj: Any, fig: Any = None) -> Any:
+    """Scatter of a ``projection.Projection``: one labelled point per row, coloured by group."""
+    fig = fig or new_figure()
+    ax = fig.add_subplot()
+    for group, color in GROUP_COLORS.items():
+        mask = [g == group for g in proj.groups]
+        if any(mask):
+            pts = proj.points[mask]
+            ax.scatter(pts[:, 0], pts[:, 1], s=60 if group == "probe" else 25, c=color, label=group)
+    for (x, y), label in zip(proj.points, proj.labels):
+        ax.annotate(label, (x, y), fontsize=8, xytext=(3, 3), textcoords="offset points")
+    settings = ", ".join(f"{k}={v}" for k, v in proj.parameters.items())
+    ax.set_title(f"{proj.method.upper()} of {len(proj.ids)} rows of the {proj.table} table"
+                 + (f" ({settings})" if settings else ""))
+    ax.set_xlabel(f"{proj.method} axis 1 (arbitrary units)")
+    ax.set_ylabel(f"{proj.method} axis 2 (arbitrary units)")
+    ax.legend(loc="best", fontsize=8)
+    fig.text(0.01, 0.005, PROJECTION_NOTE, fontsize=8, style="italic")
+    return fig
+
+
+def norms_figure(dist: Any, fig: Any = None) -> Any:
+    """Histogram of row norms (``norms.NormDistribution``), the longest rows labelled."""
+    fig = fig or new_figure()
+    ax = fig.add_subplot()
+    ax.stairs(dist.counts, dist.edges, fill=True, color="#1f77b4")
+    ax.set_yscale("log")
+    top = max(int(dist.counts.max()), 1)
+    for rank, (norm, label) in enumerate(zip(dist.longest_norms, dist.longest_labels)):
+        ax.axvline(norm, color="#d62728", linewidth=0.8)
+        ax.annotate(label, (norm, top / (2 ** rank)), fontsize=8, rotation=90, ha="right", va="top")
+    ax.set_title(f"Row norms of the {dist.table} table ({int(dist.counts.sum())} rows), "
+                 f"longest {len(dist.longest_ids)} labelled")
+    ax.set_xlabel("row norm (L2 length, table units)")
+    ax.set_ylabel("rows (log scale)")
+    return fig
+
+
+def stretch_figure(cmp: Any, fig: Any = None) -> Any:
+    """Cosine and dot-product lists of the probe before and after one row is stretched
+    (``lab.StretchComparison``): bars of the scores, each labelled with the row's norm."""
+    fig = fig or new_figure()
+    axes = fig.subplots(2, 2)
+    panels = [(cmp.cos_before, "cosine, before"), (cmp.dot_before, "dot product, before"),
+              (cmp.cos_after, f"cosine, after x{cmp.factor:g}"), (cmp.dot_after, f"dot product, after x{cmp.factor:g}")]
+    for ax, (scored, name) in zip(axes.ravel(), panels):
+        labels = scored.tokens or [str(i) for i in scored.ids]
+        colors = ["#d62728" if i == cmp.target else "#1f77b4" for i in scored.ids]
+        y = list(range(len(scored.ids)))[::-1]  # best at the top
+        ax.barh(y, scored.scores, color=colors)
+        ax.set_yticks(y, [f"{lab} (norm {n:.3g})" for lab, n in zip(labels, scored.norms)], fontsize=8)
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel("cosine similarity (unitless)" if name.startswith("cosine") else "dot product (table units squared)")
+    probe = cmp.probe_token or str(cmp.probe)
+    target = next((t for i, t in zip(cmp.cos_before.ids, cmp.cos_before.tokens or []) if i == cmp.target), str(cmp.target))
+    fig.suptitle(f"Neighbours of {probe!r}: stretching {target!r} (red) x{cmp.factor:g} moves it in the dot list only")
+    return fig
+
+
+def scale_figure(cmp: Any, fig: Any = None) -> Any:
+    """Multiplying by sqrt(D) (``lab.ScaleComparison``): lengths grow, cosines stay."""
+    fig = fig or new_figure()
+    left, right = fig.subplots(1, 2)
+    labels = cmp.tokens or [str(i) for i in cmp.ids]
+    x = list(range(len(cmp.ids)))
+    left.bar([i - 0.2 for i in x], cmp.norms_before, width=0.4, label="before")
+    left.bar([i + 0.2 for i in x], cmp.norms_after, width=0.4, label=f"after x sqrt(D) = {cmp.factor:.4g}")
+    left.set_xticks(x, labels, rotation=45, ha="right", fontsize=8)
+    left.set_ylabel("vector length (L2, table units)")
+    left.set_title("Size changes")
+    left.legend(fontsize=8)
+    right.scatter(cmp.cos_before, cmp.cos_after, c="#1f77b4")
+    lo, hi = min(cmp.cos_before + cmp.cos_after), max(cmp.cos_before + cmp.cos_after)
+    right.plot([lo, hi], [lo, hi], color="#b0b0b0", linewidth=0.8, label="after = before")
+    right.set_xlabel("cosine with the probe before scaling (unitless)")
+    right.set_ylabel("cosine with the probe after scaling (unitless)")
+    right.set_title("Direction does not")
+    right.legend(fontsize=8)
+    probe = cmp.probe_token or str(cmp.probe)
+    fig.suptitle(f"Scaling by sqrt(D) (Vaswani et al. 2017, section 3.4): rows near {probe!r}")
+    return fig
+
+
+def cost_figure(result: Any, fig: Any = None) -> Any:
+    """Multiplications to get the probe's vector: lookup (0) vs one-hot product (V x D)."""
+    fig = fig or new_figure()
+    ax = fig.add_subplot()
+    bars = ax.bar(["lookup", "one-hot x table"], [result.lookup_mults, result.one_hot_mults], color=["#2ca02c", "#d62728"])
+    ax.bar_label(bars, labels=[str(result.lookup_mults), str(result.one_hot_mults)])
+    ax.set_ylabel("multiplications per token")
+    ax.set_title(f"Same vector, two routes (V={result.vocab}, D={result.dim}); largest difference {result.max_abs_diff:g}")
+    return fig
+
+
+def params_figure(result: Any, fig: Any = None) -> Any:
+    """Parameters of table + head, tied and untied, now and at the bigger vocabulary."""
+    fig = fig or new_figure()
+    ax = fig.add_subplot()
+    groups = [f"V = {result.vocab}", f"V = {result.bigger_vocab}"]
+    tied = [result.tied_params, result.bigger_tied]
+    untied = [result.untied_params, result.bigger_untied]
+    bars_t = ax.bar([-0.2, 0.8], tied, width=0.4, label="tied (one table)")
+    bars_u = ax.bar([0.2, 1.2], untied, width=0.4, label="untied (table + head)")
+    ax.bar_label(bars_t, labels=[str(v) for v in tied], fontsize=8)
+    ax.bar_label(bars_u, labels=[str(v) for v in untied], fontsize=8)
+    ax.set_xticks([0, 1], groups)
+    ax.set_ylabel("parameters")
+    ax.set_title(f"Weight tying saves V x D parameters (D = {result.dim})")
+    ax.legend()
+    return fig
+
+
+def _matplotlib_figure() -> Any:
+    try:
+        import matplotlib.figure
+    except ImportError:
+        raise MissingExtraError("figures need matplotlib: pip install 'embedlab[plots]'") from None
+    return matplotlib.figure

@@ -1,0 +1,189 @@
+"""2-D projections of chosen rows: PCA, t-SNE, UMAP.
+
+A projection is only a view: distances in 2-D are not the distances in D
+dimensions (PCA keeps the two directions of largest variance; t-SNE and UMAP
+keep local neighbourhoods and distort everything else). Every call is
+deterministic: fixed random seeds, and the same call gives the same points.
+
+Methods (scikit-learn and umap-learn, the ``plots`` extra):
+
+* ``pca``: ``sklearn.decomposition.PCA(n_components=2)`` on the chosen rows.
+* ``tsne``: ``sklearn.manifold.TSNE`` (van der Maaten and Hinton 2008); its
+  perplexity must be below the number of points.
+* ``umap``: ``umap.UMAP`` (McInnes et al. 2018); ``n_neighbors`` must be below
+  the number of points.
+"""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from .errors import MissingExtraError
+from .table import EmbeddingTable
+
+__all__ = ["METHODS", "Projection", "choose_rows", "project"]
+
+METHODS = ("pca", "tsne", "umap")
+MIN_POINTS = {"pca": 3, "tsne": 4, "umap": 4}
+
+
+@dataclass(frozen=True)
+class Projection:
+    """Chosen rows of a table and their 2-D coordinates.
+
+    Attributes
+    ----------
+    ids : np.ndarray, shape (n,), int64
+        Token ids of the projected rows.
+    labels : list of str
+        What to write beside each point (its token, or its id).
+    groups : list of str
+        Why each row was chosen: ``probe``, ``cosine``, ``dot``, ``both``
+        (in both neighbour lists), ``sample`` or ``chosen``.
+    points : np.ndarray, shape (n, 2), float64
+        The 2-D coordinates, in the method's arbitrary units.
+    method : str
+        ``pca``, ``tsne`` or ``umap``.
+    parameters : dict
+        The settings the method ran with (seed, perplexity, n_neighbors).
+    table : str
+        Which table: its source name.
+    """
+
+    ids: np.ndarray
+    labels: list[str]
+    groups: list[str]
+    points: np.ndarray
+    method: str
+    parameters: dict[str, Any]
+    table: str
+
+
+def choose_rows(table: EmbeddingTable, probe: int | str, *, k: int = 10, sample: int = 40,
+                seed: int = 0) -> tuple[np.ndarray, list[str]]:
+    """The default rows to project: the probe, its k cosine and k dot neighbours,
+    and ``sample`` other rows drawn with ``seed``.
+
+    Returns ids (n,) int64 and the group of each (``probe``, ``cosine``,
+    ``dot``, ``both``, ``sample``). Raises as ``EmbeddingTable.nearest``.
+    """
+    p = table.token_id(probe)
+    k = min(k, table.V - 1)
+    cos = table.nearest([p], k, "cosine").ids[0].tolist()
+    dot = table.nearest([p], k, "dot").ids[0].tolist()
+    groups = {p: "probe"}
+    for i in cos:
+        groups[i] = "cosine"
+    for i in dot:
+        groups[i] = "both" if groups.get(i) == "cosine" else "dot"
+    rest = np.setdiff1d(np.arange(table.V), np.fromiter(groups, dtype=np.int64))
+    rng = np.random.default_rng(seed)
+    for i in rng.choice(rest, size=min(sample, rest.size), replace=False).tolist():
+        groups[i] = "sample"
+    return np.fromiter(groups, dtype=np.int64), list(groups.values())
+
+
+def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, groups: Sequence[str] | None = None,
+            seed: int = 0, perplexity: float | None = None, n_neighbors: int | None = None) -> Projection:
+    """Project the rows ``ids`` of a table to 2-D.
+
+    Parameters
+    ----------
+    table : EmbeddingTable
+    ids : sequence of int, length n
+        Token ids of the rows, no repeats.
+    method : {"pca", "tsne", "umap"}
+    groups : sequence of str, optional
+        Why each row was chosen (see ``Projection``); ``chosen`` by default.
+    seed : int
+        Random seed of t-SNE and UMAP (PCA is deterministic).
+    perplexity : float, optional
+        t-SNE perplexity, ``0 < perplexity < n``; default ``min(30, (n - 1) / 3)``.
+    n_neighbors : int, optional
+        UMAP neighbourhood size, ``2 <= n_neighbors < n``; default ``min(15, n - 1)``.
+
+    Returns
+    -------
+    Projection
+
+    Raises
+    ------
+    ValueError
+        For an unknown method, repeated ids, too few points for the method,
+        or a perplexity / n_neighbors that does not fit the number of points
+        (checked before fitting; the message names both numbers).
+    MissingExtraError
+        When scikit-learn or umap-learn is not installed.
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown projection method {method!r}: expected one of {', '.join(METHODS)}")
+    ids = np.asarray([table.token_id(i) for i in ids], dtype=np.int64)  # (n,)
+    n = ids.size
+    if len(set(ids.tolist())) != n:
+        raise ValueError("the rows to project must not repeat a token id")
+    if n < MIN_POINTS[method]:
+        raise ValueError(f"{method} needs at least {MIN_POINTS[method]} points, got {n}")
+    X = table.lookup(ids).astype(np.float64)  # (n, D)
+    if method == "pca":
+        points, params = _pca(X), {}
+    elif method == "tsne":
+        perplexity = _check_perplexity(perplexity, n)
+        points, params = _tsne(X, perplexity, seed), {"perplexity": perplexity, "seed": seed}
+    else:
+        n_neighbors = _check_neighbors(n_neighbors, n)
+        points, params = _umap(X, n_neighbors, seed), {"n_neighbors": n_neighbors, "seed": seed}
+    labels = [table.token(int(i)) or str(int(i)) for i in ids]
+    return Projection(ids=ids, labels=labels, groups=list(groups or ["chosen"] * n), points=points,
+                      method=method, parameters=params, table=table.provenance.source)
+
+
+def _check_perplexity(perplexity: float | None, n: int) -> float:
+    if perplexity is None:
+        return min(30.0, (n - 1) / 3)
+    if not 0 < perplexity < n:
+        raise ValueError(f"t-SNE perplexity {perplexity:g} must be above 0 and below the number of points ({n} rows)")
+    return float(perplexity)
+
+
+def _check_neighbors(n_neighbors: int | None, n: int) -> int:
+    if n_neighbors is None:
+        return min(15, n - 1)
+    if not 2 <= n_neighbors < n:
+        raise ValueError(f"UMAP n_neighbors {n_neighbors} must be at least 2 and below the number of points ({n} rows)")
+    return int(n_neighbors)
+
+
+def _pca(X: np.ndarray) -> np.ndarray:
+    decomposition = _sklearn("decomposition")
+    return decomposition.PCA(n_components=2).fit_transform(X)  # (n, 2)
+
+
+def _tsne(X: np.ndarray, perplexity: float, seed: int) -> np.ndarray:
+    manifold = _sklearn("manifold")
+    tsne = manifold.TSNE(n_components=2, perplexity=perplexity, init="pca", random_state=seed)
+    return tsne.fit_transform(X)  # (n, 2)
+
+
+def _umap(X: np.ndarray, n_neighbors: int, seed: int) -> np.ndarray:
+    try:
+        with warnings.catch_warnings():
+            # umap-learn warns at import that TensorFlow (for ParametricUMAP) is absent.
+            warnings.filterwarnings("ignore", category=ImportWarning)
+            import umap
+    except ImportError:
+        raise MissingExtraError("UMAP needs umap-learn: pip install 'embedlab[plots]'") from None
+    # n_jobs=1: a fixed random_state runs single-threaded anyway (umap warns otherwise).
+    reducer = umap.UMAP(n_components=2, n_neighbors=n_neighbors, random_state=seed, n_jobs=1)
+    return np.asarray(reducer.fit_transform(X), dtype=np.float64)  # (n, 2)
+
+
+def _sklearn(name: str) -> Any:
+    try:
+        return importlib.import_module(f"sklearn.{name}")
+    except ImportError:
+        raise MissingExtraError("projections need scikit-learn: pip install 'embedlab[plots]'") from None

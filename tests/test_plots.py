@@ -1,0 +1,97 @@
+"""Figures, tested by what they contain: the data drawn equals the measurement,
+titles and axis labels exist, PNGs are valid and of the requested size."""
+
+import struct
+
+import numpy as np
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from embedlab import embed, lab, plots, projection  # noqa: E402
+from embedlab.norms import norm_distribution  # noqa: E402
+from embedlab.table import EmbeddingTable  # noqa: E402
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == PNG_MAGIC
+    assert data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+@pytest.fixture(scope="module")
+def table():
+    rng = np.random.default_rng(1)
+    return EmbeddingTable(rng.normal(size=(60, 8)), vocabulary=[f"w{i}" for i in range(60)])
+
+
+def _labelled(ax):
+    return ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
+
+
+@pytest.mark.parametrize("size", [(1200, 800), (640, 480), (1234, 567)])
+def test_png_has_the_requested_size(size):
+    fig = plots.new_figure(*size)
+    fig.add_subplot().plot([0, 1], [0, 1])
+    assert png_size(plots.png_bytes(fig)) == size
+
+
+def test_too_small_size():
+    with pytest.raises(ValueError, match="50x50"):
+        plots.new_figure(50, 50)
+
+
+def test_projection_points_are_the_projection(table):
+    ids, groups = projection.choose_rows(table, "w0", k=4, sample=10)
+    proj = projection.project(table, ids, "pca", groups=groups)
+    fig = plots.projection_figure(proj)
+    ax = fig.axes[0]
+    drawn = np.concatenate([c.get_offsets() for c in ax.collections])
+    assert sorted(map(tuple, drawn.tolist())) == sorted(map(tuple, proj.points.tolist()))
+    assert [t.get_text() for t in ax.texts] == proj.labels
+    assert _labelled(ax) and "PCA" in ax.get_title()
+    assert any("only a view" in t.get_text() for t in fig.texts)
+
+
+def test_norms_figure_draws_the_histogram_and_the_longest_rows(table):
+    dist = norm_distribution(table, top=4, bins=10)
+    ax = plots.norms_figure(dist).axes[0]
+    drawn = ax.patches[0]  # the stairs
+    assert np.array_equal(drawn.get_data().values, dist.counts)
+    labelled = [t.get_text() for t in ax.texts]
+    top_by_norm = np.argsort(-table.norms(), kind="stable")[:4]
+    assert labelled == [f"w{i}" for i in top_by_norm]
+    assert _labelled(ax)
+
+
+def test_stretch_figure_bars_are_the_scores(table):
+    cmp = lab.compare_stretch(table, lab.LabSettings(probe=0, k=5))
+    fig = plots.stretch_figure(cmp)
+    panels = [cmp.cos_before, cmp.dot_before, cmp.cos_after, cmp.dot_after]
+    for ax, scored in zip(fig.axes, panels):
+        widths = [bar.get_width() for bar in ax.patches]
+        assert widths == scored.scores
+        assert ax.get_title() and ax.get_xlabel()
+    # the stretched row is drawn first in the dot list after stretching x4
+    assert cmp.dot_after.ids[0] == cmp.target
+
+
+def test_scale_figure(table):
+    cmp = lab.compare_scale(table, 0, [1, 2, 3])
+    fig = plots.scale_figure(cmp)
+    left, right = fig.axes
+    heights = [bar.get_height() for bar in left.patches]
+    assert heights == cmp.norms_before + cmp.norms_after
+    assert np.allclose(cmp.norms_after, np.array(cmp.norms_before) * np.sqrt(8))
+    assert np.allclose(right.collections[0].get_offsets(), np.column_stack([cmp.cos_before, cmp.cos_after]))
+    assert np.allclose(cmp.cos_before, cmp.cos_after)
+
+
+def test_cost_and_params_figures_show_the_report_numbers():
+    result = lab.measure(lab.ReferenceEngine(embed.make_table(16, 4, 0)), lab.LabSettings(probe=1, k=3, stretch_rank=2))
+    cost = plots.cost_figure(result).axes[0]
+    assert [b.get_height() for b in cost.patches] == [0, 16 * 4]
+    params = plots.params_figure(result).axes[0]
+    assert sorted(b.get_height() for b in params.patches) == sorted([64, 128, 128, 256])

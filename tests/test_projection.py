@@ -1,0 +1,71 @@
+"""2-D projections: points equal scikit-learn's on the chosen rows; parameters
+checked against the data before fitting (C20 in tests/cases)."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn")
+
+from sklearn.decomposition import PCA  # noqa: E402
+
+from embedlab import projection  # noqa: E402
+from embedlab.table import EmbeddingTable  # noqa: E402
+
+
+@pytest.fixture
+def table():
+    rng = np.random.default_rng(3)
+    return EmbeddingTable(rng.normal(size=(40, 6)), vocabulary=[f"t{i}" for i in range(40)])
+
+
+def test_pca_points_equal_sklearn_on_the_chosen_rows(table):
+    ids = [3, 7, 11, 19, 23, 31]
+    proj = projection.project(table, ids, "pca")
+    expected = PCA(n_components=2).fit_transform(table.W_E[ids])
+    assert np.allclose(proj.points, expected)
+    assert proj.labels == ["t3", "t7", "t11", "t19", "t23", "t31"]
+    assert proj.ids.tolist() == ids
+
+
+@pytest.mark.parametrize("method", ["tsne", "umap"])
+def test_fixed_seed_same_picture(table, method):
+    if method == "umap":
+        pytest.importorskip("umap")
+    ids = list(range(20))
+    a = projection.project(table, ids, method, seed=5)
+    b = projection.project(table, ids, method, seed=5)
+    assert a.points.shape == (20, 2)
+    assert np.array_equal(a.points, b.points)
+
+
+def test_choose_rows_groups(table):
+    ids, groups = projection.choose_rows(table, "t0", k=3, sample=5, seed=1)
+    assert ids[0] == 0 and groups[0] == "probe"
+    cos = table.nearest([0], 3, "cosine").ids[0].tolist()
+    dot = table.nearest([0], 3, "dot").ids[0].tolist()
+    for i, g in zip(ids.tolist(), groups):
+        if g == "both":
+            assert i in cos and i in dot
+        elif g == "cosine":
+            assert i in cos and i not in dot
+        elif g == "dot":
+            assert i in dot and i not in cos
+    assert groups.count("sample") == 5
+    assert len(set(ids.tolist())) == len(ids)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"method": "lle"}, "unknown projection method 'lle'"),
+    ({"method": "umap", "n_neighbors": 40}, "40.*39|39.*40"),
+    ({"method": "pca", "ids": [1, 1, 2, 3]}, "repeat"),
+    ({"method": "pca", "ids": [1, 2]}, "at least 3 points, got 2"),
+])
+def test_bad_input(table, kwargs, match):
+    ids = kwargs.pop("ids", list(range(39)))
+    with pytest.raises(ValueError, match=match):
+        projection.project(table, ids, **kwargs)
+
+
+def test_unknown_token(table):
+    with pytest.raises(KeyError, match="'zz'"):
+        projection.project(table, ["t1", "t2", "zz"], "pca")
