@@ -190,7 +190,7 @@ def params_terminal(count: Count, growth: Growth) -> str:
              ("positions", count.positions + (f", T_max={count.T_max}" if count.T_max is not None else "")),
              ("token types", str(count.type_vocab)),
              ("tied", f"{number(b.tied)}: {count.tie_evidence}")]
-    facts += [(f"key for {what}", key) for what, key in count.keys.items()]
+    facts += [(f"key for {what}", key) for what, key in count.keys.items() if what != "tied"]  # tied: shown above
     if count.stored_twice:
         facts.append(("stored twice", f"{count.tensors['head']}: counted once"))
     if count.conflict:
@@ -198,7 +198,7 @@ def params_terminal(count: Count, growth: Growth) -> str:
     facts += [("buffer", f"{buf.name} {buf.shape} {buf.dtype}: {buf.elements:,} elements, {buf.bytes:,} bytes, "
                          f"{buf.reason}; not a parameter") for buf in count.buffers]
     if count.stored_bytes is not None:
-        facts.append(("stored bytes", _human(count.stored_bytes, human_bytes) + " (data in the files, all tensors)"))
+        facts.append(("stored bytes", _human(count.stored_bytes, human_bytes) + ": every tensor in the files"))
     return "\n".join([terminal_table(facts), _parts_table(b), _growth_table(growth)])
 
 
