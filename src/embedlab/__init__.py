@@ -39,6 +39,7 @@ _LAZY = {
     "LabSettings": "lab",
     "LabResult": "lab",
     "measure": "lab",
+    "Breakdown": "params",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -2,10 +2,16 @@
 
 A checkpoint is a ``.safetensors`` file, a folder holding one or more of them
 (``model.safetensors``, or shards listed in ``model.safetensors.index.json``),
-and usually a ``config.json``. Everything here reads headers only (names,
-shapes, dtypes) through the ``safetensors`` library, except ``read_tensor`` and
-the tying check, which read the one or two tensors they need. Nothing is ever
+and usually a ``config.json``. ``tensor_infos`` reads headers only (names,
+shapes, dtypes, where the bytes lie): the 8-byte little-endian header length
+and the JSON header of the safetensors format, checked against the file size.
+``read_tensor`` reads one tensor through the ``safetensors`` library, and the
+tying check compares the raw bytes of the table and the head. Nothing is ever
 read with pickle.
+
+Not every tensor of a checkpoint is a parameter: ``buffer_reason`` names the
+buffers that models save beside their weights (integer ``position_ids``,
+GPT-2's causal mask ``attn.bias``, rotary ``inv_freq``).
 
 The roles of the tensors that matter to embedlab are found by name:
 
@@ -23,6 +29,7 @@ output head    ``lm_head.weight``, ``embed_out.weight``, ``output.weight``, ...
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +38,8 @@ from .errors import MissingExtraError, SourceError, TyingConflictError
 
 __all__ = [
     "TensorInfo", "Roles", "TieVerdict",
-    "tensor_infos", "read_config", "read_tensor", "find_roles", "decide_tying",
+    "tensor_infos", "read_config", "read_config_file", "read_tensor", "find_roles", "decide_tying",
+    "buffer_reason", "config_ties",
 ]
 
 TOKEN_NAMES = (
@@ -50,16 +58,23 @@ DTYPE_BYTES = {
     "F8_E4M3": 1, "F8_E5M2": 1,
 }
 FLOAT_DTYPES = ("F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2")
+# The safetensors library refuses headers above 100 MB; so do we, before reading one.
+MAX_HEADER_BYTES = 100_000_000
 
 
 @dataclass(frozen=True)
 class TensorInfo:
-    """One tensor of a checkpoint, from its header: name, shape, dtype, file."""
+    """One tensor of a checkpoint, from its header: name, shape, dtype, file.
+
+    ``span`` is where its bytes lie in the file, as (start, end) byte
+    offsets from the start of the file; ``None`` when not known.
+    """
 
     name: str
     shape: tuple[int, ...]
     dtype: str
     path: Path
+    span: tuple[int, int] | None = None
 
     @property
     def numel(self) -> int:
@@ -70,8 +85,13 @@ class TensorInfo:
         return n
 
     @property
+    def nbytes(self) -> int:
+        """Bytes of its data in the file (an exact int)."""
+        return self.numel * DTYPE_BYTES[self.dtype]
+
+    @property
     def is_float(self) -> bool:
-        """Whether the dtype is floating point (a parameter rather than an integer buffer)."""
+        """Whether the dtype is floating point (integer tensors are buffers, see ``buffer_reason``)."""
         return self.dtype in FLOAT_DTYPES
 
 
@@ -122,21 +142,20 @@ def tensor_infos(path: str | Path) -> dict[str, TensorInfo]:
     Returns
     -------
     dict of str -> TensorInfo
-        In file order.
+        In header order, shard after shard. Only the headers are read, never
+        the tensors' data.
 
     Raises
     ------
     SourceError
         If the path holds no safetensors file, a shard named by the index is
-        missing, or a header is truncated or malformed (names the file).
+        missing, or a header is truncated or malformed: the message names the
+        file and the value that is wrong (a declared length, a dtype, an offset).
     """
     path = Path(path)
     infos: dict[str, TensorInfo] = {}
     for file in _safetensors_files(path):
-        with _open(file) as handle:
-            for name in handle.keys():
-                part = handle.get_slice(name)
-                infos[name] = TensorInfo(name, tuple(int(s) for s in part.get_shape()), part.get_dtype(), file)
+        infos.update(_read_header(file))
     return infos
 
 
@@ -149,8 +168,30 @@ def read_config(path: str | Path) -> dict[str, Any] | None:
     config = (path if path.is_dir() else path.parent) / "config.json"
     if not config.is_file():
         return None
+    return read_config_file(config)
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """A model configuration file (a Hugging Face ``config.json``) as a dict.
+
+    Parameters
+    ----------
+    path : str or Path
+        The JSON file itself, or a folder holding ``config.json``.
+
+    Raises
+    ------
+    SourceError
+        If the file is missing, is not UTF-8 JSON, or does not hold a JSON
+        object (names the file).
+    """
+    config = Path(path)
+    if config.is_dir():
+        config = config / "config.json"
     try:
         data = json.loads(config.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SourceError(f"no such config file: {config}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SourceError(f"cannot read {config}: {exc}") from None
     if not isinstance(data, dict):
@@ -243,7 +284,7 @@ def decide_tying(infos: dict[str, TensorInfo], roles: Roles, config: dict[str, A
     """
     if roles.token is None:
         raise SourceError("no token table to decide tying for")
-    says = _config_ties(config)
+    says = config_ties(config)
     if roles.head is None:
         if says is None:
             return TieVerdict(None, False, "no output head in the file and no config.json")
@@ -262,6 +303,37 @@ def decide_tying(infos: dict[str, TensorInfo], roles: Roles, config: dict[str, A
     note = f"{roles.head} {head.shape} differs from {roles.token} {table.shape}: a separate output head"
     conflict = f"config says tied ({says[1]}) but the file holds a different {roles.head}" if says and says[0] else None
     return TieVerdict(False, False, note, conflict)
+
+
+def buffer_reason(info: TensorInfo) -> str | None:
+    """Why a saved tensor is a buffer rather than a parameter, or ``None`` for a parameter.
+
+    Models save some non-trainable state beside their weights; counting it as
+    parameters inflates the total (GPT-2's twelve causal masks alone are
+    12,582,912 floats). Buffers are: any tensor of an integer or bool dtype
+    (``embeddings.position_ids``, I64), ``position_ids`` and ``token_type_ids``
+    whatever their dtype, GPT-2's causal mask ``attn.bias`` of shape
+    (1, 1, T_max, T_max) and its scalar ``attn.masked_bias``, and rotary
+    frequencies ``inv_freq``. Quantized checkpoints that pack weights into
+    integer tensors are out of scope: their weights would read as buffers.
+
+    >>> buffer_reason(TensorInfo("embeddings.position_ids", (1, 512), "I64", Path("m.safetensors")))
+    'integer dtype I64'
+    >>> buffer_reason(TensorInfo("h.0.attn.c_attn.bias", (2304,), "F32", Path("m.safetensors"))) is None
+    True
+    """
+    last = info.name.rsplit(".", 1)[-1]
+    if not info.is_float:
+        return f"integer dtype {info.dtype}"
+    if last in ("position_ids", "token_type_ids"):
+        return f"saved {last}"
+    if info.name.endswith(".attn.bias") and len(info.shape) == 4 and info.shape[:2] == (1, 1):
+        return f"causal mask {info.shape}"
+    if info.name.endswith(".attn.masked_bias"):
+        return "mask fill value"
+    if last == "inv_freq":
+        return "rotary frequencies"
+    return None
 
 
 # -- helpers -----------------------------------------------------------------
@@ -286,6 +358,62 @@ def _safetensors_files(path: Path) -> list[Path]:
     if not files:
         raise SourceError(f"no .safetensors file in {path}")
     return files
+
+
+def _read_header(file: Path) -> dict[str, TensorInfo]:
+    """The tensors a safetensors header declares, checked against the file's size.
+
+    The format: 8 bytes, a little-endian u64 N; N bytes of JSON, an object of
+    name -> {dtype, shape, data_offsets: [begin, end]} (offsets relative to
+    the data that follows the header), plus an optional ``__metadata__``.
+    """
+    try:
+        with open(file, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            prefix = handle.read(8)
+            if len(prefix) < 8:
+                raise SourceError(f"{file}: truncated safetensors header: {size} bytes, "
+                                  "too short for the 8-byte header length")
+            length = int.from_bytes(prefix, "little")
+            if length > MAX_HEADER_BYTES or length > size - 8:
+                raise SourceError(f"{file}: truncated safetensors header: it declares {length} header bytes "
+                                  f"but only {size - 8} follow")
+            raw = handle.read(length)
+    except OSError as exc:
+        raise SourceError(f"cannot read {file}: {exc}") from None
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SourceError(f"{file}: the safetensors header is not JSON: {exc}") from None
+    if not isinstance(header, dict):
+        raise SourceError(f"{file}: the safetensors header must be a JSON object, got {type(header).__name__}")
+    start, data_size = 8 + length, size - 8 - length
+    infos = {}
+    for name, entry in header.items():
+        if name != "__metadata__":
+            infos[name] = _tensor_info(file, name, entry, start, data_size)
+    return infos
+
+
+def _tensor_info(file: Path, name: str, entry: Any, start: int, data_size: int) -> TensorInfo:
+    try:
+        dtype, shape, (begin, end) = entry["dtype"], entry["shape"], entry["data_offsets"]
+    except (TypeError, KeyError, ValueError):
+        raise SourceError(f"{file}: tensor {name!r} has a malformed header entry {entry!r}") from None
+    if dtype not in DTYPE_BYTES:
+        raise SourceError(f"{file}: tensor {name!r} has unknown dtype {dtype!r}; known: {', '.join(DTYPE_BYTES)}")
+    if not isinstance(shape, list) or not all(type(s) is int and s >= 0 for s in shape):
+        raise SourceError(f"{file}: tensor {name!r} has a bad shape {shape!r}")
+    if type(begin) is not int or type(end) is not int or not 0 <= begin <= end:
+        raise SourceError(f"{file}: tensor {name!r} has bad data_offsets {[begin, end]!r}")
+    info = TensorInfo(name, tuple(shape), dtype, file, (start + begin, start + end))
+    if end - begin != info.nbytes:
+        raise SourceError(f"{file}: tensor {name!r} {dtype} {info.shape} needs {info.nbytes} bytes, "
+                          f"but its data_offsets [{begin}, {end}] hold {end - begin}")
+    if end > data_size:
+        raise SourceError(f"{file}: truncated: tensor {name!r} ends at data byte {end} "
+                          f"but the file holds {data_size} data bytes")
+    return info
 
 
 def _open(file: Path, framework: str = "numpy") -> Any:
@@ -313,8 +441,15 @@ def _matrices(infos: dict[str, TensorInfo]) -> str:
     return ", ".join(names) if names else "(none)"
 
 
-def _config_ties(config: dict[str, Any] | None) -> tuple[bool, str] | None:
-    """(ties, which key said so) from a config; None without a config."""
+def config_ties(config: dict[str, Any] | None) -> tuple[bool, str] | None:
+    """What a config says about tying: (tied, the key and value it rests on), or ``None`` without a config.
+
+    ``tie_word_embeddings`` absent means true, as in Hugging Face. Raises
+    ``SourceError`` if its value is not a JSON boolean.
+
+    >>> config_ties({"vocab_size": 8})
+    (True, 'tie_word_embeddings absent, which means true')
+    """
     if config is None:
         return None
     if "tie_word_embeddings" in config:
@@ -327,4 +462,21 @@ def _config_ties(config: dict[str, Any] | None) -> tuple[bool, str] | None:
 
 def _same_bytes(a: TensorInfo, b: TensorInfo) -> bool:
     # Bytes, not values: -0.0 and 0.0 differ, and a NaN equals itself.
-    return read_tensor(a).tobytes() == read_tensor(b).tobytes()
+    if a.span is None or b.span is None:
+        return read_tensor(a).tobytes() == read_tensor(b).tobytes()
+    if a.span[1] - a.span[0] != b.span[1] - b.span[0]:
+        return False
+    chunk = 1 << 20  # compare a MiB at a time: two (V, D) tables never sit in memory at once
+    try:
+        with open(a.path, "rb") as fa, open(b.path, "rb") as fb:
+            fa.seek(a.span[0])
+            fb.seek(b.span[0])
+            left = a.span[1] - a.span[0]
+            while left > 0:
+                n = min(chunk, left)
+                if fa.read(n) != fb.read(n):
+                    return False
+                left -= n
+    except OSError as exc:
+        raise SourceError(f"cannot compare {a.name!r} with {b.name!r}: {exc}") from None
+    return True

@@ -214,6 +214,80 @@ def _plot_scale(args, table, fig):  # type: ignore[no-untyped-def]
 PLOTS = {"projection": _plot_projection, "norms": _plot_norms, "neighbors": _plot_neighbors, "scale": _plot_scale}
 
 
+# -- embedlab params ---------------------------------------------------------
+
+# Options that describe a model by its sizes: meaningless beside --config or --model.
+_NUMBERS_ONLY = ("d_model", "untied", "max_positions", "positions", "type_vocab", "other")
+
+
+def _add_params(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "params", help="parameters and bytes of the tables, tied and untied, now and at a bigger vocabulary",
+        description="Count the token table, position and token-type tables and the output head (0 when tied), "
+                    "from sizes, from a config.json alone or from a safetensors checkpoint (headers only), "
+                    "and set them beside the same model at a bigger vocabulary, tied and untied.",
+        epilog="Examples:\n  embedlab params --vocab 50000 --d-model 768 --max-positions 1024 --dtype bf16\n"
+               "  embedlab params --config path/to/config.json --factor 2\n"
+               "  embedlab params --model minilm --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--vocab", type=int, metavar="V", help="vocabulary size V (with --d-model)")
+    what.add_argument("--config", type=Path, help="a Hugging Face config.json (or its folder)")
+    what.add_argument("--model", help="minilm or a safetensors checkpoint: a folder or a .safetensors file")
+    p.add_argument("--d-model", type=int, metavar="D", help="model width D (with --vocab)")
+    p.add_argument("--untied", action="store_true", help="a separate output head (default: tied)")
+    p.add_argument("--max-positions", type=int, metavar="T_max", help="maximum context T_max")
+    p.add_argument("--positions", choices=("learned", "sinusoidal", "rotary", "none"),
+                   help="position kind (default: learned with --max-positions, else none)")
+    p.add_argument("--type-vocab", type=int, help="rows of a token-type table (BERT: 2; default 0)")
+    p.add_argument("--other", type=int, help="every other parameter of the model (default 0: the tables alone)")
+    p.add_argument("--tensor", help="with --model: the name of the token-embedding tensor")
+    grow = p.add_mutually_exclusive_group()
+    grow.add_argument("--factor", type=_int_or_float, help="vocabulary growth factor, a whole number (default 2)")
+    grow.add_argument("--target-vocab", type=int, metavar="V", help="the bigger vocabulary size instead of a factor")
+    p.add_argument("--dtype", help="bytes in fp32 (default; a checkpoint: its own), fp16, bf16, int8 or int4")
+    p.add_argument("--json", action="store_true", help="print JSON instead of the tables")
+    p.set_defaults(run=_run_params)
+
+
+def _run_params(args: argparse.Namespace) -> int:
+    from . import params, render
+
+    if args.vocab is not None:
+        if args.d_model is None:
+            raise ValueError("--vocab needs --d-model (the model width D)")
+        count = params.from_numbers(args.vocab, args.d_model, tied=not args.untied, T_max=args.max_positions,
+                                    positions=args.positions, type_vocab=args.type_vocab or 0,
+                                    other=args.other or 0, dtype=args.dtype or "fp32")
+    else:
+        given = [f"--{name.replace('_', '-')}" for name in _NUMBERS_ONLY if getattr(args, name) not in (None, False)]
+        if given:
+            raise ValueError(f"{', '.join(given)} describe a model by its sizes: use them with --vocab, "
+                             "not with --config or --model")
+        if args.config is not None:
+            count = params.from_config(args.config, dtype=args.dtype or "fp32")
+        else:
+            from . import sources
+
+            count = params.from_checkpoint(sources.checkpoint_path(args.model), tensor=args.tensor, dtype=args.dtype)
+    factor = 2 if args.factor is None and args.target_vocab is None else args.factor
+    grown = params.growth(count.breakdown, factor=factor, target_V=args.target_vocab)
+    print(render.params_json(count, grown) if args.json else render.params_terminal(count, grown), end="")
+    return 0
+
+
+def _int_or_float(text: str) -> int | float:
+    """A number as typed; whether it is a valid factor is the library's to say (it names the value)."""
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+
+
 # -- shared arguments and helpers ----------------------------------------------
 
 def _add_model_arguments(p: argparse.ArgumentParser) -> None:
@@ -255,5 +329,6 @@ def _progress(total: int, desc: str, quiet: bool) -> Iterator[Any]:
 
 COMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     _add_report,
+    _add_params,
     _add_plot,
 )

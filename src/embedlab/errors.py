@@ -16,6 +16,9 @@ __all__ = [
     "UnsafeFormatError",
     "TyingConflictError",
     "MissingExtraError",
+    "ConfigError",
+    "SizeError",
+    "DtypeError",
 ]
 
 
@@ -58,3 +61,17 @@ class TyingConflictError(SourceError):
 
 class MissingExtraError(EmbedlabError, ImportError):
     """An optional dependency is not installed; the message names the extra."""
+
+
+class ConfigError(SourceError):
+    """A model config (``config.json``) that lacks a size or holds a bad value;
+    the message names the key and the value."""
+
+
+class SizeError(EmbedlabError, ValueError):
+    """A size or count that is zero, negative or not a whole number (V, D,
+    T_max, a growth factor); the message names the value."""
+
+
+class DtypeError(EmbedlabError, ValueError):
+    """A dtype name that embedlab does not know; the message lists the known ones."""

@@ -11,15 +11,19 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from .lab import REPORT_KEYS, LabResult, LabSettings
 from .locales import DEFAULT_LANGUAGE, WORDS
+
+if TYPE_CHECKING:
+    from .params import Breakdown, Count, Growth
 
 __all__ = [
     "report_dict", "report_json", "report_markdown", "report_sections", "report_terminal",
     "Inline", "ReportSection", "MARKDOWN", "TERMINAL",
     "SECTION_KEYS", "terminal_table", "write_atomic", "number",
+    "params_dict", "params_json", "params_terminal", "human_count", "human_bytes",
 ]
 
 # Which measured keys each of the five report sections shows, in order.
@@ -187,6 +191,127 @@ def number(x: Any) -> str:
     if isinstance(x, float):
         return f"{x:.10g}"
     return str(x)
+
+
+# -- embedlab params ---------------------------------------------------------
+
+def params_dict(count: Count, growth: Growth) -> dict[str, Any]:
+    """``embedlab params --json``: the count, its facts and the growth, as plain JSON values.
+
+    Parameters and bytes are exact ints; ``share`` is the tables' fraction
+    of the total (``null`` when the other parameters are unknown).
+    """
+    b = count.breakdown
+    return {
+        "source": count.source, "path": count.path,
+        "V": b.V, "D": b.D, "positions": count.positions, "T_max": count.T_max, "type_vocab": count.type_vocab,
+        "tied": b.tied, "tie_evidence": count.tie_evidence, "stored_twice": count.stored_twice,
+        "conflict": count.conflict, "keys": count.keys, "tensors": count.tensors,
+        "buffers": [dict(asdict(buf), shape=list(buf.shape)) for buf in count.buffers],
+        "stored_bytes": count.stored_bytes,
+        **_breakdown_dict(b),
+        "growth": {
+            "factor": growth.factor, "V": growth.V, "bigger_V": growth.bigger_V,
+            "tied": {"now": _breakdown_dict(growth.tied_now), "bigger": _breakdown_dict(growth.tied_bigger),
+                     "added": growth.tied_added, "added_bytes": growth.tied_added_bytes},
+            "untied": {"now": _breakdown_dict(growth.untied_now), "bigger": _breakdown_dict(growth.untied_bigger),
+                       "added": growth.untied_added, "added_bytes": growth.untied_added_bytes},
+            "saved": growth.saved, "bigger_saved": growth.bigger_saved,
+        },
+    }
+
+
+def params_json(count: Count, growth: Growth) -> str:
+    """``params_dict`` as indented JSON text with a newline at the end."""
+    return json.dumps(params_dict(count, growth), ensure_ascii=False, indent=2) + "\n"
+
+
+def params_terminal(count: Count, growth: Growth) -> str:
+    """Three blocks: where the numbers come from, the breakdown, and the growth side by side.
+
+    Every count and byte size shows in human units (``11.72M``, ``44.71 MiB``)
+    with the exact int beside it.
+    """
+    b = count.breakdown
+    facts = [("source", f"{count.source} {count.path}" if count.path else count.source),
+             ("table", f"V={b.V} x D={b.D}" + (f" ({count.tensors['token']})" if "token" in count.tensors else "")),
+             ("positions", count.positions + (f", T_max={count.T_max}" if count.T_max is not None else "")),
+             ("token types", str(count.type_vocab)),
+             ("tied", f"{number(b.tied)}: {count.tie_evidence}")]
+    facts += [(f"key for {what}", key) for what, key in count.keys.items() if what != "tied"]  # tied: shown above
+    if count.stored_twice:
+        facts.append(("stored twice", f"{count.tensors['head']}: counted once"))
+    if count.conflict:
+        facts.append(("CONFLICT", count.conflict))
+    facts += [("buffer", f"{buf.name} {buf.shape} {buf.dtype}: {buf.elements:,} elements, {buf.bytes:,} bytes, "
+                         f"{buf.reason}; not a parameter") for buf in count.buffers]
+    if count.stored_bytes is not None:
+        facts.append(("stored bytes", _human(count.stored_bytes, human_bytes) + ": every tensor in the files"))
+    return "\n".join([terminal_table(facts), _parts_table(b), _growth_table(growth)])
+
+
+def human_count(n: int) -> str:
+    """A parameter count in K/M/B (powers of 1000), 4 significant digits: ``11720448 -> '11.72M'``."""
+    for size, unit in ((10**9, "B"), (10**6, "M"), (10**3, "K")):
+        if abs(n) >= size:
+            return f"{n / size:.4g}{unit}"
+    return str(n)
+
+
+def human_bytes(n: int) -> str:
+    """A byte size in KiB/MiB/GiB/TiB (powers of 1024), 4 significant digits: ``46881792 -> '44.71 MiB'``."""
+    for power, unit in ((4, "TiB"), (3, "GiB"), (2, "MiB"), (1, "KiB")):
+        if abs(n) >= 1024**power:
+            return f"{n / 1024**power:.4g} {unit}"
+    return f"{n} B"
+
+
+def _breakdown_dict(b: Breakdown) -> dict[str, Any]:
+    params = {key: getattr(b, key) for key in ("token", "position", "token_type", "head", "other",
+                                               "tables", "total", "non_embedding")}
+    return {"tied": b.tied, "params": params, "dtype": b.dtype, "bytes": asdict(b.bytes), "share": b.share}
+
+
+def _parts_table(b: Breakdown) -> str:
+    byte = b.bytes
+    head_note = " (tied: the token table)" if b.tied and not b.head else ""
+    rows = [("token table", b.token, byte.token), ("position table", b.position, byte.position),
+            ("token-type table", b.token_type, byte.token_type), ("output head" + head_note, b.head, byte.head)]
+    cells = [(label, human_count(n), f"{n:,}", human_bytes(nb), f"{nb:,}") for label, n, nb in rows]
+    if b.other is None:
+        cells.append(("other", "unknown", "-", "-", "-"))
+    else:
+        cells.append(("other", human_count(b.other), f"{b.other:,}", human_bytes(byte.other or 0), f"{byte.other:,}"))
+    total = "total" if b.other is not None else "total (tables only)"
+    cells.append((total, human_count(b.total), f"{b.total:,}", human_bytes(byte.total), f"{byte.total:,}"))
+    cells.append(("tables' share", _percent(b.share), "", "", ""))
+    return terminal_table(cells, headers=("part", "parameters", "exact", f"bytes ({b.dtype})", "exact bytes"))
+
+
+def _growth_table(g: Growth) -> str:
+    by = f"x{g.factor}" if g.factor is not None else "to target"
+    rows = []
+    for name, now, bigger, added, added_bytes in (
+            ("tied", g.tied_now, g.tied_bigger, g.tied_added, g.tied_added_bytes),
+            ("untied", g.untied_now, g.untied_bigger, g.untied_added, g.untied_added_bytes)):
+        # Only the tables grow with V, so the tables and the total grow by the same count.
+        rows += [(f"{name}: tables", _human(now.tables), _human(bigger.tables), _human(added, sign=True)),
+                 (f"{name}: total", _human(now.total), _human(bigger.total), _human(added, sign=True)),
+                 (f"{name}: bytes ({now.dtype})", _human(now.bytes.total, human_bytes),
+                  _human(bigger.bytes.total, human_bytes), _human(added_bytes, human_bytes, sign=True)),
+                 (f"{name}: tables' share", _percent(now.share), _percent(bigger.share), "")]
+    rows.append(("saved by tying", _human(g.saved), _human(g.bigger_saved), ""))
+    return terminal_table(rows, headers=(f"vocabulary {by}", f"V={g.V}", f"V={g.bigger_V}", "difference"))
+
+
+def _human(n: int, unit: Any = human_count, sign: bool = False) -> str:
+    """An exact int with its human form beside it: ``11,720,448 (11.72M)``."""
+    plus = "+" if sign and n > 0 else ""
+    return f"{plus}{n:,} ({plus}{unit(n)})" if abs(n) >= 1000 else f"{plus}{n:,}"
+
+
+def _percent(share: float | None) -> str:
+    return "-" if share is None else f"{100 * share:.2f}%"
 
 
 # -- helpers -----------------------------------------------------------------

