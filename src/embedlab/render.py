@@ -208,7 +208,7 @@ def encode_terminal(result: "Encoding") -> str:
     name = result.source["source"] if result.source else "table"
     lines = [f"embedlab encode: {name}, {len(result.texts)} text(s) -> (B, T, D) = {_shape(result.shape)}",
              "input = " + " + ".join(c for c in result.components if c != "input")]
-    headers = ("t", "token", "id", "type", *result.components)
+    headers = ("t", "token", "id", "type", *(_VECTOR_HEADERS.get(c, c) for c in result.components))
     for b, text in enumerate(result.texts):
         cut = f", cut from {result.original_lengths[b]}" if result.original_lengths[b] != result.lengths[b] else ""
         lines += ["", f"text {b + 1}: {text!r} ({result.lengths[b]} tokens{cut})"]
@@ -228,6 +228,10 @@ def encode_terminal(result: "Encoding") -> str:
 
 
 # -- helpers -----------------------------------------------------------------
+
+_VECTOR_HEADERS = {"token": "token vector", "position": "position vector", "token_type": "type vector",
+                   "input": "input (the sum)"}
+
 
 def _shape(shape: Sequence[int]) -> str:
     return "(" + ", ".join(str(n) for n in shape) + ")"
