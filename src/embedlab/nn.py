@@ -23,7 +23,8 @@ sinusoidal, rotary and ALiBi 0, tied head 0 more, untied head V*D more.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+import operator
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -122,8 +123,9 @@ class PositionalEmbedding(nn.Module):
         """Raise ``ContextLengthError`` (a ``ValueError``) naming T and T_max unless
         positions ``offset .. offset + seq_len - 1`` all lie in ``[0, T_max)``."""
         for value, name in ((seq_len, "seq_len"), (offset, "offset")):
-            if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, bool) or not hasattr(value, "__index__"):
                 raise TypeError(f"{name} must be an int, got {value!r}")
+        seq_len, offset = operator.index(seq_len), operator.index(offset)
         if seq_len < 1:
             raise ContextLengthError(f"seq_len must be >= 1, got {seq_len}")
         if offset < 0 or offset + seq_len > self.max_context_length:
@@ -134,7 +136,8 @@ class PositionalEmbedding(nn.Module):
     def forward(self, seq_len: int, offset: int = 0) -> torch.Tensor:
         """Vectors of positions ``offset .. offset + T - 1``: (T, D), T = seq_len."""
         self.check_length(seq_len, offset)
-        return self.table[offset:offset + seq_len]  # (T, D)
+        start = operator.index(offset)
+        return self.table[start:start + operator.index(seq_len)]  # (T, D)
 
 
 class LearnedPositionalEmbedding(PositionalEmbedding):
@@ -460,8 +463,7 @@ class DemoResult:
     sinusoidal_decreasing_steps: int
     wavelengths: list[float]  # positions, one per sin/cos pair
     bands_longer_than_context: int
-    too_long_error: str
-    notes: list[str] = field(default_factory=list)
+    too_long_error: str  # what the learned table says at T_max + 1
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a JSON-able dict."""
