@@ -56,3 +56,22 @@ def backend(request: pytest.FixtureRequest) -> SimpleNamespace:
             pytest.skip("numpy is not installed")
         return _numpy_backend()
     return _reference_backend()
+
+
+# -- a tiny word-level tokenizer (tokenizers library), no data package needed --
+
+WORD_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b", "c", "i", "like", "apples", "are", "red"]
+
+
+@pytest.fixture
+def word_tokenizer():
+    """A BERT-like tokenizer over ``WORD_VOCAB``: whitespace words, [CLS] text [SEP]."""
+    tokenizers = pytest.importorskip("tokenizers")
+    vocab = {token: i for i, token in enumerate(WORD_VOCAB)}
+    tk = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="[UNK]"))
+    tk.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    tk.post_processor = tokenizers.processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
+    )
+    return tk

@@ -12,6 +12,7 @@ __all__ = [
     "TokenIdError",
     "UnknownTokenError",
     "ShapeError",
+    "ContextLengthError",
     "SourceError",
     "UnsafeFormatError",
     "TyingConflictError",
@@ -43,6 +44,10 @@ class UnknownTokenError(EmbedlabError, KeyError):
 
 class ShapeError(EmbedlabError, ValueError):
     """An array, vector or sequence whose shape or length is not the expected one."""
+
+
+class ContextLengthError(ShapeError):
+    """A sequence longer than the position table: T > T_max (or T < 1)."""
 
 
 class SourceError(EmbedlabError, ValueError):

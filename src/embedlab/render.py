@@ -16,14 +16,18 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 from .lab import REPORT_KEYS, LabResult, LabSettings
 from .locales import DEFAULT_LANGUAGE, WORDS
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # only for the annotations: these modules need NumPy / torch
+    from .input_embedding import Encoding
+    from .nn import DemoResult
     from .params import Breakdown, Count, Growth
+    from .position_similarity import PositionComparison
 
 __all__ = [
     "report_dict", "report_json", "report_markdown", "report_sections", "report_terminal",
     "Inline", "ReportSection", "MARKDOWN", "TERMINAL",
     "SECTION_KEYS", "terminal_table", "write_atomic", "number",
     "params_dict", "params_json", "params_terminal", "human_count", "human_bytes",
+    "result_json", "demo_terminal", "positions_terminal", "encode_terminal",
 ]
 
 # Which measured keys each of the five report sections shows, in order.
@@ -314,7 +318,104 @@ def _percent(share: float | None) -> str:
     return "-" if share is None else f"{100 * share:.2f}%"
 
 
+# -- demo, positions, encode ----------------------------------------------------
+
+def result_json(result: Any) -> str:
+    """A result with ``to_dict()`` as UTF-8 JSON text, unescaped, newline at the end."""
+    return json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n"
+
+
+def demo_terminal(result: "DemoResult") -> str:
+    """``embedlab demo``: shapes, parameters, cosine by offset, wavelength bands."""
+    s = result.settings
+    lines = [f"embedlab demo: V={s['vocab_size']}, D={s['d_model']}, T_max={s['max_context_length']}, "
+             f"B={s['batch_size']}, T={s['seq_len']}, seed {s['seed']}", "", "shape contract: (B, T) ids -> (B, T, D)"]
+    lines.append(terminal_table([(name, _shape(shape)) for name, shape in result.shapes.items()], ("tensor", "shape")))
+    lines.append(f"learned input[b, t] == E[ids[b, t]] + P[t]: max |diff| = {number(result.max_abs_composition_error)}")
+    lines += ["", "parameters each module adds"]
+    lines.append(terminal_table([(name, f"{count:,}") for name, count in result.parameters.items()],
+                                ("module", "parameters")))
+    lines.append("mean cosine between positions k apart (neighbour_cosine_curve)")
+    rows = [(k, f"{a:+.4f}", f"{b:+.4f}") for k, a, b in zip(result.offsets, result.learned_curve, result.sinusoidal_curve)]
+    lines.append(terminal_table(rows, ("k", "learned", "sinusoidal")))
+    steps = len(result.offsets) - 1
+    lines.append(f"decreasing steps: learned {result.learned_decreasing_steps}/{steps} (random rows at "
+                 f"initialisation), sinusoidal {result.sinusoidal_decreasing_steps}/{steps}")
+    bands = result.wavelengths
+    lines += ["", f"sinusoidal wavelength bands (D={s['d_model']}, base {number(s['base'])}): {len(bands)} bands from "
+              f"{bands[0]:.4g} to {bands[-1]:.4g} positions; {result.bands_longer_than_context} longer than "
+              f"T_max={s['max_context_length']}"]
+    lines += _wrapped([f"{w:.4g}" for w in bands])
+    lines += ["", f"learned positions stop at T_max: {result.too_long_error}"]
+    return "\n".join(lines) + "\n"
+
+
+def positions_terminal(result: "PositionComparison") -> str:
+    """``embedlab positions``: a learned position table against the sinusoidal one."""
+    name = result.source["source"] if result.source else "learned"
+    L, S, v = result.learned, result.sinusoidal, result.verdict
+    lines = [f"embedlab positions: {name} position table ({result.T_max}, {result.D}) against the sinusoidal "
+             f"table of the same size (base {number(result.base)})", "",
+             "adjacent-position cosine, rows p and p+1"]
+    rows = [("mean", f"{L.adjacent_mean:.4f}", f"{S.adjacent_mean:.4f}"),
+            ("min (at p)", f"{L.adjacent_min:.4f} ({L.adjacent_min_position})",
+             f"{S.adjacent_min:.4f} ({S.adjacent_min_position})")]
+    rows += [(f"p {a}-{b - 1}", f"{m:.4f}", f"{n:.4f}") for (a, b, m), (_, _, n) in zip(L.windows, S.windows)]
+    lines.append(terminal_table(rows, ("", name, "sinusoidal")))
+    lines.append("mean cosine of rows p and p+k")
+    rows = [(k, f"{a:+.4f}", f"{b:+.4f}") for k, a, b in zip(L.offsets, L.by_offset, S.by_offset)]
+    lines.append(terminal_table(rows, ("k", name, "sinusoidal")))
+    lines.append(f"decreasing steps: {name} {L.decreasing_steps}/{v.steps}, sinusoidal {S.decreasing_steps}/{v.steps}")
+    word = "smooth" if v.smooth else "not smooth"
+    lines.append(f"verdict: {word}. Neighbouring positions have mean cosine {v.adjacent_mean:.4f} (smooth needs >= "
+                 f"{number(v.threshold)}; independent random rows: 0 +- {v.random_spread:.4f}); likeness "
+                 f"{'falls' if v.decays else 'does not fall'} from {L.by_offset[0]:+.4f} at k={L.offsets[0]} to "
+                 f"{L.by_offset[-1]:+.4f} at k={L.offsets[-1]}.")
+    return "\n".join(lines) + "\n"
+
+
+def encode_terminal(result: "Encoding") -> str:
+    """``embedlab encode``: a row per token with the first values and norm of each vector."""
+    name = result.source["source"] if result.source else "table"
+    lines = [f"embedlab encode: {name}, {len(result.texts)} text(s) -> (B, T, D) = {_shape(result.shape)}",
+             "input = " + " + ".join(c for c in result.components if c != "input")]
+    headers = ("t", "token", "id", "type", *(_VECTOR_HEADERS.get(c, c) for c in result.components))
+    for b, text in enumerate(result.texts):
+        cut = f", cut from {result.original_lengths[b]}" if result.original_lengths[b] != result.lengths[b] else ""
+        lines += ["", f"text {b + 1}: {text!r} ({result.lengths[b]} tokens{cut})"]
+        rows = [(r.position, r.token + (" (pad)" if r.padding else ""), r.id, r.type_id,
+                 *(_vector(r.vectors[c]) for c in result.components)) for r in result.rows if r.sequence == b]
+        lines.append(terminal_table(rows, headers).rstrip("\n"))
+    if result.same_token:
+        lines += ["", "same token, different position"]
+        for m in result.same_token:
+            lines.append(f"  {m.token!r} (id {m.id}): text {m.first[0] + 1} position {m.first[1]} and text "
+                         f"{m.second[0] + 1} position {m.second[1]}: token vectors max |diff| "
+                         f"{number(m.token_max_abs_diff)}; input vectors max |diff| {m.input_max_abs_diff:.4f}, "
+                         f"cosine {m.input_cosine:.4f}")
+    lines += ["", f"final shape (B, T, D) = {_shape(result.shape)}"]
+    lines += [f"note: {note}" for note in result.notes]
+    return "\n".join(lines) + "\n"
+
+
 # -- helpers -----------------------------------------------------------------
+
+_VECTOR_HEADERS = {"token": "token vector", "position": "position vector", "token_type": "type vector",
+                   "input": "input (the sum)"}
+
+
+def _shape(shape: Sequence[int]) -> str:
+    return "(" + ", ".join(str(n) for n in shape) + ")"
+
+
+def _vector(summary: dict[str, Any]) -> str:
+    """First values and norm of one vector: ``[-0.018 +0.047 ...] |1.546|``."""
+    return "[" + " ".join(f"{x:+.3f}" for x in summary["first"]) + f" ...] |{summary['norm']:.3f}|"
+
+
+def _wrapped(cells: Sequence[str], per_line: int = 12) -> list[str]:
+    return ["  " + " ".join(cells[i:i + per_line]) for i in range(0, len(cells), per_line)]
+
 
 def _prose_fields(result: LabResult, settings: LabSettings, words: dict[str, Any], inline: Inline) -> dict[str, str]:
     def pick(key: str, flag: bool) -> str:

