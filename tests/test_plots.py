@@ -95,3 +95,45 @@ def test_cost_and_params_figures_show_the_report_numbers():
     assert [b.get_height() for b in cost.patches] == [0, 16 * 4]
     params = plots.params_figure(result).axes[0]
     assert sorted(b.get_height() for b in params.patches) == sorted([64, 128, 128, 256])
+
+
+def test_positions_figure_heatmaps_are_the_cosine_matrices():
+    from embedlab.position_similarity import cosine_matrix, position_maps
+    from embedlab.positional import sinusoidal_table
+
+    rng = np.random.default_rng(2)
+    learned = rng.normal(size=(16, 6))
+    table = EmbeddingTable(rng.normal(size=(10, 6)), positions=learned)
+    maps = position_maps(table)
+    fig = plots.positions_figure(maps)
+    heat_learned, heat_sin = (ax.images[0].get_array() for ax in fig.axes if ax.images)
+    assert np.allclose(heat_learned, cosine_matrix(learned))
+    sin = sinusoidal_table(16, 6)
+    unit = sin / np.linalg.norm(sin, axis=1, keepdims=True)
+    assert np.allclose(heat_sin, unit @ unit.T)
+    curves = [ax for ax in fig.axes if "p + 1" in ax.get_title()][0]
+    adjacent = [float(np.dot(unit[p], unit[p + 1])) for p in range(15)]
+    assert np.allclose(curves.lines[1].get_ydata(), adjacent)
+    assert all(ax.get_xlabel() and ax.get_ylabel() for ax in fig.axes if ax.images)
+
+
+def test_positions_figure_without_a_learned_table():
+    from embedlab.position_similarity import position_maps
+
+    maps = position_maps(EmbeddingTable(np.eye(4)), max_positions=32)
+    assert maps.learned is None and maps.sinusoidal_cosines.shape == (32, 32)
+    fig = plots.positions_figure(maps)
+    assert any("no learned position table" in t.get_text() for ax in fig.axes for t in ax.texts)
+
+
+def test_bands_figure_marks_every_wavelength():
+    from embedlab.positional import wavelengths
+
+    bands = {64: wavelengths(64), 32: wavelengths(32)}
+    fig = plots.bands_figure(bands, 10000.0)
+    strip = fig.axes[0]
+    marks = [c.get_offsets()[:, 0] for c in strip.collections]
+    assert [len(m) for m in marks] == [32, 16]
+    # 2 pi base^(2k/D), computed here: the first band is 2 pi, D=32's k-th band is D=64's (2k)-th
+    assert np.allclose(marks[0][0], 2 * np.pi) and np.allclose(marks[1][5], 2 * np.pi * 10000 ** (10 / 32))
+    assert np.allclose(marks[1], marks[0][::2])

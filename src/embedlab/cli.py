@@ -139,7 +139,8 @@ PROJECTION_METHODS = ("pca", "tsne", "umap")  # projection.METHODS, without impo
 
 def _add_plot(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "plot", help="figures as PNG: projections, norms, neighbours before/after stretch, sqrt(d) scaling",
+        "plot", help="figures as PNG: projections, norms, neighbours before/after stretch, sqrt(d) scaling, "
+                     "position tables, wavelength bands",
         description="Draw one figure of a table and write it as a PNG (needs the plots extra).",
         epilog="Examples:\n  embedlab plot projection --model glove --probe king --method umap --out king.png\n"
                "  embedlab plot norms --model minilm --out norms.png",
@@ -157,6 +158,10 @@ def _add_plot(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--perplexity", type=float, help="t-SNE perplexity (below the number of points)")
     p.add_argument("--top", type=int, default=10, help="longest rows labelled in the norms figure (default 10)")
     p.add_argument("--stretch-factor", type=float, default=4.0, help="neighbors: factor of the stretched row")
+    p.add_argument("--max-positions", type=int, default=512,
+                   help="positions: T_max of the sinusoidal table for a source without a position table (default 512)")
+    p.add_argument("--widths", type=_widths, help="bands: comma-separated model widths (default D and D/2)")
+    p.add_argument("--base", type=float, default=10000.0, help="positions, bands: sinusoidal base (default 10000)")
     p.add_argument("--size", type=_pixels, default=(1200, 800), help="WIDTHxHEIGHT in pixels (default 1200x800)")
     p.add_argument("--out", type=Path, help="PNG file to write (default FIGURE.png)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -211,7 +216,22 @@ def _plot_scale(args, table, fig):  # type: ignore[no-untyped-def]
     return plots.scale_figure(lab.compare_scale(table, probe, ids), fig)
 
 
-PLOTS = {"projection": _plot_projection, "norms": _plot_norms, "neighbors": _plot_neighbors, "scale": _plot_scale}
+def _plot_positions(args, table, fig):  # type: ignore[no-untyped-def]
+    from . import plots, position_similarity
+
+    maps = position_similarity.position_maps(table, base=args.base, max_positions=args.max_positions)
+    return plots.positions_figure(maps, fig)
+
+
+def _plot_bands(args, table, fig):  # type: ignore[no-untyped-def]
+    from . import plots, positional
+
+    widths = args.widths or [table.D, max(1, table.D // 2)]
+    return plots.bands_figure({w: positional.wavelengths(w, args.base) for w in widths}, args.base, fig)
+
+
+PLOTS = {"projection": _plot_projection, "norms": _plot_norms, "neighbors": _plot_neighbors, "scale": _plot_scale,
+         "positions": _plot_positions, "bands": _plot_bands}
 
 
 # -- embedlab params ---------------------------------------------------------
@@ -398,6 +418,17 @@ def _seed_probe(text: str) -> int:
     except ValueError:
         raise ValueError(f"the seed table has no vocabulary: --probe must be a token id in [0, {embed.VOCAB}), "
                          f"got {text!r}") from None
+
+
+def _widths(text: str) -> list[int]:
+    """'64,32' -> [64, 32]: model widths, each at least 1."""
+    try:
+        widths = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"widths {text!r} must be comma-separated ints, e.g. 64,32") from None
+    if not widths or min(widths) < 1:
+        raise argparse.ArgumentTypeError(f"widths {text!r} must be ints >= 1")
+    return widths
 
 
 def _pixels(text: str) -> tuple[int, int]:

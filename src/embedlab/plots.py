@@ -18,7 +18,7 @@ from .errors import MissingExtraError
 __all__ = [
     "new_figure", "png_bytes", "DPI",
     "projection_figure", "norms_figure", "stretch_figure", "scale_figure",
-    "cost_figure", "params_figure",
+    "cost_figure", "params_figure", "positions_figure", "bands_figure",
 ]
 
 DPI = 100  # pixels per inch: a figure of 12 x 8 inches is 1200 x 800 pixels
@@ -159,6 +159,64 @@ def params_figure(result: Any, fig: Any = None) -> Any:
     ax.set_ylabel("parameters")
     ax.set_title(f"Weight tying saves V x D parameters (D = {result.dim})")
     ax.legend()
+    return fig
+
+
+def positions_figure(maps: Any, fig: Any = None) -> Any:
+    """Learned vs sinusoidal positions (``position_similarity.PositionMaps``): cosine
+    heatmaps side by side, adjacent-position cosine along the table, mean cosine by offset."""
+    fig = fig or new_figure()
+    axes = fig.subplots(2, 2)
+    panels = [(maps.learned_cosines, f"learned ({maps.table})"), (maps.sinusoidal_cosines, "sinusoidal")]
+    for ax, (matrix, name) in zip(axes[0], panels):
+        if matrix is None:
+            ax.text(0.5, 0.5, f"{maps.table} has no learned position table", ha="center", va="center")
+            ax.set_axis_off()
+            continue
+        image = ax.imshow(matrix, vmin=-1.0, vmax=1.0, cmap="RdBu_r", origin="upper")
+        ax.set_title(f"cosine of positions p and q, {name}", fontsize=10)
+        ax.set_xlabel("position q (0-based)")
+        ax.set_ylabel("position p (0-based)")
+        fig.colorbar(image, ax=ax, label="cosine similarity (unitless)")
+    curves, offsets = axes[1]
+    for similarity, name in ((maps.learned, "learned"), (maps.sinusoidal, "sinusoidal")):
+        if similarity is None:
+            continue
+        curves.plot(range(len(similarity.adjacent)), similarity.adjacent, label=name, linewidth=0.8)
+        offsets.plot(similarity.offsets, similarity.by_offset, marker="o", label=name)
+    curves.set_title("adjacent positions: cosine of p and p + 1", fontsize=10)
+    curves.set_xlabel("position p (0-based)")
+    curves.set_ylabel("cosine similarity (unitless)")
+    curves.legend(fontsize=8)
+    offsets.set_xscale("log", base=2)
+    offsets.set_title("mean cosine of p and p + k", fontsize=10)
+    offsets.set_xlabel("offset k (positions, log scale)")
+    offsets.set_ylabel("mean cosine similarity (unitless)")
+    offsets.legend(fontsize=8)
+    fig.suptitle(f"Position tables of {maps.table}: T_max = {maps.T_max}, D = {maps.D}")
+    return fig
+
+
+def bands_figure(bands: dict[int, Any], base: float, fig: Any = None) -> Any:
+    """Sinusoidal wavelength bands for several widths: ``{D: wavelengths (ceil(D/2),)}``
+    (Vaswani et al. 2017, section 3.5): one mark per sin/cos pair."""
+    fig = fig or new_figure()
+    strip, curve = fig.subplots(2, 1)
+    for row, (width, lengths) in enumerate(bands.items()):
+        strip.scatter(lengths, [row] * len(lengths), marker="|", s=300, label=f"D = {width}: {len(lengths)} bands")
+        curve.plot([2 * k / width for k in range(len(lengths))], lengths, marker=".", label=f"D = {width}")
+    strip.set_xscale("log")
+    strip.set_ylim(-0.5, len(bands) - 0.5)
+    strip.set_yticks(range(len(bands)), [f"D = {w}" for w in bands])
+    strip.set_xlabel("wavelength (positions, log scale)")
+    strip.set_ylabel("model width")
+    strip.set_title("one band per sin/cos pair: halving D keeps the range, halves the bands", fontsize=10)
+    curve.set_yscale("log")
+    curve.set_xlabel("pair index 2k / D (unitless)")
+    curve.set_ylabel("wavelength (positions, log scale)")
+    curve.set_title(f"wavelength = 2 pi base^(2k / D), base = {base:g}", fontsize=10)
+    curve.legend(fontsize=8)
+    fig.suptitle("Sinusoidal wavelength bands")
     return fig
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "SMOOTH_ADJACENT", "TableSimilarity", "Smoothness", "PositionComparison",
     "cosine_matrix", "adjacent_cosine", "mean_cosine_by_offset", "power_of_two_offsets",
     "table_similarity", "smoothness", "compare_positions", "compare_table_positions",
+    "PositionMaps", "position_maps",
 ]
 
 # A table is called smooth when neighbouring rows have a mean cosine of at least
@@ -156,6 +157,58 @@ def compare_positions(learned: Any, *, base: float = DEFAULT_BASE, offsets: Sequ
     reference = table_similarity(sinusoidal_table(T_max, D, base), offsets, windows)
     return PositionComparison(T_max=T_max, D=D, base=float(base), learned=mine, sinusoidal=reference,
                               verdict=smoothness(mine, D), source=source)
+
+
+@dataclass(frozen=True)
+class PositionMaps:
+    """Everything the position figures draw, for one table's positions.
+
+    Attributes
+    ----------
+    table : str
+        The source's name.
+    T_max, D : int
+        Size of the position tables compared.
+    learned : TableSimilarity or None
+        The checkpoint's learned table, measured; ``None`` for a source
+        without one (then only the sinusoidal table is drawn).
+    sinusoidal : TableSimilarity
+        ``sinusoidal_table(T_max, D, base)``, measured the same way.
+    learned_cosines : numpy.ndarray, shape (T_max, T_max), float64, or None
+        Cosine of every pair of learned rows.
+    sinusoidal_cosines : numpy.ndarray, shape (T_max, T_max), float64
+        Cosine of every pair of sinusoidal rows.
+    """
+
+    table: str
+    T_max: int
+    D: int
+    learned: TableSimilarity | None
+    sinusoidal: TableSimilarity
+    learned_cosines: np.ndarray | None
+    sinusoidal_cosines: np.ndarray
+
+
+def position_maps(table: Any, *, base: float = DEFAULT_BASE, max_positions: int = 512) -> PositionMaps:
+    """Measure an ``EmbeddingTable``'s position table beside the sinusoidal one.
+
+    A table with a learned position table is compared at its own (T_max, D);
+    one without (word vectors, the seed table) gets the sinusoidal table of
+    ``(max_positions, D)`` alone.
+
+    Raises ``ValueError`` for max_positions < 2 when it is used.
+    """
+    learned = None if table.positions is None else _table(table.positions)  # (T_max, D)
+    T_max = learned.shape[0] if learned is not None else int(max_positions)
+    offsets = power_of_two_offsets(T_max)
+    sinusoidal = sinusoidal_table(T_max, table.D, base)  # (T_max, D)
+    return PositionMaps(
+        table=table.provenance.source, T_max=T_max, D=table.D,
+        learned=None if learned is None else table_similarity(learned, offsets),
+        sinusoidal=table_similarity(sinusoidal, offsets),
+        learned_cosines=None if learned is None else cosine_matrix(learned),
+        sinusoidal_cosines=cosine_matrix(sinusoidal),
+    )
 
 
 def table_similarity(table: Any, offsets: Sequence[int], windows: int = 8) -> TableSimilarity:
