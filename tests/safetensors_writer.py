@@ -61,3 +61,16 @@ def write_index(folder: Path, weight_map: dict[str, str]) -> Path:
     path = folder / "model.safetensors.index.json"
     path.write_text(json.dumps({"metadata": {}, "weight_map": weight_map}), encoding="utf-8")
     return path
+
+
+def array(a: "np.ndarray") -> tuple[str, tuple[int, ...], bytes]:
+    """``(dtype, shape, bytes)`` of a float32/float16/float64 NumPy array, for ``write_safetensors``."""
+    import numpy as np
+
+    names = {np.dtype("float32"): "F32", np.dtype("float16"): "F16", np.dtype("float64"): "F64"}
+    return names[a.dtype], tuple(a.shape), np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<")).tobytes()
+
+
+def bf16(values: list[float]) -> bytes:
+    """bfloat16 bytes of values bfloat16 holds exactly: the top 16 bits of their float32 bits."""
+    return b"".join(struct.pack("<I", struct.unpack("<I", struct.pack("<f", v))[0])[2:] for v in values)

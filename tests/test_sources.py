@@ -16,7 +16,7 @@ import pytest
 
 from embedlab import embed, sources
 from embedlab.errors import MissingExtraError, SourceError, TyingConflictError, UnsafeFormatError
-from safetensors_files import bf16_bytes, write_safetensors
+from safetensors_writer import array, bf16, write_safetensors
 
 
 # -- the seed ----------------------------------------------------------------------------
@@ -137,7 +137,7 @@ def _gpt_like(folder: Path, *, tie: bool | None, head: np.ndarray | None = None)
                "transformer.h.0.mlp.weight": np.zeros((3, 3), dtype=np.float32)}
     if head is not None:
         tensors["lm_head.weight"] = head
-    write_safetensors(folder / "model.safetensors", tensors)
+    write_safetensors(folder / "model.safetensors", {name: array(a) for name, a in tensors.items()})
     config = {"vocab_size": 4, "n_embd": 3}
     if tie is not None:
         config["tie_word_embeddings"] = tie
@@ -183,7 +183,7 @@ def test_checkpoint_tensor_choice(tmp_path):
 
 
 def test_checkpoint_without_known_names_asks_for_tensor(tmp_path):
-    path = write_safetensors(tmp_path / "odd.safetensors", {"emb": np.zeros((4, 2), dtype=np.float32)})
+    path = write_safetensors(tmp_path / "odd.safetensors", {"emb": array(np.zeros((4, 2), dtype=np.float32))})
     with pytest.raises(SourceError, match="--tensor.*emb"):
         sources.load(str(path))
     assert sources.load(str(path), tensor="emb").W_E.shape == (4, 2)
@@ -192,8 +192,7 @@ def test_checkpoint_without_known_names_asks_for_tensor(tmp_path):
 def test_checkpoint_bf16_table_reads_exact_values(tmp_path):
     pytest.importorskip("torch")
     values = [1.0, -2.5, 0.15625, 3.0, 0.0, -0.5]  # all exact in bfloat16
-    path = write_safetensors(tmp_path / "bf.safetensors", {},
-                             raw={"wte.weight": ("BF16", [3, 2], bf16_bytes(values))})
+    path = write_safetensors(tmp_path / "bf.safetensors", {"wte.weight": ("BF16", (3, 2), bf16(values))})
     table = sources.load(str(path))
     assert table.dtype == np.float32
     assert table.W_E.ravel().tolist() == values
@@ -203,8 +202,10 @@ def test_checkpoint_bf16_table_reads_exact_values(tmp_path):
 def test_sharded_checkpoint(tmp_path):
     folder = tmp_path / "sharded"
     folder.mkdir()
-    write_safetensors(folder / "model-00001-of-00002.safetensors", {"model.embed_tokens.weight": np.eye(3, dtype=np.float32)})
-    write_safetensors(folder / "model-00002-of-00002.safetensors", {"lm_head.weight": np.eye(3, dtype=np.float32) * 2})
+    write_safetensors(folder / "model-00001-of-00002.safetensors",
+                      {"model.embed_tokens.weight": array(np.eye(3, dtype=np.float32))})
+    write_safetensors(folder / "model-00002-of-00002.safetensors",
+                      {"lm_head.weight": array(np.eye(3, dtype=np.float32) * 2)})
     index = {"weight_map": {"model.embed_tokens.weight": "model-00001-of-00002.safetensors",
                             "lm_head.weight": "model-00002-of-00002.safetensors"}}
     (folder / "model.safetensors.index.json").write_text(json.dumps(index), encoding="utf-8")
