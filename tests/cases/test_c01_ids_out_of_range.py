@@ -30,3 +30,18 @@ def test_eight_rows():
     with pytest.raises(IndexError, match="100.*V=8"):
         table.lookup([3, 100])
     assert table.lookup([7]).tolist() == [[7.0, 7.0]]
+
+
+@pytest.mark.torch
+def test_token_embedding_names_id_and_v_and_returns_nothing():
+    torch = pytest.importorskip("torch")
+    from embedlab.nn import TokenEmbedding
+
+    module = TokenEmbedding(2, 3)
+    for ids, bad in (([[0, 1, -1]], -1), ([[2]], 2)):
+        with pytest.raises(IndexError, match=rf"{bad}.*V=2"):
+            module(torch.tensor(ids, dtype=torch.int64))
+    eight = TokenEmbedding(8, 2)
+    with pytest.raises(IndexError, match="100.*V=8"):
+        eight(torch.tensor([[3, 100]], dtype=torch.int64))
+    assert torch.equal(eight(torch.tensor([[7]], dtype=torch.int64))[0, 0], eight.embedding.weight[7])
