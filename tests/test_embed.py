@@ -387,3 +387,24 @@ def test_embed_imports_only_the_standard_library():
             assert node.level == 0, "embed.py must not import from its package"
             names.add(node.module.split(".")[0])
     assert names <= set(sys.stdlib_module_names)
+
+
+def test_nan_and_infinity_are_errors_not_rankings():
+    nan, inf = math.nan, math.inf
+    with pytest.raises(ValueError, match="NaN"):
+        embed.cosine([nan, 0.0], [1.0, 0.0])
+    with pytest.raises(ValueError, match="NaN"):
+        embed.cosine([inf, 0.0], [1.0, 0.0])
+    with pytest.raises(ValueError):
+        embed.nearest_by_cosine([[1.0, 0.0], [nan, 0.0], [0.0, 1.0]], 0, 2)
+    with pytest.raises(ValueError, match="row 1"):
+        embed.nearest_by_dot([[1.0, 0.0], [nan, 0.0], [0.0, 1.0]], 0, 2)
+
+
+@pytest.mark.parametrize("factor, error", [(math.nan, ValueError), (math.inf, ValueError), (1e308, ValueError),
+                                           ("2", TypeError), (True, TypeError)])
+def test_stretch_bad_factors(factor, error):
+    table = [[10.0, 1.0], [1.0, 1.0]]
+    with pytest.raises(error):
+        embed.stretch(table, 0, factor)
+    assert table == [[10.0, 1.0], [1.0, 1.0]]

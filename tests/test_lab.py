@@ -105,11 +105,25 @@ def test_tokens_carried_for_a_table_with_vocabulary():
 def test_bad_settings():
     engine = lab.ReferenceEngine([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     with pytest.raises(ValueError, match="stretch rank 2"):
-        lab.measure(engine, lab.LabSettings(probe=0, k=2, stretch_rank=2))
+        lab.LabSettings(probe=0, k=2, stretch_rank=2)
     with pytest.raises(IndexError, match="token id 3"):
-        lab.measure(engine, lab.LabSettings(probe=3, k=1, stretch_rank=0))
+        lab.measure(engine, lab.LabSettings(probe=3, k=1))
     with pytest.raises(ValueError, match="k=3"):
-        lab.measure(engine, lab.LabSettings(probe=0, k=3, stretch_rank=0))
+        lab.measure(engine, lab.LabSettings(probe=0, k=3))
+    for bad in ({"k": 0}, {"k": -1}, {"stretch_factor": math.nan}, {"stretch_factor": math.inf},
+                {"stretch_factor": 0.0}, {"stretch_factor": -2.0}, {"growth_factor": 0}, {"growth_factor": 1.5}):
+        with pytest.raises(ValueError, match=str(list(bad.values())[0])):
+            lab.LabSettings(**bad)
+
+
+def test_stretch_rank_follows_a_small_k():
+    assert lab.LabSettings().rank == 4
+    assert lab.LabSettings(k=3).rank == 2
+    assert lab.LabSettings(k=1).rank == 0
+    assert lab.LabSettings(k=10, stretch_rank=7).rank == 7
+    rows = [[1.0, 0.0], [0.9, 0.1], [0.5, 0.5], [0.0, 1.0]]
+    result = lab.measure(lab.ReferenceEngine(rows), lab.LabSettings(probe=0, k=2))
+    assert result.stretch_target == result.cos_neighbors[1]
 
 
 def test_report_keys_are_the_issues_list():

@@ -111,3 +111,38 @@ def test_number_formats():
     assert render.number(None) == "-"
     assert render.number(32768) == "32768"
     assert render.number(0.1 + 0.2) == "0.3"
+
+
+def test_write_atomic_checks_every_target_first(tmp_path):
+    (tmp_path / "a.json").write_text("old", encoding="utf-8")
+    (tmp_path / "b.md").mkdir()
+    with pytest.raises(IsADirectoryError, match="b.md"):
+        render.write_atomic({tmp_path / "a.json": "new", tmp_path / "b.md": "x"})
+    assert (tmp_path / "a.json").read_text(encoding="utf-8") == "old"
+    (tmp_path / "file").write_text("", encoding="utf-8")
+    with pytest.raises(NotADirectoryError, match="is a file, not a folder"):
+        render.write_atomic({tmp_path / "file" / "sub" / "x.txt": "x"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.md", "file"]
+
+
+def test_write_atomic_removes_temporaries_when_a_rename_fails(tmp_path, monkeypatch):
+    import os
+
+    def refuse(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError, match="disk full"):
+        render.write_atomic({tmp_path / "a.txt": "one"})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_written_files_have_the_usual_permissions(tmp_path):
+    import os
+
+    mask = os.umask(0o022)
+    try:
+        (path,) = render.write_atomic({tmp_path / "a.txt": "one"})
+    finally:
+        os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o644

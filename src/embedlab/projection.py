@@ -70,8 +70,12 @@ def choose_rows(table: EmbeddingTable, probe: int | str, *, k: int = 10, sample:
     and ``sample`` other rows drawn with ``seed``.
 
     Returns ids (n,) int64 and the group of each (``probe``, ``cosine``,
-    ``dot``, ``both``, ``sample``). Raises as ``EmbeddingTable.nearest``.
+    ``dot``, ``both``, ``sample``). k is capped at V - 1 and the sample at
+    the rows left. Raises ``ValueError`` for k < 1 or sample < 0, and as
+    ``EmbeddingTable.nearest`` for a bad probe.
     """
+    if k < 1 or sample < 0:
+        raise ValueError(f"k={k} must be at least 1 and sample={sample} at least 0")
     p = table.token_id(probe)
     k = min(k, table.V - 1)
     cos = table.nearest([p], k, "cosine").ids[0].tolist()

@@ -153,14 +153,19 @@ def terminal_table(rows: Iterable[Sequence[Any]], headers: Sequence[str] | None 
 def write_atomic(files: dict[Path, str | bytes]) -> list[Path]:
     """Write files (text as UTF-8, or bytes) so that none is ever left half-written.
 
-    Every file is first written in full to a temporary file in its folder,
-    then all are renamed into place (``os.replace``, atomic on one file
-    system). If any write fails, the temporaries are removed and no target
-    is touched.
+    Every target is checked first (a folder where a file should go, a file
+    where a folder should be: an error before anything is written); every
+    file is then written in full to a temporary file beside it, and only then
+    are all renamed into place (``os.replace``, atomic on one file system).
+    If anything fails, the temporaries are removed. Each file is atomic; a
+    rename that fails after another succeeded (a full disk, say) can leave
+    the files of one call from two runs, never a half-written one.
 
-    Returns the paths written. Raises ``OSError`` if a folder cannot be
-    created or written.
+    Returns the paths written. Raises ``OSError`` naming the path that
+    cannot be written.
     """
+    for path in files:
+        _check_target(Path(path))
     staged: list[tuple[str, Path]] = []
     try:
         for path, content in files.items():
@@ -170,14 +175,23 @@ def write_atomic(files: dict[Path, str | bytes]) -> list[Path]:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(content.encode("utf-8") if isinstance(content, str) else content)
             os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
-    except BaseException:
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    finally:
         for tmp, _ in staged:
             if os.path.exists(tmp):
                 os.unlink(tmp)
-        raise
-    for tmp, path in staged:
-        os.replace(tmp, path)
     return [path for _, path in staged]
+
+
+def _check_target(path: Path) -> None:
+    if not path.name or path.is_dir():
+        raise IsADirectoryError(f"cannot write {str(path)!r}: it is a folder, expected a file name")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise NotADirectoryError(f"cannot write {str(path)!r}: {str(parent)!r} is a file, not a folder")
+            break
 
 
 def _umask() -> int:
@@ -299,8 +313,9 @@ def _growth_table(g: Growth) -> str:
             ("tied", g.tied_now, g.tied_bigger, g.tied_added, g.tied_added_bytes),
             ("untied", g.untied_now, g.untied_bigger, g.untied_added, g.untied_added_bytes)):
         # Only the tables grow with V, so the tables and the total grow by the same count.
+        total = "total" if now.other is not None else "total (tables only)"
         rows += [(f"{name}: tables", _human(now.tables), _human(bigger.tables), _human(added, sign=True)),
-                 (f"{name}: total", _human(now.total), _human(bigger.total), _human(added, sign=True)),
+                 (f"{name}: {total}", _human(now.total), _human(bigger.total), _human(added, sign=True)),
                  (f"{name}: bytes ({now.dtype})", _human(now.bytes.total, human_bytes),
                   _human(bigger.bytes.total, human_bytes), _human(added_bytes, human_bytes, sign=True)),
                  (f"{name}: tables' share", _percent(now.share), _percent(bigger.share), "")]
@@ -436,7 +451,7 @@ def _prose_fields(result: LabResult, settings: LabSettings, words: dict[str, Any
         logit_argmax=one(result.logit_argmax, "logit_argmax_token"),
         stretch_target=one(result.stretch_target, "stretch_target_token"),
         other=_id(result.cos_neighbors[0], (_token(result, "cos_neighbors_tokens") or [None])[0], inline),
-        k=str(settings.k), rank=str(settings.stretch_rank + 1), growth_factor=str(settings.growth_factor),
+        k=str(settings.k), rank=str(settings.rank + 1), growth_factor=str(settings.growth_factor),
         repeat=pick("repeat", result.repeat_same),
         is_self=pick("is_self", result.logit_argmax_is_self),
         differ=pick("differ", result.neighbors_differ),

@@ -67,6 +67,7 @@ def load(model: str = "seed", *, tensor: str | None = None, words: str | Path | 
     MissingExtraError
         (an ``ImportError``) when a data package or library is not installed.
     """
+    _check_options(model, tensor=tensor, words=words)
     if model == "seed":
         return EmbeddingTable.from_rows(
             embed.make_table(embed.VOCAB, embed.DIM, embed.SEED),
@@ -183,31 +184,31 @@ def load_npy(path: str | Path, *, words: str | Path | None = None) -> EmbeddingT
 def load_text(path: str | Path) -> EmbeddingTable:
     """GloVe text (``word v1 ... vD`` per line) or word2vec text (a ``V D`` header first).
 
-    The header line is never a token. Every line must hold D values, and a
-    declared V must match the rows found.
+    A first line of exactly two integers is the word2vec header, never a
+    token; without one, D is the number of values on the first line. Every
+    line must then hold one word and exactly D values (words hold no
+    whitespace), a declared V must match the rows found, and no word may
+    appear twice. A UTF-8 byte-order mark is skipped.
 
     Raises ``SourceError`` naming the line, the value or both counts.
     """
     path = Path(path)
     tokens: list[str] = []
     rows: list[np.ndarray] = []
-    declared = None
-    dim = None
+    declared = dim = None
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:
             for number, line in enumerate(handle, start=1):
-                line = line.rstrip("\r\n").rstrip(" ")
-                if not line:
+                parts = line.split()
+                if not parts:
                     continue
-                head = line.split()
-                if number == 1 and len(head) == 2 and all(p.isdigit() for p in head):
-                    declared, dim = int(head[0]), int(head[1])  # word2vec header
+                if number == 1 and len(parts) == 2 and all(_is_int(p) for p in parts):
+                    declared, dim = _text_header(path, parts)
                     continue
-                if dim is None:
-                    dim = len(head) - 1
-                parts = line.rsplit(" ", dim)
-                if len(parts) != dim + 1 or not parts[0]:
-                    raise SourceError(f"{path} line {number}: expected a word and {dim} values, got {len(parts) - 1} values")
+                dim = len(parts) - 1 if dim is None else dim
+                if len(parts) != dim + 1:
+                    raise SourceError(f"{path} line {number}: expected a word and {dim} values, "
+                                      f"got {len(parts)} fields")
                 try:
                     rows.append(np.array(parts[1:], dtype=np.float32))
                 except ValueError:
@@ -219,8 +220,9 @@ def load_text(path: str | Path) -> EmbeddingTable:
         raise SourceError(f"{path} is not UTF-8 text: {exc}") from None
     if declared is not None and declared != len(rows):
         raise SourceError(f"{path} declares {declared} vectors in its header but holds {len(rows)}")
-    if not rows:
+    if not rows or dim == 0:
         raise SourceError(f"{path} holds no vectors")
+    _check_unique(tokens, path)
     prov = Provenance("text", path=str(path), dtype="text", tie_evidence="word vectors: no output head")
     return EmbeddingTable(np.stack(rows), vocabulary=tokens, provenance=prov)
 
@@ -268,18 +270,59 @@ def load_tokenizer(model: str = "minilm") -> Any:
 
 
 def read_words(path: str | Path) -> list[str]:
-    """One token per line (a ``vocab.txt``), in id order; the line break is not part of it."""
+    """One token per line (a word list, ``vocab.txt``), in id order; the line break is not part of it.
+
+    Raises ``SourceError`` for an unreadable file, an empty line or a token
+    that appears twice (either would make ids and strings disagree).
+    """
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        words = Path(path).read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise SourceError(f"cannot read the word list {path}: {exc}") from None
-    return text.splitlines()
+    for number, word in enumerate(words, start=1):
+        if not word:
+            raise SourceError(f"{path} line {number} is empty: expected one token per line")
+    _check_unique(words, path)
+    return words
 
 
 # -- helpers -----------------------------------------------------------------
 
+def _check_options(model: str, *, tensor: str | None, words: str | Path | None) -> None:
+    """Refuse options that the source would ignore."""
+    suffix = Path(model).suffix.lower()
+    takes_tensor = model == "minilm" or (model not in NAMED and suffix not in (".npy", *TEXT_SUFFIXES))
+    takes_words = model not in NAMED and suffix == ".npy"
+    if tensor is not None and not takes_tensor:
+        raise SourceError(f"--tensor does not apply to {model!r}: only checkpoints (minilm, a folder, a "
+                          ".safetensors file) have named tensors")
+    if words is not None and not takes_words:
+        raise SourceError(f"--words does not apply to {model!r}: only a .npy table takes a word list")
+
+
+def _is_int(text: str) -> bool:
+    return text.lstrip("+-").isdigit()
+
+
+def _text_header(path: Path, parts: list[str]) -> tuple[int, int]:
+    declared, dim = int(parts[0]), int(parts[1])
+    if declared < 1 or dim < 1:
+        raise SourceError(f"{path} header declares {declared} vectors of {dim} values: both must be at least 1")
+    return declared, dim
+
+
+def _check_unique(tokens: list[str], path: Path | str) -> None:
+    seen: dict[str, int] = {}
+    for row, token in enumerate(tokens):
+        if token in seen:
+            raise SourceError(f"{path}: token {token!r} appears twice (rows {seen[token]} and {row})")
+        seen[token] = row
+
+
 def _load_path(path: Path, *, tensor: str | None, words: str | Path | None) -> EmbeddingTable:
     if not path.exists():
+        if len(path.parts) > 1 or path.suffix:
+            raise SourceError(f"no such file or folder: {str(path)!r}")
         known = ", ".join(NAMED)
         raise SourceError(f"unknown model {str(path)!r}: expected one of {known}, or a path to a checkpoint folder, "
                           ".safetensors, .npy or GloVe/word2vec text file")
@@ -321,6 +364,10 @@ def _folder_vocabulary(folder: Path, size: int) -> Vocabulary | None:
         mapping = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
     if mapping is None:
         return None
+    beyond = max(mapping.values(), default=-1)
+    if beyond >= size:
+        raise SourceError(f"the tokenizer in {folder} has token ids up to {beyond}, but the table has only V={size} "
+                          "rows: the tokenizer and the weights do not belong together")
     for token, i in mapping.items():
         if 0 <= i < size and tokens[i] is None:
             tokens[i] = token

@@ -178,7 +178,8 @@ class EmbeddingTable:
         An int (NumPy ints included) is checked against ``[0, V)``. A string is
         looked up in the vocabulary; a string that is not a token but is a
         decimal integer (``"137"``) is taken as an id, which is how a table
-        without vocabulary is queried from the command line.
+        without vocabulary is queried from the command line. ``"id:137"`` is
+        always the id, even where ``"137"`` is also a token.
 
         Raises
         ------
@@ -190,6 +191,8 @@ class EmbeddingTable:
         TypeError
             For a bool, a float or anything else.
         """
+        if isinstance(query, str) and query.startswith("id:"):
+            return self.token_id(_parse_id(query))
         if isinstance(query, str):
             vocab = self._vocabulary
             if vocab is not None and query in vocab.token_to_index:
@@ -405,6 +408,14 @@ def rms(x: Any) -> np.ndarray:
     if a.shape[-1] == 0:
         return np.zeros(a.shape[:-1])
     return np.sqrt(np.mean(a * a, axis=-1))
+
+
+def _parse_id(query: str) -> int:
+    """``"id:137"`` -> 137; anything after ``id:`` but an integer is a TypeError."""
+    try:
+        return int(query[3:])
+    except ValueError:
+        raise TypeError(f"query {query!r}: expected id:N with N a token id") from None
 
 
 def _readonly_matrix(matrix: Any, what: str, width: int | None = None) -> np.ndarray:
