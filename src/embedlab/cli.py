@@ -140,17 +140,16 @@ def _report_figures(table, result, settings, lang):  # type: ignore[no-untyped-d
 
     captions = WORDS[lang]["captions"]
     ids, groups = projection.choose_rows(table, settings.probe, k=settings.k)
-    proj = projection.project(table, ids, "pca", groups=groups)
-    scale_ids = [*result.cos_neighbors, *result.dot_neighbors]
-    return {
-        "what": [(plots.png_bytes(plots.projection_figure(proj)), captions["projection"]),
-                 (plots.png_bytes(plots.norms_figure(norms.norm_distribution(table))), captions["norms"])],
-        "lookup": [(plots.png_bytes(plots.cost_figure(result)), captions["cost"])],
-        "tying": [(plots.png_bytes(plots.params_figure(result)), captions["params"])],
-        "neighbors": [(plots.png_bytes(plots.stretch_figure(lab.compare_stretch(table, settings))), captions["stretch"])],
-        "scale": [(plots.png_bytes(plots.scale_figure(lab.compare_scale(table, settings.probe, list(dict.fromkeys(scale_ids))))),
-                   captions["scale"])],
+    near = list(dict.fromkeys([*result.cos_neighbors, *result.dot_neighbors]))
+    drawn = {
+        "what": [("projection", plots.projection_figure(projection.project(table, ids, "pca", groups=groups))),
+                 ("norms", plots.norms_figure(norms.norm_distribution(table)))],
+        "lookup": [("cost", plots.cost_figure(result))],
+        "tying": [("params", plots.params_figure(result))],
+        "neighbors": [("stretch", plots.stretch_figure(lab.compare_stretch(table, settings)))],
+        "scale": [("scale", plots.scale_figure(lab.compare_scale(table, settings.probe, near)))],
     }
+    return {section: [(plots.png_bytes(fig), captions[name]) for name, fig in figs] for section, figs in drawn.items()}
 
 
 # -- embedlab plot --------------------------------------------------------------
@@ -483,7 +482,8 @@ def _token_list(text: str) -> list[str]:
     """'a,b,c' -> ['a', 'b', 'c']; an empty item is an error, not silently dropped."""
     items = [item.strip() for item in text.split(",")]
     if not text.strip() or any(not item for item in items):
-        raise ValueError(f"--tokens {text!r} has an empty item: expected comma-separated tokens or ids, e.g. king,queen")
+        raise ValueError(f"--tokens {text!r} has an empty item: expected comma-separated tokens or ids, "
+                         "e.g. king,queen")
     return items
 
 

@@ -72,7 +72,8 @@ class LabSettings:
         if self.stretch_rank is not None and not 0 <= self.stretch_rank < self.k:
             raise ValueError(f"stretch rank {self.stretch_rank} must be in [0, k={self.k})")
         factor = self.stretch_factor
-        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not (math.isfinite(factor) and factor > 0):
+        number = isinstance(factor, (int, float)) and not isinstance(factor, bool)
+        if not (number and math.isfinite(factor) and factor > 0):
             raise ValueError(f"stretch factor {factor!r} must be a finite number above 0")
         if isinstance(self.growth_factor, bool) or not isinstance(self.growth_factor, int) or self.growth_factor < 1:
             raise ValueError(f"growth factor {self.growth_factor!r} must be a whole number of at least 1")
