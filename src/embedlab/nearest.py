@@ -49,8 +49,8 @@ DEFAULT_MEMORY = 256 * 2**20  # bytes of working memory for one search
 # Preferred score block (queries x rows), measured on 2 cores: big enough
 # that per-block overhead is small, small enough to stay in the L3 cache.
 _PREFERRED_QUERIES = 1024
-_PREFERRED_ROWS = 4096
-_SAMPLE_ROWS = 1024  # rows spread over the table that set each query's first bar
+_PREFERRED_ROWS = 8192
+_SAMPLE_ROWS = 2048  # rows spread over the table that set each query's first bar
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,9 @@ class BlockPlan:
     sample : int
         Rows spread over the table that set each query's first bar.
     batch : int
-        Candidates pooled, or rescored in float64, at once.
+        Survivors of the filter pooled at once.
+    rescore : int
+        Candidates rescored in float64 at once.
     workers : int
         Threads running blocks of queries at once.
     bytes : int
@@ -99,6 +101,7 @@ class BlockPlan:
     rows: int
     sample: int
     batch: int
+    rescore: int
     workers: int
     bytes: int
 
@@ -193,12 +196,13 @@ def plan_blocks(V: int, D: int, k: int, itemsize: int, memory: int, *,
     """Block sizes for ``search`` whose working memory fits in ``memory`` bytes.
 
     Starts from 1024 queries (fewer, so that every worker gets a block) x
-    4096 rows and halves a side until it fits, for all workers together.
-    Counted: the score block and its mask, or the sample that sets the first
-    bar (at most one block, with a partition copy); one block of scaled rows;
-    per query, its float64 and scaled copies and its pool; one batch of
-    candidates being pooled or rescored in float64 (however many entries of a
-    block pass the filter, they are handled a batch at a time). Not counted:
+    8192 rows, and halves whichever part needs the most memory until all
+    workers together fit. Counted per worker: the score block and its mask,
+    or the sample that sets the first bar (at most one block, with a
+    partition copy); one block of scaled rows; per query, its float64 and
+    scaled copies and its pool; one batch of survivors being pooled (however
+    many entries of a block pass the filter, they are pooled a batch at a
+    time); one batch of candidates being rescored in float64. Not counted:
     the outputs (N, K).
 
     Parameters
@@ -227,21 +231,25 @@ def plan_blocks(V: int, D: int, k: int, itemsize: int, memory: int, *,
     workers = max(1, min(workers, N))
     n = max(1, min(_PREFERRED_QUERIES, -(-N // workers)))  # give every worker a block
     v = max(min_rows, min(V, _PREFERRED_ROWS))
-    batch = 8192
+    batch = rescore = 8192
     while True:
-        sample = min(v, max(min_rows, _SAMPLE_ROWS))
         workers = min(workers, -(-N // n))  # no more workers than blocks
-        need = workers * _plan_bytes(n, v, D, k, itemsize, batch)
+        parts = _plan_bytes(n, v, D, k, itemsize, batch, rescore)
+        need = workers * sum(parts.values())
         if need <= memory:
-            return BlockPlan(queries=n, rows=v, sample=sample, batch=batch, workers=workers, bytes=need)
-        if batch > 1 and batch * (3 * D * 8 + 120) >= n * v * (itemsize + 1):
-            batch //= 2  # the candidates' float64 rows are the largest part
+            return BlockPlan(queries=n, rows=v, sample=min(v, max(min_rows, _SAMPLE_ROWS)), batch=batch,
+                             rescore=rescore, workers=workers, bytes=need)
+        largest = max(parts, key=parts.get)
+        if largest == "rescore" and rescore > 1:
+            rescore //= 2
+        elif largest == "pool" and batch > 1:
+            batch //= 2
         elif n > 1 and (n * 4 >= v or v == min_rows):
             n //= 2
         elif v > min_rows:
             v = max(min_rows, v // 2)
-        elif batch > 1:
-            batch //= 2
+        elif batch > 1 or rescore > 1:
+            batch, rescore = max(1, batch // 2), max(1, rescore // 2)
         elif workers > 1:
             workers -= 1
         else:
@@ -302,7 +310,7 @@ class _Scan:
         pool = self._scan(plan)
         ids = np.empty((len(pool.ids), self.k), dtype=np.int64)
         scores = np.empty((len(pool.ids), self.k))
-        step = max(1, plan.batch // pool.ids.shape[1])
+        step = max(1, plan.rescore // pool.ids.shape[1])
         for s in range(0, len(pool.ids), step):
             part = np.arange(s, min(s + step, len(pool.ids)))
             ids[part], scores[part] = self._exact_top_k(part, pool.ids[part])
@@ -370,7 +378,7 @@ class _Scan:
     def _settle(self, i: int, cand: np.ndarray) -> np.ndarray:
         """The exact top-k ids of one query's candidates (c,), taken in chunks."""
         top = cand[:0]
-        step = max(1, self.plan.batch - self.k)
+        step = max(1, self.plan.rescore - self.k)
         for s in range(0, cand.size, step):
             chunk = np.concatenate([top, cand[s:s + step]])[None, :]  # (1, c)
             top = self._exact_top_k(np.array([i]), chunk)[0][0]
@@ -415,7 +423,7 @@ class _Pool:
             settle: Callable[[int, np.ndarray], np.ndarray]) -> None:
         """Merge survivors (query index, row id, GEMM score), sorted by query, and prune."""
         k, P = self.k, self.ids.shape[1]
-        hit = qi[np.r_[True, qi[1:] != qi[:-1]]]  # (h,)
+        hit = qi[np.concatenate(([True], qi[1:] != qi[:-1]))]  # (h,) qi is sorted
         old = self.ids[hit] >= 0  # (h, P)
         rows = np.concatenate([np.repeat(hit, P)[old.ravel()], qi])
         cand = np.concatenate([self.ids[hit][old], ids])
@@ -464,16 +472,17 @@ def _margin(metric: str, D: int, dtype: type, q_norms: np.ndarray, row_norms: np
     return unit * q_norms * float(row_norms.max(initial=0.0))
 
 
-def _plan_bytes(n: int, v: int, D: int, k: int, itemsize: int, batch: int) -> int:
-    """Working memory of one search with blocks (n, v), in bytes (see ``plan_blocks``)."""
+def _plan_bytes(n: int, v: int, D: int, k: int, itemsize: int, batch: int, rescore: int) -> dict[str, int]:
+    """Working memory of one worker with blocks (n, v), in bytes, by part (see ``plan_blocks``)."""
     P = _pool_slots(k)
-    rows = v * D * (itemsize + 8) + 8 * v  # one block of scaled rows (and its float64 step)
     sample = n * v * 2 * itemsize  # the first bar: scores of at most v rows and a partition copy
     scan = n * v * (itemsize + 1) + 8 * v  # the score block and its mask; one query's survivors
-    per_query = D * (16 + itemsize) + P * 16 * 3 + 128  # copies, pool, results
-    pooling = (batch + min(batch, n) * P) * 120  # survivors and the pools they join, sorted
-    rescoring = batch * (3 * D * 8 + 96)  # two gathered float64 rows and their product
-    return n * per_query + rows + max(sample, scan) + pooling + rescoring
+    return {
+        "block": max(sample, scan) + v * D * (itemsize + 8),  # and one block of scaled rows
+        "queries": n * (D * (16 + itemsize) + P * 16 * 3 + 128),  # copies, pool, results
+        "pool": (batch + min(batch, n) * P) * 120,  # survivors and the pools they join, sorted
+        "rescore": rescore * (2 * D * 8 + 96),  # the gathered float64 rows and query rows
+    }
 
 
 def _workers(workers: int | None) -> int:
