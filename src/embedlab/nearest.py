@@ -337,9 +337,11 @@ class _Scan:
         bar = self._first_bar()  # (m,)
         S_buf = np.empty(m * plan.rows, dtype=self.dtype)  # reused: (m, v) views of it
         mask_buf = np.empty(m * plan.rows, dtype=bool)
+        rows_buf = np.empty((plan.rows, self.W.shape[1]), dtype=self.dtype)  # scaled rows, reused
         for v0 in range(0, V, plan.rows):
             v1 = min(V, v0 + plan.rows)
-            S = self._scores(np.arange(v0, v1), out=S_buf[:m * (v1 - v0)].reshape(m, v1 - v0))  # (m, v)
+            S = self._scores(np.arange(v0, v1), out=S_buf[:m * (v1 - v0)].reshape(m, v1 - v0),
+                             rows_buf=rows_buf)  # (m, v)
             bar = np.maximum(bar, pool.scores[:, self.k - 1] - 2 * self.eps)  # the pool's k-th best raises it
             mask = np.greater_equal(S, bar.astype(self.dtype)[:, None], out=mask_buf[:S.size].reshape(S.shape))
             self._pool_marked(S, mask, v0, pool, 0, m)
@@ -358,17 +360,26 @@ class _Scan:
             r, c = np.divmod(found[s:s + batch], S.shape[1])
             pool.add(r + a, c + v0, S[a:b].ravel()[found[s:s + batch]], self.eps, self._settle)
 
-    def _scores(self, ids: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    def _scores(self, ids: np.ndarray, out: np.ndarray | None = None,
+                rows_buf: np.ndarray | None = None) -> np.ndarray:
         """GEMM scores of the queries against rows ``ids`` (s,), ascending -> (m, s).
 
-        A run of ids is sliced (a view); a sample is gathered. The query's own
-        id, where it is among them, scores -inf.
+        A run of ids is sliced (a view); a sample is gathered. Rows scaled to
+        unit length (cosine) or to the GEMM's dtype go to ``rows_buf`` (s, D)
+        where given: a fresh array per block would cost a page fault per 4 KiB.
+        The query's own id, where it is among them, scores -inf.
         """
-        run = ids[-1] - ids[0] + 1 == ids.size
-        rows = self.W[ids[0]:ids[-1] + 1] if run else self.W[ids]  # (s, D)
-        if self.inv_norms is not None:
-            rows = rows * self.inv_norms[ids, None].astype(self.dtype)  # (s, D) unit rows; zero rows stay 0
-        S = np.matmul(self.queries, rows.T.astype(self.dtype, copy=False), out=out)  # (m, s)
+        run = slice(ids[0], ids[-1] + 1) if ids[-1] - ids[0] + 1 == ids.size else ids
+        rows = self.W[run]  # (s, D)
+        scaled = None if rows_buf is None else rows_buf[:len(ids)]
+        if self.inv_norms is not None:  # unit rows; zero rows stay 0
+            rows = np.multiply(rows, self.inv_norms[run, None], out=scaled, dtype=self.dtype)
+        elif rows.dtype != self.dtype and scaled is not None:  # float16 rows: the GEMM runs in float32
+            np.copyto(scaled, rows)
+            rows = scaled
+        elif rows.dtype != self.dtype:
+            rows = rows.astype(self.dtype)
+        S = np.matmul(self.queries, rows.T, out=out)  # (m, s)
         if self.exclude is not None:
             at = np.minimum(np.searchsorted(ids, self.exclude), ids.size - 1)  # (m,)
             own = np.flatnonzero(ids[at] == self.exclude)
