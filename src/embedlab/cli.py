@@ -423,6 +423,79 @@ def _run_encode(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- embedlab neighbors -----------------------------------------------------
+
+def _add_neighbors(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "neighbors", help="nearest tokens by cosine and by dot, side by side, with row norms",
+        description="For each query, its k nearest tokens by cosine similarity and by dot product, side by "
+                    "side: score and the norm of each listed row, so you see why the lists differ. A query "
+                    "by token or id leaves out exactly its own id; a vector leaves out nothing; equal scores "
+                    "are listed by the smaller id.",
+        epilog="Examples:\n  embedlab neighbors --model minilm king queen --k 5\n"
+               "  embedlab neighbors --model glove paris --by cosine --json\n"
+               "  embedlab neighbors --model minilm --vector probes.npy",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_model_arguments(p)
+    p.add_argument("queries", nargs="*", metavar="QUERY", help="token strings or token ids")
+    p.add_argument("--k", type=int, default=10, help="neighbours per list (default 10)")
+    p.add_argument("--by", choices=("cosine", "dot", "both"), default="both", help="which lists (default both)")
+    p.add_argument("--vector", type=Path, metavar="FILE.npy", help="query vectors: a (D,) or (N, D) .npy array")
+    _add_memory_argument(p)
+    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    p.set_defaults(run=_run_neighbors)
+
+
+def _run_neighbors(args: argparse.Namespace) -> int:
+    from . import render, sources
+    from .neighbors import neighbor_lists
+
+    table = sources.load(args.model, tensor=args.tensor, words=args.words)
+    vectors = None if args.vector is None else sources.load_vectors(args.vector)
+    metrics = ("cosine", "dot") if args.by == "both" else (args.by,)
+    result = neighbor_lists(table, args.queries, args.k, metrics, vectors=vectors, memory=args.memory)
+    print(render.neighbors_json(result) if args.json else render.neighbors_terminal(result), end="")
+    return 0
+
+
+# -- embedlab hubs -----------------------------------------------------------
+
+def _add_hubs(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "hubs", help="rows that enter many neighbour lists (k-occurrence), by dot and by cosine",
+        description="Every token (or a sample) as a query, under both metrics: count how many lists each row "
+                    "enters (k-occurrence), show the most listed rows with their norms and norm ranks, the "
+                    "Spearman correlation of row norm with k-occurrence, and how many lists the longest rows "
+                    "enter. A progress bar shows on a terminal.",
+        epilog="Examples:\n  embedlab hubs --model minilm\n"
+               "  embedlab hubs --model glove --queries 20000 --seed 1 --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_model_arguments(p)
+    p.add_argument("--k", type=int, default=10, help="neighbours per list (default 10)")
+    p.add_argument("--queries", type=_queries, default=None, metavar="all|N",
+                   help="every token (all, the default) or N tokens sampled with --seed")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sampled queries (default 0)")
+    p.add_argument("--top", type=int, default=10, help="hubs and longest rows to show (default 10)")
+    _add_memory_argument(p)
+    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    p.set_defaults(run=_run_hubs)
+
+
+def _run_hubs(args: argparse.Namespace) -> int:
+    from . import render, sources
+    from .hubs import measure_hubs
+
+    table = sources.load(args.model, tensor=args.tensor, words=args.words)
+    n = table.V if args.queries is None else args.queries
+    with _progress_bar(total=2 * n, desc="hubs") as advance:
+        result = measure_hubs(table, args.k, n_queries=args.queries, seed=args.seed, top=args.top,
+                              memory=args.memory, progress=advance)
+    print(render.hubs_json(result) if args.json else render.hubs_terminal(result), end="")
+    return 0
+
+
 # -- shared arguments and helpers ----------------------------------------------
 
 def _add_model_arguments(p: argparse.ArgumentParser, default: str = "seed") -> None:
@@ -438,6 +511,50 @@ def _add_model_arguments(p: argparse.ArgumentParser, default: str = "seed") -> N
 DEFAULT_PROBE = "id:137"
 PROBE_HELP = ("probe token: a token string or a token id (default: id 137); a number that is also a token "
               "is the token, write id:N to mean the id")
+
+
+def _add_memory_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--memory", type=_bytes, default=256 * 2**20, metavar="BYTES",
+                   help="working memory of the search: a number of bytes, or with K, M or G "
+                        "(binary: 1M = 2**20 bytes); default 256M")
+
+
+def _bytes(text: str) -> int:
+    """``"256M"`` -> 268435456: bytes, with an optional K/M/G suffix (powers of 1024)."""
+    units = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+    number, unit = text.strip().upper().removesuffix("B").removesuffix("I"), ""
+    if number[-1:] in "KMG" and number[-1:]:
+        number, unit = number[:-1], number[-1]
+    try:
+        value = int(float(number) * units[unit])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected bytes such as 268435456, 512K, 256M or 1G, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"memory must be positive, got {text!r}")
+    return value
+
+
+def _queries(text: str) -> int | None:
+    """``all`` -> None (every token); a positive whole number -> that many sampled queries."""
+    if text == "all":
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected 'all' or a positive number of queries, got {text!r}")
+    return int(text)
+
+
+@contextlib.contextmanager
+def _progress_bar(total: int, desc: str) -> Iterator[Callable[[int], None] | None]:
+    """A tqdm bar on stderr when it is a terminal (and tqdm is installed); nothing otherwise."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        tqdm = None
+    if tqdm is None or not sys.stderr.isatty():
+        yield None
+        return
+    with tqdm(total=total, desc=desc, unit="query", file=sys.stderr, leave=False) as bar:
+        yield bar.update
 
 
 def _seed_probe(text: str) -> int:
@@ -503,4 +620,6 @@ COMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     _add_demo,
     _add_positions,
     _add_encode,
+    _add_neighbors,
+    _add_hubs,
 )

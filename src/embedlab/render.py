@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
@@ -17,7 +17,9 @@ from .lab import REPORT_KEYS, LabResult, LabSettings
 from .locales import DEFAULT_LANGUAGE, WORDS
 
 if TYPE_CHECKING:  # only for the annotations: these modules need NumPy / torch
+    from .hubs import Hub, HubsResult
     from .input_embedding import Encoding
+    from .neighbors import Listed, NeighborsResult
     from .nn import DemoResult
     from .params import Breakdown, Count, Growth
     from .position_similarity import PositionComparison
@@ -28,6 +30,7 @@ __all__ = [
     "SECTION_KEYS", "terminal_table", "write_atomic", "number",
     "params_dict", "params_json", "params_terminal", "human_count", "human_bytes",
     "result_json", "demo_terminal", "positions_terminal", "encode_terminal",
+    "neighbors_dict", "neighbors_json", "neighbors_terminal", "hubs_dict", "hubs_json", "hubs_terminal",
 ]
 
 # Which measured keys each of the five report sections shows, in order.
@@ -411,6 +414,104 @@ def encode_terminal(result: "Encoding") -> str:
     lines += ["", f"final shape (B, T, D) = {_shape(result.shape)}"]
     lines += [f"note: {note}" for note in result.notes]
     return "\n".join(lines) + "\n"
+
+
+# -- embedlab neighbors and embedlab hubs ---------------------------------------
+
+def neighbors_dict(result: NeighborsResult) -> dict[str, Any]:
+    """The neighbour lists as a JSON-able dict (every field, full precision)."""
+    return asdict(result)
+
+
+def neighbors_json(result: NeighborsResult) -> str:
+    """``embedlab neighbors --json``: UTF-8 JSON text, newline at the end."""
+    return json.dumps(neighbors_dict(result), ensure_ascii=False, indent=2) + "\n"
+
+
+def neighbors_terminal(result: NeighborsResult) -> str:
+    """For each query, its lists side by side: rank, row, score, the row's norm.
+
+    Scores to 4 decimals, norms to 3; the table's median and largest row
+    norms in the heading, to read the norms against.
+    """
+    lines = [f"{_source_name(result.source)}: k={result.k}; row norms: median {result.median_norm:.3f}, "
+             f"max {result.max_norm:.3f}", ""]
+    headers = ["#"] + [h for m in result.metrics for h in (m, "score", "norm")]
+    for q in result.queries:
+        what = q.query if q.id is None else _row_label(q.token, q.id)
+        lines.append(f"query {what}, norm {q.norm:.3f}")
+        rows = []
+        for rank in range(result.k):
+            cells = [str(rank + 1)]
+            for m in result.metrics:
+                row = q.lists[m][rank]
+                cells += [_row_label(row.token, row.id), f"{row.score:.4f}", f"{row.norm:.3f}"]
+            rows.append(cells)
+        lines += [terminal_table(rows, headers).rstrip("\n"), ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def hubs_dict(result: HubsResult) -> dict[str, Any]:
+    """The hub measurement as a JSON-able dict; the per-row counts (V,) are left out."""
+    return {f.name: _plain(getattr(result, f.name)) for f in fields(result) if f.name != "k_occurrence"}
+
+
+def hubs_json(result: HubsResult) -> str:
+    """``embedlab hubs --json``: UTF-8 JSON text, newline at the end."""
+    return json.dumps(hubs_dict(result), ensure_ascii=False, indent=2) + "\n"
+
+
+def hubs_terminal(result: HubsResult) -> str:
+    """The most listed rows under each metric, the longest rows, and the correlations."""
+    sample = "every token" if result.seed is None else f"sampled with seed {result.seed}"
+    dot, cos = result.metrics["dot"], result.metrics["cosine"]
+    lines = [
+        f"hubs of {_source_name(result.source)}: V={result.V}, D={result.D}, k={result.k}, "
+        f"{result.n_queries} queries ({sample})",
+        f"Spearman correlation of row norm with k-occurrence: dot {number(_round(dot.spearman_norm))}, "
+        f"cosine {number(_round(cos.spearman_norm))}",
+        "",
+    ]
+    for m in (dot, cos):
+        lines.append(f"{m.metric}: the rows in the most lists (an even share is {result.even_share:.3g}; "
+                     f"skewness {number(_round(m.skewness))}, {m.never_listed} rows in no list; "
+                     f"{m.seconds:.1f} s)")
+        rows = [[str(r + 1), _row_label(h.token, h.id), str(h.lists[m.metric]), f"{h.norm:.3f}", str(h.norm_rank)]
+                for r, h in enumerate(m.top)]
+        lines += [terminal_table(rows, ["rank", "row", "lists", "norm", "norm rank"]).rstrip("\n"), ""]
+    lines.append(f"the {len(result.longest)} longest rows and the lists they enter")
+    rows = [[str(h.norm_rank), _row_label(h.token, h.id), f"{h.norm:.3f}", str(h.lists["dot"]),
+             str(h.lists["cosine"])] for h in result.longest]
+    lines.append(terminal_table(rows, ["norm rank", "row", "norm", "dot lists", "cosine lists"]).rstrip("\n"))
+    lines.append(f"together they enter {dot.longest_rows_lists} of {result.n_queries} dot lists "
+                 f"and {cos.longest_rows_lists} cosine lists")
+    return "\n".join(lines) + "\n"
+
+
+def _row_label(token: str | None, token_id: int | None) -> str:
+    """``king (2332)`` for a token, the bare id without a vocabulary."""
+    if token is None:
+        return str(token_id)
+    return f"{token!r}"[1:-1] + f" ({token_id})" if token_id is not None else token
+
+
+def _source_name(source: dict[str, Any] | None) -> str:
+    return "the table" if source is None else str(source.get("source", "the table"))
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
+def _plain(value: Any) -> Any:
+    """Dataclasses and containers of them as plain dicts and lists."""
+    if is_dataclass(value):
+        return asdict(value)
+    if isinstance(value, dict):
+        return {key: _plain(v) for key, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
 
 
 # -- helpers -----------------------------------------------------------------

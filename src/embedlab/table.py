@@ -13,13 +13,15 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k,
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from .errors import ShapeError, TokenIdError
-from .nearest import DEFAULT_MEMORY, METRICS, Neighbors, search
+from .nearest import DEFAULT_MEMORY, METRICS, Neighbors, search, vector_norms
 from .vocabulary import Vocabulary
 
 __all__ = ["EmbeddingTable", "Provenance", "rms"]
@@ -68,9 +70,11 @@ class EmbeddingTable:
     Parameters
     ----------
     matrix : array_like, shape (V, D), floating
-        One row per token id. A read-only array (a memory map opened for
-        reading) is kept as is; anything else is copied once and made
-        read-only, so no caller can change the table afterwards.
+        One row per token id. A read-only row-major array (a memory map
+        opened for reading) is kept as is; anything else is copied once into
+        a row-major array and made read-only, so no caller can change the
+        table afterwards and every token's row is contiguous (a column-major
+        ``.npy`` such as GloVe's would make every lookup a strided gather).
     vocabulary : Vocabulary or sequence of str, optional
         Token strings in id order; its length must be V.
     positions : array_like, shape (T_max, D), optional
@@ -217,20 +221,46 @@ class EmbeddingTable:
 
     # -- lookup is a one-hot product -----------------------------------------
 
-    def lookup(self, ids: Any) -> np.ndarray:
-        """Rows for token ids of any shape: (...) -> (..., D), a new array.
+    def lookup(self, ids: Any, *, out: np.ndarray | None = None) -> np.ndarray:
+        """Rows for token ids of any shape: (...) -> (..., D), a copy.
 
-        All ids are checked (min and max) before any row is taken.
+        The ids are checked once (their min and max) before any row is
+        taken; the gather then skips NumPy's per-id bounds check and its
+        buffered copy (``np.take(..., mode="clip")`` writing straight into
+        the result; clipping never changes a checked id). A batch of more
+        than 4 MiB is copied by one thread per core (NumPy releases the GIL).
+
+        Parameters
+        ----------
+        ids : array_like of int, shape (...)
+            Token ids, e.g. a (B, T) batch.
+        out : np.ndarray, shape (..., D), optional
+            A C-contiguous array of the table's dtype to write the rows into
+            (reuse one across batches to skip allocating); returned.
 
         Raises
         ------
         TokenIdError
-            (an ``IndexError``) naming the first id outside ``[0, V)``.
+            (an ``IndexError``) naming the smallest or largest id when one is
+            outside ``[0, V)``; nothing is written then.
         TypeError
             If the ids are not integers (bools and floats included).
+        ShapeError
+            (a ``ValueError``) if ``out`` has the wrong shape, dtype or layout.
+
+        >>> t = EmbeddingTable([[1.0, 0.0], [0.0, 2.0]])
+        >>> t.lookup([[1, 0]]).tolist()
+        [[[0.0, 2.0], [1.0, 0.0]]]
         """
         idx = self._ids(ids)  # (...)
-        return np.take(self._W, idx.ravel(), axis=0).reshape(*idx.shape, self.D)  # (..., D)
+        shape = (*idx.shape, self.D)
+        if out is None:
+            out = np.empty(shape, dtype=self._W.dtype)  # (..., D)
+        elif out.shape != shape or out.dtype != self._W.dtype or not out.flags.c_contiguous:
+            raise ShapeError(f"out must be a C-contiguous {self._W.dtype} array of shape {shape}, "
+                             f"got {out.dtype} {out.shape}")
+        _gather_rows(self._W, idx.reshape(-1), out.reshape(-1, self.D))
+        return out
 
     def lookup_via_one_hot(self, ids: Any) -> np.ndarray:
         """The same rows as ``lookup``, computed as one-hot rows times the table.
@@ -277,11 +307,7 @@ class EmbeddingTable:
         squares overflows at 256). Computed once and cached.
         """
         if self._norms is None:
-            out = np.empty(self.V, dtype=np.float64)
-            block = max(1, 2**22 // max(self.D, 1))  # rows per float64 block, ~32 MB
-            for start in range(0, self.V, block):
-                rows = self._W[start:start + block].astype(np.float64)  # (b, D)
-                out[start:start + len(rows)] = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+            out = vector_norms(self._W)  # (V,)
             out.flags.writeable = False
             self._norms = out
         return self._norms
@@ -316,18 +342,20 @@ class EmbeddingTable:
     def nearest(self, queries: Any, k: int, metric: str = "cosine", *, memory: int = DEFAULT_MEMORY) -> Neighbors:
         """The k nearest tokens of each query given by id or token string.
 
-        A query by id leaves out exactly its own id (a duplicate row under
-        another id stays in). Equal scores are ordered by the smaller id.
+        A query by id leaves out exactly its own id, nothing else: a
+        duplicate row under another id stays in (with the same score as the
+        query's own row would have). Equal scores are ordered by the smaller
+        id. The cosine of a zero-length row or query is 0.0.
 
         Parameters
         ----------
-        queries : int, str or sequence of them, length N
+        queries : int, str, sequence of them, or integer array, length N
             Token ids or token strings (resolved like ``token_id``).
         k : int
             ``1 <= k <= V - 1``.
         metric : {"cosine", "dot"}
         memory : int
-            Budget in bytes for the score blocks (default ``DEFAULT_MEMORY``).
+            Working memory budget in bytes (default ``DEFAULT_MEMORY``, 256 MiB).
 
         Returns
         -------
@@ -338,36 +366,57 @@ class EmbeddingTable:
         Raises
         ------
         ValueError
-            For k outside ``[1, V - 1]`` or an unknown metric.
+            For k outside ``[1, V - 1]``, an unknown metric or a budget too
+            small for one block.
         TokenIdError, UnknownTokenError, TypeError
             For a bad query (as ``token_id``).
+
+        >>> t = EmbeddingTable([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]])
+        >>> t.nearest([0], 2, "cosine").ids.tolist(), t.nearest([0], 2, "dot").ids.tolist()
+        ([[1, 2]], [[1, 2]])
         """
-        items = [queries] if isinstance(queries, (str, int, np.integer)) else list(queries)
-        ids = np.array([self.token_id(q) for q in items], dtype=np.int64)  # (N,)
+        if isinstance(queries, np.ndarray) and np.issubdtype(queries.dtype, np.integer):
+            ids = self._ids(queries).reshape(-1)  # (N,) checked at once
+        else:
+            items = [queries] if isinstance(queries, (str, int, np.integer)) else list(queries)
+            ids = np.array([self.token_id(q) for q in items], dtype=np.int64)  # (N,)
         _check_k(k, self.V - 1, "V-1 (the query itself is left out)")
-        return self._search(self._W[ids], k, metric, exclude=ids, memory=memory)
+        return self._search(None, k, metric, exclude=ids, memory=memory)
 
     def nearest_to_vector(self, vectors: Any, k: int, metric: str = "cosine", *, memory: int = DEFAULT_MEMORY) -> Neighbors:
         """The k nearest tokens of query vectors (D,) or (N, D); nothing is left out.
 
-        Raises ``ValueError`` for k outside ``[1, V]``, a vector whose width is
-        not D, or a vector with NaN or infinity.
+        Same order and rules as ``nearest``, but no id is left out: a vector
+        equal to a row finds that row first.
+
+        Raises
+        ------
+        ShapeError
+            (a ``ValueError``) for vectors whose width is not D; names both.
+        ValueError
+            For k outside ``[1, V]``, an unknown metric, or a vector with NaN
+            or infinity (names the first such row).
+
+        >>> t = EmbeddingTable([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+        >>> t.nearest_to_vector([1.0, 0.0], 4).ids.tolist()
+        [[0, 1, 2, 3]]
         """
         Q = np.asarray(vectors, dtype=np.float64)
         if Q.ndim == 1:
             Q = Q[None, :]  # (1, D)
         if Q.ndim != 2 or Q.shape[1] != self.D:
             raise ShapeError(f"query vectors have shape {np.shape(vectors)}, expected (D,) or (N, D) with D={self.D}")
-        if not np.isfinite(Q).all():
-            raise ValueError("query vectors contain NaN or infinity")
+        bad = np.flatnonzero(~np.isfinite(Q).all(axis=1))
+        if bad.size:
+            raise ValueError(f"query vector {int(bad[0])} contains NaN or infinity")
         _check_k(k, self.V, "V")
         return self._search(Q, k, metric, exclude=None, memory=memory)
 
-    def _search(self, Q: np.ndarray, k: int, metric: str, *, exclude: np.ndarray | None, memory: int) -> Neighbors:
+    def _search(self, Q: np.ndarray | None, k: int, metric: str, *, exclude: np.ndarray | None,
+                memory: int) -> Neighbors:
         if metric not in METRICS:
             raise ValueError(f"unknown metric {metric!r}: expected one of {', '.join(METRICS)}")
-        row_norms = self.norms() if metric == "cosine" else None
-        ids, scores = search(self._W, Q, k, metric, exclude=exclude, row_norms=row_norms, memory=memory)
+        ids, scores = search(self._W, Q, k, metric, exclude=exclude, row_norms=self.norms(), memory=memory)
         tokens = None
         if self._vocabulary is not None:
             tokens = [[self._vocabulary.token(int(i)) for i in row] for row in ids]
@@ -395,6 +444,29 @@ class EmbeddingTable:
         return arr.astype(np.int64, copy=False)
 
 
+# Above this many bytes of rows a lookup is split over the cores: handing work to
+# a thread costs tens of microseconds, which only pays off on large batches (measured).
+_GATHER_SPLIT = 4 * 2**20
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+_gather_threads: ThreadPoolExecutor | None = None  # started on the first large lookup
+
+
+def _gather_rows(W: np.ndarray, ids: np.ndarray, out: np.ndarray) -> None:
+    """``out[i] = W[ids[i]]`` for checked ids (N,) into out (N, D), split over the cores when large."""
+    global _gather_threads
+    if out.nbytes <= _GATHER_SPLIT or _CORES == 1:
+        np.take(W, ids, axis=0, out=out, mode="clip")
+        return
+    if _gather_threads is None:
+        _gather_threads = ThreadPoolExecutor(_CORES - 1, thread_name_prefix="embedlab-lookup")
+    edges = np.linspace(0, len(ids), _CORES + 1).astype(int)
+    parts = [(ids[a:b], out[a:b]) for a, b in zip(edges[:-1], edges[1:])]
+    done = [_gather_threads.submit(np.take, W, part_ids, 0, part_out, "clip") for part_ids, part_out in parts[1:]]
+    np.take(W, parts[0][0], axis=0, out=parts[0][1], mode="clip")  # the first share on this thread
+    for future in done:
+        future.result()
+
+
 def rms(x: Any) -> np.ndarray:
     """Root mean square over the last axis: (..., D) -> (...), float64.
 
@@ -419,10 +491,10 @@ def _parse_id(query: str) -> int:
 
 
 def _readonly_matrix(matrix: Any, what: str, width: int | None = None) -> np.ndarray:
-    if isinstance(matrix, np.ndarray) and not matrix.flags.writeable:
-        arr = matrix  # a read-only map or view: nobody can write through it
+    if isinstance(matrix, np.ndarray) and not matrix.flags.writeable and matrix.flags.c_contiguous:
+        arr = matrix  # a read-only row-major map or view: nobody can write through it
     else:
-        arr = np.array(matrix)  # always a fresh copy
+        arr = np.array(matrix, order="C")  # always a fresh, row-major copy
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
         raise ShapeError(f"{what} must be a 2-D array with at least one row and column, got shape {arr.shape}")
     if not np.issubdtype(arr.dtype, np.floating):

@@ -1,0 +1,236 @@
+"""Hubs: rows that turn up in many neighbour lists (k-occurrence).
+
+Take every token (or a sample) as a query, find its k nearest tokens, and count
+for each row how many of those lists it appears in: its k-occurrence N_k. In a
+high-dimensional table a few rows, the hubs, appear in far more lists than the
+k * N / V of an even share, and many appear in none (Radovanovic, Nanopoulos and
+Ivanovic, "Hubs in space", JMLR 11, 2010). Under the dot product a long row
+scores high against every query whatever its direction, so length alone makes
+hubs; cosine divides length out. The measurement shows it: the Spearman
+correlation between row length and dot k-occurrence, and how many lists the
+longest rows enter under each metric.
+
+Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .errors import MissingExtraError
+from .nearest import DEFAULT_MEMORY, METRICS, search
+from .table import EmbeddingTable
+
+__all__ = ["Hub", "MetricHubs", "HubsResult", "measure_hubs"]
+
+
+@dataclass(frozen=True)
+class Hub:
+    """One row with its k-occurrence under each metric and its length.
+
+    Attributes
+    ----------
+    id : int
+        Token id.
+    token : str or None
+        Its string, where the table has a vocabulary.
+    lists : dict of str to int
+        k-occurrence: how many of the N lists it appears in, per metric.
+    norm : float
+        Euclidean length of the row.
+    norm_rank : int
+        1 for the longest row of the table, V for the shortest (ties by id).
+    """
+
+    id: int
+    token: str | None
+    lists: dict[str, int]
+    norm: float
+    norm_rank: int
+
+
+@dataclass(frozen=True)
+class MetricHubs:
+    """The k-occurrence of every row under one metric, summarised.
+
+    Attributes
+    ----------
+    metric : str
+        ``"dot"`` or ``"cosine"``.
+    top : list of Hub
+        The rows in the most lists, most first (equal counts by id).
+    max_lists : int
+        The largest k-occurrence; an even share would be ``k * N / V``.
+    skewness : float or None
+        Skewness of the k-occurrence over all V rows, the usual measure of
+        hubness (0 for a symmetric spread); ``None`` when every row has the same count.
+    never_listed : int
+        Rows that appear in no list (anti-hubs).
+    spearman_norm : float or None
+        Spearman rank correlation between row length and k-occurrence over
+        all V rows (``scipy.stats.spearmanr``); ``None`` when either is constant.
+    longest_rows_lists : int
+        Lists (queries) that hold at least one of the longest rows.
+    seconds : float
+        Wall time of the N searches, in seconds.
+    """
+
+    metric: str
+    top: list[Hub]
+    max_lists: int
+    skewness: float | None
+    never_listed: int
+    spearman_norm: float | None
+    longest_rows_lists: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class HubsResult:
+    """What ``measure_hubs`` found.
+
+    Attributes
+    ----------
+    V, D, k : int
+        Table shape and neighbours per list.
+    n_queries : int
+        N, the lists counted (V when every token is a query).
+    even_share : float
+        ``k * N / V``: the k-occurrence every row would have if lists were
+        spread evenly (the mean k-occurrence).
+    seed : int or None
+        The seed that sampled the queries; ``None`` when every token is one.
+    metrics : dict of str to MetricHubs
+        ``"dot"`` and ``"cosine"``.
+    longest : list of Hub
+        The longest rows, longest first, with their k-occurrence under both metrics.
+    source : dict or None
+        The table's provenance.
+    k_occurrence : dict of str to np.ndarray
+        Per metric, shape (V,), int64: the count of every row (not rendered).
+    """
+
+    V: int
+    D: int
+    k: int
+    n_queries: int
+    even_share: float
+    seed: int | None
+    metrics: dict[str, MetricHubs]
+    longest: list[Hub]
+    source: dict[str, Any] | None = None
+    k_occurrence: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+
+def measure_hubs(
+    table: EmbeddingTable,
+    k: int = 10,
+    *,
+    n_queries: int | None = None,
+    seed: int = 0,
+    top: int = 10,
+    memory: int = DEFAULT_MEMORY,
+    progress: Callable[[int], None] | None = None,
+) -> HubsResult:
+    """Count how many neighbour lists every row enters, under dot and cosine.
+
+    Parameters
+    ----------
+    table : EmbeddingTable
+        The (V, D) table.
+    k : int
+        Neighbours per list, ``1 <= k <= V - 1``; each query leaves itself out.
+    n_queries : int, optional
+        N tokens sampled without replacement (``numpy.random.default_rng(seed)``)
+        as queries; ``None`` takes every token.
+    seed : int
+        Seed of the sample; unused when every token is a query.
+    top : int
+        How many hubs, and how many of the longest rows, to report.
+    memory : int
+        Working memory budget of each search, in bytes.
+    progress : callable, optional
+        Called with the number of queries done, 2 * N in all (both metrics).
+
+    Returns
+    -------
+    HubsResult
+
+    Raises
+    ------
+    ValueError
+        For k outside ``[1, V - 1]``, N outside ``[1, V]`` or top < 1.
+    MissingExtraError
+        (an ``ImportError``) if SciPy is not installed (``pip install 'embedlab[models]'``).
+
+    >>> t = EmbeddingTable([[1.0, 0.0], [0.0, 1.0], [5.0, 5.0], [1.0, 0.1]])
+    >>> r = measure_hubs(t, 1)
+    >>> r.metrics["dot"].top[0].id, r.metrics["dot"].top[0].lists["dot"]  # the long row 2
+    (2, 3)
+    """
+    spearmanr, skew = _scipy_stats()
+    V = table.V
+    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+        raise ValueError(f"top must be an int >= 1, got {top!r}")
+    queries = _queries(V, n_queries, seed)  # (N,)
+    norms = table.norms()  # (V,)
+    counts: dict[str, np.ndarray] = {}
+    seconds: dict[str, float] = {}
+    lists: dict[str, np.ndarray] = {}
+    for metric in ("dot", "cosine"):
+        start = time.perf_counter()
+        ids, _ = search(table.W_E, None, k, metric, exclude=queries, row_norms=norms, memory=memory,
+                        progress=progress)  # (N, K)
+        seconds[metric] = time.perf_counter() - start
+        lists[metric] = ids
+        counts[metric] = np.bincount(ids.ravel(), minlength=V)  # (V,)
+    rank = np.empty(V, dtype=np.int64)
+    rank[np.lexsort((np.arange(V), -norms))] = np.arange(1, V + 1)  # 1 = longest, ties by id
+
+    def hub(i: int) -> Hub:
+        return Hub(id=int(i), token=table.token(int(i)) if table.vocabulary is not None else None,
+                   lists={m: int(counts[m][i]) for m in counts}, norm=float(norms[i]), norm_rank=int(rank[i]))
+
+    longest = np.argsort(rank)[:top]  # (top,) ids of the longest rows
+    summaries = {}
+    for metric in METRICS:
+        c = counts[metric]
+        summaries[metric] = MetricHubs(
+            metric=metric,
+            top=[hub(i) for i in np.lexsort((np.arange(V), -c))[:top]],
+            max_lists=int(c.max()),
+            skewness=None if c.min() == c.max() else float(skew(c)),
+            never_listed=int((c == 0).sum()),
+            spearman_norm=None if c.min() == c.max() or norms.min() == norms.max()
+            else float(spearmanr(norms, c).statistic),
+            longest_rows_lists=int(np.isin(lists[metric], longest).any(axis=1).sum()),
+            seconds=seconds[metric],
+        )
+    return HubsResult(
+        V=V, D=table.D, k=k, n_queries=len(queries), even_share=k * len(queries) / V,
+        seed=None if n_queries is None else seed,
+        metrics=summaries, longest=[hub(i) for i in longest], source=table.provenance.to_dict(),
+        k_occurrence=counts,
+    )
+
+
+def _queries(V: int, n_queries: int | None, seed: int) -> np.ndarray:
+    """Every id, or ``n_queries`` ids sampled without replacement, ascending."""
+    if n_queries is None:
+        return np.arange(V, dtype=np.int64)
+    if isinstance(n_queries, bool) or not isinstance(n_queries, int) or not 1 <= n_queries <= V:
+        raise ValueError(f"queries must be 'all' or a number from 1 to V={V}, got {n_queries!r}")
+    return np.sort(np.random.default_rng(seed).choice(V, size=n_queries, replace=False))
+
+
+def _scipy_stats() -> tuple[Callable, Callable]:
+    try:
+        from scipy.stats import skew, spearmanr
+    except ImportError:
+        raise MissingExtraError("hubs needs SciPy for Spearman's rank correlation: "
+                                "pip install 'embedlab[models]'") from None
+    return spearmanr, skew

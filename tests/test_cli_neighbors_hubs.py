@@ -1,0 +1,117 @@
+"""``embedlab neighbors`` and ``embedlab hubs``, called through ``cli.main``."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from embedlab import cli, embed
+
+
+def run(*argv: str) -> int:
+    return cli.main(list(argv))
+
+
+SEED = embed.make_table(embed.VOCAB, embed.DIM, embed.SEED)
+
+
+def test_neighbors_on_the_seed_table(capsys):
+    assert run("neighbors", "137", "42", "--k", "4") == 0
+    out = capsys.readouterr().out
+    assert "query 137, norm" in out and "query 42, norm" in out
+    assert out.splitlines()[3].split()[:3] == ["#", "cosine", "score"]
+    first = out.splitlines()[5].split()
+    assert first[0] == "1" and int(first[1]) == embed.nearest_by_cosine(SEED, 137, 4)[0]
+    assert int(first[4]) == embed.nearest_by_dot(SEED, 137, 4)[0]
+
+
+def test_neighbors_json_matches_the_reference(capsys):
+    assert run("neighbors", "137", "--k", "5", "--json") == 0
+    data = json.loads(capsys.readouterr().out)
+    lists = data["queries"][0]["lists"]
+    assert [x["id"] for x in lists["cosine"]] == embed.nearest_by_cosine(SEED, 137, 5)
+    assert [x["id"] for x in lists["dot"]] == embed.nearest_by_dot(SEED, 137, 5)
+    assert [x["score"] for x in lists["dot"]] == pytest.approx(
+        [embed.dot(SEED[137], SEED[i]) for i in embed.nearest_by_dot(SEED, 137, 5)], rel=1e-12)
+    assert lists["dot"][0]["norm"] == pytest.approx(embed.norm(SEED[lists["dot"][0]["id"]]), rel=1e-12)
+
+
+def test_neighbors_of_vectors_from_a_file(tmp_path, capsys):
+    path = tmp_path / "probes.npy"
+    np.save(path, np.array([SEED[7], [0.0] * embed.DIM]))
+    assert run("neighbors", "--vector", str(path), "--k", "3", "--by", "cosine", "--json") == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["metrics"] == ["cosine"]
+    assert [x["id"] for x in data["queries"][0]["lists"]["cosine"]][0] == 7  # nothing left out
+    assert [x["id"] for x in data["queries"][1]["lists"]["cosine"]] == [0, 1, 2]  # a zero vector
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["neighbors"], "give at least one query"),
+    (["neighbors", "600"], "token id 600 is out of range for V=512"),
+    (["neighbors", "king"], "table has no vocabulary"),
+    (["neighbors", "1", "--k", "512"], "k=512 is out of range"),
+    (["neighbors", "1", "--memory", "1K"], "memory=1024 bytes is too small"),
+    (["hubs", "--k", "0"], "k=0 is out of range"),
+])
+def test_bad_input_is_one_line_on_stderr(argv, message, capsys):
+    assert run(*argv) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+def test_a_vector_file_that_is_not_numbers(tmp_path, capsys):
+    path = tmp_path / "words.npy"
+    np.save(path, np.array(["a", "b"]))
+    assert run("neighbors", "--vector", str(path)) == 1
+    assert "expected (D,) or (N, D) numbers" in capsys.readouterr().err
+    np.save(path, np.array([[np.nan] * embed.DIM]))
+    assert run("neighbors", "--vector", str(path)) == 1
+    assert "query vector 0 contains NaN" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["neighbors", "1", "--memory", "lots"], ["hubs", "--queries", "0"],
+                                  ["hubs", "--queries", "some"], ["neighbors", "1", "--by", "euclid"]])
+def test_usage_errors_exit_2(argv):
+    with pytest.raises(SystemExit) as exit_:
+        run(*argv)
+    assert exit_.value.code == 2
+
+
+@pytest.mark.parametrize("text, value", [("268435456", 2**28), ("512K", 2**19), ("256M", 2**28),
+                                         ("256MiB", 2**28), ("1G", 2**30), ("1.5g", 3 * 2**29)])
+def test_memory_sizes(text, value):
+    assert cli._bytes(text) == value
+
+
+def test_hubs_on_the_seed_table(capsys):
+    assert run("hubs", "--k", "5", "--top", "3") == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""  # no progress bar off a terminal
+    out = captured.out
+    assert "hubs of seed: V=512, D=64, k=5, 512 queries (every token)" in out
+    assert "the 3 longest rows and the lists they enter" in out
+
+
+def test_hubs_json_of_a_sample(capsys):
+    assert run("hubs", "--k", "3", "--queries", "100", "--seed", "2", "--json") == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["n_queries"] == 100 and data["seed"] == 2 and "k_occurrence" not in data
+    ids = np.sort(np.random.default_rng(2).choice(512, size=100, replace=False)).tolist()
+    counts = np.zeros(512, dtype=int)
+    for q in ids:
+        for i in embed.nearest_by_dot(SEED, q, 3):
+            counts[i] += 1
+    top = data["metrics"]["dot"]["top"][0]
+    assert top["lists"]["dot"] == counts.max() and top["id"] == int(np.argmax(counts))
+
+
+@pytest.mark.data
+def test_neighbors_and_hubs_on_minilm(capsys):
+    assert run("neighbors", "--model", "minilm", "king", "--k", "5") == 0
+    out = capsys.readouterr().out
+    assert "query king (2332)" in out and "queen (3035)" in out
+    assert run("hubs", "--model", "minilm", "--queries", "300", "--k", "5") == 0
+    assert "300 queries (sampled with seed 0)" in capsys.readouterr().out

@@ -1,0 +1,262 @@
+"""The neighbour engine (embedlab.nearest) against the reference and a float64 brute force.
+
+Expected lists come from ``embed.nearest_by_cosine`` / ``embed.nearest_by_dot``
+(pure Python, sorted by (-score, id)) or from a NumPy float64 brute force written
+here, never from the engine itself.
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from embedlab import embed
+from embedlab.errors import ShapeError, UnknownTokenError
+from embedlab.nearest import plan_blocks, search, vector_norms
+from embedlab.table import EmbeddingTable
+
+REFERENCE = {"cosine": embed.nearest_by_cosine, "dot": embed.nearest_by_dot}
+
+
+def brute_force(W, Q, k, metric, exclude=None):
+    """Top-k by (-score, id) from a full float64 score matrix (the obvious way)."""
+    W = np.asarray(W, dtype=np.float64)
+    Q = np.asarray(Q, dtype=np.float64)
+    S = Q @ W.T  # (N, V)
+    if metric == "cosine":
+        both = np.outer(np.linalg.norm(Q, axis=1), np.linalg.norm(W, axis=1))
+        S = np.divide(S, both, out=np.zeros_like(S), where=both > 0)
+    if exclude is not None:
+        S[np.arange(len(Q)), exclude] = -np.inf
+    kth = np.partition(S, S.shape[1] - k, axis=1)[:, S.shape[1] - k]  # (N,) every tie at the k-th is kept
+    ids = np.empty((len(S), k), dtype=np.int64)
+    for r, row in enumerate(S):
+        cand = np.flatnonzero(row >= kth[r])  # ascending ids
+        ids[r] = cand[np.lexsort((cand, -row[cand]))[:k]]
+    return ids, np.take_along_axis(S, ids, axis=1)
+
+
+def small_int_table(rng, V, D):
+    """Integer entries, duplicated rows and zero rows: exact ties everywhere."""
+    W = rng.integers(-3, 4, size=(V, D)).astype(np.float64)
+    W[rng.integers(0, V, size=V // 4)] = W[rng.integers(0, V, size=1)]  # a row repeated
+    W[rng.integers(0, V, size=max(1, V // 8))] = 0.0  # zero rows
+    return W
+
+
+# -- the reference's meaning, exactly ------------------------------------------------
+
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+@pytest.mark.parametrize("seed", range(6))
+def test_every_query_and_every_k_agrees_with_the_reference(metric, seed):
+    rng = np.random.default_rng(seed)
+    W = small_int_table(rng, V=int(rng.integers(3, 24)), D=int(rng.integers(1, 5)))
+    rows = W.tolist()
+    table = EmbeddingTable(W)
+    for k in range(1, len(W)):  # k from 1 to V-1
+        got = table.nearest(np.arange(len(W)), k, metric).ids
+        assert got.tolist() == [REFERENCE[metric](rows, q, k) for q in range(len(W))]
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_ties_on_random_small_tables_follow_the_reference(data):
+    V = data.draw(st.integers(2, 14))
+    D = data.draw(st.integers(1, 4))
+    # Multiples of 1/4 in [-2, 2]: every product and sum is exact, so ties are exact
+    # and no rounding can order them; rows repeat often.
+    value = st.integers(-8, 8).map(lambda x: x / 4)
+    pool = data.draw(st.lists(st.lists(value, min_size=D, max_size=D), min_size=1, max_size=4))
+    rows = data.draw(st.lists(st.sampled_from(pool) | st.lists(value, min_size=D, max_size=D),
+                              min_size=V, max_size=V))
+    q = data.draw(st.integers(0, V - 1))
+    k = data.draw(st.integers(1, V - 1))
+    table = EmbeddingTable.from_rows(rows)
+    for metric in ("cosine", "dot"):
+        assert table.nearest([q], k, metric).ids[0].tolist() == REFERENCE[metric](rows, q, k)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_random_tables_match_a_float64_brute_force(dtype, metric):
+    rng = np.random.default_rng(7)
+    W = rng.standard_normal((700, 24)).astype(dtype)
+    W[rng.integers(0, 700, 20)] *= 6.0  # long rows that climb dot lists
+    table = EmbeddingTable(W)
+    queries = rng.choice(700, 60, replace=False)
+    got = table.nearest(queries, 15, metric, memory=200_000)  # many blocks of rows
+    want_ids, want_scores = brute_force(W, W[queries], 15, metric, exclude=queries)
+    assert got.ids.tolist() == want_ids.tolist()
+    assert np.allclose(got.scores, want_scores, rtol=1e-12, atol=1e-12)
+
+
+def test_duplicate_rows_rank_by_id_and_only_the_query_id_is_left_out():
+    row = [0.3, -1.2, 2.5]
+    rows = [[1.0, 0.0, 0.0], row, [0.0, 1.0, 1.0], row, row, [-1.0, 0.5, 0.0], row]
+    table = EmbeddingTable.from_rows(rows)
+    for metric in ("cosine", "dot"):
+        got = table.nearest([3], 4, metric).ids[0].tolist()
+        assert got[:3] == [1, 4, 6]  # the other copies, by id; 3 itself is left out
+        assert got == REFERENCE[metric](rows, 3, 4)
+
+
+def test_vector_queries_leave_nothing_out():
+    rows = [[1.0, 2.0], [2.0, 4.0], [-1.0, 0.0], [1.0, 2.0]]
+    table = EmbeddingTable.from_rows(rows)
+    got = table.nearest_to_vector(np.array([[1.0, 2.0], [0.0, 0.0]]), 4, "cosine")
+    # [1,2] and [2,4] point the same way: equal cosines for ids 0, 1 and 3, listed by id.
+    assert got.ids.tolist() == [[0, 1, 3, 2], [0, 1, 2, 3]]
+    assert got.scores[0].tolist() == [embed.cosine([1.0, 2.0], rows[i]) for i in (0, 1, 3, 2)]
+    assert got.scores[1].tolist() == [0.0, 0.0, 0.0, 0.0]  # a zero query: 0.0 everywhere, smallest ids
+    assert table.nearest_to_vector([1.0, 2.0], 4, "dot").ids.tolist() == [[1, 0, 3, 2]]
+
+
+def test_zero_rows_and_queries_score_zero_without_warnings():
+    rng = np.random.default_rng(3)
+    W = rng.standard_normal((150, 5))
+    W[::7] = 0.0
+    table = EmbeddingTable(W)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        by_id = table.nearest(np.arange(150), 149, "cosine", memory=300_000)
+        by_vec = table.nearest_to_vector(np.zeros((3, 5)), 5, "cosine")
+    assert not np.isnan(by_id.scores).any()
+    assert by_id.scores[0].tolist() == [0.0] * 149  # row 0 is a zero row
+    assert by_id.ids[0].tolist() == list(range(1, 150))
+    assert by_id.ids[1].tolist() == embed.nearest_by_cosine(W.tolist(), 1, 149)
+    assert by_vec.ids.tolist() == [[0, 1, 2, 3, 4]] * 3
+    assert -1.0 <= by_id.scores.min() and by_id.scores.max() <= 1.0
+
+
+def test_results_are_fresh_arrays_the_table_cannot_be_changed_through():
+    table = EmbeddingTable.from_rows([[1.0, 2.0], [3.0, 4.0], [0.5, 0.0]])
+    got = table.nearest([0], 2, "dot")
+    got.ids[0, 0] = 2
+    got.scores[0, 0] = 99.0
+    assert table.W_E.tolist() == [[1.0, 2.0], [3.0, 4.0], [0.5, 0.0]]
+    assert table.nearest([0], 2, "dot").ids.tolist() == [[1, 2]]
+
+
+# -- blocks: same answer for any block size, and the budget holds ---------------------
+
+def test_block_size_and_workers_do_not_change_the_result():
+    rng = np.random.default_rng(11)
+    W = np.repeat(rng.standard_normal((500, 8)).astype(np.float32), 3, axis=0)  # every row three times
+    ids = rng.choice(len(W), 90, replace=False)
+    norms = vector_norms(W)
+    plans = set()
+    results = []
+    for memory, workers in [(2**30, 1), (2**30, 2), (400_000, 1), (150_000, 2), (60_000, 1)]:
+        plans.add(plan_blocks(len(W), 8, 10, 4, memory, n_queries=90, workers=workers))
+        for metric in ("cosine", "dot"):
+            results.append((metric, search(W, None, 10, metric, exclude=ids, row_norms=norms,
+                                           memory=memory, workers=workers)))
+    assert len({(p.queries, p.rows) for p in plans}) >= 4  # the budgets really cut differently
+    for metric in ("cosine", "dot"):
+        mine = [r for m, r in results if m == metric]
+        for ids_, scores_ in mine[1:]:
+            assert np.array_equal(ids_, mine[0][0]) and np.array_equal(scores_, mine[0][1])
+        want, _ = brute_force(W, W[ids], 10, metric, exclude=ids)
+        assert mine[0][0].tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_memory_budget_is_respected(workers):
+    rng = np.random.default_rng(5)
+    V, D, N, k = 20_000, 32, 300, 10
+    W = rng.standard_normal((V, D)).astype(np.float32)
+    norms = vector_norms(W)
+    memory = 2 * 2**20
+    plan = plan_blocks(V, D, k, 4, memory, n_queries=N, workers=workers)
+    assert plan.rows < V and plan.queries < N  # the table exceeds one block both ways
+    outputs = N * k * 16 + N * 64  # ids and scores, and O(N) bookkeeping
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        search(W, None, k, "cosine", exclude=np.arange(N), row_norms=norms, memory=memory, workers=workers)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert peak <= memory + outputs, f"peak {peak} bytes over the budget of {memory}"
+
+
+def test_a_budget_below_one_block_is_refused():
+    W = np.ones((100, 16))
+    with pytest.raises(ValueError, match="memory=1000 bytes is too small"):
+        search(W, None, 5, "dot", exclude=np.arange(3), memory=1000)
+    with pytest.raises(ValueError, match="positive number of bytes"):
+        search(W, None, 5, "dot", exclude=np.arange(3), memory=0)
+
+
+def test_vector_norms_are_float64_and_equal_for_equal_rows():
+    X = np.tile(np.array([0.1, 0.7, -0.3], dtype=np.float16), (9, 1))
+    got = vector_norms(X)
+    assert got.dtype == np.float64 and len(set(got.tolist())) == 1
+    assert got[0] == pytest.approx(embed.norm([float(x) for x in X[0]]), rel=1e-15)
+
+
+# -- bad input: clear errors -----------------------------------------------------------
+
+def test_bad_input_is_refused_with_a_clear_message():
+    table = EmbeddingTable.from_rows([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], vocabulary=["a", "b", "c"])
+    with pytest.raises(ValueError, match=r"k=0 is out of range"):
+        table.nearest(["a"], 0)
+    with pytest.raises(ValueError, match=r"k=3 is out of range: expected 1 <= k <= V-1"):
+        table.nearest(["a"], 3)  # k >= V for a query by id
+    with pytest.raises(ValueError, match=r"k=4 is out of range"):
+        table.nearest_to_vector([1.0, 0.0], 4)
+    with pytest.raises(TypeError):
+        table.nearest(["a"], True)
+    with pytest.raises(UnknownTokenError, match="'zz' is not in the vocabulary"):
+        table.nearest(["a", "zz"], 1)
+    with pytest.raises(KeyError):  # the builtin it refines
+        table.nearest(["zz"], 1)
+    with pytest.raises(ShapeError, match=r"expected \(D,\) or \(N, D\) with D=2"):
+        table.nearest_to_vector([1.0, 0.0, 0.0], 1)
+    with pytest.raises(ValueError, match="query vector 1 contains NaN"):
+        table.nearest_to_vector([[1.0, 0.0], [np.nan, 0.0]], 1)
+    with pytest.raises(ValueError, match="unknown metric 'euclid'"):
+        table.nearest(["a"], 1, "euclid")
+    with pytest.raises(IndexError, match="token id 3 is out of range for V=3"):
+        table.nearest([3], 1)
+
+
+def test_search_checks_its_arrays():
+    W = np.eye(3)
+    with pytest.raises(ShapeError, match="queries have shape"):
+        search(W, np.ones((2, 4)), 1, "dot")
+    with pytest.raises(ShapeError, match="one id in"):
+        search(W, None, 1, "dot", exclude=np.array([0, 3]))
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        search(W, np.array([[np.inf, 0.0, 0.0]]), 1, "cosine")
+    with pytest.raises(ValueError, match="workers must be a positive int"):
+        search(W, np.ones((1, 3)), 1, "dot", workers=0)
+
+
+# -- real tables ------------------------------------------------------------------------
+
+@pytest.mark.data
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["minilm", "glove"])
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_real_tables_match_a_float64_brute_force(name, metric):
+    from embedlab import sources
+
+    table = sources.load(name)
+    queries = np.sort(np.random.default_rng(0).choice(table.V, 100, replace=False))
+    got = table.nearest(queries, 10, metric)
+    W = table.W_E
+    want_ids, want_scores = brute_force(W, W[queries], 10, metric, exclude=queries)
+    assert np.allclose(got.scores, want_scores, rtol=1e-9, atol=1e-9)
+    # Same lists, same order; an order may differ only between scores within 1e-9.
+    assert all(set(a) == set(b) for a, b in zip(got.ids.tolist(), want_ids.tolist()))
+    close = np.abs(np.diff(want_scores, axis=1)) <= 1e-9  # (N, K-1)
+    near_tie = np.zeros(want_ids.shape, dtype=bool)
+    near_tie[:, :-1] |= close
+    near_tie[:, 1:] |= close
+    assert ((got.ids == want_ids) | near_tie).all()

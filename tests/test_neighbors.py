@@ -1,0 +1,66 @@
+"""Neighbour lists side by side (embedlab.neighbors), checked against the reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from embedlab import embed
+from embedlab.errors import ShapeError, UnknownTokenError
+from embedlab.neighbors import neighbor_lists
+from embedlab.table import EmbeddingTable
+
+T = [[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]]
+
+
+def table():
+    return EmbeddingTable.from_rows(T, vocabulary=["a", "b", "c"])
+
+
+def test_lists_side_by_side_with_scores_and_norms():
+    r = neighbor_lists(table(), ["c", "0"], 2)
+    assert r.metrics == ["cosine", "dot"] and r.k == 2
+    c, zero = r.queries
+    assert (c.query, c.id, c.token, c.norm) == ("c", 2, "c", 1.0)
+    assert [(x.token, x.id) for x in c.lists["cosine"]] == [("b", 1), ("a", 0)]
+    assert [x.score for x in c.lists["cosine"]] == [embed.cosine(T[2], T[1]), 0.0]
+    assert [(x.id, x.score) for x in c.lists["dot"]] == [(1, 1.0), (0, 0.0)]
+    assert [x.norm for x in c.lists["dot"]] == [embed.norm(T[1]), 1.0]
+    assert (zero.query, zero.id, zero.token) == ("0", 0, "a")  # a string of digits that is not a token: an id
+    assert [x.id for x in zero.lists["cosine"]] == embed.nearest_by_cosine(T, 0, 2)
+    assert [x.id for x in zero.lists["dot"]] == embed.nearest_by_dot(T, 0, 2)
+    assert r.median_norm == pytest.approx(1.0) and r.max_norm == pytest.approx(101 ** 0.5)
+
+
+def test_vectors_leave_nothing_out_and_come_after_the_tokens():
+    r = neighbor_lists(table(), ["a"], 2, ["dot"], vectors=np.array([[0.0, 2.0], [0.0, 0.0]]))
+    assert [q.query for q in r.queries] == ["a", "vector 0", "vector 1"]
+    assert r.metrics == ["dot"] and list(r.queries[1].lists) == ["dot"]
+    assert [x.id for x in r.queries[1].lists["dot"]] == [1, 2]  # rows 1 and 2 tie at 2.0: smaller id
+    assert r.queries[1].norm == 2.0 and r.queries[1].id is None
+    assert [x.score for x in r.queries[2].lists["dot"]] == [0.0, 0.0]
+    every = neighbor_lists(table(), [], 3, vectors=[1.0, 0.0])  # k = V: a vector leaves nothing out
+    assert [x.id for x in every.queries[0].lists["cosine"]] == [0, 1, 2]
+
+
+def test_a_seed_table_without_vocabulary():
+    rows = embed.make_table(embed.VOCAB, embed.DIM, embed.SEED)
+    r = neighbor_lists(EmbeddingTable.from_rows(rows), [137], 5)
+    q = r.queries[0]
+    assert q.token is None and all(x.token is None for x in q.lists["cosine"])
+    assert [x.id for x in q.lists["cosine"]] == embed.nearest_by_cosine(rows, 137, 5)
+    assert [x.id for x in q.lists["dot"]] == embed.nearest_by_dot(rows, 137, 5)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda t: neighbor_lists(t, [], 1), ValueError, "at least one query"),
+    (lambda t: neighbor_lists(t, ["a"], 1, ["euclid"]), ValueError, "metrics must be some of"),
+    (lambda t: neighbor_lists(t, ["a"], 1, []), ValueError, "metrics must be some of"),
+    (lambda t: neighbor_lists(t, ["zz"], 1), UnknownTokenError, "'zz' is not in the vocabulary"),
+    (lambda t: neighbor_lists(t, ["a"], 3), ValueError, "k=3 is out of range"),
+    (lambda t: neighbor_lists(t, [], 1, vectors=[1.0, 2.0, 3.0]), ShapeError, "with D=2"),
+    (lambda t: neighbor_lists(t, [], 1, vectors=[np.nan, 2.0]), ValueError, "NaN"),
+])
+def test_bad_queries(call, error, message):
+    with pytest.raises(error, match=message):
+        call(table())

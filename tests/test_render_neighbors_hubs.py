@@ -1,0 +1,90 @@
+"""Renderers of neighbour lists and hubs: hand-built results -> exact text."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from embedlab import render
+from embedlab.hubs import Hub, HubsResult, MetricHubs
+from embedlab.neighbors import Listed, NeighborsResult, QueryLists
+
+
+def neighbors_result():
+    q = QueryLists(query="king", id=7, token="king", norm=1.5, lists={
+        "cosine": [Listed(3, "queen", 0.71234, 1.25), Listed(9, "a\nb", 0.5, 0.75)],
+        "dot": [Listed(2, "[CLS]", 2.5, 3.0), Listed(3, "queen", 1.33333, 1.25)],
+    })
+    v = QueryLists(query="vector 0", id=None, token=None, norm=2.0,
+                   lists={"cosine": [Listed(1, None, 1.0, 2.0), Listed(0, None, 0.0, 0.0)],
+                          "dot": [Listed(1, None, 4.0, 2.0), Listed(0, None, 0.0, 0.0)]})
+    return NeighborsResult(k=2, metrics=["cosine", "dot"], queries=[q, v], median_norm=1.0, max_norm=3.0,
+                           source={"source": "toy"})
+
+
+def test_neighbors_terminal():
+    assert render.neighbors_terminal(neighbors_result()) == (
+        "toy: k=2; row norms: median 1.000, max 3.000\n"
+        "\n"
+        "query king (7), norm 1.500\n"
+        "#  cosine     score   norm   dot        score   norm\n"
+        "-  ---------  ------  -----  ---------  ------  -----\n"
+        "1  queen (3)  0.7123  1.250  [CLS] (2)  2.5000  3.000\n"
+        "2  a\\nb (9)   0.5000  0.750  queen (3)  1.3333  1.250\n"
+        "\n"
+        "query vector 0, norm 2.000\n"
+        "#  cosine  score   norm   dot  score   norm\n"
+        "-  ------  ------  -----  ---  ------  -----\n"
+        "1  1       1.0000  2.000  1    4.0000  2.000\n"
+        "2  0       0.0000  0.000  0    0.0000  0.000\n"
+    )
+
+
+def test_neighbors_json_keeps_full_precision():
+    data = json.loads(render.neighbors_json(neighbors_result()))
+    assert data["queries"][0]["lists"]["cosine"][0] == {"id": 3, "token": "queen", "score": 0.71234, "norm": 1.25}
+    assert data["queries"][1]["id"] is None
+
+
+def hubs_result():
+    h = Hub(id=2, token="the", lists={"dot": 9, "cosine": 1}, norm=7.0, norm_rank=1)
+    g = Hub(id=0, token="a", lists={"dot": 0, "cosine": 3}, norm=1.0, norm_rank=2)
+    metric = {
+        "dot": MetricHubs("dot", [h], 9, 1.23456, 5, 0.9, 4, 0.25),
+        "cosine": MetricHubs("cosine", [g], 3, None, 1, None, 1, 0.5),
+    }
+    return HubsResult(V=4, D=2, k=1, n_queries=4, even_share=1.0, seed=None, metrics=metric, longest=[h, g],
+                      source={"source": "toy"}, k_occurrence={"dot": np.array([0, 0, 9, 1])})
+
+
+def test_hubs_terminal():
+    assert render.hubs_terminal(hubs_result()) == (
+        "hubs of toy: V=4, D=2, k=1, 4 queries (every token)\n"
+        "Spearman correlation of row norm with k-occurrence: dot 0.9, cosine -\n"
+        "\n"
+        "dot: the rows in the most lists (an even share is 1; skewness 1.235, 5 rows in no list; 0.2 s)\n"
+        "rank  row      lists  norm   norm rank\n"
+        "----  -------  -----  -----  ---------\n"
+        "1     the (2)  9      7.000  1\n"
+        "\n"
+        "cosine: the rows in the most lists (an even share is 1; skewness -, 1 rows in no list; 0.5 s)\n"
+        "rank  row    lists  norm   norm rank\n"
+        "----  -----  -----  -----  ---------\n"
+        "1     a (0)  3      1.000  2\n"
+        "\n"
+        "the 2 longest rows and the lists they enter\n"
+        "norm rank  row      norm   dot lists  cosine lists\n"
+        "---------  -------  -----  ---------  ------------\n"
+        "1          the (2)  7.000  9          1\n"
+        "2          a (0)    1.000  0          3\n"
+        "together they enter 4 of 4 dot lists and 1 cosine lists\n"
+    )
+
+
+def test_hubs_json_leaves_the_per_row_counts_out():
+    data = json.loads(render.hubs_json(hubs_result()))
+    assert "k_occurrence" not in data
+    assert data["metrics"]["dot"]["top"][0] == {"id": 2, "token": "the", "lists": {"dot": 9, "cosine": 1},
+                                                "norm": 7.0, "norm_rank": 1}
+    assert data["metrics"]["cosine"]["spearman_norm"] is None
