@@ -190,7 +190,6 @@ def test_checkpoint_without_known_names_asks_for_tensor(tmp_path):
 
 
 def test_checkpoint_bf16_table_reads_exact_values(tmp_path):
-    pytest.importorskip("torch")
     values = [1.0, -2.5, 0.15625, 3.0, 0.0, -0.5]  # all exact in bfloat16
     path = write_safetensors(tmp_path / "bf.safetensors", {"wte.weight": ("BF16", (3, 2), bf16(values))})
     table = sources.load(str(path))

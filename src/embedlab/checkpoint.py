@@ -202,31 +202,38 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
 def read_tensor(info: TensorInfo) -> Any:
     """The data of one tensor as a NumPy array (only that tensor is read).
 
-    BF16 has no NumPy dtype: it is read through PyTorch (the ``torch`` extra)
-    and returned as float32, which holds every bfloat16 value exactly.
+    BF16 has no NumPy dtype: its bytes are read at the tensor's span and
+    widened to float32 (a bfloat16 is the top half of a float32's bits, so
+    every value is kept exactly).
 
     Raises
     ------
     SourceError
         If the file cannot be read.
-    MissingExtraError
-        For a BF16 tensor when PyTorch is not installed.
     """
     if info.dtype == "BF16":
-        try:
-            import torch  # noqa: F401  (only to read bfloat16)
-        except ImportError:
-            raise MissingExtraError(
-                f"tensor {info.name!r} in {info.path} is bfloat16, which NumPy cannot hold: "
-                "install PyTorch to read it (pip install 'embedlab[torch]')"
-            ) from None
-        with _open(info.path, framework="pt") as handle:
-            return handle.get_tensor(info.name).float().numpy()
+        return _read_bf16(info)
     with _open(info.path) as handle:
         try:
             return handle.get_tensor(info.name)
         except Exception as exc:  # safetensors raises its own error types
             raise SourceError(f"cannot read tensor {info.name!r} from {info.path}: {exc}") from None
+
+
+def _read_bf16(info: TensorInfo) -> Any:
+    import numpy as np
+
+    if info.span is None:
+        raise SourceError(f"tensor {info.name!r} in {info.path}: no byte span to read bfloat16 from")
+    start, end = info.span
+    try:
+        with open(info.path, "rb") as handle:
+            handle.seek(start)
+            raw = np.frombuffer(handle.read(end - start), dtype="<u2")  # (numel,)
+    except OSError as exc:
+        raise SourceError(f"cannot read tensor {info.name!r} from {info.path}: {exc}") from None
+    widened = (raw.astype(np.uint32) << 16).view(np.float32)  # bfloat16 bits on top, zeros below
+    return widened.reshape(info.shape)
 
 
 def find_roles(infos: dict[str, TensorInfo], tensor: str | None = None) -> Roles:
@@ -416,13 +423,13 @@ def _tensor_info(file: Path, name: str, entry: Any, start: int, data_size: int) 
     return info
 
 
-def _open(file: Path, framework: str = "numpy") -> Any:
+def _open(file: Path) -> Any:
     try:
         from safetensors import safe_open
     except ImportError:
         raise MissingExtraError("reading safetensors needs the models extra: pip install 'embedlab[models]'") from None
     try:
-        return safe_open(str(file), framework=framework)
+        return safe_open(str(file), framework="numpy")
     except Exception as exc:  # SafetensorError, OSError: a truncated or malformed file
         raise SourceError(f"cannot read the safetensors header of {file}: {exc}") from None
 
