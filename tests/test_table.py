@@ -262,3 +262,29 @@ def test_vocabulary_suggestions_and_placeholders():
     assert vocab.token(3) == "<id 3>"
     assert vocab.suggest("kingz")[:2] == ["king", "kings"]
     assert Vocabulary(["a", "a"]).id("a") == 0  # the smaller id owns a repeated string
+
+
+@pytest.mark.parametrize("where", ["matrix", "positions", "token_types"])
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_non_finite_values_are_refused_naming_row_and_column(where, bad):
+    tables = {"matrix": np.ones((3, 2)), "positions": np.ones((4, 2)), "token_types": np.ones((2, 2))}
+    tables[where][1, 0] = bad
+    with pytest.raises(ValueError, match=r"row 1, column 0"):
+        EmbeddingTable(tables["matrix"], positions=tables["positions"], token_types=tables["token_types"])
+
+
+def test_stretch_that_overflows_float32_is_refused():
+    table = EmbeddingTable(np.ones((3, 2), dtype=np.float32))
+    with pytest.raises(ValueError, match="inf"):
+        table.stretch(1, 1e39)
+
+
+def test_huge_ids_are_out_of_range_not_overflow():
+    table = EmbeddingTable(np.eye(3))
+    with pytest.raises(TokenIdError, match="99999999999999999999999"):
+        table.lookup([99999999999999999999999])
+    with pytest.raises(TokenIdError):
+        table.token_id("99999999999999999999999")
+    assert table.token_id("id:2") == 2
+    with pytest.raises(TypeError, match="id:x"):
+        table.token_id("id:x")

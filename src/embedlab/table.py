@@ -106,16 +106,18 @@ class EmbeddingTable:
         token_types: Any = None,
         provenance: Provenance | None = None,
     ) -> None:
-        self._W = _readonly_matrix(matrix, "table")  # (V, D)
+        self._provenance = provenance or Provenance("array")
+        where = _where(self._provenance)
+        self._W = _readonly_matrix(matrix, f"table{where}")  # (V, D)
         V, D = self._W.shape
         if vocabulary is not None and not isinstance(vocabulary, Vocabulary):
             vocabulary = Vocabulary(vocabulary)
         if vocabulary is not None and len(vocabulary) != V:
             raise ShapeError(f"vocabulary has {len(vocabulary)} tokens, the table has V={V} rows")
         self._vocabulary = vocabulary
-        self._positions = None if positions is None else _readonly_matrix(positions, "position table", D)
-        self._token_types = None if token_types is None else _readonly_matrix(token_types, "token-type table", D)
-        self._provenance = provenance or Provenance("array")
+        self._positions = None if positions is None else _readonly_matrix(positions, f"position table{where}", D)
+        self._token_types = (None if token_types is None
+                             else _readonly_matrix(token_types, f"token-type table{where}", D))
         self._norms: np.ndarray | None = None  # (V,) float64, computed on first use
 
     @classmethod
@@ -316,13 +318,17 @@ class EmbeddingTable:
         """A new table with one row multiplied by ``factor``; this table is unchanged.
 
         Raises ``TokenIdError``/``UnknownTokenError`` for a bad token and
-        ``ValueError`` for a factor that is not a finite number.
+        ``ValueError`` for a factor that is not a finite number or that would
+        overflow the table's dtype.
         """
         i = self.token_id(token_id)
         if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor):
             raise ValueError(f"stretch factor must be a finite number, got {factor!r}")
+        row = self._W[i].astype(np.float64) * factor  # (D,)
+        if np.abs(row).max() > np.finfo(self.dtype).max:
+            raise ValueError(f"stretching token {i} by {factor!r} overflows {self.dtype}: its values would be inf")
         W = np.array(self._W)  # (V, D) a writable copy
-        W[i] = W[i].astype(np.float64) * factor
+        W[i] = row
         return EmbeddingTable(
             W, vocabulary=self._vocabulary, positions=self._positions,
             token_types=self._token_types, provenance=self._provenance,
@@ -433,6 +439,8 @@ class EmbeddingTable:
             for x in arr.ravel():
                 if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
                     raise TypeError(f"token ids must be ints, got {x!r} ({type(x).__name__})")
+                if not 0 <= x < self.V:  # also keeps ints beyond int64 away from the cast below
+                    raise TokenIdError(f"token id {x} is out of range for V={self.V}")
             arr = arr.astype(np.int64) if arr.size else np.zeros(arr.shape, dtype=np.int64)
         if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
             raise TypeError(f"token ids must be ints, got dtype {arr.dtype}")
@@ -501,9 +509,31 @@ def _readonly_matrix(matrix: Any, what: str, width: int | None = None) -> np.nda
         raise TypeError(f"{what} must be floating point, got dtype {arr.dtype}")
     if width is not None and arr.shape[1] != width:
         raise ShapeError(f"{what} has width {arr.shape[1]}, the token table has D={width}")
+    _check_finite(arr, what)
     if arr.flags.writeable:
         arr.flags.writeable = False
     return arr
+
+
+def _check_finite(arr: np.ndarray, what: str) -> None:
+    """Refuse NaN and infinity: they make every ranking and every cosine that touches them wrong.
+
+    Scanned in blocks of rows, so a memory-mapped table is read once and no
+    full-size boolean array is made.
+    """
+    block = max(1, 2**22 // arr.shape[1])  # rows per block, ~4M values
+    for start in range(0, arr.shape[0], block):
+        finite = np.isfinite(arr[start:start + block])  # (b, D)
+        if not finite.all():
+            r, c = np.argwhere(~finite)[0]
+            value = arr[start + r, c]
+            raise ValueError(f"{what} holds {value} at row {start + r}, column {c}: NaN and infinity are refused")
+
+
+def _where(provenance: Provenance) -> str:
+    """' (glove, /path, tensor X)' for error messages: which table."""
+    parts = [p for p in (provenance.source, provenance.path, provenance.tensor and f"tensor {provenance.tensor}") if p]
+    return f" ({', '.join(parts)})" if parts and parts != ["array"] else ""
 
 
 def _check_k(k: Any, limit: int, what: str) -> None:
