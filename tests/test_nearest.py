@@ -234,6 +234,8 @@ def test_search_checks_its_arrays():
         search(W, None, 1, "dot", exclude=np.array([0, 3]))
     with pytest.raises(ValueError, match="NaN or infinity"):
         search(W, np.array([[np.inf, 0.0, 0.0]]), 1, "cosine")
+    with pytest.raises(ValueError, match="row 1 of the table contains NaN"):
+        search(np.array([[1.0, 0.0, 0.0], [np.nan, 0.0, 0.0]]), np.ones((1, 3)), 1, "dot")
     with pytest.raises(ValueError, match="workers must be a positive int"):
         search(W, np.ones((1, 3)), 1, "dot", workers=0)
 

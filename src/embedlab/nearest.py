@@ -160,8 +160,8 @@ def search(
     Raises
     ------
     ValueError
-        For an unknown metric, k out of range, a query with NaN or infinity,
-        or a budget below one block.
+        For an unknown metric, k out of range, a query or a row with NaN or
+        infinity, or a budget below one block.
     ShapeError
         (a ``ValueError``) if Q is not (N, D) or exclude is not (N,) ids.
 
@@ -172,6 +172,8 @@ def search(
     N, V, D = _check(W, Q, k, metric, exclude)
     if row_norms is None:
         row_norms = vector_norms(W)
+    if not np.isfinite(row_norms).all():  # a NaN or infinite entry makes its row's length so
+        raise ValueError(f"row {int(np.flatnonzero(~np.isfinite(row_norms))[0])} of the table contains NaN or infinity")
     dtype = np.float64 if W.dtype == np.float64 else np.float32  # the GEMM's dtype
     plan = plan_blocks(V, D, k, np.dtype(dtype).itemsize, memory, n_queries=N, workers=_workers(workers))
     ids = np.empty((N, k), dtype=np.int64)
