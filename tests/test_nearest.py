@@ -105,6 +105,20 @@ def test_duplicate_rows_rank_by_id_and_only_the_query_id_is_left_out():
         assert got == REFERENCE[metric](rows, 3, 4)
 
 
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_more_exact_ties_than_the_pool_holds_are_settled_by_id(metric):
+    # 200 copies of one row and 100 of another: every list is a run of exact ties,
+    # far more than the engine's candidate pool keeps per query.
+    rows = [[1.0, 2.0]] * 200 + [[2.0, 1.0]] * 100 + [[0.0, 0.0]] * 5
+    order = np.random.default_rng(0).permutation(len(rows))
+    rows = [rows[i] for i in order]
+    table = EmbeddingTable.from_rows(rows)
+    queries = [0, 1, 2, 150, 304]
+    for k in (1, 7, 40):
+        got = table.nearest(queries, k, metric, memory=120_000).ids  # small blocks: ties arrive block by block
+        assert got.tolist() == [REFERENCE[metric](rows, q, k) for q in queries]
+
+
 def test_vector_queries_leave_nothing_out():
     rows = [[1.0, 2.0], [2.0, 4.0], [-1.0, 0.0], [1.0, 2.0]]
     table = EmbeddingTable.from_rows(rows)

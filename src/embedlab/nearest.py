@@ -227,6 +227,10 @@ def plan_blocks(V: int, D: int, k: int, itemsize: int, memory: int, *,
     ------
     ValueError
         If even one query against K + 1 rows does not fit.
+
+    >>> plan = plan_blocks(30522, 384, 10, 4, 256 * 2**20, n_queries=1000, workers=2)
+    >>> plan.queries, plan.rows, plan.workers, plan.bytes <= 256 * 2**20
+    (500, 8192, 2, True)
     """
     if isinstance(memory, bool) or not isinstance(memory, (int, np.integer)) or memory <= 0:
         raise ValueError(f"memory must be a positive number of bytes, got {memory!r}")
