@@ -7,8 +7,9 @@
 Every tool answers the same 1,000 queries (token ids sampled with a seed; each
 query leaves out its own id) in the same process, one after the other, each
 timed best-of-``--repeats`` after a warm-up, in rounds so that a busy moment of
-the machine hits every tool alike. Indexes, normalised copies and norms are
-built before the clock starts, for every tool alike.
+the machine hits every tool alike, with a short rest before each run (BLAS and
+OpenMP threads spin a while after a call). Indexes, normalised copies and norms
+are built before the clock starts, for every tool alike.
 
 - embedlab: ``nearest.search`` (exact; equal scores by the smaller id).
 - faiss: ``IndexFlatIP`` over the rows (unit rows for cosine), k + 1, own id dropped.
@@ -40,6 +41,9 @@ from embedlab import sources
 from embedlab.nearest import search
 
 TORCH_BLOCK = 256
+# Seconds of rest before each timed run: BLAS and OpenMP worker threads spin for a
+# while after a call, and would otherwise steal cores from the next tool.
+SETTLE = 0.5
 
 
 @dataclass
@@ -88,14 +92,16 @@ def bench_neighbors(name, table, W, queries, k, metric, repeats, skip) -> list[t
         tool = make(W, unit, norms, queries, k, metric)
         if tool is not None and tool.name not in skip:
             tools.append(tool)
-    floor = gemm_floor(W, queries, repeats)
-    for tool in tools:
+    floors = gemm_floor_tools(W, queries)
+    for tool in tools + floors:
         tool.ids = tool.run()  # warm-up, and the answer
     for _ in range(repeats):
-        for tool in tools:
+        for tool in tools + floors:
+            time.sleep(SETTLE)
             start = time.perf_counter()
             tool.run()
             tool.seconds = min(tool.seconds, time.perf_counter() - start)
+    floor = min(tool.seconds for tool in floors)
     ours = tools[0]
     rows = []
     for tool in tools:
@@ -170,7 +176,8 @@ def gensim_tool(W, unit, norms, queries, k, metric) -> Tool | None:
     return Tool("gensim most_similar", run)
 
 
-def gemm_floor(W, queries, repeats) -> float:
+def gemm_floor_tools(W, queries) -> list[Tool]:
+    """The float32 product Q @ W.T alone: in one call, and in blocks of 1024 x 4096 rows."""
     Q = W[queries]  # (N, D)
     S = np.empty((min(1024, len(Q)), 4096), dtype=np.float32)
 
@@ -180,14 +187,7 @@ def gemm_floor(W, queries, repeats) -> float:
                 q, w = Q[s:s + 1024], W[v:v + 4096]
                 np.matmul(q, w.T, out=S[:len(q), :len(w)])
 
-    best = float("inf")
-    for run in (lambda: Q @ W.T, blocks):
-        run()
-        for _ in range(repeats):
-            start = time.perf_counter()
-            run()
-            best = min(best, time.perf_counter() - start)
-    return best
+    return [Tool("GEMM one call", lambda: Q @ W.T), Tool("GEMM blocks", blocks)]
 
 
 def drop_self(ids: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
@@ -233,15 +233,17 @@ def bench_lookup(name, table, repeats) -> list[tuple]:
         ids_t = torch.from_numpy(ids.reshape(-1))
         out = np.empty((*shape, table.D), dtype=W.dtype)
         out_t = torch.empty((ids.size, table.D), dtype=Wt.dtype)
-        times = {}
-        for key, run in {
+        runs = {
             "ours_out": lambda: table.lookup(ids, out=out),
             "torch_out": lambda: torch.index_select(Wt, 0, ids_t, out=out_t),
             "ours": lambda: table.lookup(ids),
             "torch": lambda: torch.index_select(Wt, 0, ids_t),
-        }.items():
-            run()
-            times[key] = min(timed(run) for _ in range(max(repeats, 20)))
+        }
+        times = {key: float("inf") for key in runs}
+        for _ in range(max(repeats, 5)):  # rounds of 20 calls each, the tools taking turns
+            for key, run in runs.items():
+                time.sleep(SETTLE / 10)
+                times[key] = min(times[key], *(timed(run) for _ in range(20)))
         assert np.array_equal(out.reshape(-1, table.D), out_t.numpy())
         rows.append((name, str(shape), f"{times['ours_out'] * 1e3:.3f} ms", f"{times['torch_out'] * 1e3:.3f} ms",
                      f"{times['torch_out'] / times['ours_out']:.2f}x", f"{times['ours'] * 1e3:.3f} ms",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -93,6 +94,12 @@ def test_hubs_on_the_seed_table(capsys):
     out = captured.out
     assert "hubs of seed: V=512, D=64, k=5, 512 queries (every token)" in out
     assert "the 3 longest rows and the lists they enter" in out
+
+
+def test_hubs_shows_a_progress_bar_on_a_terminal(capsys, monkeypatch):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert run("hubs", "--k", "2", "--queries", "64") == 0
+    assert "hubs" in capsys.readouterr().err  # tqdm's bar, cleared at the end
 
 
 def test_hubs_json_of_a_sample(capsys):

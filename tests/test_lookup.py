@@ -34,6 +34,9 @@ def test_a_bad_id_writes_nothing():
         table.lookup([0, 4, 1], out=out)
     with pytest.raises(TokenIdError, match="token id -1"):
         table.lookup([0, -1, 1], out=out)
+    for bad in (np.array([0, -1, 1]), np.array([0, 4, 1]), np.array([0, -2**63, 1]), np.array([4], dtype=np.int32)):
+        with pytest.raises(TokenIdError, match=f"token id {bad.min() if bad.min() < 0 else bad.max()} is out"):
+            table.lookup(bad, out=out)
     assert out.tolist() == [[0.0, 0.0]] * 3
 
 

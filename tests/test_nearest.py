@@ -105,6 +105,20 @@ def test_duplicate_rows_rank_by_id_and_only_the_query_id_is_left_out():
         assert got == REFERENCE[metric](rows, 3, 4)
 
 
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_more_exact_ties_than_the_pool_holds_are_settled_by_id(metric):
+    # 200 copies of one row and 100 of another: every list is a run of exact ties,
+    # far more than the engine's candidate pool keeps per query.
+    rows = [[1.0, 2.0]] * 200 + [[2.0, 1.0]] * 100 + [[0.0, 0.0]] * 5
+    order = np.random.default_rng(0).permutation(len(rows))
+    rows = [rows[i] for i in order]
+    table = EmbeddingTable.from_rows(rows)
+    queries = [0, 1, 2, 150, 304]
+    for k in (1, 7, 40):
+        got = table.nearest(queries, k, metric, memory=120_000).ids  # small blocks: ties arrive block by block
+        assert got.tolist() == [REFERENCE[metric](rows, q, k) for q in queries]
+
+
 def test_vector_queries_leave_nothing_out():
     rows = [[1.0, 2.0], [2.0, 4.0], [-1.0, 0.0], [1.0, 2.0]]
     table = EmbeddingTable.from_rows(rows)
@@ -234,6 +248,8 @@ def test_search_checks_its_arrays():
         search(W, None, 1, "dot", exclude=np.array([0, 3]))
     with pytest.raises(ValueError, match="NaN or infinity"):
         search(W, np.array([[np.inf, 0.0, 0.0]]), 1, "cosine")
+    with pytest.raises(ValueError, match="row 1 of the table contains NaN"):
+        search(np.array([[1.0, 0.0, 0.0], [np.nan, 0.0, 0.0]]), np.ones((1, 3)), 1, "dot")
     with pytest.raises(ValueError, match="workers must be a positive int"):
         search(W, np.ones((1, 3)), 1, "dot", workers=0)
 

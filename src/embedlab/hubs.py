@@ -174,7 +174,7 @@ def measure_hubs(
     """
     spearmanr, skew = _scipy_stats()
     V = table.V
-    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+    if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
         raise ValueError(f"top must be an int >= 1, got {top!r}")
     queries = _queries(V, n_queries, seed)  # (N,)
     norms = table.norms()  # (V,)
@@ -222,9 +222,9 @@ def _queries(V: int, n_queries: int | None, seed: int) -> np.ndarray:
     """Every id, or ``n_queries`` ids sampled without replacement, ascending."""
     if n_queries is None:
         return np.arange(V, dtype=np.int64)
-    if isinstance(n_queries, bool) or not isinstance(n_queries, int) or not 1 <= n_queries <= V:
+    if isinstance(n_queries, bool) or not isinstance(n_queries, (int, np.integer)) or not 1 <= n_queries <= V:
         raise ValueError(f"queries must be 'all' or a number from 1 to V={V}, got {n_queries!r}")
-    return np.sort(np.random.default_rng(seed).choice(V, size=n_queries, replace=False))
+    return np.sort(np.random.default_rng(seed).choice(V, size=int(n_queries), replace=False))
 
 
 def _scipy_stats() -> tuple[Callable, Callable]:

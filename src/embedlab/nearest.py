@@ -160,8 +160,8 @@ def search(
     Raises
     ------
     ValueError
-        For an unknown metric, k out of range, a query with NaN or infinity,
-        or a budget below one block.
+        For an unknown metric, k out of range, a query or a row with NaN or
+        infinity, or a budget below one block.
     ShapeError
         (a ``ValueError``) if Q is not (N, D) or exclude is not (N,) ids.
 
@@ -172,6 +172,8 @@ def search(
     N, V, D = _check(W, Q, k, metric, exclude)
     if row_norms is None:
         row_norms = vector_norms(W)
+    if not np.isfinite(row_norms).all():  # a NaN or infinite entry makes its row's length so
+        raise ValueError(f"row {int(np.flatnonzero(~np.isfinite(row_norms))[0])} of the table contains NaN or infinity")
     dtype = np.float64 if W.dtype == np.float64 else np.float32  # the GEMM's dtype
     plan = plan_blocks(V, D, k, np.dtype(dtype).itemsize, memory, n_queries=N, workers=_workers(workers))
     ids = np.empty((N, k), dtype=np.int64)
@@ -225,6 +227,10 @@ def plan_blocks(V: int, D: int, k: int, itemsize: int, memory: int, *,
     ------
     ValueError
         If even one query against K + 1 rows does not fit.
+
+    >>> plan = plan_blocks(30522, 384, 10, 4, 256 * 2**20, n_queries=1000, workers=2)
+    >>> plan.queries, plan.rows, plan.workers, plan.bytes <= 256 * 2**20
+    (500, 8192, 2, True)
     """
     if isinstance(memory, bool) or not isinstance(memory, (int, np.integer)) or memory <= 0:
         raise ValueError(f"memory must be a positive number of bytes, got {memory!r}")
