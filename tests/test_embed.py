@@ -36,7 +36,9 @@ def _close(a, b, rtol=1e-9, atol=1e-12):
 def _naive_cosine(a, b):
     na = math.sqrt(sum(x * x for x in a))
     nb = math.sqrt(sum(x * x for x in b))
-    return 0.0 if na == 0 or nb == 0 else sum(x * y for x, y in zip(a, b)) / (na * nb)
+    if na == 0 or nb == 0:
+        return 0.0
+    return max(-1.0, min(1.0, sum(x * y for x, y in zip(a, b)) / (na * nb)))  # the contract clips rounding
 
 
 def _naive_nearest(table, q, k, score):
