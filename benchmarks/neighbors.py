@@ -28,6 +28,7 @@ agrees, and, where the order differs, whether the swapped rows tie exactly
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import platform
 import sys
@@ -56,15 +57,19 @@ class Tool:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tables", nargs="+", default=["minilm", "glove"])
-    parser.add_argument("--queries", type=int, default=1000)
-    parser.add_argument("--k", type=int, default=10)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tables", nargs="+", default=["minilm", "glove"], choices=["seed", "minilm", "glove"],
+                        help="tables to search (default: minilm glove)")
+    parser.add_argument("--queries", type=_positive, default=1000, help="queries per table, sampled (default 1000)")
+    parser.add_argument("--k", type=_positive, default=10, help="neighbours per query (default 10)")
+    parser.add_argument("--repeats", type=_positive, default=5, help="timed rounds; the best is kept (default 5)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the query sample (default 0)")
     parser.add_argument("--skip", nargs="*", default=[], help="tools to leave out (e.g. gensim)")
     parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
     args = parser.parse_args()
     print(machine(), end="\n\n")
+    missing = [name for name in ("faiss", "torch", "gensim") if importlib.util.find_spec(name) is None]
+    if missing:
+        print(f"not installed, left out: {', '.join(missing)} (pip install -c constraints.txt -e '.[bench]')\n")
     neighbor_rows, lookup_rows = [], []
     for name in args.tables:
         table = sources.load(name)
@@ -80,8 +85,16 @@ def main() -> None:
         print(markdown(["table", "(B, T)", "embedlab lookup(out=)", "torch index_select(out=)",
                         "their time / ours", "embedlab lookup", "torch index_select"], lookup_rows))
     else:
+        print("table  metric  tool  seconds  queries/s  their time / ours  of GEMM floor  same sets  order differs")
         for row in neighbor_rows + [()] + lookup_rows:
             print("  ".join(str(c) for c in row))
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
 
 
 def bench_neighbors(name, table, W, queries, k, metric, repeats, skip) -> list[tuple]:

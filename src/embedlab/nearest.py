@@ -174,7 +174,8 @@ def search(
         row_norms = vector_norms(W)
     if not np.isfinite(row_norms).all():  # a NaN or infinite entry makes its row's length so
         raise ValueError(f"row {int(np.flatnonzero(~np.isfinite(row_norms))[0])} of the table contains NaN or infinity")
-    dtype = np.float64 if W.dtype == np.float64 else np.float32  # the GEMM's dtype
+    q_norms = row_norms[exclude] if Q is None else vector_norms(np.asarray(Q))  # (N,)
+    dtype = _gemm_dtype(W.dtype, metric, q_norms, row_norms)
     plan = plan_blocks(V, D, k, np.dtype(dtype).itemsize, memory, n_queries=N, workers=_workers(workers))
     ids = np.empty((N, k), dtype=np.int64)
     scores = np.empty((N, k), dtype=np.float64)
@@ -192,6 +193,8 @@ def search(
         for n_done in run(one_block, range(0, N, plan.queries)):
             if progress is not None:
                 progress(n_done)
+    if N and ids.max() >= V:  # an empty slot survived: never hand out an id that does not exist
+        raise FloatingPointError("fewer than k rows got a finite score; the table's values are out of range")
     return ids, scores
 
 
@@ -270,17 +273,58 @@ def vector_norms(X: np.ndarray) -> np.ndarray:
 
     Accumulated in float64 whatever the dtype, in blocks of about 32 MB, so
     float16 rows do not overflow and a huge table is never copied whole.
-    Identical rows get bit-identical lengths.
+    Rows whose sum of squares leaves float64's range (entries near 1e-160 or
+    1e160) are measured again scaled by their largest entry, so a tiny row
+    is not given length 0 nor a huge finite one length inf. Identical rows
+    get bit-identical lengths.
 
-    >>> vector_norms(np.array([[3.0, 4.0], [0.0, 0.0]])).tolist()
-    [5.0, 0.0]
+    >>> vector_norms(np.array([[3.0, 4.0], [0.0, 0.0], [3e-300, 4e-300]])).tolist()
+    [5.0, 0.0, 5e-300]
     """
     out = np.empty(len(X), dtype=np.float64)  # (M,)
     step = max(1, 2**22 // max(X.shape[1], 1))
     for start in range(0, len(X), step):
         rows = np.asarray(X[start:start + step], dtype=np.float64)  # (b, D)
-        out[start:start + len(rows)] = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+        with np.errstate(over="ignore", under="ignore"):  # out-of-range sums are measured again below
+            out[start:start + len(rows)] = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    odd = np.flatnonzero((out < _NORM_LOW) | (out > _NORM_HIGH))  # zero, underflowed or overflowed
+    if odd.size:
+        rows = np.asarray(X[odd], dtype=np.float64)  # (r, D)
+        top = np.abs(rows).max(axis=1)  # (r,) 0 for a zero row, inf/nan for a row holding them
+        fine = (top > 0) & np.isfinite(top)
+        unit = rows[fine] / top[fine, None]  # entries in [-1, 1]: the sum of squares stays in range
+        out[odd[fine]] = top[fine] * np.sqrt(np.einsum("ij,ij->i", unit, unit))
     return out
+
+
+def _gemm_dtype(table_dtype: np.dtype, metric: str, q_norms: np.ndarray, row_norms: np.ndarray) -> type:
+    """The GEMM's dtype: float32 for float16/float32 tables, unless their scores leave float32's comfortable range.
+
+    Dot scores are at most ``|q| |w|``; cosine scales queries and rows to unit
+    length by ``1 / |w|``. Either way float32 is used only when every nonzero
+    length lies in [1e-15, 1e15] (and dot scores below 1e30): outside it,
+    scores or scale factors could overflow, or underflow past the rounding
+    margin, so the search runs in float64, which changes no result.
+
+    Raises ``ValueError`` when even float64 dot products would overflow.
+    """
+    lengths = np.concatenate([q_norms, row_norms])
+    lengths = lengths[lengths > 0]
+    if metric == "dot" and lengths.size:
+        top = float(q_norms.max(initial=0.0)) * float(row_norms.max(initial=0.0))
+        if top > np.finfo(np.float64).max / 8:
+            raise ValueError(f"dot products overflow float64: the longest query ({q_norms.max():.3g}) times the "
+                             f"longest row ({row_norms.max():.3g})")
+    if table_dtype == np.float64:
+        return np.float64
+    in_range = not lengths.size or (lengths.min() >= 1e-15 and lengths.max() <= 1e15)
+    if metric == "dot":
+        in_range = in_range and float(q_norms.max(initial=0.0)) * float(row_norms.max(initial=0.0)) <= 1e30
+    return np.float32 if in_range else np.float64
+
+
+# Lengths outside this range are measured again, scaled (``vector_norms``).
+_NORM_LOW, _NORM_HIGH = 1e-150, 1e150
 
 
 def _search_block(W, Q, k, metric, exclude, row_norms, inv_norms, dtype, plan) -> tuple[np.ndarray, np.ndarray]:

@@ -224,5 +224,5 @@ def _matplotlib_figure() -> Any:
     try:
         import matplotlib.figure
     except ImportError:
-        raise MissingExtraError("figures need matplotlib: pip install 'embedlab[plots]'") from None
+        raise MissingExtraError("figures need matplotlib: pip install -c constraints.txt -e '.[plots]'") from None
     return matplotlib.figure

@@ -180,7 +180,7 @@ def _umap(X: np.ndarray, n_neighbors: int, seed: int) -> np.ndarray:
             warnings.filterwarnings("ignore", category=ImportWarning)
             import umap
     except ImportError:
-        raise MissingExtraError("UMAP needs umap-learn: pip install 'embedlab[plots]'") from None
+        raise MissingExtraError("UMAP needs umap-learn: pip install -c constraints.txt -e '.[plots]'") from None
     # n_jobs=1: a fixed random_state runs single-threaded anyway (umap warns otherwise).
     reducer = umap.UMAP(n_components=2, n_neighbors=n_neighbors, random_state=seed, n_jobs=1)
     return np.asarray(reducer.fit_transform(X), dtype=np.float64)  # (n, 2)
@@ -190,4 +190,4 @@ def _sklearn(name: str) -> Any:
     try:
         return importlib.import_module(f"sklearn.{name}")
     except ImportError:
-        raise MissingExtraError("projections need scikit-learn: pip install 'embedlab[plots]'") from None
+        raise MissingExtraError("projections need scikit-learn: pip install -c constraints.txt -e '.[plots]'") from None

@@ -474,7 +474,7 @@ def hubs_terminal(result: HubsResult) -> str:
     ]
     for m in (dot, cos):
         lines.append(f"{m.metric}: the rows in the most lists (an even share is {result.even_share:.3g}; "
-                     f"skewness {number(_round(m.skewness))}, {m.never_listed} rows in no list; "
+                     f"skewness {number(_round(m.skewness))}, {m.never_listed} row{'s' * (m.never_listed != 1)} in no list; "
                      f"{m.seconds:.1f} s)")
         rows = [[str(r + 1), _row_label(h.token, h.id), str(h.lists[m.metric]), f"{h.norm:.3f}", str(h.norm_rank)]
                 for r, h in enumerate(m.top)]

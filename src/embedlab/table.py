@@ -13,6 +13,7 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k,
 from __future__ import annotations
 
 import math
+import re
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -203,7 +204,7 @@ class EmbeddingTable:
             vocab = self._vocabulary
             if vocab is not None and query in vocab.token_to_index:
                 return vocab.token_to_index[query]
-            if query.strip().lstrip("-").isdigit():
+            if re.fullmatch(r"-?[0-9]+", query.strip()):  # ASCII digits only: "²" or "１３７" are strings
                 return self.token_id(int(query))
             if vocab is None:
                 raise TypeError(f"table has no vocabulary: query {query!r} must be a token id")
@@ -543,5 +544,7 @@ def _where(provenance: Provenance) -> str:
 def _check_k(k: Any, limit: int, what: str) -> None:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"k must be an int, got {k!r}")
+    if limit < 1:
+        raise ValueError(f"k={k}: a table with one row has no other token to list")
     if not 1 <= k <= limit:
         raise ValueError(f"k={k} is out of range: expected 1 <= k <= {what} = {limit}")

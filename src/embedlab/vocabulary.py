@@ -81,14 +81,15 @@ class Vocabulary:
         return found
 
     def suggest(self, token: str, n: int = 5) -> list[str]:
-        """Up to ``n`` vocabulary entries that look like ``token`` (difflib ratio).
+        """Up to ``n`` vocabulary entries that look like ``token`` (difflib ratio, case folded).
 
         Only entries of similar length and the same first letter (case folded)
         are compared, so a 400,000-word vocabulary answers in well under a second.
         """
-        first = token[:1].casefold()
-        pool = [
-            t for t in self.token_to_index
-            if abs(len(t) - len(token)) <= 2 and t[:1].casefold() == first
-        ]
-        return difflib.get_close_matches(token, pool, n=n, cutoff=0.6)
+        folded = token.casefold()
+        pool: dict[str, str] = {}  # folded entry -> the entry, the smaller id first
+        for entry in self.token_to_index:
+            key = entry.casefold()
+            if abs(len(entry) - len(token)) <= 2 and key[:1] == folded[:1] and key not in pool:
+                pool[key] = entry
+        return [pool[key] for key in difflib.get_close_matches(folded, list(pool), n=n, cutoff=0.6)]
