@@ -68,7 +68,7 @@ def test_hubs_terminal():
         "----  -------  -----  -----  ---------\n"
         "1     the (2)  9      7.000  1\n"
         "\n"
-        "cosine: the rows in the most lists (an even share is 1; skewness -, 1 rows in no list; 0.5 s)\n"
+        "cosine: the rows in the most lists (an even share is 1; skewness -, 1 row in no list; 0.5 s)\n"
         "rank  row    lists  norm   norm rank\n"
         "----  -----  -----  -----  ---------\n"
         "1     a (0)  3      1.000  2\n"
