@@ -28,13 +28,14 @@ agrees, and, where the order differs, whether the swapped rows tie exactly
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
 import platform
 import sys
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -83,7 +84,8 @@ def main() -> None:
                         "same sets", "order differs (exact ties / near ties / other)"], neighbor_rows))
         print()
         print(markdown(["table", "(B, T)", "embedlab lookup(out=)", "torch index_select(out=)",
-                        "their time / ours", "embedlab lookup", "torch index_select"], lookup_rows))
+                        "their time / ours", "torch index_select(out=), 1 thread", "their time / ours",
+                        "embedlab lookup", "torch index_select"], lookup_rows))
     else:
         print("table  metric  tool  seconds  queries/s  their time / ours  of GEMM floor  same sets  order differs")
         for row in neighbor_rows + [()] + lookup_rows:
@@ -249,6 +251,7 @@ def bench_lookup(name, table, repeats) -> list[tuple]:
         runs = {
             "ours_out": lambda: table.lookup(ids, out=out),
             "torch_out": lambda: torch.index_select(Wt, 0, ids_t, out=out_t),
+            "torch_out_1": lambda: torch.index_select(Wt, 0, ids_t, out=out_t),  # timed with 1 thread
             "ours": lambda: table.lookup(ids),
             "torch": lambda: torch.index_select(Wt, 0, ids_t),
         }
@@ -256,12 +259,28 @@ def bench_lookup(name, table, repeats) -> list[tuple]:
         for _ in range(max(repeats, 5)):  # rounds of 20 calls each, the tools taking turns
             for key, run in runs.items():
                 time.sleep(SETTLE / 10)
-                times[key] = min(times[key], *(timed(run) for _ in range(20)))
+                with torch_threads(1 if key == "torch_out_1" else None):
+                    times[key] = min(times[key], *(timed(run) for _ in range(20)))
         assert np.array_equal(out.reshape(-1, table.D), out_t.numpy())
         rows.append((name, str(shape), f"{times['ours_out'] * 1e3:.3f} ms", f"{times['torch_out'] * 1e3:.3f} ms",
-                     f"{times['torch_out'] / times['ours_out']:.2f}x", f"{times['ours'] * 1e3:.3f} ms",
+                     f"{times['torch_out'] / times['ours_out']:.2f}x", f"{times['torch_out_1'] * 1e3:.3f} ms",
+                     f"{times['torch_out_1'] / times['ours_out']:.2f}x", f"{times['ours'] * 1e3:.3f} ms",
                      f"{times['torch'] * 1e3:.3f} ms"))
     return rows
+
+
+@contextlib.contextmanager
+def torch_threads(threads: int | None) -> Iterator[None]:
+    """Run torch ops with ``threads`` intra-op threads (None: as they are), then restore."""
+    import torch
+
+    before = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def timed(run: Callable[[], object]) -> float:
