@@ -363,45 +363,92 @@ def dot(a, b):
 def norm(vec):
     """Euclidean length ``sqrt(sum(x * x))``; 0.0 for an empty vector.
 
+    Exact for lengths a float can hold, however long or short the entries:
+    see ``_sum_of_squares``.
+
     >>> norm([3.0, 4.0])
     5.0
+    >>> norm([0.0, -1e200])
+    1e+200
     """
-    return math.sqrt(dot(vec, vec))
+    scale, total = _sum_of_squares(vec)
+    return scale * math.sqrt(total)
 
 
 def cosine(a, b):
     """Cosine similarity ``dot(a, b) / (norm(a) * norm(b))``, in [-1, 1].
 
     The cosine of a zero-length vector with anything is 0.0 (never NaN), and
-    rounding is clipped so the result never leaves [-1, 1].
+    rounding is clipped so the result never leaves [-1, 1]. The cosine does
+    not change when a vector is scaled, so a vector whose squares leave the
+    float range (entries beyond about 1e150 or below 1e-140) is first scaled
+    by its largest entry (``_sum_of_squares``); it has a cosine like any other.
 
     Raises ``ValueError`` naming both lengths when they differ, and when a
-    vector holds NaN or infinity (or its length overflows): then the cosine
-    is undefined, and clipping would turn it into a wrong 1.0.
+    vector holds NaN or infinity: then the cosine is undefined, and clipping
+    would turn it into a wrong 1.0.
 
     >>> cosine([2.0, 0.0], [3.0, 0.0])
     1.0
     >>> cosine([0.0, 0.0], [1.0, 0.0])
     0.0
+    >>> cosine([1e200, 0.0], [1e-200, 1e-200])
+    0.7071067811865475
     """
-    both = norm(a) * norm(b)
+    if len(a) != len(b):
+        raise ValueError(f"vectors have different lengths: {len(a)} and {len(b)}")
+    scale_a, total_a = _sum_of_squares(a)
+    scale_b, total_b = _sum_of_squares(b)
+    both = math.sqrt(total_a) * math.sqrt(total_b)  # norm(a) * norm(b), each divided by its scale
     if both == 0.0:
         return 0.0
-    value = dot(a, b) / both
+    if scale_a == scale_b == 1.0:  # the usual case: the textbook formula as it stands
+        value = dot(a, b) / both
+    else:
+        value = dot([x / scale_a for x in a], [y / scale_b for y in b]) / both
     if math.isnan(value) or math.isinf(both):
-        raise ValueError("cosine is undefined for vectors holding NaN or infinity (or too long for a float)")
+        raise ValueError("cosine is undefined for vectors holding NaN or infinity")
     return max(-1.0, min(1.0, value))
 
 
 def rms(vec):
     """Root mean square ``sqrt(sum(x * x) / n)``; 0.0 for an empty vector.
 
+    Exact for entries of any finite size, as ``norm``.
+
     >>> rms([3.0, 4.0])
     3.5355339059327378
+    >>> rms([1e200, 1e200])
+    1e+200
     """
     if len(vec) == 0:
         return 0.0
-    return math.sqrt(sum(x * x for x in vec) / len(vec))
+    scale, total = _sum_of_squares(vec)
+    return scale * math.sqrt(total / len(vec))
+
+
+# A sum of squares in this range lost nothing to overflow or underflow.
+_SQUARES_LOW, _SQUARES_HIGH = 1e-280, 1e300
+
+
+def _sum_of_squares(vec):
+    """``(scale, total)`` with ``sum(x * x for x in vec) == scale ** 2 * total``.
+
+    Usually ``scale`` is 1.0 and ``total`` the plain sum of squares. But a
+    square overflows to infinity beyond about 1e154 and underflows to 0.0
+    below about 1e-154, so when the plain sum leaves ``_SQUARES_LOW`` ..
+    ``_SQUARES_HIGH`` the vector is divided by its largest entry first (the
+    classic rescaling of LAPACK's ``dnrm2``): then every entry lies in [-1, 1]
+    and the sum of squares is at least 1. A vector holding NaN or infinity
+    keeps scale 1.0 and its NaN or infinite sum.
+    """
+    total = dot(vec, vec)
+    if math.isnan(total) or _SQUARES_LOW <= total <= _SQUARES_HIGH:
+        return 1.0, total  # the usual case (or NaN: undefined whatever the scale)
+    largest = max((abs(x) for x in vec), default=0.0)
+    if largest == 0.0 or math.isinf(largest):
+        return 1.0, total  # a zero vector, or one holding infinity
+    return largest, sum((x / largest) ** 2 for x in vec)
 
 
 def stretch(table, token_id, factor):
@@ -492,6 +539,9 @@ def _nearest(table, token_id, k, score):
     for minus, i in scored:
         if math.isnan(minus):
             raise ValueError(f"row {i} scores NaN against token {token_id}: the table holds NaN or infinity")
+        if math.isinf(minus):
+            raise ValueError(f"row {i} scores {-minus} against token {token_id}: the dot product overflows "
+                             f"a float (or the table holds infinity)")
     # Sort by (-score, id): largest score first, the smaller id wins a tie.
     return [i for _, i in sorted(scored)[:k]]
 
@@ -528,7 +578,7 @@ def scaled_lookup(table, ids, dim):
     TypeError, IndexError
         As ``lookup``; TypeError also if dim is not a number.
     ValueError
-        If dim is not positive.
+        If dim is not positive, or a scaled entry overflows to infinity.
 
     >>> scaled_lookup([[1.0, 1.0]], [0], 4)
     [[2.0, 2.0]]
@@ -538,7 +588,13 @@ def scaled_lookup(table, ids, dim):
     if not dim > 0:
         raise ValueError(f"dim must be positive, got {dim!r}")
     factor = math.sqrt(dim)
-    return [[x * factor for x in vec] for vec in lookup(table, ids)]
+    rows = lookup(table, ids)
+    out = [[x * factor for x in row] for row in rows]
+    for row, vec in zip(rows, out):
+        if any(math.isinf(x) for x in vec):
+            raise ValueError(f"scaling by sqrt({dim!r}) = {factor!r} overflows to infinity: the row's largest "
+                             f"entry is {max(abs(x) for x in row)!r}")
+    return out
 
 
 # --------------------------------------------------------------------------

@@ -323,8 +323,11 @@ def _gemm_dtype(table_dtype: np.dtype, metric: str, q_norms: np.ndarray, row_nor
     return np.float32 if in_range else np.float64
 
 
-# Lengths outside this range are measured again, scaled (``vector_norms``).
-_NORM_LOW, _NORM_HIGH = 1e-150, 1e150
+# A sum of squares in this range lost nothing to overflow or underflow (as in
+# ``embed._sum_of_squares``); lengths outside the square roots of it are
+# measured again, scaled (``vector_norms``).
+_SQUARES_LOW, _SQUARES_HIGH = 1e-280, 1e300
+_NORM_LOW, _NORM_HIGH = 1e-140, 1e150
 
 
 def _search_block(W, Q, k, metric, exclude, row_norms, inv_norms, dtype, plan) -> tuple[np.ndarray, np.ndarray]:
@@ -460,12 +463,26 @@ class _Scan:
     def _exact_scores(self, qi: np.ndarray, ids: np.ndarray) -> np.ndarray:
         """Scores as the reference computes them, in float64: (r,) pairs -> (r,)."""
         rows = np.asarray(self.W[ids], dtype=np.float64)  # (r, D)
-        dots = np.einsum("ij,ij->i", self.q64[qi], rows)  # (r,)
-        if self.metric == "dot":
-            return dots
-        both = self.q_norms[qi] * self.row_norms[ids]  # (r,)
-        out = np.zeros_like(dots)
-        np.divide(dots, both, out=out, where=both > 0)
+        queries = self.q64[qi]  # (r, D)
+        q_norms, w_norms = self.q_norms[qi], self.row_norms[ids]  # (r,), (r,)
+        out = np.zeros(len(ids))  # (r,)
+        # Out-of-range pairs (inf / inf, 0 / 0) are measured again below.
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            dots = np.einsum("ij,ij->i", queries, rows)  # (r,)
+            if self.metric == "dot":
+                return dots
+            both = q_norms * w_norms  # (r,)
+            np.divide(dots, both, out=out, where=both > 0)
+        # Lengths whose product leaves [1e-280, 1e300] (underflowing to 0.0
+        # included) over- or underflow the dot product: the cosine does not
+        # change with length, so take it of the unit vectors (as
+        # ``embed.cosine`` rescales such vectors).
+        nonzero = (q_norms > 0) & (w_norms > 0)
+        odd = np.flatnonzero(nonzero & ((both < _SQUARES_LOW) | (both > _SQUARES_HIGH)))
+        if odd.size:
+            unit_q = queries[odd] / q_norms[odd, None]
+            unit_w = rows[odd] / w_norms[odd, None]
+            out[odd] = np.einsum("ij,ij->i", unit_q, unit_w)
         return np.clip(out, -1.0, 1.0, out=out)
 
 

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .errors import ShapeError, TokenIdError
-from .nearest import DEFAULT_MEMORY, METRICS, Neighbors, search, vector_norms
+from .nearest import _NORM_HIGH, _NORM_LOW, DEFAULT_MEMORY, METRICS, Neighbors, search, vector_norms
 from .vocabulary import Vocabulary
 
 __all__ = ["EmbeddingTable", "Provenance", "rms"]
@@ -344,9 +344,17 @@ class EmbeddingTable:
 
         The factor is formed in float64 and the product taken in float64, then
         stored as float32 at least: never rounded to float16/bfloat16 first.
+
+        Raises ``TokenIdError``/``TypeError`` as ``lookup``, and ``ValueError``
+        naming the largest entry when a scaled value would overflow the
+        result's dtype (float32 for a float32 table).
         """
         out = self.lookup(ids).astype(np.float64) * math.sqrt(self.D)  # (..., D)
-        return out.astype(np.result_type(self._W.dtype, np.float32))
+        dtype = np.result_type(self._W.dtype, np.float32)
+        if out.size and np.abs(out).max() > np.finfo(dtype).max:
+            raise ValueError(f"scaling by sqrt(D) = sqrt({self.D}) overflows {np.dtype(dtype).name}: the largest "
+                             f"entry of these rows, {np.abs(out).max() / math.sqrt(self.D):.4g}, would become inf")
+        return out.astype(dtype)
 
     # -- neighbours ----------------------------------------------------------------
 
@@ -484,15 +492,25 @@ def rms(x: Any) -> np.ndarray:
     """Root mean square over the last axis: (..., D) -> (...), float64.
 
     Accumulated in float64, so float16 vectors do not overflow (300 ** 2 is
-    above float16's largest value, 65504). The rms of an empty vector is 0.0.
+    above float16's largest value, 65504), and float64 vectors whose squares
+    would leave float64's range are measured scaled (``vector_norms``), so
+    the rms of ``[1e200, 1e200]`` is 1e200, not inf. The rms of an empty
+    vector is 0.0.
 
     >>> float(rms(np.array([300, 300, 300, 300], dtype=np.float16)))
     300.0
     """
     a = np.asarray(x, dtype=np.float64)
-    if a.shape[-1] == 0:
+    D = a.shape[-1]
+    if D == 0:
         return np.zeros(a.shape[:-1])
-    return np.sqrt(np.mean(a * a, axis=-1))
+    rows = a.reshape(-1, D)  # (M, D)
+    with np.errstate(over="ignore", under="ignore"):  # such rows are measured again below
+        out = np.sqrt(np.mean(rows * rows, axis=1))  # (M,)
+    odd = np.flatnonzero((out < _NORM_LOW) | (out > _NORM_HIGH))  # zero, under- or overflowed
+    if odd.size:
+        out[odd] = vector_norms(rows[odd]) / math.sqrt(D)
+    return out.reshape(a.shape[:-1])
 
 
 def _parse_id(query: str) -> int:
@@ -504,8 +522,8 @@ def _parse_id(query: str) -> int:
 
 
 def _readonly_matrix(matrix: Any, what: str, width: int | None = None) -> np.ndarray:
-    if isinstance(matrix, np.ndarray) and not matrix.flags.writeable and matrix.flags.c_contiguous:
-        arr = matrix  # a read-only row-major map or view: nobody can write through it
+    if isinstance(matrix, np.ndarray) and matrix.flags.c_contiguous and _frozen(matrix):
+        arr = matrix  # a read-only row-major map or view of read-only memory: nobody can write through it
     else:
         arr = np.array(matrix, order="C")  # always a fresh, row-major copy
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
@@ -518,6 +536,23 @@ def _readonly_matrix(matrix: Any, what: str, width: int | None = None) -> np.nda
     if arr.flags.writeable:
         arr.flags.writeable = False
     return arr
+
+
+def _frozen(arr: np.ndarray) -> bool:
+    """True when nothing can write ``arr``'s memory: it and every array it views are read-only,
+    and the buffer beneath them (a read-only map, ``bytes``) is too. A read-only view of a
+    writable array is not frozen: its owner can still change it (case C02)."""
+    base: Any = arr
+    while isinstance(base, np.ndarray):
+        if base.flags.writeable:
+            return False
+        if base.base is None:
+            return True  # a read-only array that owns its memory
+        base = base.base
+    try:
+        return memoryview(base).readonly
+    except TypeError:
+        return False
 
 
 def _check_finite(arr: np.ndarray, what: str) -> None:

@@ -29,3 +29,25 @@ def test_numpy_engine_hands_out_copies_or_read_only_arrays():
     stretched = table.stretch(0, 2.0)
     assert stretched.W_E.tolist() == [[2.0, 4.0], [3.0, 4.0]]
     assert table.W_E.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+
+
+def test_a_read_only_view_of_a_writable_array_is_copied():
+    # The view cannot be written, but its owner can: the table must not follow it.
+    owner = np.array([[1.0, 2.0], [3.0, 4.0]])
+    view = owner.view()
+    view.flags.writeable = False
+    table = EmbeddingTable(view)
+    owner[0, 0] = 99.0
+    assert table.lookup([0]).tolist() == [[1.0, 2.0]]
+    assert not np.shares_memory(table.W_E, owner)
+
+
+def test_frozen_memory_is_kept_without_a_copy():
+    # Read-only all the way down (bytes beneath, or a read-only owner): nobody can
+    # write it, so a checkpoint-sized table is not copied.
+    data = np.array([[1.0, 2.0], [3.0, 4.0]]).tobytes()
+    frozen = np.frombuffer(data, dtype=np.float64).reshape(2, 2)
+    assert EmbeddingTable(frozen).W_E is frozen
+    owner = np.array([[1.0, 2.0], [3.0, 4.0]])
+    owner.flags.writeable = False
+    assert EmbeddingTable(owner).W_E is owner

@@ -1,6 +1,7 @@
 """C10: a sum of squares overflows float16."""
 
 import numpy as np
+import pytest
 
 from embedlab import embed
 from embedlab.table import EmbeddingTable, rms
@@ -20,3 +21,37 @@ def test_reference_values():
     assert embed.rms([3, 4]) == 3.5355339059327378
     assert embed.rms([1, 2, 3]) == 2.160246899469287
     assert embed.rms([]) == 0.0
+
+
+# The same fault one size up: squares of float64 entries beyond ~1e154 overflow
+# and below ~1e-154 underflow. Right values by hand: rms([c, c]) == c, and
+# |[3c, 4c]| == 5c.
+
+def test_reference_lengths_at_the_edges_of_float64():
+    assert embed.rms([1e200, 1e200]) == 1e200
+    assert embed.rms([1e-200]) == 1e-200
+    assert embed.norm([0.0, -1e200]) == 1e200
+    assert embed.norm([3e-200, 4e-200]) == pytest.approx(5e-200, rel=1e-15)
+    assert embed.norm([3e200, 4e200]) == pytest.approx(5e200, rel=1e-15)
+    assert embed.norm([1e-200, 1e200]) == 1e200
+
+
+def test_numpy_lengths_at_the_edges_of_float64():
+    assert rms(np.array([[1e200, 1e200], [1e-200, 1e-200], [3.0, 4.0]])).tolist() == pytest.approx(
+        [1e200, 1e-200, 3.5355339059327378], rel=1e-15)
+    table = EmbeddingTable(np.array([[3e200, 4e200], [3e-200, 4e-200]]))
+    assert table.norms().tolist() == pytest.approx([5e200, 5e-200], rel=1e-15)
+
+
+def test_sqrt_d_scaling_that_overflows_float32_is_refused():
+    table = EmbeddingTable(np.array([[3e38, 0.0], [1.0, 1.0]], dtype=np.float32))
+    with pytest.raises(ValueError, match=r"overflows float32.*3e\+38"):
+        table.scaled_lookup([0])
+    assert table.scaled_lookup([1]).tolist() == [[pytest.approx(2 ** 0.5)] * 2]
+    with pytest.raises(ValueError, match="overflows to infinity"):
+        embed.scaled_lookup([[1e308, 1.0]], [0], 4)
+
+
+def test_numpy_rms_of_one_vector_at_the_edges():
+    assert float(rms(np.array([1e200, 1e200]))) == 1e200
+    assert float(rms(np.array([1e-200]))) == 1e-200

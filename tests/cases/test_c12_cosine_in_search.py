@@ -48,3 +48,30 @@ def test_every_cosine_lies_in_minus_one_one_even_for_copies():
     W = np.vstack([base, base * 3.0, -base])  # parallel rows: cosines of exactly +-1 in exact arithmetic
     got = EmbeddingTable(W).nearest(np.arange(len(W)), len(W) - 1, "cosine")
     assert got.scores.min() >= -1.0 and got.scores.max() <= 1.0
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200])
+def test_cosine_does_not_depend_on_scale_even_beyond_the_squares_range(scale):
+    # The case table scaled by c: every cosine is the case's own value, though
+    # |w|^2 (and |q| |w|) over- or underflows float64.
+    rows = [[x * scale for x in row] for row in T]
+    table = EmbeddingTable(np.array(rows))
+    got = table.nearest_to_vector([scale, 0.0], 3, "cosine")
+    assert got.ids.tolist() == [[0, 1, 2]]
+    assert got.scores[0] == pytest.approx([1, 0.9950371902, 0], abs=1e-10)
+    by_id = table.nearest([0], 2, "cosine")
+    assert by_id.ids.tolist() == [[1, 2]] and by_id.scores[0] == pytest.approx([0.9950371902, 0], abs=1e-10)
+    assert embed.cosine(rows[0], rows[1]) == pytest.approx(0.9950371902, abs=1e-10)
+    assert embed.nearest_by_cosine(rows, 0, 2) == [1, 2]
+
+
+def test_mixed_scales_and_dot_overflow():
+    rows = [[1e200, 0.0], [1e200, 1e199], [0.0, 1.0], [1.0, 1.0]]
+    # by hand: cos(row0, row1) = 1 / sqrt(1.01), cos(row0, row3) = 1 / sqrt(2), cos(row0, row2) = 0
+    assert EmbeddingTable(np.array(rows)).nearest([0], 2, "cosine").ids.tolist() == [[1, 3]]
+    assert embed.nearest_by_cosine(rows, 0, 2) == [1, 3]
+    assert embed.cosine(rows[0], rows[3]) == pytest.approx(0.5 ** 0.5, rel=1e-15)
+    with pytest.raises(ValueError, match="overflow"):
+        EmbeddingTable(np.array(rows)).nearest([0], 2, "dot")
+    with pytest.raises(ValueError, match="overflow"):
+        embed.nearest_by_dot(rows, 0, 2)
