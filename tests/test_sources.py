@@ -295,6 +295,34 @@ def test_a_missing_path_says_so():
         sources.load("/nonexistent/x.safetensors")
 
 
+# Every way to name a model resolves a name the same way: load, checkpoint_path, load_tokenizer.
+RESOLVERS = [sources.load, sources.checkpoint_path, sources.load_tokenizer]
+
+
+@pytest.mark.parametrize("resolve", RESOLVERS)
+@pytest.mark.parametrize("name", ["", " "])
+def test_an_empty_model_name_is_refused_not_taken_as_the_current_folder(resolve, name, tmp_path, monkeypatch):
+    # The current folder holds a loadable-looking checkpoint: an empty name must not reach it.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tokenizer.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "pytorch_model.bin").write_bytes(b"")
+    with pytest.raises(SourceError, match=f"empty model name {name!r}: expected .*minilm"):
+        resolve(name)
+
+
+@pytest.mark.parametrize("resolve", RESOLVERS)
+def test_an_unknown_bare_name_is_an_unknown_model(resolve, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SourceError, match="unknown model 'nosuch': expected .*minilm"):
+        resolve("nosuch")
+
+
+@pytest.mark.parametrize("resolve", RESOLVERS)
+def test_a_missing_path_is_named_whole_not_its_parent(resolve):
+    with pytest.raises(SourceError, match="^no such file or folder: '/nonexistent/x'$"):
+        resolve("/nonexistent/x")
+
+
 def test_tokenizer_bigger_than_the_table_is_refused(tmp_path):
     folder = _gpt_like(tmp_path / "m", tie=None)
     (folder / "vocab.txt").write_text("\n".join(f"t{i}" for i in range(10)) + "\n", encoding="utf-8")
