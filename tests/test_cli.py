@@ -55,6 +55,27 @@ def test_report_bad_input_one_line_and_no_files(tmp_path, capsys, argv, message)
     assert not out.exists()
 
 
+@pytest.mark.parametrize("argv, option, expected", [
+    (["report", "--out", ""], "--out", "a folder"),
+    (["report", "--model", "minilm", "--tensor", ""], "--tensor", "a tensor name"),
+    (["neighbors", "--model", "t.npy", "--words", " "], "--words", "a word-list file"),
+    (["neighbors", "--vector", ""], "--vector", "a .npy file"),
+    (["params", "--config", ""], "--config", "a config.json or its folder"),
+    (["params", "--model", "minilm", "--tensor", ""], "--tensor", "a tensor name"),
+])
+def test_an_empty_name_or_path_is_a_usage_error_not_the_current_folder(tmp_path, monkeypatch, capsys, argv,
+                                                                      option, expected):
+    # The current folder holds what the empty value would otherwise have read, or written over.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.json").write_text('{"vocab_size": 4, "hidden_size": 2}', encoding="utf-8")
+    with pytest.raises(SystemExit) as exc:
+        run(*argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: argument {option}: empty value {argv[-1]!r}: expected {expected}\n" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json"]
+
+
 def test_usage_error_exits_2(capsys):
     with pytest.raises(SystemExit) as exc:
         run("report", "--lang", "fr")

@@ -310,6 +310,13 @@ def test_an_empty_model_name_is_refused_not_taken_as_the_current_folder(resolve,
         resolve(name)
 
 
+@pytest.mark.parametrize("read, message", [(sources.load_vectors, "query vectors must be a .npy file"),
+                                           (sources.read_words, "expected a word list")])
+def test_an_empty_file_name_is_refused_not_taken_as_the_current_folder(read, message):
+    with pytest.raises(SourceError, match=f"empty file name '': {message}"):
+        read("")
+
+
 @pytest.mark.parametrize("resolve", RESOLVERS)
 def test_an_unknown_bare_name_is_an_unknown_model(resolve, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -182,9 +182,11 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     Raises
     ------
     SourceError
-        If the file is missing, is not UTF-8 JSON, or does not hold a JSON
-        object (names the file).
+        If the name is empty, the file is missing, is not UTF-8 JSON, or does
+        not hold a JSON object (names the file).
     """
+    if isinstance(path, str) and not path.strip():  # Path("") is the current folder: never meant
+        raise SourceError(f"empty config file name {path!r}: expected a config.json or its folder")
     config = Path(path)
     if config.is_dir():
         config = config / "config.json"

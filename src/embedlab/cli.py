@@ -92,7 +92,7 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
     )
     _add_model_arguments(p)
     p.add_argument("--probe", help=PROBE_HELP)
-    p.add_argument("--out", type=Path, default=Path("."), help="folder for the report files (default: .)")
+    p.add_argument("--out", type=_given(Path, "a folder"), default=Path("."), help="folder for the report files (default: .)")
     p.add_argument("--lang", choices=LANGUAGES, default=DEFAULT_LANGUAGE,
                    help=f"language of the Markdown report (default {DEFAULT_LANGUAGE})")
     p.add_argument("--k", type=int, default=5, help="neighbours per list (default 5)")
@@ -284,7 +284,7 @@ def _add_params(sub: argparse._SubParsersAction) -> None:
     )
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--vocab", type=int, metavar="V", help="vocabulary size V (with --d-model)")
-    what.add_argument("--config", type=Path, help="a Hugging Face config.json (or its folder)")
+    what.add_argument("--config", type=_given(Path, "a config.json or its folder"), help="a Hugging Face config.json (or its folder)")
     what.add_argument("--model", help="minilm or a safetensors checkpoint: a folder or a .safetensors file")
     p.add_argument("--d-model", type=int, metavar="D", help="model width D (with --vocab)")
     p.add_argument("--untied", action="store_true", help="a separate output head (default: tied)")
@@ -293,7 +293,7 @@ def _add_params(sub: argparse._SubParsersAction) -> None:
                    help="position kind (default: learned with --max-positions, else none)")
     p.add_argument("--type-vocab", type=int, help="rows of a token-type table (BERT: 2; default 0)")
     p.add_argument("--other", type=int, help="every other parameter of the model (default 0: the tables alone)")
-    p.add_argument("--tensor", help="with --model: the name of the token-embedding tensor")
+    p.add_argument("--tensor", type=_given(str, "a tensor name"), help="with --model: the name of the token-embedding tensor")
     grow = p.add_mutually_exclusive_group()
     grow.add_argument("--factor", type=_int_or_float, help="vocabulary growth factor, a whole number (default 2)")
     grow.add_argument("--target-vocab", type=int, metavar="V", help="the bigger vocabulary size instead of a factor")
@@ -451,7 +451,8 @@ def _add_neighbors(sub: argparse._SubParsersAction) -> None:
                    help="token strings or token ids; id:N is always the id N, even where 'N' is also a token")
     p.add_argument("--k", type=int, default=10, help="neighbours per list (default 10)")
     p.add_argument("--by", choices=("cosine", "dot", "both"), default="both", help="which lists (default both)")
-    p.add_argument("--vector", type=Path, metavar="FILE.npy", help="query vectors: a (D,) or (N, D) .npy array")
+    p.add_argument("--vector", type=_given(Path, "a .npy file"), metavar="FILE.npy",
+                   help="query vectors: a (D,) or (N, D) .npy array")
     _add_memory_argument(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.set_defaults(run=_run_neighbors)
@@ -512,8 +513,9 @@ def _add_model_arguments(p: argparse.ArgumentParser, default: str = "seed") -> N
     p.add_argument("--model", default=default,
                    help=f"seed, minilm, glove, or a path: a checkpoint folder, a .safetensors, "
                         f".npy or GloVe/word2vec text file (default {default})")
-    p.add_argument("--tensor", help="for a checkpoint: the name of the token-embedding tensor")
-    p.add_argument("--words", help="for a .npy table: a file with one token per line, in row order")
+    p.add_argument("--tensor", type=_given(str, "a tensor name"), help="for a checkpoint: the name of the token-embedding tensor")
+    p.add_argument("--words", type=_given(str, "a word-list file"),
+                   help="for a .npy table: a file with one token per line, in row order")
 
 
 # The lab's probe is token id 137; "id:137", since on a table with a vocabulary a
@@ -571,6 +573,16 @@ def _seed_probe(text: str) -> int:
     except ValueError:
         raise ValueError(f"the seed table has no vocabulary: --probe must be a token id in [0, {embed.VOCAB}), "
                          f"got {text!r}") from None
+
+
+def _given(convert: Callable[[str], Any], expected: str) -> Callable[[str], Any]:
+    """An argument type that refuses an empty value (as a path, '' would silently be the current folder)."""
+    def check(text: str) -> Any:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"empty value {text!r}: expected {expected}")
+        return convert(text)
+
+    return check
 
 
 def _widths(text: str) -> list[int]:

@@ -283,9 +283,11 @@ def load_tokenizer(model: str = "minilm") -> Any:
 def load_vectors(path: str | Path) -> np.ndarray:
     """Query vectors from a ``.npy`` file, read without pickle: (D,) or (N, D) -> (N, D), float64.
 
-    Raises ``SourceError`` for a file that cannot be read or is not a 1-D or
-    2-D array of numbers.
+    Raises ``SourceError`` for an empty file name, a file that cannot be read
+    or is not a 1-D or 2-D array of numbers.
     """
+    if isinstance(path, str) and not path.strip():
+        raise SourceError(f"empty file name {path!r}: query vectors must be a .npy file")
     if not Path(path).is_file():
         raise SourceError(f"no such file: {str(path)!r} (query vectors must be a .npy file)")
     try:
@@ -305,9 +307,11 @@ def load_vectors(path: str | Path) -> np.ndarray:
 def read_words(path: str | Path) -> list[str]:
     """One token per line (a word list, ``vocab.txt``), in id order; the line break is not part of it.
 
-    Raises ``SourceError`` for an unreadable file, an empty line or a token
-    that appears twice (either would make ids and strings disagree).
+    Raises ``SourceError`` for an empty file name, an unreadable file, an
+    empty line or a token that appears twice (either would make ids and strings disagree).
     """
+    if isinstance(path, str) and not path.strip():
+        raise SourceError(f"empty file name {path!r}: expected a word list, one token per line")
     try:
         words = Path(path).read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
