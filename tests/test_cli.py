@@ -76,6 +76,23 @@ def test_an_empty_name_or_path_is_a_usage_error_not_the_current_folder(tmp_path,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json"]
 
 
+def test_report_into_a_read_only_folder_is_one_line_naming_the_file(tmp_path, monkeypatch, capsys):
+    import errno
+    import tempfile
+
+    def refuse(dir, prefix, suffix):  # noqa: A002 - mkstemp's own parameter name
+        raise PermissionError(errno.EACCES, "Permission denied", f"{dir}/{prefix}aadh2cz5{suffix}")
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)  # root ignores chmod: simulate a read-only folder
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ro").mkdir()
+    assert run("report", "--out", "ro") == 1
+    captured = capsys.readouterr()
+    assert captured.err == ("embedlab report: error: cannot write 'ro/embed_report.json': permission denied "
+                            "in folder 'ro'\n")
+    assert captured.out == "" and list((tmp_path / "ro").iterdir()) == []
+
+
 def test_usage_error_exits_2(capsys):
     with pytest.raises(SystemExit) as exc:
         run("report", "--lang", "fr")
