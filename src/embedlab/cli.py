@@ -91,7 +91,7 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_model_arguments(p)
-    p.add_argument("--probe", help=PROBE_HELP)
+    p.add_argument("--probe", type=_given(str, "a token string or a token id"), help=PROBE_HELP)
     p.add_argument("--out", type=_given(Path, "a folder"), default=Path("."), help="folder for the report files (default: .)")
     p.add_argument("--lang", choices=LANGUAGES, default=DEFAULT_LANGUAGE,
                    help=f"language of the Markdown report (default {DEFAULT_LANGUAGE})")
@@ -115,14 +115,14 @@ def _run_report(args: argparse.Namespace) -> int:
             raise ValueError("--tensor and --words do not apply to 'seed': it is the lab's built-in table")
         rows = embed.make_table(embed.VOCAB, embed.DIM, embed.SEED)
         engine: lab.Engine = lab.ReferenceEngine(rows)
-        probe = _seed_probe(args.probe or DEFAULT_PROBE)
+        probe = DEFAULT_PROBE_ID if args.probe is None else _seed_probe(args.probe)
         seed, source = embed.SEED, None
     else:
         from . import sources
 
         table = sources.load(args.model, tensor=args.tensor, words=args.words)
         engine = lab.ArrayEngine(table)
-        probe = table.token_id(args.probe or DEFAULT_PROBE)
+        probe = _probe(table, args.probe)
         seed, source = None, table.provenance.to_dict()
     settings = lab.LabSettings(probe=probe, k=args.k, stretch_factor=args.stretch_factor,
                                growth_factor=args.growth)
@@ -177,7 +177,7 @@ def _add_plot(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("figure", choices=sorted(PLOTS), help="which figure")
     _add_model_arguments(p)
-    p.add_argument("--probe", help=PROBE_HELP)
+    p.add_argument("--probe", type=_given(str, "a token string or a token id"), help=PROBE_HELP)
     p.add_argument("--method", choices=PROJECTION_METHODS, default="pca", help="projection method (default pca)")
     p.add_argument("--tokens", help="comma-separated tokens or ids to project, instead of the probe, "
                                     "its neighbours and a random sample")
@@ -218,7 +218,7 @@ def _plot_projection(args, table, fig):  # type: ignore[no-untyped-def]
     if args.tokens is not None:
         ids, groups = [table.token_id(t) for t in _token_list(args.tokens)], None
     else:
-        ids, groups = projection.choose_rows(table, args.probe or DEFAULT_PROBE, k=10 if args.k is None else args.k,
+        ids, groups = projection.choose_rows(table, _probe(table, args.probe), k=10 if args.k is None else args.k,
                                              sample=args.sample, seed=args.seed)
     proj = projection.project(table, ids, args.method, groups=groups, seed=args.seed, perplexity=args.perplexity)
     return plots.projection_figure(proj, fig)
@@ -233,7 +233,7 @@ def _plot_norms(args, table, fig):  # type: ignore[no-untyped-def]
 def _plot_neighbors(args, table, fig):  # type: ignore[no-untyped-def]
     from . import lab, plots
 
-    settings = lab.LabSettings(probe=table.token_id(args.probe or DEFAULT_PROBE), k=5 if args.k is None else args.k,
+    settings = lab.LabSettings(probe=_probe(table, args.probe), k=5 if args.k is None else args.k,
                                stretch_factor=args.stretch_factor)
     return plots.stretch_figure(lab.compare_stretch(table, settings), fig)
 
@@ -241,7 +241,7 @@ def _plot_neighbors(args, table, fig):  # type: ignore[no-untyped-def]
 def _plot_scale(args, table, fig):  # type: ignore[no-untyped-def]
     from . import lab, plots
 
-    probe = table.token_id(args.probe or DEFAULT_PROBE)
+    probe = _probe(table, args.probe)
     k = min(10, table.V - 1) if args.k is None else args.k
     ids = table.nearest([probe], k, "cosine").ids[0].tolist()
     return plots.scale_figure(lab.compare_scale(table, probe, ids), fig)
@@ -518,11 +518,26 @@ def _add_model_arguments(p: argparse.ArgumentParser, default: str = "seed") -> N
                    help="for a .npy table: a file with one token per line, in row order")
 
 
-# The lab's probe is token id 137; "id:137", since on a table with a vocabulary a
-# bare "137" is first looked up as a token string.
-DEFAULT_PROBE = "id:137"
-PROBE_HELP = ("probe token: a token string or a token id (default: id 137); a number that is also a token "
-              "is the token, write id:N to mean the id")
+# The probe when --probe is not given: "king" on a table whose vocabulary holds it (id 137
+# of minilm is '[unused132]', a token that means nothing), else the lab's id 137, which
+# keeps the seed report as it was.
+DEFAULT_PROBE_TOKEN = "king"
+DEFAULT_PROBE_ID = 137
+PROBE_HELP = ("probe token: a token string or a token id; a number that is also a token is the token, write "
+              "id:N to mean the id (default: 'king' where the table's vocabulary holds it, else id 137)")
+
+
+def _probe(table: Any, given: str | None) -> int:
+    """The probe's token id: ``given`` (a token or an id), else the default of PROBE_HELP."""
+    if given is not None:
+        return table.token_id(given)
+    vocab = table.vocabulary
+    if vocab is not None and DEFAULT_PROBE_TOKEN in vocab.token_to_index:
+        return vocab.token_to_index[DEFAULT_PROBE_TOKEN]
+    if table.V <= DEFAULT_PROBE_ID:
+        raise ValueError(f"the default probe, id {DEFAULT_PROBE_ID}, is out of range for V={table.V}: give --probe, "
+                         f"a token or an id below {table.V}")
+    return table.token_id(DEFAULT_PROBE_ID)
 
 
 def _add_memory_argument(p: argparse.ArgumentParser) -> None:
