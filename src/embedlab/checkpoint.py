@@ -264,7 +264,7 @@ def find_roles(infos: dict[str, TensorInfo], tensor: str | None = None) -> Roles
         token = _by_name(infos, TOKEN_NAMES)
         if token is None:
             raise SourceError(
-                "no token-embedding table found by name; choose one with --tensor among "
+                "no token-embedding table found by name; choose one with tensor= (--tensor) among "
                 f"the 2-D tensors: {_matrices(infos)}"
             )
     head = _by_name(infos, HEAD_NAMES)

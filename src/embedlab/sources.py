@@ -174,7 +174,8 @@ def load_npy(path: str | Path, *, words: str | Path | None = None) -> EmbeddingT
     except (OSError, ValueError) as exc:  # object arrays need pickle: refused here
         raise SourceError(f"cannot read {path} as a NumPy table without pickle: {exc}") from None
     if matrix.ndim != 2 or not np.issubdtype(matrix.dtype, np.floating):
-        raise SourceError(f"{path} holds a {matrix.dtype} array of shape {matrix.shape}, expected a 2-D float (V, D) table")
+        raise SourceError(f"{path} holds an array of dtype {matrix.dtype} and shape {matrix.shape}, expected a 2-D "
+                          "float (V, D) table")
     vocab = None
     if words is not None:
         tokens = read_words(words)
@@ -297,7 +298,8 @@ def load_vectors(path: str | Path) -> np.ndarray:
                           "are refused)") from None
     numeric = np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)
     if array.ndim not in (1, 2) or not numeric:
-        raise SourceError(f"{path} holds a {array.dtype} array of shape {array.shape}, expected (D,) or (N, D) numbers")
+        raise SourceError(f"{path} holds an array of dtype {array.dtype} and shape {array.shape}, expected (D,) or "
+                          "(N, D) numbers")
     vectors = np.atleast_2d(array).astype(np.float64)  # (N, D)
     if len(vectors) == 0:
         raise SourceError(f"{path} holds no vectors: shape {array.shape}")
@@ -354,10 +356,10 @@ def _check_options(model: str, *, tensor: str | None, words: str | Path | None) 
     takes_tensor = model == "minilm" or (model not in NAMED and suffix not in (".npy", *TEXT_SUFFIXES))
     takes_words = model not in NAMED and suffix == ".npy"
     if tensor is not None and not takes_tensor:
-        raise SourceError(f"--tensor does not apply to {model!r}: only checkpoints (minilm, a folder, a "
+        raise SourceError(f"tensor= (--tensor) does not apply to {model!r}: only checkpoints (minilm, a folder, a "
                           ".safetensors file) have named tensors")
     if words is not None and not takes_words:
-        raise SourceError(f"--words does not apply to {model!r}: only a .npy table takes a word list")
+        raise SourceError(f"words= (--words) does not apply to {model!r}: only a .npy table takes a word list")
 
 
 def _is_int(text: str) -> bool:
