@@ -113,6 +113,24 @@ def test_number_formats():
     assert render.number(0.1 + 0.2) == "0.3"
 
 
+@pytest.mark.parametrize("x, places, sign, text", [
+    (1.5461, 3, False, "1.546"),  # ordinary values print as before
+    (0.001, 3, False, "0.001"),
+    (-0.0308, 4, True, "-0.0308"),
+    (0.8510, 4, True, "+0.8510"),
+    (999999.0, 3, False, "999999.000"),
+    (0.0, 3, False, "0.000"),  # a true zero stays a zero
+    (1e-200, 3, False, "1.00e-200"),  # nonzero below 1e-3: scientific, never 0.000
+    (-0.0004, 4, True, "-4.00e-04"),
+    (0.0004, 4, True, "+4.00e-04"),
+    (1e6, 3, False, "1.00e+06"),  # at least 1e6: scientific, not 1000000.000
+    (float("nan"), 3, False, "nan"),
+    (float("inf"), 3, False, "inf"),
+])
+def test_fixed_decimals_switch_to_scientific_outside_1e_3_to_1e6(x, places, sign, text):
+    assert render.fixed(x, places, sign=sign) == text
+
+
 def test_write_atomic_checks_every_target_first(tmp_path):
     (tmp_path / "a.json").write_text("old", encoding="utf-8")
     (tmp_path / "b.md").mkdir()
