@@ -171,6 +171,8 @@ def test_read_config_file(tmp_path):
     assert checkpoint.read_config_file(tmp_path / "config.json") == {"vocab_size": 3}
     with pytest.raises(SourceError, match=r"no such config file: .*nope\.json"):
         checkpoint.read_config_file(tmp_path / "nope.json")
+    with pytest.raises(SourceError, match=r"empty config file name '': expected a config.json or its folder"):
+        checkpoint.read_config_file("")
     (tmp_path / "list.json").write_text("[1]", encoding="utf-8")
     with pytest.raises(SourceError, match=r"must hold a JSON object, got list"):
         checkpoint.read_config_file(tmp_path / "list.json")

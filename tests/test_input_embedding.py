@@ -63,6 +63,14 @@ def test_tokenize_errors(word_tokenizer):
         tokenize(word_tokenizer, ["a", "a b c a b"], max_length=6)
 
 
+def test_too_long_names_the_option_for_python_and_the_command_line(word_tokenizer):
+    # The library raises it for encode(truncate=...) and for `embedlab encode --truncate` alike.
+    with pytest.raises(ContextLengthError) as err:
+        tokenize(word_tokenizer, ["a b c a b"], max_length=6)
+    assert str(err.value) == ("text 1 has 7 tokens, more than the position table's T_max=6 rows "
+                              "(pass truncate=True (--truncate) to cut it to 6 tokens)")
+
+
 def test_tokenize_without_a_pad_token():
     tokenizers = pytest.importorskip("tokenizers")
     tk = tokenizers.Tokenizer(tokenizers.models.WordLevel({"x": 0, "y": 1, "?": 2}, unk_token="?"))
@@ -146,6 +154,7 @@ def test_encode_show_must_be_non_negative(word_tokenizer):
 
 def test_load_tokenizer_from_a_folder(tmp_path, word_tokenizer):
     word_tokenizer.save(str(tmp_path / "tokenizer.json"))
+    (tmp_path / "model.safetensors").write_bytes(b"")  # only its folder is read; it must exist
     assert sources.load_tokenizer(str(tmp_path)).token_to_id("apples") == 9
     assert sources.load_tokenizer(str(tmp_path / "model.safetensors")).token_to_id("red") == 11
 

@@ -244,6 +244,16 @@ def test_bad_configs_name_the_key_and_value(config, names):
     assert isinstance(err.value, ValueError)
 
 
+@pytest.mark.parametrize("config, message", [
+    ({"hidden_size": 8}, "config has no vocabulary size V: expected the key vocab_size"),
+    ({"vocab_size": 100}, "config has no model width D: expected one of the keys hidden_size, n_embd, d_model"),
+])
+def test_a_missing_size_is_named_in_plain_words(config, message):
+    with pytest.raises(ConfigError) as err:
+        params.from_config(config)
+    assert str(err.value) == message
+
+
 def test_non_boolean_tie_flag_is_named():
     with pytest.raises(SourceError, match=r"tie_word_embeddings must be true or false, got 'yes'"):
         params.from_config({"vocab_size": 100, "n_embd": 8, "tie_word_embeddings": "yes"})

@@ -126,6 +126,41 @@ def test_positions_figure_without_a_learned_table():
     assert any("no learned position table" in t.get_text() for ax in fig.axes for t in ax.texts)
 
 
+def _offsets(fig):
+    """The offset/multiplier text of every linear axis, once the figure is drawn ('' where none)."""
+    plots.png_bytes(fig)  # ticks and their labels are placed when the figure is drawn
+    formatters = [axis.get_major_formatter() for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)]
+    return [f.get_offset() for f in formatters if hasattr(f, "get_offset")]
+
+
+def _tick_values(ax):
+    return [float(t.get_text().replace("\N{MINUS SIGN}", "-")) for t in ax.get_yticklabels()]
+
+
+def test_a_flat_sinusoidal_curve_has_plain_ticks_without_an_offset():
+    from embedlab.position_similarity import position_maps
+
+    # The seed table's case: no learned table, the sinusoidal adjacent cosine flat to 1e-12.
+    maps = position_maps(EmbeddingTable(np.eye(64)), max_positions=512)
+    flat = maps.sinusoidal.adjacent
+    assert np.ptp(flat) < 1e-9
+    fig = plots.positions_figure(maps)
+    assert not any(_offsets(fig))
+    curves = [ax for ax in fig.axes if "p + 1" in ax.get_title()][0]
+    low, high = curves.get_ylim()
+    assert high - low >= 0.01 and low <= min(flat) and max(flat) <= high
+    ticks = _tick_values(curves)
+    assert all(-1.0 <= t <= 2.0 for t in ticks) and max(ticks) - min(ticks) < 0.02
+
+
+def test_nearly_equal_norms_and_cosines_have_no_offset():
+    rows = np.ones((50, 4))  # every row of length 2, up to 5e-8: norms and cosines nearly equal
+    rows[:, 0] += np.arange(50) * 1e-9
+    table = EmbeddingTable(rows, vocabulary=[f"w{i}" for i in range(50)])
+    assert not any(_offsets(plots.norms_figure(norm_distribution(table))))
+    assert not any(_offsets(plots.scale_figure(lab.compare_scale(table, 0, list(range(1, 11))))))
+
+
 def test_bands_figure_marks_every_wavelength():
     from embedlab.positional import wavelengths
 

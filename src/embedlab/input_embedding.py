@@ -223,7 +223,8 @@ def tokenize(tokenizer: Any, texts: Sequence[str], *, max_length: int | None = N
         if not truncate:
             i = int(np.argmax(original))
             raise ContextLengthError(f"text {i + 1} has {original[i]} tokens, more than the position table's "
-                                     f"T_max={max_length} rows (truncate to cut it to {max_length})")
+                                     f"T_max={max_length} rows (pass truncate=True (--truncate) to cut it to "
+                                     f"{max_length} tokens)")
         tk.enable_truncation(max_length)
         found = tk.encode_batch(texts)
     lengths = [len(e.ids) for e in found]

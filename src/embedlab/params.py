@@ -407,8 +407,8 @@ def from_config(config: str | Path | dict[str, Any], *, dtype: str = "fp32") -> 
         path = str(config)
         config = checkpoint.read_config_file(config)
     where = path or "config"
-    V, v_key = _config_size(config, ("vocab_size",), where, "a vocabulary size")
-    D, d_key = _config_size(config, WIDTH_KEYS, where, "a width")
+    V, v_key = _config_size(config, ("vocab_size",), where, "vocabulary size V")
+    D, d_key = _config_size(config, WIDTH_KEYS, where, "model width D")
     positions, why = _position_kind(config)
     T_max, limit_key = _config_size(config, LIMIT_KEYS, where, None)
     type_vocab, type_key = _config_size(config, ("type_vocab_size",), where, None, minimum=0)
@@ -552,7 +552,8 @@ def _config_size(config: dict[str, Any], keys: tuple[str, ...], where: str, need
     if key is None:
         if needed is None:
             return None, ""
-        raise ConfigError(f"{where} has no {needed}: expected one of the keys {', '.join(keys)}")
+        expected = f"the key {keys[0]}" if len(keys) == 1 else f"one of the keys {', '.join(keys)}"
+        raise ConfigError(f"{where} has no {needed}: expected {expected}")
     value = config[key]
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ConfigError(f"{where}: {key} must be an int >= {minimum}, got {value!r}")

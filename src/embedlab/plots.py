@@ -24,6 +24,7 @@ __all__ = [
 DPI = 100  # pixels per inch: a figure of 12 x 8 inches is 1200 x 800 pixels
 GROUP_COLORS = {"probe": "#d62728", "cosine": "#1f77b4", "dot": "#ff7f0e", "both": "#9467bd",
                 "sample": "#b0b0b0", "chosen": "#1f77b4"}
+COSINE_SPAN = 0.01  # the narrowest range a cosine axis shows: nearly equal cosines read as a flat line
 PROJECTION_NOTE = "2-D distances are only a view of the D-dimensional ones"
 
 
@@ -85,6 +86,7 @@ def norms_figure(dist: Any, fig: Any = None) -> Any:
                  f"longest {len(dist.longest_ids)} labelled")
     ax.set_xlabel("row norm (L2 length, table units)")
     ax.set_ylabel("rows (log scale)")
+    _no_offset(ax, "x", min_span=1e-3 * max(abs(float(dist.edges[0])), abs(float(dist.edges[-1]))))
     return fig
 
 
@@ -128,6 +130,8 @@ def scale_figure(cmp: Any, fig: Any = None) -> Any:
     right.set_ylabel("cosine with the probe after scaling (unitless)")
     right.set_title("Direction does not")
     right.legend(fontsize=8)
+    for axis in ("x", "y"):  # cosines that agree to 1e-9 would read '1e-9+9.9e-1' otherwise
+        _no_offset(right, axis, min_span=COSINE_SPAN, plain=True)
     probe = cmp.probe_token or str(cmp.probe)
     fig.suptitle(f"Scaling by sqrt(D) (Vaswani et al. 2017, section 3.4): rows near {probe!r}")
     return fig
@@ -188,11 +192,15 @@ def positions_figure(maps: Any, fig: Any = None) -> Any:
     curves.set_xlabel("position p (0-based)")
     curves.set_ylabel("cosine similarity (unitless)")
     curves.legend(fontsize=8)
+    # The sinusoidal line is flat (its adjacent cosine is the same at every p, up to rounding):
+    # alone, it made the axis read '1e-12+9.637400968e-1'.
+    _no_offset(curves, "y", min_span=COSINE_SPAN, plain=True)
     offsets.set_xscale("log", base=2)
     offsets.set_title("mean cosine of p and p + k", fontsize=10)
     offsets.set_xlabel("offset k (positions, log scale)")
     offsets.set_ylabel("mean cosine similarity (unitless)")
     offsets.legend(fontsize=8)
+    _no_offset(offsets, "y", min_span=COSINE_SPAN, plain=True)
     fig.suptitle(f"Position tables of {maps.table}: T_max = {maps.T_max}, D = {maps.D}")
     return fig
 
@@ -218,6 +226,22 @@ def bands_figure(bands: dict[int, Any], base: float, fig: Any = None) -> Any:
     curve.legend(fontsize=8)
     fig.suptitle("Sinusoidal wavelength bands")
     return fig
+
+
+def _no_offset(ax: Any, axis: str, min_span: float, plain: bool = False) -> None:
+    """Tick labels of one linear axis without matplotlib's offset (``1e-12+9.637e-1``).
+
+    A range narrower than ``min_span`` (data units) is widened to it about its
+    middle, so nearly equal values read as a flat line, not as noise magnified
+    to fill the axis. ``plain`` also turns off the ``x1e5`` multiplier, for
+    values in a known small range such as cosines.
+    """
+    ax.ticklabel_format(axis=axis, useOffset=False, **({"style": "plain"} if plain else {}))
+    get, put = (ax.get_xlim, ax.set_xlim) if axis == "x" else (ax.get_ylim, ax.set_ylim)
+    low, high = get()
+    if high - low < min_span:
+        middle = (low + high) / 2
+        put(middle - min_span / 2, middle + min_span / 2)
 
 
 def _matplotlib_figure() -> Any:

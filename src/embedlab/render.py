@@ -7,6 +7,7 @@ library only, so the seed report runs on a bare Python.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from dataclasses import asdict, dataclass, fields, is_dataclass
@@ -27,7 +28,7 @@ if TYPE_CHECKING:  # only for the annotations: these modules need NumPy / torch
 __all__ = [
     "report_dict", "report_json", "report_markdown", "report_sections", "report_terminal",
     "Inline", "ReportSection", "MARKDOWN", "TERMINAL",
-    "SECTION_KEYS", "terminal_table", "write_atomic", "number",
+    "SECTION_KEYS", "terminal_table", "write_atomic", "number", "fixed",
     "params_dict", "params_json", "params_terminal", "human_count", "human_bytes",
     "result_json", "demo_terminal", "positions_terminal", "encode_terminal",
     "neighbors_dict", "neighbors_json", "neighbors_terminal", "hubs_dict", "hubs_json", "hubs_terminal",
@@ -164,15 +165,24 @@ def write_atomic(files: dict[Path, str | bytes]) -> list[Path]:
     rename that fails after another succeeded (a full disk, say) can leave
     the files of one call from two runs, never a half-written one.
 
-    Returns the paths written. Raises ``OSError`` naming the path that
-    cannot be written.
+    Returns the paths written.
+
+    Raises
+    ------
+    OSError
+        (the same subclass, e.g. ``PermissionError``, with its ``errno``)
+        as one line naming the file asked for, its folder and the reason:
+        ``cannot write 'ro/embed_report.json': permission denied in folder
+        'ro'``; never the name of a temporary file.
     """
     for path in files:
         _check_target(Path(path))
+    for path in files:
+        _make_folder(Path(path))
     staged: list[tuple[str, Path]] = []
+    path = Path()
     try:
         for path, content in files.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
             staged.append((tmp, path))
             with os.fdopen(fd, "wb") as handle:
@@ -180,11 +190,35 @@ def write_atomic(files: dict[Path, str | bytes]) -> list[Path]:
             os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
         for tmp, path in staged:
             os.replace(tmp, path)
+    except OSError as exc:
+        raise _write_error(exc, f"cannot write {str(path)!r}", f"in folder {str(path.parent)!r}") from None
     finally:
         for tmp, _ in staged:
             if os.path.exists(tmp):
                 os.unlink(tmp)
     return [path for _, path in staged]
+
+
+def _make_folder(path: Path) -> None:
+    """Create the folder a file goes into; an error names the file and the folder that could not be made."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        folder = exc.filename if exc.filename is not None else path.parent
+        raise _write_error(exc, f"cannot write {str(path)!r}", f"creating folder {str(folder)!r}") from None
+
+
+def _write_error(exc: OSError, what: str, where: str) -> OSError:
+    """``exc`` again as one plain line, ``{what}: {reason} {where}``, keeping its class and errno.
+
+    The builtin's own text names the temporary file (``[Errno 13] ...
+    '.embed_report.json.x1y2.tmp'``), which the user never asked for.
+    """
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    cls = type(exc) if type(exc).__module__ == "builtins" else OSError
+    error = cls(f"{what}: {reason[:1].lower() + reason[1:]} {where}")
+    error.errno = exc.errno
+    return error
 
 
 def _check_target(path: Path) -> None:
@@ -201,6 +235,23 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def fixed(x: float, places: int, sign: bool = False) -> str:
+    """A length, score or cosine with a fixed number of decimals, as the terminal tables show it.
+
+    A nonzero value below 1e-3 or at least 1e6 in magnitude is written in
+    scientific form with three significant digits instead, so a row of
+    length 1e-200 does not read as a zero row and a huge one does not run
+    wide. ``sign`` writes ``+`` before positive values.
+
+    >>> fixed(1.5461, 3), fixed(-0.02, 4, sign=True), fixed(1e-200, 3), fixed(0.0, 3), fixed(2.5e7, 3)
+    ('1.546', '-0.0200', '1.00e-200', '0.000', '2.50e+07')
+    """
+    plus = "+" if sign else ""
+    if x != 0 and math.isfinite(x) and not 1e-3 <= abs(x) < 1e6:
+        return f"{x:{plus}.2e}"
+    return f"{x:{plus}.{places}f}"
 
 
 def number(x: Any) -> str:
@@ -354,7 +405,8 @@ def demo_terminal(result: "DemoResult") -> str:
     lines.append(terminal_table([(name, f"{count:,}") for name, count in result.parameters.items()],
                                 ("module", "parameters")))
     lines.append("mean cosine between positions k apart (neighbour_cosine_curve)")
-    rows = [(k, f"{a:+.4f}", f"{b:+.4f}") for k, a, b in zip(result.offsets, result.learned_curve, result.sinusoidal_curve)]
+    rows = [(k, fixed(a, 4, sign=True), fixed(b, 4, sign=True))
+            for k, a, b in zip(result.offsets, result.learned_curve, result.sinusoidal_curve)]
     lines.append(terminal_table(rows, ("k", "learned", "sinusoidal")))
     steps = len(result.offsets) - 1
     lines.append(f"decreasing steps: learned {result.learned_decreasing_steps}/{steps} (random rows at "
@@ -375,20 +427,20 @@ def positions_terminal(result: "PositionComparison") -> str:
     lines = [f"embedlab positions: {name} position table ({result.T_max}, {result.D}) against the sinusoidal "
              f"table of the same size (base {number(result.base)})", "",
              "adjacent-position cosine, rows p and p+1"]
-    rows = [("mean", f"{L.adjacent_mean:.4f}", f"{S.adjacent_mean:.4f}"),
-            ("min (at p)", f"{L.adjacent_min:.4f} ({L.adjacent_min_position})",
-             f"{S.adjacent_min:.4f} ({S.adjacent_min_position})")]
-    rows += [(f"p {a}-{b - 1}", f"{m:.4f}", f"{n:.4f}") for (a, b, m), (_, _, n) in zip(L.windows, S.windows)]
+    rows = [("mean", fixed(L.adjacent_mean, 4), fixed(S.adjacent_mean, 4)),
+            ("min (at p)", f"{fixed(L.adjacent_min, 4)} ({L.adjacent_min_position})",
+             f"{fixed(S.adjacent_min, 4)} ({S.adjacent_min_position})")]
+    rows += [(f"p {a}-{b - 1}", fixed(m, 4), fixed(n, 4)) for (a, b, m), (_, _, n) in zip(L.windows, S.windows)]
     lines.append(terminal_table(rows, ("", name, "sinusoidal")))
     lines.append("mean cosine of rows p and p+k")
-    rows = [(k, f"{a:+.4f}", f"{b:+.4f}") for k, a, b in zip(L.offsets, L.by_offset, S.by_offset)]
+    rows = [(k, fixed(a, 4, sign=True), fixed(b, 4, sign=True)) for k, a, b in zip(L.offsets, L.by_offset, S.by_offset)]
     lines.append(terminal_table(rows, ("k", name, "sinusoidal")))
     lines.append(f"decreasing steps: {name} {L.decreasing_steps}/{v.steps}, sinusoidal {S.decreasing_steps}/{v.steps}")
     word = "smooth" if v.smooth else "not smooth"
-    lines.append(f"verdict: {word}. Neighbouring positions have mean cosine {v.adjacent_mean:.4f} (smooth needs >= "
-                 f"{number(v.threshold)}; independent random rows: 0 +- {v.random_spread:.4f}); likeness "
-                 f"{'falls' if v.decays else 'does not fall'} from {L.by_offset[0]:+.4f} at k={L.offsets[0]} to "
-                 f"{L.by_offset[-1]:+.4f} at k={L.offsets[-1]}.")
+    lines.append(f"verdict: {word}. Neighbouring positions have mean cosine {fixed(v.adjacent_mean, 4)} (smooth "
+                 f"needs >= {number(v.threshold)}; independent random rows: 0 +- {fixed(v.random_spread, 4)}); "
+                 f"likeness {'falls' if v.decays else 'does not fall'} from {fixed(L.by_offset[0], 4, sign=True)} at "
+                 f"k={L.offsets[0]} to {fixed(L.by_offset[-1], 4, sign=True)} at k={L.offsets[-1]}.")
     return "\n".join(lines) + "\n"
 
 
@@ -409,8 +461,9 @@ def encode_terminal(result: "Encoding") -> str:
         for m in result.same_token:
             lines.append(f"  {m.token!r} (id {m.id}): text {m.first[0] + 1} position {m.first[1]} and text "
                          f"{m.second[0] + 1} position {m.second[1]}: token vectors max |diff| "
-                         f"{number(m.token_max_abs_diff)}; input vectors max |diff| {m.input_max_abs_diff:.4f}, "
-                         f"cosine {m.input_cosine:.4f}")
+                         f"{number(m.token_max_abs_diff)}; input vectors max |diff| "
+                         f"{fixed(m.input_max_abs_diff, 4)}, "
+                         f"cosine {fixed(m.input_cosine, 4)}")
     lines += ["", f"final shape (B, T, D) = {_shape(result.shape)}"]
     lines += [f"note: {note}" for note in result.notes]
     return "\n".join(lines) + "\n"
@@ -434,18 +487,18 @@ def neighbors_terminal(result: NeighborsResult) -> str:
     Scores to 4 decimals, norms to 3; the table's median and largest row
     norms in the heading, to read the norms against.
     """
-    lines = [f"{_source_name(result.source)}: k={result.k}; row norms: median {result.median_norm:.3f}, "
-             f"max {result.max_norm:.3f}", ""]
+    lines = [f"{_source_name(result.source)}: k={result.k}; row norms: median {fixed(result.median_norm, 3)}, "
+             f"max {fixed(result.max_norm, 3)}", ""]
     headers = ["#"] + [h for m in result.metrics for h in (m, "score", "norm")]
     for q in result.queries:
         what = q.query if q.id is None else _row_label(q.token, q.id)
-        lines.append(f"query {what}, norm {q.norm:.3f}")
+        lines.append(f"query {what}, norm {fixed(q.norm, 3)}")
         rows = []
         for rank in range(result.k):
             cells = [str(rank + 1)]
             for m in result.metrics:
                 row = q.lists[m][rank]
-                cells += [_row_label(row.token, row.id), f"{row.score:.4f}", f"{row.norm:.3f}"]
+                cells += [_row_label(row.token, row.id), fixed(row.score, 4), fixed(row.norm, 3)]
             rows.append(cells)
         lines += [terminal_table(rows, headers).rstrip("\n"), ""]
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -476,11 +529,12 @@ def hubs_terminal(result: HubsResult) -> str:
         lines.append(f"{m.metric}: the rows in the most lists (an even share is {result.even_share:.3g}; "
                      f"skewness {number(_round(m.skewness))}, {m.never_listed} row{'s' * (m.never_listed != 1)} in no list; "
                      f"{m.seconds:.1f} s)")
-        rows = [[str(r + 1), _row_label(h.token, h.id), str(h.lists[m.metric]), f"{h.norm:.3f}", str(h.norm_rank)]
+        rows = [[str(r + 1), _row_label(h.token, h.id), str(h.lists[m.metric]), fixed(h.norm, 3),
+                 str(h.norm_rank)]
                 for r, h in enumerate(m.top)]
         lines += [terminal_table(rows, ["rank", "row", "lists", "norm", "norm rank"]).rstrip("\n"), ""]
     lines.append(f"the {len(result.longest)} longest rows and the lists they enter")
-    rows = [[str(h.norm_rank), _row_label(h.token, h.id), f"{h.norm:.3f}", str(h.lists["dot"]),
+    rows = [[str(h.norm_rank), _row_label(h.token, h.id), fixed(h.norm, 3), str(h.lists["dot"]),
              str(h.lists["cosine"])] for h in result.longest]
     lines.append(terminal_table(rows, ["norm rank", "row", "norm", "dot lists", "cosine lists"]).rstrip("\n"))
     lines.append(f"together they enter {dot.longest_rows_lists} of {result.n_queries} dot lists "
@@ -526,7 +580,7 @@ def _shape(shape: Sequence[int]) -> str:
 
 def _vector(summary: dict[str, Any]) -> str:
     """First values and norm of one vector: ``[-0.018 +0.047 ...] |1.546|``."""
-    return "[" + " ".join(f"{x:+.3f}" for x in summary["first"]) + f" ...] |{summary['norm']:.3f}|"
+    return "[" + " ".join(f"{x:+.3f}" for x in summary["first"]) + f" ...] |{fixed(summary['norm'], 3)}|"
 
 
 def _wrapped(cells: Sequence[str], per_line: int = 12) -> list[str]:

