@@ -111,3 +111,13 @@ def test_table_without_positions():
         compare_table_positions(EmbeddingTable(np.eye(3)))
     table = EmbeddingTable(np.eye(3), positions=sinusoidal_table(8, 3))
     assert compare_table_positions(table).T_max == 8
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-200, 1e200])
+def test_cosines_do_not_depend_on_the_table_scale(scale):
+    # By hand: rows [1, 0], [1, 1], [0, 2] have cosines 1/sqrt(2) (0-1), 0 (0-2), 1/sqrt(2) (1-2);
+    # scaled by 1e-200 or 1e200 their lengths' squares leave float64, the cosines do not change.
+    P = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]]) * scale
+    h = math.sqrt(0.5)
+    assert position_similarity.cosine_matrix(P) == pytest.approx(np.array([[1, h, 0], [h, 1, h], [0, h, 1]]),
+                                                                 abs=1e-15)

@@ -535,6 +535,8 @@ def _nearest(table, token_id, k, score):
     token_id = _token_id(token_id, vocab)
     k = _k(k, vocab)
     query = table[token_id]
+    if score is dot:
+        _check_dot_underflow(table, token_id, query)
     scored = [(-score(query, row), i) for i, row in enumerate(table) if i != token_id]
     for minus, i in scored:
         if math.isnan(minus):
@@ -544,6 +546,20 @@ def _nearest(table, token_id, k, score):
                              f"a float (or the table holds infinity)")
     # Sort by (-score, id): largest score first, the smaller id wins a tie.
     return [i for _, i in sorted(scored)[:k]]
+
+
+def _check_dot_underflow(table, token_id, query):
+    """Refuse dot products too small for a float to rank.
+
+    ``|dot(q, w)| <= norm(q) * norm(w)``; below about 1e-280 (``_SQUARES_LOW``)
+    the products underflow and lose their digits, and with them their order.
+    """
+    query_length = norm(query)
+    for i, row in enumerate(table):
+        row_length = norm(row)
+        if i != token_id and query_length > 0 and row_length > 0 and query_length * row_length < _SQUARES_LOW:
+            raise ValueError(f"dot products underflow: token {token_id} (length {query_length:.3g}) times row {i} "
+                             f"(length {row_length:.3g}) is below {_SQUARES_LOW:g}, too small to rank")
 
 
 # --------------------------------------------------------------------------

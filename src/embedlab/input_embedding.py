@@ -25,6 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .errors import ContextLengthError, ShapeError, TokenIdError
+from .nearest import vector_norms
 from .table import EmbeddingTable
 
 __all__ = ["Tokens", "TokenRow", "SameToken", "Encoding", "tokenize", "compose", "encode"]
@@ -285,7 +286,7 @@ def _row(toks: Tokens, parts: dict[str, np.ndarray], x: np.ndarray, b: int, t: i
 
 def _summary(v: np.ndarray, show: int) -> dict[str, Any]:
     v64 = v.astype(np.float64)  # (D,)
-    return {"first": v64[:show].tolist(), "norm": float(np.sqrt(v64 @ v64))}
+    return {"first": v64[:show].tolist(), "norm": float(vector_norms(v64[None, :])[0])}
 
 
 def _same_tokens(toks: Tokens, token_vectors: np.ndarray, x: np.ndarray) -> list[SameToken]:
@@ -303,12 +304,12 @@ def _same_tokens(toks: Tokens, token_vectors: np.ndarray, x: np.ndarray) -> list
         if other is None:
             continue
         a, c = x[first].astype(np.float64), x[other].astype(np.float64)  # (D,) each
-        norms = np.linalg.norm(a) * np.linalg.norm(c)
+        length_a, length_c = vector_norms(np.stack([a, c]))  # exact for any finite entries
         found.append(SameToken(
             token=toks.tokens[first[0]][first[1]], id=token_id, first=list(first), second=list(other),
             token_max_abs_diff=float(np.abs(token_vectors[first] - token_vectors[other]).max()),
             input_max_abs_diff=float(np.abs(a - c).max()),
-            input_cosine=float(a @ c / norms) if norms > 0 else 0.0,
+            input_cosine=_cosine(a, length_a, c, length_c),
         ))
     return found
 
@@ -338,3 +339,14 @@ def _notes(table: EmbeddingTable, tokenizer: Any) -> list[str]:
     if table.positions is None:
         notes.append("this checkpoint has no position table: its positions act inside attention, or nowhere")
     return notes
+
+
+def _cosine(a: np.ndarray, length_a: float, c: np.ndarray, length_c: float) -> float:
+    """Cosine of two vectors (D,) given their lengths; 0.0 if either is zero.
+
+    Taken of the unit vectors, so lengths near 1e-200 or 1e200, whose product
+    leaves float64's range, still give the right cosine.
+    """
+    if length_a == 0 or length_c == 0:
+        return 0.0
+    return float(np.clip((a / length_a) @ (c / length_c), -1.0, 1.0))

@@ -175,6 +175,8 @@ def search(
     if not np.isfinite(row_norms).all():  # a NaN or infinite entry makes its row's length so
         raise ValueError(f"row {int(np.flatnonzero(~np.isfinite(row_norms))[0])} of the table contains NaN or infinity")
     q_norms = row_norms[exclude] if Q is None else vector_norms(np.asarray(Q))  # (N,)
+    if metric == "dot":
+        _check_dot_range(q_norms, row_norms, exclude)
     dtype = _gemm_dtype(W.dtype, metric, q_norms, row_norms)
     plan = plan_blocks(V, D, k, np.dtype(dtype).itemsize, memory, n_queries=N, workers=_workers(workers))
     ids = np.empty((N, k), dtype=np.int64)
@@ -293,7 +295,8 @@ def vector_norms(X: np.ndarray) -> np.ndarray:
         top = np.abs(rows).max(axis=1)  # (r,) 0 for a zero row, inf/nan for a row holding them
         fine = (top > 0) & np.isfinite(top)
         unit = rows[fine] / top[fine, None]  # entries in [-1, 1]: the sum of squares stays in range
-        out[odd[fine]] = top[fine] * np.sqrt(np.einsum("ij,ij->i", unit, unit))
+        with np.errstate(over="ignore"):  # a length beyond float64's largest value is inf
+            out[odd[fine]] = top[fine] * np.sqrt(np.einsum("ij,ij->i", unit, unit))
     return out
 
 
@@ -306,15 +309,10 @@ def _gemm_dtype(table_dtype: np.dtype, metric: str, q_norms: np.ndarray, row_nor
     scores or scale factors could overflow, or underflow past the rounding
     margin, so the search runs in float64, which changes no result.
 
-    Raises ``ValueError`` when even float64 dot products would overflow.
+    ``_check_dot_range`` has refused dot products that float64 cannot hold.
     """
     lengths = np.concatenate([q_norms, row_norms])
     lengths = lengths[lengths > 0]
-    if metric == "dot" and lengths.size:
-        top = float(q_norms.max(initial=0.0)) * float(row_norms.max(initial=0.0))
-        if top > np.finfo(np.float64).max / 8:
-            raise ValueError(f"dot products overflow float64: the longest query ({q_norms.max():.3g}) times the "
-                             f"longest row ({row_norms.max():.3g})")
     if table_dtype == np.float64:
         return np.float64
     in_range = not lengths.size or (lengths.min() >= 1e-15 and lengths.max() <= 1e15)
@@ -328,6 +326,61 @@ def _gemm_dtype(table_dtype: np.dtype, metric: str, q_norms: np.ndarray, row_nor
 # measured again, scaled (``vector_norms``).
 _SQUARES_LOW, _SQUARES_HIGH = 1e-280, 1e300
 _NORM_LOW, _NORM_HIGH = 1e-140, 1e150
+
+
+def _check_dot_range(q_norms: np.ndarray, row_norms: np.ndarray, exclude: np.ndarray | None) -> None:
+    """Refuse dot products that float64 cannot rank: (N,), (V,), (N,) ids or None.
+
+    ``|dot(q, w)| <= |q| |w|``: above about 2e307 it may overflow to inf; a
+    nonzero pair whose ``|q| |w|`` is below 1e-280 (``_SQUARES_LOW``) loses its
+    digits to underflow, and with them its order. Each query is checked
+    against the longest and the shortest nonzero row other than its own id
+    (a query by id never scores itself). Zero rows and queries score 0.0 exactly.
+
+    Raises ``ValueError`` naming the query and the row.
+    """
+    V = len(row_norms)
+    if not len(q_norms) or V < 2:
+        return
+    own = np.full(len(q_norms), -1) if exclude is None else exclude  # (N,)
+    far = _longest_other(row_norms, exclude, len(q_norms))  # (N,)
+    nonzero = np.flatnonzero(row_norms > 0)
+    shortest = nonzero[_two_largest(-row_norms[nonzero])]  # the shortest nonzero rows
+    with np.errstate(over="ignore", under="ignore"):
+        top = q_norms * row_norms[far]  # (N,)
+        i = int(np.argmax(top))
+        if top[i] > np.finfo(np.float64).max / 8:
+            raise ValueError(f"dot products overflow float64: {_query_name(i, exclude)} (length {q_norms[i]:.3g}) times row "
+                             f"{int(far[i])} (length {row_norms[far[i]]:.3g})")
+        if not shortest.size:
+            return
+        near = np.where(own == shortest[0], shortest[-1], shortest[0])  # (N,)
+        low = np.where((q_norms > 0) & (near != own), q_norms * row_norms[near], np.inf)  # (N,)
+        i = int(np.argmin(low))
+        if low[i] < _SQUARES_LOW:
+            raise ValueError(f"dot products underflow float64: {_query_name(i, exclude)} (length {q_norms[i]:.3g}) times row "
+                             f"{int(near[i])} (length {row_norms[near[i]]:.3g}) is below {_SQUARES_LOW:g}, too "
+                             f"small to rank; scale the table (cosine does not depend on length)")
+
+
+def _query_name(i: int, exclude: np.ndarray | None) -> str:
+    return f"query vector {i}" if exclude is None else f"token {int(exclude[i])}"
+
+
+def _longest_other(row_norms: np.ndarray, exclude: np.ndarray | None, n: int) -> np.ndarray:
+    """For each of n queries the id of the longest row but its own (``exclude``): (n,) int64."""
+    longest = _two_largest(row_norms)
+    if exclude is None or longest.size < 2:
+        return np.full(n, longest[0])
+    return np.where(exclude == longest[0], longest[1], longest[0])
+
+
+def _two_largest(x: np.ndarray) -> np.ndarray:
+    """Indices of the largest and the second largest entry of x (n,), at most n of them: O(n)."""
+    if x.size <= 2:
+        return np.argsort(-x, kind="stable")
+    two = np.argpartition(x, x.size - 2)[-2:]
+    return two[np.argsort(-x[two], kind="stable")]
 
 
 def _search_block(W, Q, k, metric, exclude, row_norms, inv_norms, dtype, plan) -> tuple[np.ndarray, np.ndarray]:
@@ -359,7 +412,8 @@ class _Scan:
         self.k, self.metric, self.row_norms, self.inv_norms, self.dtype = k, metric, row_norms, inv_norms, dtype
         unit = q64 / q_norms[:, None] if metric == "cosine" else q64
         self.queries = unit.astype(dtype)  # (m, D) what the GEMM sees
-        self.eps = _margin(metric, W.shape[1], dtype, q_norms, row_norms)  # (m,)
+        reach = row_norms[_longest_other(row_norms, exclude, len(q_norms))]  # (m,) the longest row each may meet
+        self.eps = _margin(metric, W.shape[1], dtype, q_norms, reach)  # (m,)
 
     def run(self, plan: BlockPlan) -> tuple[np.ndarray, np.ndarray]:
         self.plan = plan
@@ -435,7 +489,8 @@ class _Scan:
             rows = scaled
         elif rows.dtype != self.dtype:
             rows = rows.astype(self.dtype)
-        S = np.matmul(self.queries, rows.T, out=out)  # (m, s)
+        with np.errstate(over="ignore"):  # only a query's own row can overflow (_check_dot_range): set to -inf
+            S = np.matmul(self.queries, rows.T, out=out)  # (m, s)
         if self.exclude is not None:
             at = np.minimum(np.searchsorted(ids, self.exclude), ids.size - 1)  # (m,)
             own = np.flatnonzero(ids[at] == self.exclude)
@@ -454,6 +509,8 @@ class _Scan:
     def _exact_top_k(self, qi: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Exact top-k by (-score, id) of candidates (h, L), -1 empty -> ids, scores (h, K)."""
         valid = cand >= 0
+        if self.exclude is not None:  # a query by id never lists itself, whatever its screening score
+            valid &= cand != self.exclude[qi][:, None]
         scores = np.full(cand.shape, -np.inf)
         scores[valid] = self._exact_scores(np.broadcast_to(qi[:, None], cand.shape)[valid], cand[valid])
         ids = np.where(valid, cand, len(self.W))  # an empty slot sorts last
@@ -537,8 +594,11 @@ def _pool_slots(k: int) -> int:
     return 2 * k + 8
 
 
-def _margin(metric: str, D: int, dtype: type, q_norms: np.ndarray, row_norms: np.ndarray) -> np.ndarray:
+def _margin(metric: str, D: int, dtype: type, q_norms: np.ndarray, reach: np.ndarray) -> np.ndarray:
     """A bound on |GEMM score - exact score| per query, shape (m,), float64.
+
+    ``reach`` (m,) is the length of the longest row each query is scored
+    against (its own id, left out, aside).
 
     A dot product of length D in floating point is off by at most
     ``D * u * sum|q_i w_i| <= D * u * |q| * |w|`` (u = eps / 2; Higham,
@@ -550,7 +610,7 @@ def _margin(metric: str, D: int, dtype: type, q_norms: np.ndarray, row_norms: np
     unit = (D + 8) * np.finfo(dtype).eps
     if metric == "cosine":
         return np.full(q_norms.shape, unit)
-    return unit * q_norms * float(row_norms.max(initial=0.0))
+    return unit * q_norms * reach
 
 
 def _plan_bytes(n: int, v: int, D: int, k: int, itemsize: int, batch: int, rescore: int) -> dict[str, int]:

@@ -26,6 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .errors import ShapeError, SourceError
+from .nearest import vector_norms
 from .positional import DEFAULT_BASE, sinusoidal_table
 
 __all__ = [
@@ -334,5 +335,5 @@ def _table(table: Any) -> np.ndarray:
 
 
 def _unit_rows(P: np.ndarray) -> np.ndarray:
-    norms = np.sqrt(np.einsum("pd,pd->p", P, P))[:, None]  # (T_max, 1)
+    norms = vector_norms(P)[:, None]  # (T_max, 1) exact for rows near 1e-200 or 1e200 too
     return np.divide(P, norms, out=np.zeros_like(P), where=norms > 0)  # (T_max, D) zero rows stay zero

@@ -298,12 +298,24 @@ class EmbeddingTable:
         ------
         ShapeError
             (a ``ValueError``) if the last axis of hidden is not D; names both.
+        ValueError
+            If a logit overflows the result's dtype (names the token), or
+            hidden holds NaN or infinity.
         """
         h = np.asarray(hidden)
         if h.ndim not in (1, 2) or h.shape[-1] != self.D:
             raise ShapeError(f"hidden has shape {h.shape}, expected (D,) or (N, D) with D={self.D}")
+        if not np.isfinite(h).all():
+            raise ValueError("hidden vector holds NaN or infinity")
         dtype = np.result_type(self._W.dtype, h.dtype, np.float32)
-        return h.astype(dtype, copy=False) @ self._W.T.astype(dtype, copy=False)  # (V,) or (N, V)
+        with np.errstate(over="ignore", invalid="ignore"):  # refused below, with the token named
+            out = h.astype(dtype, copy=False) @ self._W.T.astype(dtype, copy=False)  # (V,) or (N, V)
+        if not np.isfinite(out).all():
+            where = np.argwhere(~np.isfinite(np.atleast_2d(out)))[0]
+            raise ValueError(f"logits overflow {np.dtype(dtype).name}: token {int(where[1])} (row length "
+                             f"{self.norms()[where[1]]:.3g}) times a hidden vector of length "
+                             f"{float(vector_norms(np.atleast_2d(h))[where[0]]):.3g}")
+        return out
 
     # -- length and direction ----------------------------------------------------
 
@@ -508,8 +520,11 @@ def rms(x: Any) -> np.ndarray:
     with np.errstate(over="ignore", under="ignore"):  # such rows are measured again below
         out = np.sqrt(np.mean(rows * rows, axis=1))  # (M,)
     odd = np.flatnonzero((out < _NORM_LOW) | (out > _NORM_HIGH))  # zero, under- or overflowed
-    if odd.size:
-        out[odd] = vector_norms(rows[odd]) / math.sqrt(D)
+    if odd.size:  # measured again divided by their largest entry, as vector_norms does
+        top = np.abs(rows[odd]).max(axis=1)  # (r,)
+        fine = (top > 0) & np.isfinite(top)
+        unit = rows[odd[fine]] / top[fine, None]  # entries in [-1, 1]
+        out[odd[fine]] = top[fine] * np.sqrt(np.mean(unit * unit, axis=1))
     return out.reshape(a.shape[:-1])
 
 
@@ -558,16 +573,25 @@ def _frozen(arr: np.ndarray) -> bool:
 def _check_finite(arr: np.ndarray, what: str) -> None:
     """Refuse NaN and infinity: they make every ranking and every cosine that touches them wrong.
 
-    Scanned in blocks of rows, so a memory-mapped table is read once and no
-    full-size boolean array is made.
+    Also refuses a row whose length overflows float64 (finite entries near
+    1e308; only float64 tables can hold them): every length is measured in
+    float64. Scanned in blocks of rows, so a memory-mapped table is read once
+    and no full-size boolean array is made.
     """
     block = max(1, 2**22 // arr.shape[1])  # rows per block, ~4M values
     for start in range(0, arr.shape[0], block):
-        finite = np.isfinite(arr[start:start + block])  # (b, D)
+        rows = arr[start:start + block]  # (b, D)
+        finite = np.isfinite(rows)
         if not finite.all():
             r, c = np.argwhere(~finite)[0]
             value = arr[start + r, c]
             raise ValueError(f"{what} holds {value} at row {start + r}, column {c}: NaN and infinity are refused")
+        if arr.dtype == np.float64 and np.abs(rows).max() > _NORM_HIGH:
+            too_long = np.flatnonzero(~np.isfinite(vector_norms(rows)))
+            if too_long.size:
+                r = int(too_long[0])
+                raise ValueError(f"{what}: row {start + r} is too long for float64, its length overflows (largest "
+                                 f"entry {np.abs(rows[r]).max():.3g}); lengths are measured in float64")
 
 
 def _where(provenance: Provenance) -> str:

@@ -55,3 +55,17 @@ def test_sqrt_d_scaling_that_overflows_float32_is_refused():
 def test_numpy_rms_of_one_vector_at_the_edges():
     assert float(rms(np.array([1e200, 1e200]))) == 1e200
     assert float(rms(np.array([1e-200]))) == 1e-200
+
+
+def test_rows_whose_length_overflows_float64_are_refused():
+    # Entries 1.5e308 are finite, but sqrt(2) * 1.5e308 is beyond float64's 1.8e308.
+    with pytest.raises(ValueError, match=r"row 1 is too long for float64.*1\.5e\+308"):
+        EmbeddingTable(np.array([[1.0, 0.0], [1.5e308, 1.5e308]]))
+    assert float(rms(np.array([1.7e308] * 4))) == 1.7e308  # the rms itself is in range
+
+
+def test_logits_that_overflow_name_the_token():
+    table = EmbeddingTable(np.array([[1.0, 0.0], [1e200, 0.0]]))
+    with pytest.raises(ValueError, match="logits overflow float64: token 1"):
+        table.logits([1e200, 0.0])
+    assert table.logits([1.0, 0.0]).tolist() == [1.0, 1e200]

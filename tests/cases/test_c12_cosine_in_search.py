@@ -75,3 +75,28 @@ def test_mixed_scales_and_dot_overflow():
         EmbeddingTable(np.array(rows)).nearest([0], 2, "dot")
     with pytest.raises(ValueError, match="overflow"):
         embed.nearest_by_dot(rows, 0, 2)
+
+
+def test_dot_products_that_underflow_are_refused_not_ranked_as_ties():
+    # Exact dot products of row 0 with rows 1..3: 1e-400, 3e-400, 2e-400, so the right
+    # list is [2, 3, 1]; float64 rounds all three to 0.0 and would list [1, 2, 3].
+    rows = [[1e-200, 0.0], [1e-200, 0.0], [3e-200, 0.0], [2e-200, 0.0]]
+    with pytest.raises(ValueError, match="underflow"):
+        embed.nearest_by_dot(rows, 0, 3)
+    with pytest.raises(ValueError, match="underflow.*token 0"):
+        EmbeddingTable(np.array(rows)).nearest([0], 3, "dot")
+    # Their cosines are all 1.0 (same direction): ties by the smaller id.
+    assert EmbeddingTable(np.array(rows)).nearest([0], 3, "cosine").ids.tolist() == [[1, 2, 3]]
+
+
+def test_a_long_query_row_is_left_out_before_its_own_product_overflows():
+    # Row 0 times itself would overflow; a query by id never scores itself, so its
+    # list is computable: dots with rows 1, 2, 3 are 1e200, 2e200, 0 (by hand).
+    rows = np.array([[1e200, 0.0], [1.0, 0.0], [2.0, 0.0], [0.0, 1.0]])
+    table = EmbeddingTable(rows)
+    got = table.nearest([0, 1], 3, "dot")
+    assert got.ids.tolist() == [[2, 1, 3], [0, 2, 3]]
+    assert got.scores.tolist() == [[2e200, 1e200, 0.0], [1e200, 2.0, 0.0]]
+    assert embed.nearest_by_dot(rows.tolist(), 0, 3) == [2, 1, 3]
+    with pytest.raises(ValueError, match="overflow"):  # as a vector query it meets its own row
+        table.nearest_to_vector(rows[0], 3, "dot")
