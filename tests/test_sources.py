@@ -359,3 +359,49 @@ def test_query_vector_files(tmp_path):
     np.save(tmp_path / "empty.npy", np.zeros((0, 4)))
     with pytest.raises(SourceError, match="holds no vectors"):
         sources.load_vectors(tmp_path / "empty.npy")
+
+
+# -- damaged .npy files: one clear message each, the same for a table and for query vectors -------
+
+def _npy_bytes(array: np.ndarray) -> bytes:
+    import io
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+GOOD_NPY = _npy_bytes(np.zeros((20, 4)))  # header 128 bytes + 640 bytes of float64 data
+
+
+@pytest.mark.parametrize("content, match", [
+    (b"", r"is empty \(0 bytes\)"),
+    (b"garbage\x00\x01", r"is not a \.npy file: it does not start with the \.npy magic"),
+    (b"not numpy at all, but long enough", r"is not a \.npy file"),
+    (GOOD_NPY[:6], r"truncated or damaged \.npy header"),    # the magic alone
+    (GOOD_NPY[:100], r"truncated or damaged \.npy header"),  # cut inside the header
+    (GOOD_NPY[:300], r"is truncated: .*shape \(20, 4\), 640 bytes of data, but the file holds 172"),  # 300 - 128
+])
+@pytest.mark.parametrize("read", [lambda p: sources.load(str(p)), sources.load_vectors])
+def test_a_damaged_npy_says_what_is_wrong_and_never_pickle(tmp_path, read, content, match):
+    path = tmp_path / "bad.npy"
+    path.write_bytes(content)
+    with pytest.raises(SourceError, match=match) as caught:
+        read(path)
+    assert "pickle" not in str(caught.value)
+    assert not isinstance(caught.value, UnsafeFormatError)
+
+
+@pytest.mark.parametrize("read", [lambda p: sources.load(str(p)), sources.load_vectors])
+def test_only_a_real_object_array_is_refused_as_pickle(tmp_path, read):
+    np.save(tmp_path / "o.npy", np.array([[1.0, "a"]], dtype=object), allow_pickle=True)
+    with pytest.raises(UnsafeFormatError, match=r"o\.npy holds Python objects \(dtype object\), which only pickle"):
+        read(tmp_path / "o.npy")
+
+
+@pytest.mark.parametrize("version", [(1, 0), (2, 0), (3, 0)])
+def test_every_npy_format_version_is_read(tmp_path, version):
+    path = tmp_path / "v.npy"
+    with open(path, "wb") as handle:
+        np.lib.format.write_array(handle, np.array([[1.0, 2.0], [3.0, 4.0]]), version=version)
+    assert sources.load(str(path)).W_E.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert sources.load_vectors(path).tolist() == [[1.0, 2.0], [3.0, 4.0]]

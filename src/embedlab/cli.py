@@ -25,8 +25,10 @@ __all__ = ["main", "build_parser"]
 
 # What a user's bad input raises: the reference raises builtins, the rest of the
 # package EmbedlabError subclasses of them. Anything else is a bug and shows its
-# traceback; EMBEDLAB_DEBUG=1 shows the traceback of these too.
-USER_ERRORS = (EmbedlabError, ValueError, IndexError, KeyError, TypeError, OSError, ImportError, MemoryError)
+# traceback; EMBEDLAB_DEBUG=1 shows the traceback of these too. EOFError is what a file
+# cut short raises in readers such as NumPy's: bad input, not a bug.
+USER_ERRORS = (EmbedlabError, ValueError, IndexError, KeyError, TypeError, OSError, EOFError, ImportError,
+               MemoryError)
 
 # Third-party modules -> the extra that installs them, for a clear "install this" message.
 EXTRAS = {"numpy": "models", "safetensors": "models", "tokenizers": "models", "pyarrow": "models",
