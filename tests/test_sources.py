@@ -90,8 +90,11 @@ def test_glove_text_without_header(tmp_path):
 
 @pytest.mark.parametrize("text, match", [
     ("a 1 2\nb 3\n", "line 2.*2 values, got 2 fields"),
-    ("a 1 2\nb 3 x\n", "line 2.*'b'"),
+    ("a 1 2\nb 3 x\n", "line 2: expected a word followed by 2 numbers, but the values of 'b' are not all"),
     ("", "no vectors"),
+    ("hello\n", "line 1: expected a word followed by its D numbers, got only 'hello'"),
+    ("\n\nw0\nw1\n", "line 3: expected a word followed by its D numbers, got only 'w0'"),
+    ("2 2\nhello\n", "line 2: expected a word and 2 values, got 1 fields"),
 ])
 def test_text_bad_lines(tmp_path, text, match):
     path = tmp_path / "bad.txt"

@@ -193,8 +193,9 @@ def load_text(path: str | Path) -> EmbeddingTable:
     A first line of exactly two integers is the word2vec header, never a
     token; without one, D is the number of values on the first line. Every
     line must then hold one word and exactly D values (words hold no
-    whitespace), a declared V must match the rows found, and no word may
-    appear twice. A UTF-8 byte-order mark is skipped.
+    whitespace; a first line of a word alone is an error, not D = 0), a
+    declared V must match the rows found, and no word may appear twice. A
+    UTF-8 byte-order mark is skipped.
 
     Raises ``SourceError`` naming the line, the value or both counts.
     """
@@ -211,6 +212,10 @@ def load_text(path: str | Path) -> EmbeddingTable:
                 if number == 1 and len(parts) == 2 and all(_is_int(p) for p in parts):
                     declared, dim = _text_header(path, parts)
                     continue
+                if dim is None and len(parts) == 1:  # D would be 0: a word list, not vectors
+                    raise SourceError(f"{path} line {number}: expected a word followed by its D numbers, got only "
+                                      f"{parts[0]!r} (a word list, one token per line, goes with --words beside a "
+                                      ".npy table)")
                 dim = len(parts) - 1 if dim is None else dim
                 if len(parts) != dim + 1:
                     raise SourceError(f"{path} line {number}: expected a word and {dim} values, "
@@ -218,7 +223,8 @@ def load_text(path: str | Path) -> EmbeddingTable:
                 try:
                     values = np.array(parts[1:], dtype=np.float64)  # (D,)
                 except ValueError:
-                    raise SourceError(f"{path} line {number}: values of {parts[0]!r} are not all numbers") from None
+                    raise SourceError(f"{path} line {number}: expected a word followed by {dim} numbers, but the "
+                                      f"values of {parts[0]!r} are not all numbers") from None
                 if not np.isfinite(values).all() or np.abs(values).max() > np.finfo(np.float32).max:
                     raise SourceError(f"{path} line {number}: values of {parts[0]!r} must be finite float32 "
                                       f"numbers (|x| <= 3.4e38)")
