@@ -8,6 +8,7 @@ read with other tools (``np.load``, ``pyarrow``, the vocab.txt lines).
 from __future__ import annotations
 
 import json
+import re
 import struct
 from pathlib import Path
 
@@ -408,3 +409,27 @@ def test_every_npy_format_version_is_read(tmp_path, version):
         np.lib.format.write_array(handle, np.array([[1.0, 2.0], [3.0, 4.0]]), version=version)
     assert sources.load(str(path)).W_E.tolist() == [[1.0, 2.0], [3.0, 4.0]]
     assert sources.load_vectors(path).tolist() == [[1.0, 2.0], [3.0, 4.0]]
+
+
+# -- load_tokenizer: what a source without a tokenizer is, and what is needed instead ------------
+
+@pytest.mark.parametrize("name, kind", [
+    ("t.npy", "is a .npy table file"),
+    ("v.txt", "is a GloVe/word2vec text file"),
+    ("config.json", "is a .json file"),
+])
+def test_a_table_file_has_no_tokenizer_even_beside_one(tmp_path, name, kind):
+    (tmp_path / "tokenizer.json").write_text("{}", encoding="utf-8")  # beside it, but not its own
+    (tmp_path / name).write_bytes(b"")
+    with pytest.raises(SourceError, match=re.escape(f"{name} {kind}") + ".*not a checkpoint: tokenizing text "
+                                          r"\(encode\) needs --model minilm or a checkpoint folder holding tokenizer.json"):
+        sources.load_tokenizer(str(tmp_path / name))
+
+
+def test_a_safetensors_file_without_a_tokenizer_beside_it_says_so(tmp_path):
+    (tmp_path / "one.safetensors").write_bytes(b"")
+    with pytest.raises(SourceError, match=r"one\.safetensors is a single \.safetensors file, and its folder .* has "
+                                          "no tokenizer.json: tokenizing text"):
+        sources.load_tokenizer(str(tmp_path / "one.safetensors"))
+    with pytest.raises(SourceError, match=f"^{tmp_path} has no tokenizer.json: tokenizing text"):
+        sources.load_tokenizer(str(tmp_path))

@@ -44,6 +44,8 @@ NAMED = {
 ANY_SOURCE = (f"one of {', '.join(NAMED)}, or a path to a checkpoint folder, .safetensors, .npy or "
               "GloVe/word2vec text file")
 A_CHECKPOINT = "minilm or a path to a safetensors checkpoint (a folder or a .safetensors file)"
+NEEDS_TOKENIZER = ("tokenizing text (encode) needs --model minilm or a checkpoint folder holding tokenizer.json "
+                   "(or a .safetensors file with tokenizer.json beside it)")
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle", ".joblib")
 TEXT_SUFFIXES = (".txt", ".vec")
 NPY_MAGIC = b"\x93NUMPY"  # the first 6 bytes of every .npy file
@@ -260,8 +262,10 @@ def load_tokenizer(model: str = "minilm") -> Any:
     ------
     SourceError
         For an empty or unknown name, a path that does not exist, a source
-        without ``tokenizer.json`` (``seed``, ``glove``, a bare table) or a
-        file the library cannot read.
+        without ``tokenizer.json`` (``seed``, ``glove``, a ``.npy`` or text
+        table, whatever lies beside it; a folder or ``.safetensors`` file
+        with none) or a file the library cannot read. The message names the
+        kind of file given and what is needed instead.
     MissingExtraError
         When ``tokenizers`` or the data package is not installed.
     """
@@ -273,10 +277,13 @@ def load_tokenizer(model: str = "minilm") -> Any:
                           "(try --model minilm or a checkpoint folder)")
     else:
         path = _existing_path(model, A_CHECKPOINT)
+        if path.is_file() and path.suffix.lower() != ".safetensors":
+            raise SourceError(f"{path} is {_file_kind(path)}, not a checkpoint: {NEEDS_TOKENIZER}")
         folder = path if path.is_dir() else path.parent
     file = folder / "tokenizer.json"
     if not file.is_file():
-        raise SourceError(f"{folder} has no tokenizer.json: text can only be tokenized by a checkpoint's own tokenizer")
+        where = f"{folder} has" if folder == path else f"{path} is a single .safetensors file, and its folder {folder} has"
+        raise SourceError(f"{where} no tokenizer.json: {NEEDS_TOKENIZER}")
     try:
         from tokenizers import Tokenizer
     except ImportError:
@@ -364,6 +371,18 @@ def _check_options(model: str, *, tensor: str | None, words: str | Path | None) 
                           ".safetensors file) have named tensors")
     if words is not None and not takes_words:
         raise SourceError(f"words= (--words) does not apply to {model!r}: only a .npy table takes a word list")
+
+
+def _file_kind(path: Path) -> str:
+    """``"a .npy table file"``: what kind of file a model path is, for messages that refuse it."""
+    suffix = path.suffix.lower()
+    if suffix == ".npy":
+        return "a .npy table file (a bare table has no tokenizer)"
+    if suffix in TEXT_SUFFIXES:
+        return "a GloVe/word2vec text file (word vectors have no tokenizer)"
+    if suffix in PICKLE_SUFFIXES:
+        return f"a {suffix} pickle file"
+    return f"a {suffix} file" if suffix else "a file without a suffix"
 
 
 def _is_int(text: str) -> bool:
