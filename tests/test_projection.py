@@ -69,3 +69,21 @@ def test_bad_input(table, kwargs, match):
 def test_unknown_token(table):
     with pytest.raises(KeyError, match="'zz'"):
         projection.project(table, ["t1", "t2", "zz"], "pca")
+
+
+@pytest.mark.parametrize("method, n, D, reason", [
+    ("pca", 10, 1, "a 2-D projection by pca needs D >= 2, got D=1"),
+    ("tsne", 10, 1, "a 2-D projection by tsne needs D >= 2, got D=1"),
+    ("umap", 10, 1, None),  # UMAP lays out a neighbour graph, which D = 1 has too
+    ("pca", 2, 5, "a 2-D projection by pca needs at least 3 points, got 2"),
+    ("tsne", 3, 5, "a 2-D projection by tsne needs at least 4 points, got 3"),
+    ("pca", 3, 2, None),
+])
+def test_unfit_reason(method, n, D, reason):
+    assert projection.unfit_reason(method, n, D) == reason
+
+
+def test_a_1_wide_table_is_refused_before_sklearn_sees_it():
+    narrow = EmbeddingTable(np.arange(10.0).reshape(10, 1))
+    with pytest.raises(ValueError, match=r"^a 2-D projection by pca needs D >= 2, got D=1$"):
+        projection.project(narrow, range(10), "pca")

@@ -170,30 +170,41 @@ def _run_report(args: argparse.Namespace) -> int:
         from . import html_report, sources
 
         table = table or sources.load("seed")
-        figures = _report_figures(table, result, settings, args.lang)
-        texts[args.out / "embed_report.html"] = html_report.report_html(result, settings, figures, args.lang)
+        figures, left_out = _report_figures(table, result, settings, args.lang)
+        texts[args.out / "embed_report.html"] = html_report.report_html(result, settings, figures, args.lang,
+                                                                        left_out)
     written = render.write_atomic(texts)
     print(render.report_terminal(result, written), end="")
+    for reason in (r for reasons in left_out.values() for r in reasons) if args.html else ():
+        print(f"note: embed_report.html leaves a figure out: {reason}")
     return 0
 
 
+REPORT_NORMS_TOP = 10  # longest rows labelled in the report's norms figure, or V when smaller
+
+
 def _report_figures(table, result, settings, lang):  # type: ignore[no-untyped-def]
-    """Measure and draw the figures of each report section: {section: [(png, caption)]}."""
+    """Measure and draw the figures of each report section: {section: [(png, caption)]}, and
+    {section: [why a figure is left out]} for figures the table is too small for."""
     from . import lab, norms, plots, projection
     from .locales import WORDS
 
     captions = WORDS[lang]["captions"]
     ids, groups = projection.choose_rows(table, settings.probe, k=settings.k)
     near = list(dict.fromkeys([*result.cos_neighbors, *result.dot_neighbors]))
+    unfit = projection.unfit_reason("pca", len(ids), table.D)
     drawn = {
-        "what": [("projection", plots.projection_figure(projection.project(table, ids, "pca", groups=groups))),
-                 ("norms", plots.norms_figure(norms.norm_distribution(table)))],
+        "what": [("norms", plots.norms_figure(norms.norm_distribution(table, top=min(REPORT_NORMS_TOP, table.V))))],
         "lookup": [("cost", plots.cost_figure(result))],
         "tying": [("params", plots.params_figure(result))],
         "neighbors": [("stretch", plots.stretch_figure(lab.compare_stretch(table, settings)))],
         "scale": [("scale", plots.scale_figure(lab.compare_scale(table, settings.probe, near)))],
     }
-    return {section: [(plots.png_bytes(fig), captions[name]) for name, fig in figs] for section, figs in drawn.items()}
+    if unfit is None:
+        drawn["what"].insert(0, ("projection",
+                                 plots.projection_figure(projection.project(table, ids, "pca", groups=groups))))
+    figures = {section: [(plots.png_bytes(fig), captions[name]) for name, fig in figs] for section, figs in drawn.items()}
+    return figures, ({} if unfit is None else {"what": [unfit]})
 
 
 # -- embedlab plot --------------------------------------------------------------
@@ -216,11 +227,11 @@ def _add_plot(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--method", choices=PROJECTION_METHODS, default="pca", help="projection method (default pca)")
     p.add_argument("--tokens", help="comma-separated tokens or ids to project, instead of the probe, "
                                     "its neighbours and a random sample")
-    p.add_argument("--k", type=int, help="neighbours per list (default 10; 5 for neighbors)")
+    p.add_argument("--k", type=int, help="neighbours per list (default 10; 5 for neighbors; V - 1 when smaller)")
     p.add_argument("--sample", type=int, default=40, help="random rows added to a projection (default 40)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the sample, t-SNE and UMAP (default 0)")
     p.add_argument("--perplexity", type=float, help="t-SNE perplexity (below the number of points)")
-    p.add_argument("--top", type=int, default=10, help="longest rows labelled in the norms figure (default 10)")
+    p.add_argument("--top", type=int, help="longest rows labelled in the norms figure (default 10, or V when smaller)")
     p.add_argument("--stretch-factor", type=float, default=4.0, help="neighbors: factor of the stretched row")
     p.add_argument("--max-positions", type=int, default=512,
                    help="positions: T_max of the sinusoidal table for a source without a position table (default 512)")
@@ -262,13 +273,14 @@ def _plot_projection(args, table, fig):  # type: ignore[no-untyped-def]
 def _plot_norms(args, table, fig):  # type: ignore[no-untyped-def]
     from . import norms, plots
 
-    return plots.norms_figure(norms.norm_distribution(table, top=args.top), fig)
+    top = min(10, table.V) if args.top is None else args.top
+    return plots.norms_figure(norms.norm_distribution(table, top=top), fig)
 
 
 def _plot_neighbors(args, table, fig):  # type: ignore[no-untyped-def]
     from . import lab, plots
 
-    settings = lab.LabSettings(probe=_probe(table, args.probe), k=5 if args.k is None else args.k,
+    settings = lab.LabSettings(probe=_probe(table, args.probe), k=min(5, table.V - 1) if args.k is None else args.k,
                                stretch_factor=args.stretch_factor)
     return plots.stretch_figure(lab.compare_stretch(table, settings), fig)
 

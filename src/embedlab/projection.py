@@ -26,10 +26,13 @@ import numpy as np
 from .errors import MissingExtraError
 from .table import EmbeddingTable
 
-__all__ = ["METHODS", "Projection", "choose_rows", "project"]
+__all__ = ["METHODS", "Projection", "choose_rows", "project", "unfit_reason"]
 
 METHODS = ("pca", "tsne", "umap")
 MIN_POINTS = {"pca": 3, "tsne": 4, "umap": 4}
+# PCA finds at most D directions, and t-SNE starts from a PCA (init="pca"); UMAP lays out
+# a graph of neighbours, which D = 1 has too.
+MIN_D = {"pca": 2, "tsne": 2, "umap": 1}
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,8 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
     ------
     ValueError
         For an unknown method, repeated ids, too few points for the method,
-        or a perplexity / n_neighbors that does not fit the number of points
+        a table too narrow for it (PCA and t-SNE need D >= 2), or a
+        perplexity / n_neighbors that does not fit the number of points
         (checked before fitting; the message names both numbers).
     MissingExtraError
         When scikit-learn or umap-learn is not installed.
@@ -130,8 +134,9 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
     n = ids.size
     if len(set(ids.tolist())) != n:
         raise ValueError("the rows to project must not repeat a token id")
-    if n < MIN_POINTS[method]:
-        raise ValueError(f"{method} needs at least {MIN_POINTS[method]} points, got {n}")
+    reason = unfit_reason(method, n, table.D)
+    if reason is not None:
+        raise ValueError(reason)
     X = table.lookup(ids).astype(np.float64)  # (n, D)
     if method == "pca":
         points, params = _pca(X), {}
@@ -144,6 +149,25 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
     labels = [table.token(int(i)) or str(int(i)) for i in ids]
     return Projection(ids=ids, labels=labels, groups=list(groups or ["chosen"] * n), points=points,
                       method=method, parameters=params, table=table.provenance.source)
+
+
+def unfit_reason(method: str, n: int, D: int) -> str | None:
+    """Why ``method`` cannot project n rows of width D to 2-D, or None when it can.
+
+    Checked before fitting, so that a caller can leave a figure out instead
+    of failing: PCA needs 3 points, t-SNE and UMAP 4; PCA and t-SNE need
+    D >= 2.
+
+    >>> unfit_reason("pca", 10, 1)
+    'a 2-D projection by pca needs D >= 2, got D=1'
+    >>> unfit_reason("umap", 10, 1) is None
+    True
+    """
+    if n < MIN_POINTS[method]:
+        return f"a 2-D projection by {method} needs at least {MIN_POINTS[method]} points, got {n}"
+    if D < MIN_D[method]:
+        return f"a 2-D projection by {method} needs D >= {MIN_D[method]}, got D={D}"
+    return None
 
 
 def _check_perplexity(perplexity: float | None, n: int) -> float:
