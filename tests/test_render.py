@@ -214,3 +214,11 @@ def test_written_files_have_the_usual_permissions(tmp_path):
     finally:
         os.umask(mask)
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_vector_columns_use_the_fixed_rule():
+    ordinary = {"first": [-0.018, 0.047, 0.001], "norm": 1.5461}
+    assert render._vector(ordinary) == "[-0.018 +0.047 +0.001 ...] |1.546|"  # as before
+    extreme = {"first": [1e-200, -3e200, -0.0004], "norm": 3e200}
+    assert render._vector(extreme) == "[+1.00e-200 -3.00e+200 -4.00e-04 ...] |3.00e+200|"
+

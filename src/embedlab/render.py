@@ -579,8 +579,9 @@ def _shape(shape: Sequence[int]) -> str:
 
 
 def _vector(summary: dict[str, Any]) -> str:
-    """First values and norm of one vector: ``[-0.018 +0.047 ...] |1.546|``."""
-    return "[" + " ".join(f"{x:+.3f}" for x in summary["first"]) + f" ...] |{fixed(summary['norm'], 3)}|"
+    """First values and norm of one vector, as ``fixed`` writes them: ``[-0.018 +0.047 +1.00e-200 ...] |1.546|``."""
+    return ("[" + " ".join(fixed(x, 3, sign=True) for x in summary["first"])
+            + f" ...] |{fixed(summary['norm'], 3)}|")
 
 
 def _wrapped(cells: Sequence[str], per_line: int = 12) -> list[str]:
