@@ -314,8 +314,12 @@ PLOTS = {"projection": _plot_projection, "norms": _plot_norms, "neighbors": _plo
 
 # -- embedlab params ---------------------------------------------------------
 
-# Options that describe a model by its sizes: meaningless beside --config or --model.
-_NUMBERS_ONLY = ("d_model", "untied", "max_positions", "positions", "type_vocab", "other")
+# The three forms of params (what is counted), and the options that belong to one form only:
+# beside another form they would be silently ignored, so they are usage errors.
+PARAMS_FORMS = {"vocab": "a model described by its sizes", "config": "a config.json alone",
+                "model": "a safetensors checkpoint"}
+PARAMS_FORM_OPTIONS = {"vocab": ("d_model", "untied", "max_positions", "positions", "type_vocab", "other"),
+                       "model": ("tensor",)}
 
 
 def _add_params(sub: argparse._SubParsersAction) -> None:
@@ -346,23 +350,18 @@ def _add_params(sub: argparse._SubParsersAction) -> None:
     grow.add_argument("--target-vocab", type=int, metavar="V", help="the bigger vocabulary size instead of a factor")
     p.add_argument("--dtype", help="bytes in fp32 (default; a checkpoint: its own), fp16, bf16, int8 or int4")
     p.add_argument("--json", action="store_true", help="print JSON instead of the tables")
-    p.set_defaults(run=_run_params)
+    p.set_defaults(run=_run_params, usage_error=p.error)
 
 
 def _run_params(args: argparse.Namespace) -> int:
     from . import params, render
 
+    _check_params_form(args)
     if args.vocab is not None:
-        if args.d_model is None:
-            raise ValueError("--vocab needs --d-model (the model width D)")
         count = params.from_numbers(args.vocab, args.d_model, tied=not args.untied, T_max=args.max_positions,
                                     positions=args.positions, type_vocab=args.type_vocab or 0,
                                     other=args.other or 0, dtype=args.dtype or "fp32")
     else:
-        given = [f"--{name.replace('_', '-')}" for name in _NUMBERS_ONLY if getattr(args, name) not in (None, False)]
-        if given:
-            raise ValueError(f"{', '.join(given)} describe a model by its sizes: use them with --vocab, "
-                             "not with --config or --model")
         if args.config is not None:
             count = params.from_config(args.config, dtype=args.dtype or "fp32")
         else:
@@ -373,6 +372,28 @@ def _run_params(args: argparse.Namespace) -> int:
     grown = params.growth(count.breakdown, factor=factor, target_V=args.target_vocab)
     print(render.params_json(count, grown) if args.json else render.params_terminal(count, grown), end="")
     return 0
+
+
+def _check_params_form(args: argparse.Namespace) -> None:
+    """A usage error (exit 2) for an option of another form than the one given, and for --vocab without --d-model.
+
+    ``params --vocab 5 --d-model 3 --tensor x`` -> "--tensor does not apply with --vocab: it belongs
+    with --model (a safetensors checkpoint)".
+    """
+    form = next(name for name in PARAMS_FORMS if getattr(args, name) is not None)
+    problems = []
+    for owner, options in PARAMS_FORM_OPTIONS.items():
+        # `is`, not `in (None, False)`: --other 0 is given, though 0 == False.
+        given = [f"--{name.replace('_', '-')}" for name in options
+                 if getattr(args, name) is not None and getattr(args, name) is not False]
+        if owner != form and given:
+            verb, pronoun = ("does", "it belongs") if len(given) == 1 else ("do", "they belong")
+            problems.append(f"{', '.join(given)} {verb} not apply with --{form}: {pronoun} with --{owner} "
+                            f"({PARAMS_FORMS[owner]})")
+    if form == "vocab" and args.d_model is None:
+        problems.append("--vocab needs --d-model (the model width D)")
+    if problems:
+        args.usage_error("; ".join(problems))
 
 
 def _int_or_float(text: str) -> int | float:
