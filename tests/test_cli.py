@@ -280,3 +280,26 @@ def test_debug_shows_the_traceback(monkeypatch, tmp_path):
     monkeypatch.setenv("EMBEDLAB_DEBUG", "1")
     with pytest.raises(IndexError):
         run("report", "--out", str(tmp_path), "--probe", "600")
+
+
+@pytest.mark.parametrize("argv", [["report"], ["neighbors", "0"], ["hubs"], ["positions"],
+                                  ["plot", "projection"], ["neighbors", "--vector"]])
+def test_a_zero_byte_npy_is_one_line_saying_it_is_empty(tmp_path, monkeypatch, capsys, argv):
+    (tmp_path / "zero.npy").write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    model = [] if argv[-1] == "--vector" else ["--model"]
+    assert run(*argv, *model, "zero.npy") == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "zero.npy is empty (0 bytes)" in err, err
+
+
+def test_an_eoferror_from_a_loader_is_one_line_not_a_traceback(monkeypatch, capsys, tmp_path):
+    from embedlab import sources
+
+    def cut_short(*args, **kwargs):
+        raise EOFError("No data left in file")
+
+    monkeypatch.setattr(sources, "load", cut_short)
+    assert run("neighbors", "--model", "x.npy", "0") == 1
+    assert capsys.readouterr().err == "embedlab neighbors: error: No data left in file\n"

@@ -81,7 +81,6 @@ def test_minilm(capsys):
     (["--vocab", "512", "--d-model", "64", "--dtype", "fp8"], "'fp8'"),
     (["--vocab", "0", "--d-model", "64"], "V must be >= 1, got 0"),
     (["--vocab", "512", "--d-model", "-1"], "D must be >= 1, got -1"),
-    (["--vocab", "512"], "--d-model"),
     (["--model", "seed"], "'seed'"),
     (["--model", "/no/such/checkpoint"], "/no/such/checkpoint"),
 ])
@@ -98,10 +97,48 @@ def test_config_without_a_vocabulary_size(tmp_path, capsys):
     assert code == 1 and "vocab_size" in err
 
 
+def _usage_error(capsys, *argv):
+    with pytest.raises(SystemExit) as exit_:
+        main(["params", *argv])
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 2 and out == ""
+    return err.splitlines()[-1]
+
+
 def test_number_options_are_refused_beside_a_config(tmp_path, capsys):
     config = write_config(tmp_path, vocab_size=8, hidden_size=8)
-    code, _, err = run(capsys, "--config", str(config), "--untied", "--max-positions", "4")
-    assert code == 1 and "--untied, --max-positions" in err
+    line = _usage_error(capsys, "--config", str(config), "--untied", "--max-positions", "4")
+    assert line == ("embedlab params: error: --untied, --max-positions do not apply with --config: they belong "
+                    "with --vocab (a model described by its sizes)")
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["--vocab", "5", "--d-model", "3", "--tensor", "x"],
+     "--tensor does not apply with --vocab: it belongs with --model (a safetensors checkpoint)"),
+    (["--config", "CONFIG", "--tensor", "x"],
+     "--tensor does not apply with --config: it belongs with --model (a safetensors checkpoint)"),
+    (["--model", "MODEL", "--other", "0"],
+     "--other does not apply with --model: it belongs with --vocab (a model described by its sizes)"),
+    (["--model", "MODEL", "--d-model", "3", "--positions", "none", "--type-vocab", "2"],
+     "--d-model, --positions, --type-vocab do not apply with --model: they belong with --vocab "
+     "(a model described by its sizes)"),
+    (["--config", "CONFIG", "--untied", "--tensor", "x"],
+     "--untied does not apply with --config: it belongs with --vocab (a model described by its sizes); "
+     "--tensor does not apply with --config: it belongs with --model (a safetensors checkpoint)"),
+    (["--vocab", "5"], "--vocab needs --d-model (the model width D)"),
+])
+def test_an_option_of_another_form_is_a_usage_error_naming_its_form(tmp_path, capsys, argv, line):
+    config = write_config(tmp_path, vocab_size=8, hidden_size=8)
+    # The form is checked before anything is read: the checkpoint need not exist.
+    argv = [{"CONFIG": str(config), "MODEL": str(tmp_path / "m.safetensors")}.get(a, a) for a in argv]
+    assert _usage_error(capsys, *argv) == f"embedlab params: error: {line}"
+
+
+def test_options_of_every_form_are_taken_by_each(tmp_path, capsys):
+    config = write_config(tmp_path, vocab_size=8, hidden_size=8)
+    for argv in (["--vocab", "8", "--d-model", "8"], ["--config", str(config)]):
+        code, out, _ = run(capsys, *argv, "--dtype", "bf16", "--target-vocab", "16", "--json")
+        assert code == 0 and json.loads(out)["growth"]["bigger_V"] == 16
 
 
 def test_pickle_checkpoints_are_refused(tmp_path, capsys):

@@ -92,3 +92,58 @@ def test_out_is_a_folder(tmp_path, capsys):
 
 def test_neighbors_small_k(tmp_path):
     assert cli.main(["plot", "neighbors", "--k", "3", "--out", str(tmp_path / "n.png"), "--quiet"]) == 0
+
+
+# -- small and narrow tables: figures adapt their counts; a projection that cannot be made is named --------
+
+def _save(tmp_path, V, D):
+    import numpy as np
+
+    path = tmp_path / f"t{V}x{D}.npy"
+    np.save(path, np.random.default_rng(V * 10 + D).normal(size=(V, D)))
+    return str(path)
+
+
+@pytest.mark.parametrize("V", [3, 7])
+def test_report_html_on_a_table_smaller_than_its_counts(tmp_path, capsys, V):
+    # The norms figure labels 10 rows by default and the report has no --top: it labels all V.
+    assert cli.main(["report", "--html", "--model", _save(tmp_path, V, 3), "--probe", "0", "--k", "2",
+                     "--out", str(tmp_path / "o")]) == 0
+    text = (tmp_path / "o" / "embed_report.html").read_text(encoding="utf-8")
+    assert text.count("<img") == 6 and '<p class="left-out">' not in text
+    assert "note:" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("figure", ["norms", "neighbors", "scale", "projection"])
+def test_plot_defaults_adapt_to_a_table_of_7_rows(tmp_path, figure):
+    out = tmp_path / "f.png"
+    assert cli.main(["plot", figure, "--model", _save(tmp_path, 7, 3), "--probe", "0", "--out", str(out),
+                     "--quiet"]) == 0
+    assert png_size(out) == (1200, 800)
+
+
+def test_an_explicit_top_beyond_v_is_still_an_error(tmp_path, capsys):
+    assert cli.main(["plot", "norms", "--model", _save(tmp_path, 7, 3), "--top", "8",
+                     "--out", str(tmp_path / "f.png"), "--quiet"]) == 1
+    assert "top=8 must be in [1, V=7]" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("V, k, reason", [(7, "5", "a 2-D projection by pca needs D >= 2, got D=1"),
+                                          (2, "1", "a 2-D projection by pca needs at least 3 points, got 2")])
+def test_report_html_leaves_out_a_projection_it_cannot_make_and_says_why(tmp_path, capsys, V, k, reason):
+    D = 1 if V == 7 else 3
+    assert cli.main(["report", "--html", "--lang", "en", "--model", _save(tmp_path, V, D), "--probe", "0",
+                     "--k", k, "--out", str(tmp_path / "o")]) == 0
+    text = (tmp_path / "o" / "embed_report.html").read_text(encoding="utf-8")
+    assert text.count("<img") == 5  # every figure but the projection
+    assert f'<p class="left-out">Figure left out: {reason.replace(">", "&gt;")}</p>' in text
+    assert f"note: embed_report.html leaves a figure out: {reason}\n" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("method", ["pca", "tsne"])
+def test_plot_projection_of_a_1_wide_table_is_refused_before_fitting(tmp_path, capsys, method):
+    out = tmp_path / "f.png"
+    assert cli.main(["plot", "projection", "--method", method, "--model", _save(tmp_path, 200, 1), "--probe", "0",
+                     "--out", str(out), "--quiet"]) == 1
+    assert capsys.readouterr().err == f"embedlab plot: error: a 2-D projection by {method} needs D >= 2, got D=1\n"
+    assert not out.exists()

@@ -192,3 +192,20 @@ def test_only_nn_imports_torch():
     pytest.importorskip("numpy")
     loaded = _modules_after("import embedlab.positional, embedlab.position_similarity, embedlab.input_embedding")
     assert "torch" not in loaded
+
+
+def test_encode_writes_tiny_and_huge_values_as_the_other_tables_do(capsys, tmp_path, word_tokenizer):
+    # render.fixed's rule: scientific for nonzero |x| < 1e-3 or >= 1e6, three decimals otherwise.
+    np = pytest.importorskip("numpy")
+    safetensors_numpy = pytest.importorskip("safetensors.numpy")
+    words = np.zeros((len(WORD_VOCAB), 4))  # (V, D) float64, to hold 1e-200
+    # 2.5e150, not 1e200: encode's norm squares the row (input_embedding._summary) and 1e400 overflows.
+    words[WORD_VOCAB.index("apples")] = [1e-200, -2.5e150, 0.0456, 0.0]
+    safetensors_numpy.save_file({"embeddings.word_embeddings.weight": words,
+                                 "embeddings.position_embeddings.weight": np.zeros((6, 4))},
+                                str(tmp_path / "model.safetensors"))
+    word_tokenizer.save(str(tmp_path / "tokenizer.json"))
+    code, out, err = _run(capsys, "encode", "--model", str(tmp_path), "apples")
+    assert code == 0, err
+    assert "[+1.00e-200 -2.50e+150 +0.046 ...] |2.50e+150|" in out  # not +0.000, not 150 digits
+    assert "[+0.000 +0.000 +0.000 ...] |0.000|" in out  # a true zero stays 0.000

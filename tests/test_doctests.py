@@ -5,7 +5,7 @@ import importlib
 
 import pytest
 
-MODULES = ["embed", "vocabulary", "table", "render", "lab", "sources", "checkpoint"]
+MODULES = ["embed", "vocabulary", "table", "render", "lab", "sources", "checkpoint", "projection"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -59,3 +59,12 @@ def test_page_holds_every_section_and_figure(result, lang):
 def test_unknown_section(result):
     with pytest.raises(ValueError, match="unknown sections"):
         html_report.report_html(result, lab.LabSettings(probe=3), {"intro": [(PNG, "x")]})
+
+
+@pytest.mark.parametrize("lang", list(WORDS))
+def test_a_left_out_figure_is_one_line_saying_why(result, lang):
+    text = html_report.report_html(result, lab.LabSettings(probe=3), {}, lang, {"what": ["D <too> small"]})
+    line = WORDS[lang]["figure_left_out"].format(reason="D &lt;too&gt; small")
+    assert text.count('<p class="left-out">') == 1 and f'<p class="left-out">{line}</p>' in text
+    with pytest.raises(ValueError, match="unknown sections"):
+        html_report.report_html(result, lab.LabSettings(probe=3), {}, lang, {"intro": ["x"]})

@@ -69,3 +69,71 @@ def test_bad_input(table, kwargs, match):
 def test_unknown_token(table):
     with pytest.raises(KeyError, match="'zz'"):
         projection.project(table, ["t1", "t2", "zz"], "pca")
+
+
+@pytest.mark.parametrize("method, n, D, reason", [
+    ("pca", 10, 1, "a 2-D projection by pca needs D >= 2, got D=1"),
+    ("tsne", 10, 1, "a 2-D projection by tsne needs D >= 2, got D=1"),
+    ("umap", 10, 1, None),  # UMAP lays out a neighbour graph, which D = 1 has too
+    ("pca", 2, 5, "a 2-D projection by pca needs at least 3 points, got 2"),
+    ("tsne", 3, 5, "a 2-D projection by tsne needs at least 4 points, got 3"),
+    ("pca", 3, 2, None),
+])
+def test_unfit_reason(method, n, D, reason):
+    assert projection.unfit_reason(method, n, D) == reason
+
+
+def test_a_1_wide_table_is_refused_before_sklearn_sees_it():
+    narrow = EmbeddingTable(np.arange(10.0).reshape(10, 1))
+    with pytest.raises(ValueError, match=r"^a 2-D projection by pca needs D >= 2, got D=1$"):
+        projection.project(narrow, range(10), "pca")
+
+
+# -- huge and tiny entries: divided by a power of two before fitting (warnings are errors here) --------
+
+@pytest.fixture
+def unit_rows():
+    """20 rows whose largest |entry| lies in [0.5, 1): the power of two that scales them is 2**0."""
+    W = np.random.default_rng(7).uniform(-1, 1, size=(20, 6))
+    return W / (np.abs(W).max() * 1.25)  # largest entry 0.8
+
+
+@pytest.mark.parametrize("exponent", [700, -700, 400, -400])
+def test_pca_of_huge_or_tiny_rows_is_the_rows_transform_at_their_own_scale(unit_rows, exponent):
+    rows = np.ldexp(unit_rows, exponent)  # exact: 0.8 * 2**exponent at most
+    proj = projection.project(EmbeddingTable(rows), range(20), "pca")
+    expected = np.ldexp(PCA(n_components=2).fit_transform(unit_rows), exponent)  # (20, 2)
+    assert np.array_equal(proj.points, expected)
+
+
+@pytest.mark.parametrize("method", ["tsne", "umap"])
+@pytest.mark.parametrize("exponent", [700, -700, 60, -60])
+def test_tsne_and_umap_of_huge_or_tiny_rows_draw_the_unit_rows_picture(unit_rows, method, exponent):
+    if method == "umap":
+        pytest.importorskip("umap")
+    ids = list(range(20))
+    scaled = projection.project(EmbeddingTable(np.ldexp(unit_rows, exponent)), ids, method, seed=2)
+    assert np.array_equal(scaled.points, projection.project(EmbeddingTable(unit_rows), ids, method, seed=2).points)
+
+
+def test_entries_of_1e200_and_1e_minus_200_project_without_warnings():
+    W = np.random.default_rng(5).normal(size=(30, 8))
+    for factor in (1e200, 1e-200):
+        for method in ("pca", "tsne"):
+            points = projection.project(EmbeddingTable(W * factor), range(30), method).points
+            assert np.isfinite(points).all()
+
+
+def test_ordinary_rows_are_not_rescaled(table):
+    ids = list(range(12))
+    X = table.W_E[ids]  # largest entry about 2.5
+    scaled, exponent = projection._unit_scale(X, *projection.SAFE_RANGE["pca"])
+    assert scaled is X and exponent == 0
+    assert np.array_equal(projection.project(table, ids, "pca").points, PCA(n_components=2).fit_transform(X))
+
+
+def test_pca_coordinates_beyond_float64_are_an_error():
+    # The first axis runs along the diagonal: coordinates of +-sqrt(2) * 1.5e308, beyond 1.8e308.
+    rows = np.array([[1.5e308, 1.5e308], [-1.5e308, -1.5e308], [0.0, 0.0], [1e307, -1e307]])
+    with pytest.raises(ValueError, match="PCA coordinates of these rows overflow float64"):
+        projection.project(EmbeddingTable(rows), range(4), "pca")

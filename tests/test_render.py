@@ -214,3 +214,30 @@ def test_written_files_have_the_usual_permissions(tmp_path):
     finally:
         os.umask(mask)
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_vector_columns_use_the_fixed_rule():
+    ordinary = {"first": [-0.018, 0.047, 0.001], "norm": 1.5461}
+    assert render._vector(ordinary) == "[-0.018 +0.047 +0.001 ...] |1.546|"  # as before
+    extreme = {"first": [1e-200, -3e200, -0.0004], "norm": 3e200}
+    assert render._vector(extreme) == "[+1.00e-200 -3.00e+200 -4.00e-04 ...] |3.00e+200|"
+
+
+@pytest.mark.parametrize("n, text", [
+    (999, "999"), (1000, "1K"), (999_499, "999.5K"),
+    (999_999, "1M"),  # 999.999K rounds to 1000K: shown as 1M
+    (11_720_448, "11.72M"), (999_999_999, "1B"), (10**12, "1T"), (10**13, "10T"),
+    (999_999_999_999_999, "1e+15"), (10**18, "1e+18"), (-999_999, "-1M"),
+])
+def test_human_count_moves_up_a_unit_when_rounding_reaches_1000(n, text):
+    assert render.human_count(n) == text
+
+
+@pytest.mark.parametrize("n, text", [
+    (1023, "1023 B"), (1024, "1 KiB"), (1000 * 1024, "1000 KiB"),
+    (1024**2 - 1, "1 MiB"),  # 1023.999 KiB rounds to 1024 KiB: shown as 1 MiB
+    (46_881_792, "44.71 MiB"), (1024**4, "1 TiB"),
+    (1024**5, "1.126e+15 B"), (10**18, "1e+18 B"),
+])
+def test_human_bytes_moves_up_a_unit_when_rounding_reaches_1024(n, text):
+    assert render.human_bytes(n) == text

@@ -8,6 +8,7 @@ read with other tools (``np.load``, ``pyarrow``, the vocab.txt lines).
 from __future__ import annotations
 
 import json
+import re
 import struct
 from pathlib import Path
 
@@ -90,8 +91,11 @@ def test_glove_text_without_header(tmp_path):
 
 @pytest.mark.parametrize("text, match", [
     ("a 1 2\nb 3\n", "line 2.*2 values, got 2 fields"),
-    ("a 1 2\nb 3 x\n", "line 2.*'b'"),
+    ("a 1 2\nb 3 x\n", "line 2: expected a word followed by 2 numbers, but the values of 'b' are not all"),
     ("", "no vectors"),
+    ("hello\n", "line 1: expected a word followed by its D numbers, got only 'hello'"),
+    ("\n\nw0\nw1\n", "line 3: expected a word followed by its D numbers, got only 'w0'"),
+    ("2 2\nhello\n", "line 2: expected a word and 2 values, got 1 fields"),
 ])
 def test_text_bad_lines(tmp_path, text, match):
     path = tmp_path / "bad.txt"
@@ -359,3 +363,73 @@ def test_query_vector_files(tmp_path):
     np.save(tmp_path / "empty.npy", np.zeros((0, 4)))
     with pytest.raises(SourceError, match="holds no vectors"):
         sources.load_vectors(tmp_path / "empty.npy")
+
+
+# -- damaged .npy files: one clear message each, the same for a table and for query vectors -------
+
+def _npy_bytes(array: np.ndarray) -> bytes:
+    import io
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+GOOD_NPY = _npy_bytes(np.zeros((20, 4)))  # header 128 bytes + 640 bytes of float64 data
+
+
+@pytest.mark.parametrize("content, match", [
+    (b"", r"is empty \(0 bytes\)"),
+    (b"garbage\x00\x01", r"is not a \.npy file: it does not start with the \.npy magic"),
+    (b"not numpy at all, but long enough", r"is not a \.npy file"),
+    (GOOD_NPY[:6], r"truncated or damaged \.npy header"),    # the magic alone
+    (GOOD_NPY[:100], r"truncated or damaged \.npy header"),  # cut inside the header
+    (GOOD_NPY[:300], r"is truncated: .*shape \(20, 4\), 640 bytes of data, but the file holds 172"),  # 300 - 128
+])
+@pytest.mark.parametrize("read", [lambda p: sources.load(str(p)), sources.load_vectors])
+def test_a_damaged_npy_says_what_is_wrong_and_never_pickle(tmp_path, read, content, match):
+    path = tmp_path / "bad.npy"
+    path.write_bytes(content)
+    with pytest.raises(SourceError, match=match) as caught:
+        read(path)
+    assert "pickle" not in str(caught.value)
+    assert not isinstance(caught.value, UnsafeFormatError)
+
+
+@pytest.mark.parametrize("read", [lambda p: sources.load(str(p)), sources.load_vectors])
+def test_only_a_real_object_array_is_refused_as_pickle(tmp_path, read):
+    np.save(tmp_path / "o.npy", np.array([[1.0, "a"]], dtype=object), allow_pickle=True)
+    with pytest.raises(UnsafeFormatError, match=r"o\.npy holds Python objects \(dtype object\), which only pickle"):
+        read(tmp_path / "o.npy")
+
+
+@pytest.mark.parametrize("version", [(1, 0), (2, 0), (3, 0)])
+def test_every_npy_format_version_is_read(tmp_path, version):
+    path = tmp_path / "v.npy"
+    with open(path, "wb") as handle:
+        np.lib.format.write_array(handle, np.array([[1.0, 2.0], [3.0, 4.0]]), version=version)
+    assert sources.load(str(path)).W_E.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert sources.load_vectors(path).tolist() == [[1.0, 2.0], [3.0, 4.0]]
+
+
+# -- load_tokenizer: what a source without a tokenizer is, and what is needed instead ------------
+
+@pytest.mark.parametrize("name, kind", [
+    ("t.npy", "is a .npy table file"),
+    ("v.txt", "is a GloVe/word2vec text file"),
+    ("config.json", "is a .json file"),
+])
+def test_a_table_file_has_no_tokenizer_even_beside_one(tmp_path, name, kind):
+    (tmp_path / "tokenizer.json").write_text("{}", encoding="utf-8")  # beside it, but not its own
+    (tmp_path / name).write_bytes(b"")
+    with pytest.raises(SourceError, match=re.escape(f"{name} {kind}") + ".*not a checkpoint: tokenizing text "
+                                          r"\(encode\) needs --model minilm or a checkpoint folder holding tokenizer.json"):
+        sources.load_tokenizer(str(tmp_path / name))
+
+
+def test_a_safetensors_file_without_a_tokenizer_beside_it_says_so(tmp_path):
+    (tmp_path / "one.safetensors").write_bytes(b"")
+    with pytest.raises(SourceError, match=r"one\.safetensors is a single \.safetensors file, and its folder .* has "
+                                          "no tokenizer.json: tokenizing text"):
+        sources.load_tokenizer(str(tmp_path / "one.safetensors"))
+    with pytest.raises(SourceError, match=f"^{tmp_path} has no tokenizer.json: tokenizing text"):
+        sources.load_tokenizer(str(tmp_path))

@@ -25,8 +25,10 @@ __all__ = ["main", "build_parser"]
 
 # What a user's bad input raises: the reference raises builtins, the rest of the
 # package EmbedlabError subclasses of them. Anything else is a bug and shows its
-# traceback; EMBEDLAB_DEBUG=1 shows the traceback of these too.
-USER_ERRORS = (EmbedlabError, ValueError, IndexError, KeyError, TypeError, OSError, ImportError, MemoryError)
+# traceback; EMBEDLAB_DEBUG=1 shows the traceback of these too. EOFError is what a file
+# cut short raises in readers such as NumPy's: bad input, not a bug.
+USER_ERRORS = (EmbedlabError, ValueError, IndexError, KeyError, TypeError, OSError, EOFError, ImportError,
+               MemoryError)
 
 # Third-party modules -> the extra that installs them, for a clear "install this" message.
 EXTRAS = {"numpy": "models", "safetensors": "models", "tokenizers": "models", "pyarrow": "models",
@@ -168,30 +170,41 @@ def _run_report(args: argparse.Namespace) -> int:
         from . import html_report, sources
 
         table = table or sources.load("seed")
-        figures = _report_figures(table, result, settings, args.lang)
-        texts[args.out / "embed_report.html"] = html_report.report_html(result, settings, figures, args.lang)
+        figures, left_out = _report_figures(table, result, settings, args.lang)
+        texts[args.out / "embed_report.html"] = html_report.report_html(result, settings, figures, args.lang,
+                                                                        left_out)
     written = render.write_atomic(texts)
     print(render.report_terminal(result, written), end="")
+    for reason in (r for reasons in left_out.values() for r in reasons) if args.html else ():
+        print(f"note: embed_report.html leaves a figure out: {reason}")
     return 0
 
 
+REPORT_NORMS_TOP = 10  # longest rows labelled in the report's norms figure, or V when smaller
+
+
 def _report_figures(table, result, settings, lang):  # type: ignore[no-untyped-def]
-    """Measure and draw the figures of each report section: {section: [(png, caption)]}."""
+    """Measure and draw the figures of each report section: {section: [(png, caption)]}, and
+    {section: [why a figure is left out]} for figures the table is too small for."""
     from . import lab, norms, plots, projection
     from .locales import WORDS
 
     captions = WORDS[lang]["captions"]
     ids, groups = projection.choose_rows(table, settings.probe, k=settings.k)
     near = list(dict.fromkeys([*result.cos_neighbors, *result.dot_neighbors]))
+    unfit = projection.unfit_reason("pca", len(ids), table.D)
     drawn = {
-        "what": [("projection", plots.projection_figure(projection.project(table, ids, "pca", groups=groups))),
-                 ("norms", plots.norms_figure(norms.norm_distribution(table)))],
+        "what": [("norms", plots.norms_figure(norms.norm_distribution(table, top=min(REPORT_NORMS_TOP, table.V))))],
         "lookup": [("cost", plots.cost_figure(result))],
         "tying": [("params", plots.params_figure(result))],
         "neighbors": [("stretch", plots.stretch_figure(lab.compare_stretch(table, settings)))],
         "scale": [("scale", plots.scale_figure(lab.compare_scale(table, settings.probe, near)))],
     }
-    return {section: [(plots.png_bytes(fig), captions[name]) for name, fig in figs] for section, figs in drawn.items()}
+    if unfit is None:
+        drawn["what"].insert(0, ("projection",
+                                 plots.projection_figure(projection.project(table, ids, "pca", groups=groups))))
+    figures = {section: [(plots.png_bytes(fig), captions[name]) for name, fig in figs] for section, figs in drawn.items()}
+    return figures, ({} if unfit is None else {"what": [unfit]})
 
 
 # -- embedlab plot --------------------------------------------------------------
@@ -214,11 +227,11 @@ def _add_plot(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--method", choices=PROJECTION_METHODS, default="pca", help="projection method (default pca)")
     p.add_argument("--tokens", help="comma-separated tokens or ids to project, instead of the probe, "
                                     "its neighbours and a random sample")
-    p.add_argument("--k", type=int, help="neighbours per list (default 10; 5 for neighbors)")
+    p.add_argument("--k", type=int, help="neighbours per list (default 10; 5 for neighbors; V - 1 when smaller)")
     p.add_argument("--sample", type=int, default=40, help="random rows added to a projection (default 40)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the sample, t-SNE and UMAP (default 0)")
     p.add_argument("--perplexity", type=float, help="t-SNE perplexity (below the number of points)")
-    p.add_argument("--top", type=int, default=10, help="longest rows labelled in the norms figure (default 10)")
+    p.add_argument("--top", type=int, help="longest rows labelled in the norms figure (default 10, or V when smaller)")
     p.add_argument("--stretch-factor", type=float, default=4.0, help="neighbors: factor of the stretched row")
     p.add_argument("--max-positions", type=int, default=512,
                    help="positions: T_max of the sinusoidal table for a source without a position table (default 512)")
@@ -260,13 +273,14 @@ def _plot_projection(args, table, fig):  # type: ignore[no-untyped-def]
 def _plot_norms(args, table, fig):  # type: ignore[no-untyped-def]
     from . import norms, plots
 
-    return plots.norms_figure(norms.norm_distribution(table, top=args.top), fig)
+    top = min(10, table.V) if args.top is None else args.top
+    return plots.norms_figure(norms.norm_distribution(table, top=top), fig)
 
 
 def _plot_neighbors(args, table, fig):  # type: ignore[no-untyped-def]
     from . import lab, plots
 
-    settings = lab.LabSettings(probe=_probe(table, args.probe), k=5 if args.k is None else args.k,
+    settings = lab.LabSettings(probe=_probe(table, args.probe), k=min(5, table.V - 1) if args.k is None else args.k,
                                stretch_factor=args.stretch_factor)
     return plots.stretch_figure(lab.compare_stretch(table, settings), fig)
 
@@ -300,8 +314,12 @@ PLOTS = {"projection": _plot_projection, "norms": _plot_norms, "neighbors": _plo
 
 # -- embedlab params ---------------------------------------------------------
 
-# Options that describe a model by its sizes: meaningless beside --config or --model.
-_NUMBERS_ONLY = ("d_model", "untied", "max_positions", "positions", "type_vocab", "other")
+# The three forms of params (what is counted), and the options that belong to one form only:
+# beside another form they would be silently ignored, so they are usage errors.
+PARAMS_FORMS = {"vocab": "a model described by its sizes", "config": "a config.json alone",
+                "model": "a safetensors checkpoint"}
+PARAMS_FORM_OPTIONS = {"vocab": ("d_model", "untied", "max_positions", "positions", "type_vocab", "other"),
+                       "model": ("tensor",)}
 
 
 def _add_params(sub: argparse._SubParsersAction) -> None:
@@ -332,23 +350,18 @@ def _add_params(sub: argparse._SubParsersAction) -> None:
     grow.add_argument("--target-vocab", type=int, metavar="V", help="the bigger vocabulary size instead of a factor")
     p.add_argument("--dtype", help="bytes in fp32 (default; a checkpoint: its own), fp16, bf16, int8 or int4")
     p.add_argument("--json", action="store_true", help="print JSON instead of the tables")
-    p.set_defaults(run=_run_params)
+    p.set_defaults(run=_run_params, usage_error=p.error)
 
 
 def _run_params(args: argparse.Namespace) -> int:
     from . import params, render
 
+    _check_params_form(args)
     if args.vocab is not None:
-        if args.d_model is None:
-            raise ValueError("--vocab needs --d-model (the model width D)")
         count = params.from_numbers(args.vocab, args.d_model, tied=not args.untied, T_max=args.max_positions,
                                     positions=args.positions, type_vocab=args.type_vocab or 0,
                                     other=args.other or 0, dtype=args.dtype or "fp32")
     else:
-        given = [f"--{name.replace('_', '-')}" for name in _NUMBERS_ONLY if getattr(args, name) not in (None, False)]
-        if given:
-            raise ValueError(f"{', '.join(given)} describe a model by its sizes: use them with --vocab, "
-                             "not with --config or --model")
         if args.config is not None:
             count = params.from_config(args.config, dtype=args.dtype or "fp32")
         else:
@@ -359,6 +372,28 @@ def _run_params(args: argparse.Namespace) -> int:
     grown = params.growth(count.breakdown, factor=factor, target_V=args.target_vocab)
     print(render.params_json(count, grown) if args.json else render.params_terminal(count, grown), end="")
     return 0
+
+
+def _check_params_form(args: argparse.Namespace) -> None:
+    """A usage error (exit 2) for an option of another form than the one given, and for --vocab without --d-model.
+
+    ``params --vocab 5 --d-model 3 --tensor x`` -> "--tensor does not apply with --vocab: it belongs
+    with --model (a safetensors checkpoint)".
+    """
+    form = next(name for name in PARAMS_FORMS if getattr(args, name) is not None)
+    problems = []
+    for owner, options in PARAMS_FORM_OPTIONS.items():
+        # `is`, not `in (None, False)`: --other 0 is given, though 0 == False.
+        given = [f"--{name.replace('_', '-')}" for name in options
+                 if getattr(args, name) is not None and getattr(args, name) is not False]
+        if owner != form and given:
+            verb, pronoun = ("does", "it belongs") if len(given) == 1 else ("do", "they belong")
+            problems.append(f"{', '.join(given)} {verb} not apply with --{form}: {pronoun} with --{owner} "
+                            f"({PARAMS_FORMS[owner]})")
+    if form == "vocab" and args.d_model is None:
+        problems.append("--vocab needs --d-model (the model width D)")
+    if problems:
+        args.usage_error("; ".join(problems))
 
 
 def _int_or_float(text: str) -> int | float:

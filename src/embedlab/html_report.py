@@ -32,12 +32,12 @@ td, th { border: 1px solid #ddd; padding: 0.25rem 0.6rem; text-align: left; vert
 th { background: #f4f4f4; }
 code { background: #f4f4f4; padding: 0 0.2rem; border-radius: 3px; }
 figure { margin: 1rem 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
-figcaption { font-size: 0.85rem; color: #555; }
+figcaption, .left-out { font-size: 0.85rem; color: #555; }
 """
 
 
 def report_html(result: LabResult, settings: LabSettings, figures: dict[str, Sequence[Figure]],
-                lang: str = DEFAULT_LANGUAGE) -> str:
+                lang: str = DEFAULT_LANGUAGE, left_out: dict[str, Sequence[str]] | None = None) -> str:
     """The HTML page of the report.
 
     Parameters
@@ -48,6 +48,10 @@ def report_html(result: LabResult, settings: LabSettings, figures: dict[str, Seq
         PNG bytes and a caption for each figure, keyed by section name
         (``what``, ``lookup``, ``tying``, ``neighbors``, ``scale``).
     lang : {"ko", "en", "ja", "zh"}
+    left_out : dict of str -> sequence of str, optional
+        Keyed by section like ``figures``: why a figure of that section could
+        not be drawn (e.g. a projection of a table with D = 1); each reason
+        becomes one line where the figure would be.
 
     Returns
     -------
@@ -57,10 +61,11 @@ def report_html(result: LabResult, settings: LabSettings, figures: dict[str, Seq
     Raises
     ------
     ValueError
-        For an unknown language or a figure keyed by an unknown section.
+        For an unknown language or a figure or reason keyed by an unknown section.
     """
     title, sections = report_sections(result, settings, lang, HTML_INLINE)
-    unknown = set(figures) - {s.key for s in sections}
+    left_out = left_out or {}
+    unknown = (set(figures) | set(left_out)) - {s.key for s in sections}
     if unknown:
         raise ValueError(f"figures for unknown sections: {sorted(unknown)}")
     header = WORDS[lang]["table_header"]
@@ -82,6 +87,8 @@ def report_html(result: LabResult, settings: LabSettings, figures: dict[str, Seq
             data = base64.b64encode(png).decode("ascii")
             parts.append(f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(caption)}">'
                          f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+        for reason in left_out.get(section.key, ()):
+            parts.append(f'<p class="left-out">{html.escape(WORDS[lang]["figure_left_out"].format(reason=reason))}</p>')
         parts.append("</section>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

@@ -66,6 +66,7 @@ WORDS: dict[str, dict[str, object]] = {
             "scale": "√D를 곱하기 전과 후: 길이는 커지고 탐침과의 코사인은 그대로다.",
         },
         "table_header": ("값", "잰 수"),
+        "figure_left_out": "이 그림은 뺐다: {reason}",
     },
     "en": {
         "title": "From the embedding table to the logits: lab report",
@@ -121,6 +122,7 @@ WORDS: dict[str, dict[str, object]] = {
             "scale": "Before and after multiplying by √D: lengths grow, the cosine with the probe stays.",
         },
         "table_header": ("key", "measured"),
+        "figure_left_out": "Figure left out: {reason}",
     },
     "ja": {
         "title": "埋め込み表からロジットまで：実験レポート",
@@ -172,6 +174,7 @@ WORDS: dict[str, dict[str, object]] = {
             "scale": "√D を掛ける前と後：長さは増え、プローブとのコサインは変わらない。",
         },
         "table_header": ("キー", "測定値"),
+        "figure_left_out": "この図は省いた：{reason}",
     },
     "zh": {
         "title": "从嵌入表到 logits：实验报告",
@@ -221,6 +224,7 @@ WORDS: dict[str, dict[str, object]] = {
             "scale": "乘以 √D 之前与之后：长度变大，与探针的余弦不变。",
         },
         "table_header": ("键", "测量值"),
+        "figure_left_out": "此图从略：{reason}",
     },
 }
 

@@ -12,6 +12,11 @@ Methods (scikit-learn and umap-learn, the ``plots`` extra):
   perplexity must be below the number of points.
 * ``umap``: ``umap.UMAP`` (McInnes et al. 2018); ``n_neighbors`` must be below
   the number of points.
+
+Tables with huge or tiny entries (float64 up to 1e308, down to 1e-308) are
+divided by a power of two before fitting (see ``project``): the libraries
+square the entries (PCA's variances; t-SNE's PCA start and UMAP run in
+float32), which overflows or underflows far inside float64's range.
 """
 
 from __future__ import annotations
@@ -26,10 +31,18 @@ import numpy as np
 from .errors import MissingExtraError
 from .table import EmbeddingTable
 
-__all__ = ["METHODS", "Projection", "choose_rows", "project"]
+__all__ = ["METHODS", "Projection", "choose_rows", "project", "unfit_reason"]
 
 METHODS = ("pca", "tsne", "umap")
 MIN_POINTS = {"pca": 3, "tsne": 4, "umap": 4}
+# Largest |entry| of the chosen rows that a method is given as it is; beyond, the rows are
+# divided by a power of two first. PCA works in float64 and squares entries (variances);
+# t-SNE starts from a PCA that sklearn casts to float32, and UMAP casts its input to float32,
+# whose squares leave float32's range (1.2e-38 .. 3.4e38) beyond about 1e-19 .. 1e19.
+SAFE_RANGE = {"pca": (1e-100, 1e100), "tsne": (1e-15, 1e15), "umap": (1e-15, 1e15)}
+# PCA finds at most D directions, and t-SNE starts from a PCA (init="pca"); UMAP lays out
+# a graph of neighbours, which D = 1 has too.
+MIN_D = {"pca": 2, "tsne": 2, "umap": 1}
 
 
 @dataclass(frozen=True)
@@ -114,13 +127,25 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
     Returns
     -------
     Projection
+        For PCA, the points are sklearn's ``PCA(n_components=2).fit_transform``
+        of the rows. When the rows' largest |entry| lies outside
+        ``SAFE_RANGE[method]`` (PCA: [1e-100, 1e100]), the rows are divided by
+        the power of two ``2**e`` that brings it into [0.5, 1) before fitting,
+        which is exact (only entries 2**1022 times smaller than the largest
+        become subnormal or zero); PCA's points are then multiplied by ``2**e``,
+        so they equal ``2**e * PCA().fit_transform(rows / 2**e)``, the rows'
+        transform up to that exact scale. t-SNE and UMAP pictures do not
+        depend on a common scale of the rows, so their points stay as fitted
+        (arbitrary units either way).
 
     Raises
     ------
     ValueError
         For an unknown method, repeated ids, too few points for the method,
-        or a perplexity / n_neighbors that does not fit the number of points
-        (checked before fitting; the message names both numbers).
+        a table too narrow for it (PCA and t-SNE need D >= 2), or a
+        perplexity / n_neighbors that does not fit the number of points
+        (checked before fitting; the message names both numbers); for PCA
+        points that overflow float64 once multiplied back (entries near 1e308).
     MissingExtraError
         When scikit-learn or umap-learn is not installed.
     """
@@ -130,11 +155,12 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
     n = ids.size
     if len(set(ids.tolist())) != n:
         raise ValueError("the rows to project must not repeat a token id")
-    if n < MIN_POINTS[method]:
-        raise ValueError(f"{method} needs at least {MIN_POINTS[method]} points, got {n}")
-    X = table.lookup(ids).astype(np.float64)  # (n, D)
+    reason = unfit_reason(method, n, table.D)
+    if reason is not None:
+        raise ValueError(reason)
+    X, exponent = _unit_scale(table.lookup(ids).astype(np.float64), *SAFE_RANGE[method])  # (n, D), rows / 2**exponent
     if method == "pca":
-        points, params = _pca(X), {}
+        points, params = _scale_back(_pca(X), exponent), {}
     elif method == "tsne":
         perplexity = _check_perplexity(perplexity, n)
         points, params = _tsne(X, perplexity, seed), {"perplexity": perplexity, "seed": seed}
@@ -144,6 +170,47 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
     labels = [table.token(int(i)) or str(int(i)) for i in ids]
     return Projection(ids=ids, labels=labels, groups=list(groups or ["chosen"] * n), points=points,
                       method=method, parameters=params, table=table.provenance.source)
+
+
+def unfit_reason(method: str, n: int, D: int) -> str | None:
+    """Why ``method`` cannot project n rows of width D to 2-D, or None when it can.
+
+    Checked before fitting, so that a caller can leave a figure out instead
+    of failing: PCA needs 3 points, t-SNE and UMAP 4; PCA and t-SNE need
+    D >= 2.
+
+    >>> unfit_reason("pca", 10, 1)
+    'a 2-D projection by pca needs D >= 2, got D=1'
+    >>> unfit_reason("umap", 10, 1) is None
+    True
+    """
+    if n < MIN_POINTS[method]:
+        return f"a 2-D projection by {method} needs at least {MIN_POINTS[method]} points, got {n}"
+    if D < MIN_D[method]:
+        return f"a 2-D projection by {method} needs D >= {MIN_D[method]}, got D={D}"
+    return None
+
+
+def _unit_scale(X: np.ndarray, low: float, high: float) -> tuple[np.ndarray, int]:
+    """``(X / 2**e, e)``: X (n, D) with its largest |entry| brought into [0.5, 1) when it lies
+    outside [low, high]; else ``(X, 0)``, untouched. Dividing by a power of two is exact."""
+    largest = float(np.max(np.abs(X), initial=0.0))
+    if largest == 0.0 or low <= largest <= high:
+        return X, 0
+    exponent = int(np.frexp(largest)[1])  # largest = f * 2**exponent, 0.5 <= f < 1
+    return np.ldexp(X, -exponent), exponent  # (n, D)
+
+
+def _scale_back(points: np.ndarray, exponent: int) -> np.ndarray:
+    """PCA points (n, 2) of rows divided by 2**exponent, in the rows' own units again."""
+    if exponent == 0:
+        return points
+    with np.errstate(over="ignore"):
+        scaled = np.ldexp(points, exponent)  # (n, 2)
+    if not np.isfinite(scaled).all():
+        raise ValueError(f"the PCA coordinates of these rows overflow float64 (their entries reach "
+                         f"2**{exponent}); divide the table by a power of two first")
+    return scaled
 
 
 def _check_perplexity(perplexity: float | None, n: int) -> float:

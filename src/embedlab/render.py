@@ -323,19 +323,43 @@ def params_terminal(count: Count, growth: Growth) -> str:
 
 
 def human_count(n: int) -> str:
-    """A parameter count in K/M/B (powers of 1000), 4 significant digits: ``11720448 -> '11.72M'``."""
-    for size, unit in ((10**9, "B"), (10**6, "M"), (10**3, "K")):
-        if abs(n) >= size:
-            return f"{n / size:.4g}{unit}"
-    return str(n)
+    """A parameter count in K/M/B/T (powers of 1000), 4 significant digits: ``11720448 -> '11.72M'``.
+
+    A value that rounds to 1000 of one unit is written in the next
+    (``999999 -> '1M'``, not ``'1000K'``); from 1000T on, scientific form.
+
+    >>> human_count(999), human_count(999_999), human_count(10**13), human_count(10**18)
+    ('999', '1M', '10T', '1e+18')
+    """
+    return _in_units(n, 1000, ("", "K", "M", "B", "T"), "")
 
 
 def human_bytes(n: int) -> str:
-    """A byte size in KiB/MiB/GiB/TiB (powers of 1024), 4 significant digits: ``46881792 -> '44.71 MiB'``."""
-    for power, unit in ((4, "TiB"), (3, "GiB"), (2, "MiB"), (1, "KiB")):
-        if abs(n) >= 1024**power:
-            return f"{n / 1024**power:.4g} {unit}"
-    return f"{n} B"
+    """A byte size in KiB/MiB/GiB/TiB (powers of 1024), 4 significant digits: ``46881792 -> '44.71 MiB'``.
+
+    A value that rounds to 1024 of one unit is written in the next
+    (``1048575 -> '1 MiB'``, not ``'1024 KiB'``); from 1024 TiB on, scientific form in bytes.
+
+    >>> human_bytes(1023), human_bytes(1024**2 - 1), human_bytes(10**18)
+    ('1023 B', '1 MiB', '1e+18 B')
+    """
+    return _in_units(n, 1024, ("B", "KiB", "MiB", "GiB", "TiB"), " ")
+
+
+def _in_units(n: int, base: int, units: Sequence[str], gap: str) -> str:
+    """``n`` in the largest unit (powers of ``base``) that leaves at least 1 after rounding to 4 significant digits."""
+    if abs(n) < base:
+        return f"{n}{gap}{units[0]}".rstrip()
+    power = 1
+    while power + 1 < len(units) and abs(n) >= base**(power + 1):
+        power += 1
+    shown = f"{n / base**power:.4g}"
+    if abs(float(shown)) >= base:  # 999.9995K rounds to 1000K: one unit up
+        power += 1
+        shown = f"{n / base**power:.4g}"
+    if power >= len(units):  # beyond the largest unit
+        return f"{n:.4g}{gap}{units[0]}".rstrip()
+    return f"{shown}{gap}{units[power]}"
 
 
 def _breakdown_dict(b: Breakdown) -> dict[str, Any]:
@@ -579,8 +603,9 @@ def _shape(shape: Sequence[int]) -> str:
 
 
 def _vector(summary: dict[str, Any]) -> str:
-    """First values and norm of one vector: ``[-0.018 +0.047 ...] |1.546|``."""
-    return "[" + " ".join(f"{x:+.3f}" for x in summary["first"]) + f" ...] |{fixed(summary['norm'], 3)}|"
+    """First values and norm of one vector, as ``fixed`` writes them: ``[-0.018 +0.047 +1.00e-200 ...] |1.546|``."""
+    return ("[" + " ".join(fixed(x, 3, sign=True) for x in summary["first"])
+            + f" ...] |{fixed(summary['norm'], 3)}|")
 
 
 def _wrapped(cells: Sequence[str], per_line: int = 12) -> list[str]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,11 @@ NAMED = {
 ANY_SOURCE = (f"one of {', '.join(NAMED)}, or a path to a checkpoint folder, .safetensors, .npy or "
               "GloVe/word2vec text file")
 A_CHECKPOINT = "minilm or a path to a safetensors checkpoint (a folder or a .safetensors file)"
+NEEDS_TOKENIZER = ("tokenizing text (encode) needs --model minilm or a checkpoint folder holding tokenizer.json "
+                   "(or a .safetensors file with tokenizer.json beside it)")
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle", ".joblib")
 TEXT_SUFFIXES = (".txt", ".vec")
+NPY_MAGIC = b"\x93NUMPY"  # the first 6 bytes of every .npy file
 
 
 def load(model: str = "seed", *, tensor: str | None = None, words: str | Path | None = None) -> EmbeddingTable:
@@ -165,14 +169,13 @@ def load_checkpoint(path: str | Path, *, tensor: str | None = None, source: str 
 def load_npy(path: str | Path, *, words: str | Path | None = None) -> EmbeddingTable:
     """A (V, D) ``.npy`` table, memory-mapped read-only, without pickle.
 
-    Raises ``SourceError`` for a file that is not a 2-D float array or whose
-    row count differs from the word list's length (no truncation, no padding).
+    Raises ``SourceError`` for a file that is empty, is not a ``.npy`` file,
+    is truncated, is not a 2-D float array or whose row count differs from
+    the word list's length (no truncation, no padding);
+    ``UnsafeFormatError`` for an object array (only pickle can read one).
     """
     path = Path(path)
-    try:
-        matrix = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError) as exc:  # object arrays need pickle: refused here
-        raise SourceError(f"cannot read {path} as a NumPy table without pickle: {exc}") from None
+    matrix = _read_npy(path, "a (V, D) float table written by numpy.save", mmap=True)
     if matrix.ndim != 2 or not np.issubdtype(matrix.dtype, np.floating):
         raise SourceError(f"{path} holds an array of dtype {matrix.dtype} and shape {matrix.shape}, expected a 2-D "
                           "float (V, D) table")
@@ -192,8 +195,9 @@ def load_text(path: str | Path) -> EmbeddingTable:
     A first line of exactly two integers is the word2vec header, never a
     token; without one, D is the number of values on the first line. Every
     line must then hold one word and exactly D values (words hold no
-    whitespace), a declared V must match the rows found, and no word may
-    appear twice. A UTF-8 byte-order mark is skipped.
+    whitespace; a first line of a word alone is an error, not D = 0), a
+    declared V must match the rows found, and no word may appear twice. A
+    UTF-8 byte-order mark is skipped.
 
     Raises ``SourceError`` naming the line, the value or both counts.
     """
@@ -210,6 +214,10 @@ def load_text(path: str | Path) -> EmbeddingTable:
                 if number == 1 and len(parts) == 2 and all(_is_int(p) for p in parts):
                     declared, dim = _text_header(path, parts)
                     continue
+                if dim is None and len(parts) == 1:  # D would be 0: a word list, not vectors
+                    raise SourceError(f"{path} line {number}: expected a word followed by its D numbers, got only "
+                                      f"{parts[0]!r} (a word list, one token per line, goes with --words beside a "
+                                      ".npy table)")
                 dim = len(parts) - 1 if dim is None else dim
                 if len(parts) != dim + 1:
                     raise SourceError(f"{path} line {number}: expected a word and {dim} values, "
@@ -217,7 +225,8 @@ def load_text(path: str | Path) -> EmbeddingTable:
                 try:
                     values = np.array(parts[1:], dtype=np.float64)  # (D,)
                 except ValueError:
-                    raise SourceError(f"{path} line {number}: values of {parts[0]!r} are not all numbers") from None
+                    raise SourceError(f"{path} line {number}: expected a word followed by {dim} numbers, but the "
+                                      f"values of {parts[0]!r} are not all numbers") from None
                 if not np.isfinite(values).all() or np.abs(values).max() > np.finfo(np.float32).max:
                     raise SourceError(f"{path} line {number}: values of {parts[0]!r} must be finite float32 "
                                       f"numbers (|x| <= 3.4e38)")
@@ -253,8 +262,10 @@ def load_tokenizer(model: str = "minilm") -> Any:
     ------
     SourceError
         For an empty or unknown name, a path that does not exist, a source
-        without ``tokenizer.json`` (``seed``, ``glove``, a bare table) or a
-        file the library cannot read.
+        without ``tokenizer.json`` (``seed``, ``glove``, a ``.npy`` or text
+        table, whatever lies beside it; a folder or ``.safetensors`` file
+        with none) or a file the library cannot read. The message names the
+        kind of file given and what is needed instead.
     MissingExtraError
         When ``tokenizers`` or the data package is not installed.
     """
@@ -266,10 +277,13 @@ def load_tokenizer(model: str = "minilm") -> Any:
                           "(try --model minilm or a checkpoint folder)")
     else:
         path = _existing_path(model, A_CHECKPOINT)
+        if path.is_file() and path.suffix.lower() != ".safetensors":
+            raise SourceError(f"{path} is {_file_kind(path)}, not a checkpoint: {NEEDS_TOKENIZER}")
         folder = path if path.is_dir() else path.parent
     file = folder / "tokenizer.json"
     if not file.is_file():
-        raise SourceError(f"{folder} has no tokenizer.json: text can only be tokenized by a checkpoint's own tokenizer")
+        where = f"{folder} has" if folder == path else f"{path} is a single .safetensors file, and its folder {folder} has"
+        raise SourceError(f"{where} no tokenizer.json: {NEEDS_TOKENIZER}")
     try:
         from tokenizers import Tokenizer
     except ImportError:
@@ -284,18 +298,15 @@ def load_tokenizer(model: str = "minilm") -> Any:
 def load_vectors(path: str | Path) -> np.ndarray:
     """Query vectors from a ``.npy`` file, read without pickle: (D,) or (N, D) -> (N, D), float64.
 
-    Raises ``SourceError`` for an empty file name, a file that cannot be read
-    or is not a 1-D or 2-D array of numbers.
+    Raises ``SourceError`` for an empty file name, a file that cannot be read,
+    is empty, is not a ``.npy`` file, is truncated or is not a 1-D or 2-D
+    array of numbers; ``UnsafeFormatError`` for an object array.
     """
     if isinstance(path, str) and not path.strip():
         raise SourceError(f"empty file name {path!r}: query vectors must be a .npy file")
     if not Path(path).is_file():
         raise SourceError(f"no such file: {str(path)!r} (query vectors must be a .npy file)")
-    try:
-        array = np.load(path, allow_pickle=False)
-    except (OSError, ValueError):
-        raise SourceError(f"{str(path)!r} is not a .npy file of numbers (object arrays, which need pickle, "
-                          "are refused)") from None
+    array = _read_npy(Path(path), "(D,) or (N, D) query vectors written by numpy.save", mmap=False)
     numeric = np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)
     if array.ndim not in (1, 2) or not numeric:
         raise SourceError(f"{path} holds an array of dtype {array.dtype} and shape {array.shape}, expected (D,) or "
@@ -362,6 +373,18 @@ def _check_options(model: str, *, tensor: str | None, words: str | Path | None) 
         raise SourceError(f"words= (--words) does not apply to {model!r}: only a .npy table takes a word list")
 
 
+def _file_kind(path: Path) -> str:
+    """``"a .npy table file"``: what kind of file a model path is, for messages that refuse it."""
+    suffix = path.suffix.lower()
+    if suffix == ".npy":
+        return "a .npy table file (a bare table has no tokenizer)"
+    if suffix in TEXT_SUFFIXES:
+        return "a GloVe/word2vec text file (word vectors have no tokenizer)"
+    if suffix in PICKLE_SUFFIXES:
+        return f"a {suffix} pickle file"
+    return f"a {suffix} file" if suffix else "a file without a suffix"
+
+
 def _is_int(text: str) -> bool:
     return text.lstrip("+-").isdigit()
 
@@ -379,6 +402,54 @@ def _check_unique(tokens: list[str], path: Path | str) -> None:
         if token in seen:
             raise SourceError(f"{path}: token {token!r} appears twice (rows {seen[token]} and {row})")
         seen[token] = row
+
+
+def _read_npy(path: Path, expected: str, *, mmap: bool) -> np.ndarray:
+    """A ``.npy`` array read without pickle, or one ``SourceError`` that says what is wrong with the file.
+
+    NumPy's own errors mislead here: an empty file is an ``EOFError``, and a
+    file without the .npy magic is taken for a pickle ("contains pickled
+    data"). So the file is checked first, in order: not empty, the magic
+    bytes, a header NumPy can parse, no Python objects (``UnsafeFormatError``:
+    only pickle reads those), as many data bytes as the header declares.
+    ``expected`` says what the file should hold, for the messages.
+    """
+    try:
+        with open(path, "rb") as handle:
+            shape, _, dtype = _npy_header(handle, path, expected)
+            offset = handle.tell()  # where the data starts
+        size = path.stat().st_size
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc}") from None
+    if dtype.hasobject:
+        raise UnsafeFormatError(f"{path} holds Python objects (dtype {dtype}), which only pickle can read, and pickle "
+                                f"can run code when loaded: embedlab reads .npy files without pickle; expected {expected}")
+    declared = math.prod(shape) * dtype.itemsize
+    if size - offset < declared:
+        raise SourceError(f"{path} is truncated: its header declares a {dtype} array of shape {shape}, {declared} bytes "
+                          f"of data, but the file holds {size - offset}")
+    try:
+        return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        raise SourceError(f"cannot read {path} as a .npy array: {exc}") from None
+
+
+def _npy_header(handle: Any, path: Path, expected: str) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """(shape, fortran_order, dtype) from the header of an open .npy file, leaving it at the data."""
+    magic = handle.read(len(NPY_MAGIC))
+    if not magic:
+        raise SourceError(f"{path} is empty (0 bytes): expected {expected}")
+    if magic != NPY_MAGIC:
+        raise SourceError(f"{path} is not a .npy file: it does not start with the .npy magic bytes \\x93NUMPY; "
+                          f"expected {expected}")
+    handle.seek(0)
+    try:
+        version = np.lib.format.read_magic(handle)
+        # Versions 2.0 and 3.0 share the 4-byte header length; 3.0 only allows UTF-8 field names.
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        return read(handle)
+    except (ValueError, EOFError) as exc:  # an unknown version, a header cut short or not a dict
+        raise SourceError(f"{path} has a truncated or damaged .npy header ({exc}): expected {expected}") from None
 
 
 def _load_path(path: Path, *, tensor: str | None, words: str | Path | None) -> EmbeddingTable:
