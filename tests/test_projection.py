@@ -133,7 +133,8 @@ def test_ordinary_rows_are_not_rescaled(table):
 
 
 def test_pca_coordinates_beyond_float64_are_an_error():
-    # The first axis runs along the diagonal: coordinates of +-sqrt(2) * 1.5e308, beyond 1.8e308.
-    rows = np.array([[1.5e308, 1.5e308], [-1.5e308, -1.5e308], [0.0, 0.0], [1e307, -1e307]])
+    # Every row is shorter than float64's 1.8e308, but the mean is 0.85e308 along the first
+    # axis, so row 1 lies at -2.55e308 from it: a coordinate beyond float64.
+    rows = np.array([[1.7e308, 0.0], [-1.7e308, 0.0], [1.7e308, 0.0], [1.7e308, 1.0]])
     with pytest.raises(ValueError, match="PCA coordinates of these rows overflow float64"):
         projection.project(EmbeddingTable(rows), range(4), "pca")
