@@ -271,7 +271,7 @@ def load_tokenizer(model: str = "minilm") -> Any:
     """
     _check_model_name(model, A_CHECKPOINT)
     if model == "minilm":
-        folder = package_dir("minilm") / "model"
+        folder = path = package_dir("minilm") / "model"
     elif model in NAMED:
         raise SourceError(f"--model {model} has no tokenizer.json: it is a bare table, not a checkpoint "
                           "(try --model minilm or a checkpoint folder)")

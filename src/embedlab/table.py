@@ -505,7 +505,8 @@ def rms(x: Any) -> np.ndarray:
 
     Accumulated in float64, so float16 vectors do not overflow (300 ** 2 is
     above float16's largest value, 65504), and float64 vectors whose squares
-    would leave float64's range are measured scaled (``vector_norms``), so
+    would leave float64's range are measured again divided by their largest
+    entry (as ``vector_norms`` does), so
     the rms of ``[1e200, 1e200]`` is 1e200, not inf. The rms of an empty
     vector is 0.0.
 
