@@ -175,6 +175,10 @@ def search(
     if not np.isfinite(row_norms).all():  # a NaN or infinite entry makes its row's length so
         raise ValueError(f"row {int(np.flatnonzero(~np.isfinite(row_norms))[0])} of the table contains NaN or infinity")
     q_norms = row_norms[exclude] if Q is None else vector_norms(np.asarray(Q))  # (N,)
+    short = np.flatnonzero((q_norms > 0) & (q_norms < np.finfo(np.float64).tiny))
+    if short.size:
+        raise ValueError(f"query vector {int(short[0])} is too short for float64: its length "
+                         f"{q_norms[short[0]]:.3g} is subnormal, too imprecise to divide by")
     if metric == "dot":
         _check_dot_range(q_norms, row_norms, exclude)
     dtype = _gemm_dtype(W.dtype, metric, q_norms, row_norms)
@@ -360,7 +364,7 @@ def _check_dot_range(q_norms: np.ndarray, row_norms: np.ndarray, exclude: np.nda
         if low[i] < _SQUARES_LOW:
             raise ValueError(f"dot products underflow float64: {_query_name(i, exclude)} (length {q_norms[i]:.3g}) times row "
                              f"{int(near[i])} (length {row_norms[near[i]]:.3g}) is below {_SQUARES_LOW:g}, too "
-                             f"small to rank; scale the table (cosine does not depend on length)")
+                             f"small to rank; scale the vectors (cosine does not depend on length)")
 
 
 def _query_name(i: int, exclude: np.ndarray | None) -> str:
@@ -671,6 +675,8 @@ def _check(W: np.ndarray, Q: np.ndarray | None, k: int, metric: str, exclude: np
     if exclude is not None and (np.shape(exclude) != (N,) or (N and not 0 <= exclude.min() <= exclude.max() < V)):
         raise ShapeError(f"exclude must hold one id in [0, {V}) per query, got shape {np.shape(exclude)}")
     limit = V if exclude is None else V - 1
+    if limit < 1:
+        raise ValueError("a table with one row has no other token to list")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= limit:
         raise ValueError(f"k={k!r} is out of range: expected 1 <= k <= {limit}")
     return N, V, D

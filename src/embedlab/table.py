@@ -575,8 +575,8 @@ def _check_finite(arr: np.ndarray, what: str) -> None:
     """Refuse NaN and infinity: they make every ranking and every cosine that touches them wrong.
 
     Also refuses a row whose length overflows float64 (finite entries near
-    1e308; only float64 tables can hold them): every length is measured in
-    float64. Scanned in blocks of rows, so a memory-mapped table is read once
+    1e308) or is a nonzero subnormal (entries near 1e-310); only float64
+    tables can hold them, and every length is measured in float64. Scanned in blocks of rows, so a memory-mapped table is read once
     and no full-size boolean array is made.
     """
     block = max(1, 2**22 // arr.shape[1])  # rows per block, ~4M values
@@ -593,6 +593,14 @@ def _check_finite(arr: np.ndarray, what: str) -> None:
                 r = int(too_long[0])
                 raise ValueError(f"{what}: row {start + r} is too long for float64, its length overflows (largest "
                                  f"entry {np.abs(rows[r]).max():.3g}); lengths are measured in float64")
+        if arr.dtype == np.float64 and ((rows != 0) & (np.abs(rows) < _NORM_LOW)).any():
+            lengths = vector_norms(rows)  # (b,)
+            too_short = np.flatnonzero((lengths > 0) & (lengths < np.finfo(np.float64).tiny))
+            if too_short.size:
+                r = int(too_short[0])
+                raise ValueError(f"{what}: row {start + r} is too short for float64, its length is subnormal "
+                                 f"(largest entry {np.abs(rows[r]).max():.3g}), too imprecise to divide by; lengths "
+                                 f"are measured in float64")
 
 
 def _where(provenance: Provenance) -> str:

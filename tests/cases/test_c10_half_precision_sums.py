@@ -69,3 +69,19 @@ def test_logits_that_overflow_name_the_token():
     with pytest.raises(ValueError, match="logits overflow float64: token 1"):
         table.logits([1e200, 0.0])
     assert table.logits([1.0, 0.0]).tolist() == [1.0, 1e200]
+
+
+def test_rows_and_queries_whose_length_is_subnormal_are_refused():
+    # 5e-324 is the smallest float64; a length this small has one significant bit,
+    # so a cosine divided by it would be far off (0.9487 came out as 1.0).
+    with pytest.raises(ValueError, match=r"row 1 is too short for float64.*subnormal"):
+        EmbeddingTable(np.array([[1.0, 0.0], [5e-324, 1e-323]]))
+    ok = EmbeddingTable(np.array([[1.0, 1e-320], [0.0, 1.0]]))  # a subnormal entry in a normal row is fine
+    assert ok.nearest([0], 1, "cosine").ids.tolist() == [[1]]
+    with pytest.raises(ValueError, match="query vector 0 is too short for float64"):
+        ok.nearest_to_vector([5e-324, 1e-323], 1, "cosine")
+
+
+def test_a_table_of_one_row_has_no_neighbour():
+    with pytest.raises(ValueError, match="one row has no other token"):
+        EmbeddingTable(np.array([[1.0, 2.0]])).nearest([0], 1, "cosine")
