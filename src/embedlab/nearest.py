@@ -160,8 +160,11 @@ def search(
     Raises
     ------
     ValueError
-        For an unknown metric, k out of range, a query or a row with NaN or
-        infinity, or a budget below one block.
+        For an unknown metric, k out of range (a one-row table has no
+        neighbour), a query or a row with NaN or infinity, a query whose
+        length is subnormal, dot products that float64 cannot rank (their
+        ``|q| |w|`` above about 2e307 or below 1e-280, the query's own row
+        aside; ``_check_dot_range``), or a budget below one block.
     ShapeError
         (a ``ValueError``) if Q is not (N, D) or exclude is not (N,) ids.
 

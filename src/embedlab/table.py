@@ -92,6 +92,9 @@ class EmbeddingTable:
         the vocabulary or a position table does not fit it.
     TypeError
         If the matrix is not of a floating dtype.
+    ValueError
+        If a table holds NaN or infinity (names row and column), or a float64
+        row whose length overflows or is a nonzero subnormal (names the row).
 
     >>> t = EmbeddingTable([[1.0, 0.0], [0.0, 2.0]], vocabulary=["a", "b"])
     >>> t.V, t.D, t.lookup([1]).tolist()
