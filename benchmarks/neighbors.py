@@ -39,8 +39,8 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from embedlab import sources
-from embedlab.nearest import search
+from embedlab.sources import loaders as sources
+from embedlab.engine.search import search
 
 TORCH_BLOCK = 256
 # Seconds of rest before each timed run: BLAS and OpenMP worker threads spin for a

@@ -18,7 +18,7 @@ HAS_NUMPY = importlib.util.find_spec("numpy") is not None
 
 
 def _numpy_backend() -> SimpleNamespace:
-    from embedlab.table import EmbeddingTable
+    from embedlab.engine.table import EmbeddingTable
 
     def table(rows):
         return EmbeddingTable.from_rows(rows)

@@ -13,7 +13,7 @@ import struct
 
 import pytest
 
-from embedlab import checkpoint
+from embedlab.sources import checkpoint
 from embedlab.errors import SourceError, TyingConflictError
 from safetensors_writer import f32, write_config, write_index, write_safetensors
 

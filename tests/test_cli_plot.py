@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("matplotlib")
 
 from embedlab import cli  # noqa: E402
-from embedlab.projection import METHODS  # noqa: E402
+from embedlab.measure.projection import METHODS  # noqa: E402
 
 
 def png_size(path):

@@ -29,7 +29,7 @@ def checkpoint(tmp_path, word_tokenizer):
     """A BERT-style checkpoint folder: word, sinusoidal position (6 rows) and type tables, tokenizer.json."""
     np = pytest.importorskip("numpy")
     safetensors_numpy = pytest.importorskip("safetensors.numpy")
-    from embedlab.positional import sinusoidal_table
+    from embedlab.engine.positional import sinusoidal_table
 
     rng = np.random.default_rng(0)
     safetensors_numpy.save_file({
@@ -56,14 +56,14 @@ def test_demo_terminal(capsys):
 @pytest.mark.torch
 def test_demo_json(capsys):
     pytest.importorskip("torch")
-    from embedlab import nn
+    from embedlab.measure import demo
 
     code, out, _ = _run(capsys, "demo", "--d-model", "32", "--vocab", "100", "--json")
     assert code == 0
     data = json.loads(out)
     assert data["parameters"]["token"] == 100 * 32 and data["parameters"]["learned_positions"] == 128 * 32
     assert len(data["wavelengths"]) == 16
-    assert data == nn.demo(nn.DemoSettings(vocab_size=100, d_model=32)).to_dict()
+    assert data == demo.demo(demo.DemoSettings(vocab_size=100, d_model=32)).to_dict()
 
 
 @pytest.mark.torch
@@ -106,7 +106,7 @@ def test_positions_minilm(capsys):
     np = pytest.importorskip("numpy")
     from safetensors.numpy import load_file
 
-    from embedlab import sources
+    from embedlab.sources import loaders as sources
 
     code, out, _ = _run(capsys, "positions", "--model", "minilm", "--json")
     assert code == 0
@@ -184,13 +184,13 @@ def _modules_after(code: str) -> set[str]:
 
 
 def test_cli_imports_no_numpy_or_torch():
-    loaded = _modules_after("import embedlab.cli, embedlab.render")
+    loaded = _modules_after("import embedlab.cli, embedlab.report.render")
     assert "numpy" not in loaded and "torch" not in loaded
 
 
 def test_only_nn_imports_torch():
     pytest.importorskip("numpy")
-    loaded = _modules_after("import embedlab.positional, embedlab.position_similarity, embedlab.input_embedding")
+    loaded = _modules_after("import embedlab.engine.positional, embedlab.measure.positions, embedlab.measure.encode")
     assert "torch" not in loaded
 
 

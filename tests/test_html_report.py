@@ -4,8 +4,10 @@ from html.parser import HTMLParser
 
 import pytest
 
-from embedlab import embed, html_report, lab
-from embedlab.locales import WORDS
+from embedlab import embed
+from embedlab.report import html as html_report
+from embedlab.measure import lab
+from embedlab.report.locales import WORDS
 
 PNG = b"\x89PNG\r\n\x1a\nfake"
 

@@ -1,4 +1,4 @@
-"""k-occurrence (embedlab.hubs) against hand counts and a brute-force second count."""
+"""k-occurrence (embedlab.measure.hubs) against hand counts and a brute-force second count."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from embedlab import embed
-from embedlab.hubs import measure_hubs
-from embedlab.table import EmbeddingTable
+from embedlab.measure.hubs import measure_hubs
+from embedlab.engine.table import EmbeddingTable
 
 # By hand, k = 1. Dot: queries 0, 1 and 3 pick the long row 2; query 2 picks row 3 (5.5 > 5).
 # Cosine: query 0 -> 3 (0.995), 1 -> 2 (0.707), 2 -> 3 (0.774), 3 -> 0 (0.995).
@@ -112,7 +112,7 @@ def test_bad_settings_are_refused(kwargs, message):
 @pytest.mark.data
 @pytest.mark.slow
 def test_minilm_sample():
-    from embedlab import sources
+    from embedlab.sources import loaders as sources
 
     table = sources.load("minilm")
     r = measure_hubs(table, 10, n_queries=2000, seed=0)

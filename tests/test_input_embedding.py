@@ -14,10 +14,11 @@ import pytest
 np = pytest.importorskip("numpy")
 pytest.importorskip("tokenizers")
 
-from embedlab import input_embedding, sources  # noqa: E402
+from embedlab.measure import encode as input_embedding  # noqa: E402
+from embedlab.sources import loaders as sources  # noqa: E402
 from embedlab.errors import ContextLengthError, SourceError, TokenIdError  # noqa: E402
-from embedlab.input_embedding import compose, encode, tokenize  # noqa: E402
-from embedlab.table import EmbeddingTable  # noqa: E402
+from embedlab.measure.encode import compose, encode, tokenize  # noqa: E402
+from embedlab.engine.table import EmbeddingTable  # noqa: E402
 
 from conftest import WORD_VOCAB  # noqa: E402
 

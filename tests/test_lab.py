@@ -12,8 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from embedlab import embed, lab
-from embedlab.table import EmbeddingTable
+from embedlab import embed
+from embedlab.measure import lab
+from embedlab.engine.table import EmbeddingTable
 
 SEED_ROWS = embed.make_table(embed.VOCAB, embed.DIM, embed.SEED)
 

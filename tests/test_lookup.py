@@ -7,7 +7,7 @@ import pytest
 
 from embedlab import embed
 from embedlab.errors import ShapeError, TokenIdError
-from embedlab.table import EmbeddingTable
+from embedlab.engine.table import EmbeddingTable
 
 
 def test_a_batch_of_ids_gives_the_reference_rows():

@@ -1,4 +1,4 @@
-"""The neighbour engine (embedlab.nearest) against the reference and a float64 brute force.
+"""The neighbour engine (embedlab.engine.search) against the reference and a float64 brute force.
 
 Expected lists come from ``embed.nearest_by_cosine`` / ``embed.nearest_by_dot``
 (pure Python, sorted by (-score, id)) or from a NumPy float64 brute force written
@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 
 from embedlab import embed
 from embedlab.errors import ShapeError, UnknownTokenError
-from embedlab.nearest import plan_blocks, search, vector_norms
-from embedlab.table import EmbeddingTable
+from embedlab.engine.lengths import vector_norms
+from embedlab.engine.search import plan_blocks, search
+from embedlab.engine.table import EmbeddingTable
 
 REFERENCE = {"cosine": embed.nearest_by_cosine, "dot": embed.nearest_by_dot}
 
@@ -261,7 +262,7 @@ def test_search_checks_its_arrays():
 @pytest.mark.parametrize("name", ["minilm", "glove"])
 @pytest.mark.parametrize("metric", ["cosine", "dot"])
 def test_real_tables_match_a_float64_brute_force(name, metric):
-    from embedlab import sources
+    from embedlab.sources import loaders as sources
 
     table = sources.load(name)
     queries = np.sort(np.random.default_rng(0).choice(table.V, 100, replace=False))

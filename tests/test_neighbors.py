@@ -1,4 +1,4 @@
-"""Neighbour lists side by side (embedlab.neighbors), checked against the reference."""
+"""Neighbour lists side by side (embedlab.measure.neighbors), checked against the reference."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 
 from embedlab import embed
 from embedlab.errors import ShapeError, UnknownTokenError
-from embedlab.neighbors import neighbor_lists
-from embedlab.table import EmbeddingTable
+from embedlab.measure.neighbors import neighbor_lists
+from embedlab.engine.table import EmbeddingTable
 
 T = [[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]]
 

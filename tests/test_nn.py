@@ -17,7 +17,8 @@ torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
 from embedlab import nn as enn  # noqa: E402
-from embedlab import positional  # noqa: E402
+from embedlab.measure.demo import DemoSettings, demo  # noqa: E402
+from embedlab.engine import positional  # noqa: E402
 from embedlab.errors import TokenIdError  # noqa: E402
 
 pytestmark = pytest.mark.torch
@@ -323,7 +324,7 @@ def test_neighbour_cosine_curve_needs_2d():
 
 def test_demo_defaults():
     state = torch.random.get_rng_state()
-    result = enn.demo()
+    result = demo()
     assert torch.equal(torch.random.get_rng_state(), state)  # the global RNG is left alone
     assert result.shapes == {"ids": [4, 32], "token": [4, 32, 64], "learned_input": [4, 32, 64],
                              "sinusoidal_input": [4, 32, 64], "tied_logits": [4, 32, 320]}
@@ -334,8 +335,8 @@ def test_demo_defaults():
     assert len(result.wavelengths) == 32
     assert result.bands_longer_than_context == sum(w > 128 for w in positional.wavelengths(64))
     assert "129" in result.too_long_error and "128" in result.too_long_error
-    assert enn.demo() == result  # same seed, same numbers
+    assert demo() == result  # same seed, same numbers
 
 
 def test_demo_band_count_follows_d_model():
-    assert len(enn.demo(enn.DemoSettings(d_model=32)).wavelengths) == 16
+    assert len(demo(DemoSettings(d_model=32)).wavelengths) == 16

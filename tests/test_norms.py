@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from embedlab.norms import norm_distribution
-from embedlab.table import EmbeddingTable
+from embedlab.measure.norms import norm_distribution
+from embedlab.engine.table import EmbeddingTable
 
 
 def test_longest_rows_and_counts():

@@ -1,9 +1,20 @@
-"""The package's boundaries: what each module may import, and its public names.
+"""The package's boundaries, as folder rules: what each layer may import, and its public names.
 
-Import rules (house style): ``embed.py`` the standard library only; NumPy only
-from ``table.py`` onward (never in the modules the seed report runs on);
-PyTorch only in ``nn.py``; matplotlib only in ``plots.py``; scikit-learn and
-umap-learn only in ``projection.py``.
+Layers, from the bottom (house style, design.md):
+
+* ``embed.py``: the standard library only, nothing from the package (copyable alone);
+* ``errors.py``: the standard library only;
+* ``engine/``: NumPy; nothing from ``sources/``, ``measure/``, ``report/`` or ``cli/``;
+* ``sources/``: the only code that reads files; nothing from ``measure/``, ``report/`` or ``cli/``;
+* ``measure/``: one experiment per module; nothing from ``report/`` or ``cli/``;
+* ``report/``: renderers; nothing from ``cli/``;
+* ``cli/``: parses, calls one library function, renders.
+
+Heavy libraries stay where they belong: PyTorch in ``nn.py`` (and lazily, inside
+functions, in the transformers-backed reader under ``sources/`` and in the search
+kernels under ``engine/``); matplotlib in ``report/plots.py``; scikit-learn and
+umap-learn in ``measure/projection.py``. The modules the seed report runs on import
+the standard library alone at import time.
 """
 
 import ast
@@ -16,57 +27,117 @@ import pytest
 import embedlab
 
 SRC = Path(embedlab.__file__).parent
-MODULES = sorted(p.stem for p in SRC.glob("*.py"))
-# Modules on the seed report's path: they must import on a bare Python.
-STDLIB_ONLY = {"embed", "errors", "vocabulary", "lab", "render", "locales", "html_report", "cli", "__init__", "__main__"}
-ONLY_IN = {"torch": {"nn"}, "matplotlib": {"plots"}, "sklearn": {"projection"}, "umap": {"projection"}}
+FILES = sorted(p.relative_to(SRC).as_posix() for p in SRC.rglob("*.py"))
+LAYERS = ("engine", "sources", "measure", "report", "cli")
+# What each folder must not import from the package (a lower layer never reaches up).
+NOT_FROM = {
+    "engine": {"sources", "measure", "report", "cli", "nn"},
+    "sources": {"measure", "report", "cli", "nn"},
+    "measure": {"report", "cli"},
+    "report": {"cli"},
+}
+# The seed report's path: these must import on a bare Python.
+STDLIB_ONLY = {"embed.py", "errors.py", "__init__.py", "__main__.py", "api.py", "tokens.py",
+               "measure/__init__.py", "measure/lab.py", "report/__init__.py", "report/locales.py",
+               "report/formats.py", "report/files.py", "report/lab.py", "report/html.py",
+               *(f for f in FILES if f.startswith("cli/"))}
+# library -> (files that may import it anywhere, folders that may import it lazily inside a function)
+HEAVY = {
+    "torch": ({"nn.py", "measure/demo.py"}, {"sources", "engine"}),
+    "matplotlib": ({"report/plots.py"}, set()),
+    "sklearn": ({"measure/projection.py"}, set()),
+    "umap": ({"measure/projection.py"}, set()),
+}
 
 
-def imports(module: str) -> set[str]:
-    """Top-level names of every module imported anywhere in the file (functions included)."""
-    tree = ast.parse((SRC / f"{module}.py").read_text(encoding="utf-8"))
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0:
-            names.add(node.module.split(".")[0])
-    return names
+def _tree(file: str) -> ast.Module:
+    return ast.parse((SRC / file).read_text(encoding="utf-8"))
 
 
-def top_level_imports(module: str) -> set[str]:
-    """Names imported when the module is imported (not inside functions)."""
-    tree = ast.parse((SRC / f"{module}.py").read_text(encoding="utf-8"))
-    names = set()
-    for node in tree.body:
-        if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0:
-            names.add(node.module.split(".")[0])
-        elif isinstance(node, ast.If):  # `if TYPE_CHECKING:` blocks run no import
+def _module_of(file: str) -> list[str]:
+    """``"measure/lab.py"`` -> ``["embedlab", "measure", "lab"]``; ``__init__`` names its package."""
+    parts = ["embedlab", *file[:-3].split("/")]
+    return parts[:-1] if parts[-1] == "__init__" else parts
+
+
+def _package_imports(file: str) -> set[str]:
+    """The first part below ``embedlab`` of every module of the package this file imports."""
+    parts = _module_of(file)
+    package = parts if file.endswith("__init__.py") else parts[:-1]
+    found = set()
+    for node in ast.walk(_tree(file)):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package[: len(package) - node.level + 1]
+            names = [*(node.module or "").split(".")] if node.module else []
+            targets = [base + names] if node.module else [base + [a.name] for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("embedlab"):
+            targets = [node.module.split(".")]
+        elif isinstance(node, ast.Import):
+            targets = [a.name.split(".") for a in node.names if a.name.startswith("embedlab")]
+        else:
             continue
-    return names
+        found |= {t[1].removesuffix(".py") for t in targets if len(t) > 1}
+    return found
 
 
-@pytest.mark.parametrize("module", sorted(STDLIB_ONLY))
-def test_seed_report_modules_import_only_the_standard_library(module):
-    assert top_level_imports(module) <= set(sys.stdlib_module_names), module
+def _third_party(file: str, top_level_only: bool) -> set[str]:
+    """Top-level names of modules outside the package that the file imports."""
+    tree = _tree(file)
+    nodes = tree.body if top_level_only else ast.walk(tree)
+    names = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names - {"embedlab"}
 
 
-@pytest.mark.parametrize("library, allowed", sorted(ONLY_IN.items()))
-def test_heavy_libraries_stay_in_their_module(library, allowed):
-    users = {m for m in MODULES if library in imports(m)}
-    assert users <= allowed, f"{library} imported by {sorted(users - allowed)}"
+def _lazy_only(file: str, library: str) -> bool:
+    """True when every import of ``library`` in the file sits inside a function."""
+    return library not in _third_party(file, top_level_only=True)
+
+
+@pytest.mark.parametrize("file", sorted(STDLIB_ONLY & set(FILES)))
+def test_seed_report_modules_import_only_the_standard_library(file):
+    assert _third_party(file, top_level_only=True) <= set(sys.stdlib_module_names), file
+
+
+@pytest.mark.parametrize("folder", sorted(NOT_FROM))
+def test_a_layer_never_imports_a_layer_above_it(folder):
+    for file in (f for f in FILES if f.startswith(f"{folder}/")):
+        reached = _package_imports(file) & NOT_FROM[folder]
+        assert not reached, f"{file} imports {sorted(reached)}"
+
+
+@pytest.mark.parametrize("library", sorted(HEAVY))
+def test_heavy_libraries_stay_in_their_place(library):
+    anywhere, lazily = HEAVY[library]
+    for file in FILES:
+        if library not in _third_party(file, top_level_only=False) or file in anywhere:
+            continue
+        assert file.split("/")[0] in lazily and _lazy_only(file, library), f"{file} imports {library}"
+
+
+def test_numpy_never_on_the_reference_or_the_text_renderers():
+    for file in ("embed.py", "errors.py", "report/locales.py"):
+        if file in FILES:
+            assert "numpy" not in _third_party(file, top_level_only=False), file
 
 
 def test_embed_imports_nothing_from_the_package():
-    tree = ast.parse((SRC / "embed.py").read_text(encoding="utf-8"))
-    assert not any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(tree))
+    assert not any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(_tree("embed.py")))
+    assert _package_imports("embed.py") == set()
 
 
-@pytest.mark.parametrize("module", [m for m in MODULES if m != "__main__"])
-def test_public_names_exist(module):
-    mod = importlib.import_module(f"embedlab.{module}" if module != "__init__" else "embedlab")
+def test_the_rules_see_the_imports_they_forbid():
+    # The rule reader itself: measure/lab.py imports embed; cli/ imports the measurements.
+    assert "embed" in _package_imports("measure/lab.py")
+    assert "measure" in set().union(*(_package_imports(f) for f in FILES if f.startswith("cli/")))
+
+
+@pytest.mark.parametrize("file", [f for f in FILES if f != "__main__.py"])
+def test_public_names_exist(file):
+    mod = importlib.import_module(".".join(_module_of(file)))
     for name in getattr(mod, "__all__", []):
-        assert hasattr(mod, name), f"embedlab.{module}.__all__ names {name!r}, which it does not define"
-
+        assert hasattr(mod, name), f"{mod.__name__}.__all__ names {name!r}, which it does not define"

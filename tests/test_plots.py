@@ -8,9 +8,11 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from embedlab import embed, lab, plots, projection  # noqa: E402
-from embedlab.norms import norm_distribution  # noqa: E402
-from embedlab.table import EmbeddingTable  # noqa: E402
+from embedlab import embed  # noqa: E402
+from embedlab.measure import lab, projection  # noqa: E402
+from embedlab.report import plots  # noqa: E402
+from embedlab.measure.norms import norm_distribution  # noqa: E402
+from embedlab.engine.table import EmbeddingTable  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -98,8 +100,8 @@ def test_cost_and_params_figures_show_the_report_numbers():
 
 
 def test_positions_figure_heatmaps_are_the_cosine_matrices():
-    from embedlab.position_similarity import cosine_matrix, position_maps
-    from embedlab.positional import sinusoidal_table
+    from embedlab.measure.positions import cosine_matrix, position_maps
+    from embedlab.engine.positional import sinusoidal_table
 
     rng = np.random.default_rng(2)
     learned = rng.normal(size=(16, 6))
@@ -118,7 +120,7 @@ def test_positions_figure_heatmaps_are_the_cosine_matrices():
 
 
 def test_positions_figure_without_a_learned_table():
-    from embedlab.position_similarity import position_maps
+    from embedlab.measure.positions import position_maps
 
     maps = position_maps(EmbeddingTable(np.eye(4)), max_positions=32)
     assert maps.learned is None and maps.sinusoidal_cosines.shape == (32, 32)
@@ -138,7 +140,7 @@ def _tick_values(ax):
 
 
 def test_a_flat_sinusoidal_curve_has_plain_ticks_without_an_offset():
-    from embedlab.position_similarity import position_maps
+    from embedlab.measure.positions import position_maps
 
     # The seed table's case: no learned table, the sinusoidal adjacent cosine flat to 1e-12.
     maps = position_maps(EmbeddingTable(np.eye(64)), max_positions=512)
@@ -162,7 +164,7 @@ def test_nearly_equal_norms_and_cosines_have_no_offset():
 
 
 def test_bands_figure_marks_every_wavelength():
-    from embedlab.positional import wavelengths
+    from embedlab.engine.positional import wavelengths
 
     bands = {64: wavelengths(64), 32: wavelengths(32)}
     fig = plots.bands_figure(bands, 10000.0)

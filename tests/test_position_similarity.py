@@ -15,14 +15,14 @@ import pytest
 
 np = pytest.importorskip("numpy")
 
-from embedlab import position_similarity  # noqa: E402
+from embedlab.measure import positions as position_similarity  # noqa: E402
 from embedlab.errors import SourceError  # noqa: E402
-from embedlab.position_similarity import (  # noqa: E402
+from embedlab.measure.positions import (  # noqa: E402
     SMOOTH_ADJACENT, adjacent_cosine, compare_positions, compare_table_positions, cosine_matrix,
     mean_cosine_by_offset, power_of_two_offsets,
 )
-from embedlab.positional import sinusoidal_table  # noqa: E402
-from embedlab.table import EmbeddingTable  # noqa: E402
+from embedlab.engine.positional import sinusoidal_table  # noqa: E402
+from embedlab.engine.table import EmbeddingTable  # noqa: E402
 
 
 def test_doctests():

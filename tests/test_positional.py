@@ -15,8 +15,8 @@ import pytest
 
 np = pytest.importorskip("numpy")
 
-from embedlab import positional  # noqa: E402
-from embedlab.positional import (  # noqa: E402
+from embedlab.engine import positional  # noqa: E402
+from embedlab.engine.positional import (  # noqa: E402
     alibi_bias, alibi_slopes, apply_rope, rope_angles, sinusoidal_table, wavelengths,
 )
 

@@ -8,8 +8,8 @@ pytest.importorskip("sklearn")
 
 from sklearn.decomposition import PCA  # noqa: E402
 
-from embedlab import projection  # noqa: E402
-from embedlab.table import EmbeddingTable  # noqa: E402
+from embedlab.measure import projection  # noqa: E402
+from embedlab.engine.table import EmbeddingTable  # noqa: E402
 
 
 @pytest.fixture

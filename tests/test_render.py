@@ -9,8 +9,10 @@ import string
 
 import pytest
 
-from embedlab import embed, lab, render
-from embedlab.locales import LANGUAGES, WORDS
+from embedlab import embed
+from embedlab.measure import lab
+from embedlab.report import render
+from embedlab.report.locales import LANGUAGES, WORDS
 
 KOREAN_HEADINGS = [
     "## 무엇을 쟀나",

@@ -6,9 +6,9 @@ import json
 
 import numpy as np
 
-from embedlab import render
-from embedlab.hubs import Hub, HubsResult, MetricHubs
-from embedlab.neighbors import Listed, NeighborsResult, QueryLists
+from embedlab.report import render
+from embedlab.measure.hubs import Hub, HubsResult, MetricHubs
+from embedlab.measure.neighbors import Listed, NeighborsResult, QueryLists
 
 
 def neighbors_result():

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from embedlab import embed, sources
+from embedlab import embed
+from embedlab.sources import loaders as sources
 from embedlab.errors import MissingExtraError, SourceError, TyingConflictError, UnsafeFormatError
 from safetensors_writer import array, bf16, write_safetensors
 

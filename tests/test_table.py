@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 
 from embedlab import embed
 from embedlab.errors import ShapeError, TokenIdError, UnknownTokenError
-from embedlab.table import EmbeddingTable, rms
-from embedlab.vocabulary import Vocabulary
+from embedlab.engine.lengths import rms
+from embedlab.engine.table import EmbeddingTable
+from embedlab.engine.vocabulary import Vocabulary
 
 
 def close(a, b, rtol=1e-9, atol=1e-12):

@@ -17,7 +17,7 @@ Glossary, used in code, CLI flags, docs and reports alike:
 ======  ================================================================
 
 Layers: ``embedlab.embed`` is the reference (standard library only);
-``embedlab.table.EmbeddingTable`` the array engine (NumPy); ``embedlab.nn`` the
+``embedlab.engine.table.EmbeddingTable`` the array engine (NumPy); ``embedlab.nn`` the
 PyTorch modules. The names below are imported lazily, so ``import embedlab``
 needs nothing beyond the standard library.
 """
@@ -31,15 +31,15 @@ __version__ = "0.1.0"
 
 # public name -> module that defines it (imported on first use)
 _LAZY = {
-    "EmbeddingTable": "table",
-    "Provenance": "table",
-    "Vocabulary": "vocabulary",
-    "Neighbors": "nearest",
-    "load": "sources",
-    "LabSettings": "lab",
-    "LabResult": "lab",
-    "measure": "lab",
-    "Breakdown": "params",
+    "EmbeddingTable": "engine.table",
+    "Provenance": "engine.table",
+    "Vocabulary": "engine.vocabulary",
+    "Neighbors": "engine.search",
+    "load": "sources.loaders",
+    "LabSettings": "measure.lab",
+    "LabResult": "measure.lab",
+    "measure": "measure.lab",
+    "Breakdown": "measure.params",
 }
 
 __all__ = ["__version__", *_LAZY]

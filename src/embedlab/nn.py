@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -32,14 +31,14 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from . import position_similarity, positional
+from .measure import positions as position_similarity
+from .engine import positional
 from .errors import ContextLengthError, ShapeError, TokenIdError
 
 __all__ = [
     "DEFAULT_INIT_STD", "TokenEmbedding", "PositionalEmbedding", "LearnedPositionalEmbedding",
     "SinusoidalPositionalEmbedding", "EmbeddingComposer", "TiedLMHead", "UntiedLMHead",
     "RotaryEmbedding", "ALiBi", "count_parameters", "neighbour_cosine_curve",
-    "DemoSettings", "DemoResult", "demo",
 ]
 
 DEFAULT_INIT_STD = 0.02  # GPT-2's N(0, 0.02) for embedding tables
@@ -432,131 +431,7 @@ def neighbour_cosine_curve(table: Any, max_offset: int = 8) -> list[float]:
     return position_similarity.mean_cosine_by_offset(rows, range(1, max_offset + 1)).tolist()
 
 
-# -- the demo measurement (embedlab demo) ----------------------------------------
-
-@dataclass(frozen=True)
-class DemoSettings:
-    """What ``demo`` builds; the seed lesson's defaults.
-
-    Raises ``ValueError`` when a size is below 1 or the tensors the demo
-    makes (tables, batch, logits) would pass ``DEMO_MAX_ELEMENTS`` elements.
-    """
-
-    vocab_size: int = 320  # V
-    d_model: int = 64  # D
-    max_context_length: int = 128  # T_max
-    batch_size: int = 4  # B
-    seq_len: int = 32  # T
-    seed: int = 11  # torch seed for the tables and the batch
-    max_offset: int = 6  # offsets k = 1 .. max_offset for the cosine curve
-    base: float = positional.DEFAULT_BASE
-
-    def __post_init__(self) -> None:
-        sizes = {"vocab_size": self.vocab_size, "d_model": self.d_model, "max_context_length": self.max_context_length,
-                 "batch_size": self.batch_size, "seq_len": self.seq_len, "max_offset": self.max_offset}
-        for name, value in sizes.items():
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}={value!r} must be an int of at least 1")
-        V, D, B, T = self.vocab_size, self.d_model, self.batch_size, self.seq_len
-        elements = 2 * V * D + 2 * self.max_context_length * D + B * T * (3 * D + V)  # tables, inputs, logits
-        if elements > DEMO_MAX_ELEMENTS:
-            raise ValueError(f"the demo would hold {elements:,} float32 values (V={V}, D={D}, B={B}, T={T}): "
-                             f"more than {DEMO_MAX_ELEMENTS:,}; choose smaller sizes")
-
-
-# About 1 GiB of float32: the demo is a lesson on one batch, not a load test.
-DEMO_MAX_ELEMENTS = 2**28
-
-
-@dataclass(frozen=True)
-class DemoResult:
-    """Everything ``embedlab demo`` shows; plain values, JSON-able via ``to_dict``."""
-
-    settings: dict[str, Any]
-    shapes: dict[str, list[int]]  # name -> shape of the tensor made
-    parameters: dict[str, int]  # module -> trainable parameters it adds
-    max_abs_composition_error: float  # max |out[b, t] - (E[ids[b, t]] + P[t])|
-    offsets: list[int]
-    learned_curve: list[float]
-    sinusoidal_curve: list[float]
-    learned_decreasing_steps: int
-    sinusoidal_decreasing_steps: int
-    wavelengths: list[float]  # positions, one per sin/cos pair
-    bands_longer_than_context: int
-    too_long_error: str  # what the learned table says at T_max + 1
-
-    def to_dict(self) -> dict[str, Any]:
-        """The fields as a JSON-able dict."""
-        return asdict(self)
-
-
-def demo(settings: DemoSettings = DemoSettings()) -> DemoResult:
-    """Build the modules, run one batch, and measure what the demo shows.
-
-    The global torch random state is restored afterwards. Raises what the
-    modules raise for bad settings (e.g. ``ContextLengthError`` for
-    seq_len > max_context_length).
-    """
-    s = settings
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(s.seed)
-        tok = TokenEmbedding(s.vocab_size, s.d_model)
-        learned = LearnedPositionalEmbedding(s.max_context_length, s.d_model)
-        sinusoidal = SinusoidalPositionalEmbedding(s.max_context_length, s.d_model, s.base)
-        ids = torch.randint(0, s.vocab_size, (s.batch_size, s.seq_len))  # (B, T) int64
-        untied = UntiedLMHead(s.vocab_size, s.d_model)
-    tied = TiedLMHead(tok)
-    with torch.no_grad():
-        tokens = tok(ids)  # (B, T, D)
-        x_learned = EmbeddingComposer(tok, learned)(ids)  # (B, T, D)
-        x_sinusoidal = EmbeddingComposer(tok, sinusoidal)(ids)  # (B, T, D)
-        expected = tok.embedding.weight[ids] + learned.embedding.weight[: s.seq_len][None]  # (B, T, D)
-        logits = tied(x_learned)  # (B, T, V)
-    learned_curve = neighbour_cosine_curve(learned.table, s.max_offset)
-    sinusoidal_curve = neighbour_cosine_curve(sinusoidal.table, s.max_offset)
-    bands = positional.wavelengths(s.d_model, s.base)  # (ceil(D/2),)
-    return DemoResult(
-        settings=asdict(s),
-        shapes={"ids": list(ids.shape), "token": list(tokens.shape), "learned_input": list(x_learned.shape),
-                "sinusoidal_input": list(x_sinusoidal.shape), "tied_logits": list(logits.shape)},
-        parameters=_added_parameters(tok, learned, sinusoidal, tied, untied, 2 * max(1, s.d_model // 2)),
-        max_abs_composition_error=float((x_learned - expected).abs().max()),
-        offsets=list(range(1, s.max_offset + 1)),
-        learned_curve=learned_curve,
-        sinusoidal_curve=sinusoidal_curve,
-        learned_decreasing_steps=int(np.sum(np.diff(learned_curve) < 0)),
-        sinusoidal_decreasing_steps=int(np.sum(np.diff(sinusoidal_curve) < 0)),
-        wavelengths=bands.tolist(),
-        bands_longer_than_context=int(np.sum(bands > s.max_context_length)),
-        too_long_error=_error_text(lambda: learned(s.max_context_length + 1)),
-    )
-
-
 # -- helpers -----------------------------------------------------------------
-
-def _added_parameters(tok: TokenEmbedding, learned: nn.Module, sinusoidal: nn.Module, tied: nn.Module,
-                      untied: nn.Module, head_dim: int) -> dict[str, int]:
-    """Parameters each module adds to a model that already has the token table
-    (rotary measured at an even head size near D: it has none at any size)."""
-    base = count_parameters(tok)
-    return {
-        "token": base,
-        "learned_positions": count_parameters(learned),
-        "sinusoidal_positions": count_parameters(sinusoidal),
-        "rotary": count_parameters(RotaryEmbedding(head_dim)),
-        "tied_head": count_parameters(nn.ModuleList([tok, tied])) - base,
-        "untied_head": count_parameters(nn.ModuleList([tok, untied])) - base,
-    }
-
-
-def _error_text(call: Any) -> str:
-    """The message of the ValueError that call() raises, or "" if it raises none."""
-    try:
-        call()
-    except ValueError as exc:
-        return str(exc)
-    return ""
-
 
 def _check_width(hidden: torch.Tensor, d_model: int) -> None:
     if not isinstance(hidden, torch.Tensor) or hidden.dim() < 1 or hidden.shape[-1] != d_model:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from embedlab import embed
-from embedlab.table import EmbeddingTable
+from embedlab.engine.table import EmbeddingTable
 
 T = [[1, 1, 1], [2, 2, 2]]
 

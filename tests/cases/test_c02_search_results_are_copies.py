@@ -8,7 +8,7 @@ out copies or read-only arrays (assignment raises ValueError).
 import numpy as np
 import pytest
 
-from embedlab.table import EmbeddingTable
+from embedlab.engine.table import EmbeddingTable
 
 T = [[1.0, 2.0], [3.0, 4.0]]
 

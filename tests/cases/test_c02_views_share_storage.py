@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from embedlab import embed
-from embedlab.table import EmbeddingTable
+from embedlab.engine.table import EmbeddingTable
 
 
 def test_reference_hands_out_copies():

@@ -45,8 +45,8 @@ def test_composer_checks_length_before_token_lookup(kind):
 
 
 def test_numpy_compose():
-    from embedlab.input_embedding import compose
-    from embedlab.table import EmbeddingTable
+    from embedlab.measure.encode import compose
+    from embedlab.engine.table import EmbeddingTable
 
     table = EmbeddingTable(np.eye(10, 2), positions=np.ones((4, 2)))
     assert compose(table, np.zeros((1, 4), dtype=np.int64)).shape == (1, 4, 2)
@@ -55,7 +55,7 @@ def test_numpy_compose():
 
 
 def test_tokenize_names_both_lengths(word_tokenizer):
-    from embedlab.input_embedding import tokenize
+    from embedlab.measure.encode import tokenize
 
     # [CLS] a b c [SEP]: 5 tokens against a 4-row position table
     with pytest.raises(ValueError, match=NAMES_5_AND_4):

@@ -28,7 +28,7 @@ def _check(table):
 
 
 def test_numpy_table():
-    from embedlab.positional import sinusoidal_table
+    from embedlab.engine.positional import sinusoidal_table
 
     _check(sinusoidal_table(8, 5))
     _check(sinusoidal_table(8, 5).astype(np.float32))
@@ -44,6 +44,6 @@ def test_torch_module():
 
 
 def test_wavelengths_have_a_lone_last_band():
-    from embedlab.positional import wavelengths
+    from embedlab.engine.positional import wavelengths
 
     assert len(wavelengths(5)) == 3  # pairs (0,1), (2,3) and the lone column 4

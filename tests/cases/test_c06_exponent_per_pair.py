@@ -27,7 +27,7 @@ def _pairs_on_unit_circle(table):
 
 
 def test_numpy():
-    from embedlab.positional import sinusoidal_table
+    from embedlab.engine.positional import sinusoidal_table
 
     _check(sinusoidal_table(2, 4))
     _pairs_on_unit_circle(sinusoidal_table(64, 16))

@@ -33,8 +33,8 @@ def test_composer():
 
 
 def test_numpy_compose():
-    from embedlab.input_embedding import compose
-    from embedlab.table import EmbeddingTable
+    from embedlab.measure.encode import compose
+    from embedlab.engine.table import EmbeddingTable
 
     out = compose(EmbeddingTable(E, positions=P), IDS)
     assert out.tolist() == RIGHT

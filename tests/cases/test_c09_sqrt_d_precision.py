@@ -40,7 +40,7 @@ def test_composer_scaling(dim, dtype):
 @pytest.mark.parametrize("dim", sorted(EXPECTED))
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_table_scaled_lookup(dim, dtype):
-    from embedlab.table import EmbeddingTable
+    from embedlab.engine.table import EmbeddingTable
 
     out = EmbeddingTable(np.ones((2, dim), dtype=dtype)).scaled_lookup([0, 1])
     assert out.dtype == np.float32

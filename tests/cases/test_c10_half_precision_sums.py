@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from embedlab import embed
-from embedlab.table import EmbeddingTable, rms
+from embedlab.engine.lengths import rms
+from embedlab.engine.table import EmbeddingTable
 
 
 def test_rms_of_float16_accumulates_wide():

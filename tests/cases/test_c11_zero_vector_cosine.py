@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 
 from embedlab import embed
-from embedlab.table import EmbeddingTable
+from embedlab.engine.table import EmbeddingTable
 
 T = [[1, 0], [0, 0], [0, 1], [0, 0]]
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from embedlab import embed
-from embedlab.nearest import search
-from embedlab.table import EmbeddingTable
+from embedlab.engine.search import search
+from embedlab.engine.table import EmbeddingTable
 
 T = [[1, 0], [0, 0], [0, 1], [0, 0]]
 

@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from embedlab import params
+from embedlab.measure import params
 from safetensors_writer import f32, write_config, write_safetensors
 
 TABLE = f32(*range(15))

@@ -16,7 +16,7 @@ SLOPES_6 = [0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125]
 
 
 def test_numpy():
-    from embedlab.positional import alibi_bias, alibi_slopes
+    from embedlab.engine.positional import alibi_bias, alibi_slopes
 
     assert alibi_slopes(8).tolist() == SLOPES_8
     assert alibi_slopes(6).tolist() == SLOPES_6

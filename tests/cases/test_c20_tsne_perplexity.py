@@ -5,8 +5,8 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-from embedlab import projection  # noqa: E402
-from embedlab.table import EmbeddingTable  # noqa: E402
+from embedlab.measure import projection  # noqa: E402
+from embedlab.engine.table import EmbeddingTable  # noqa: E402
 
 TABLE = EmbeddingTable(np.random.default_rng(0).normal(size=(5, 3)))
 

@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass, fields
 from typing import Any, Protocol, Sequence
 
-from . import embed
+from .. import embed
 
 __all__ = [
     "LabSettings", "LabResult", "ReferenceEngine", "ArrayEngine", "measure", "REPORT_KEYS",

@@ -21,11 +21,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .errors import ShapeError, TokenIdError
-from .nearest import _NORM_HIGH, _NORM_LOW, DEFAULT_MEMORY, METRICS, Neighbors, search, vector_norms
+from ..errors import ShapeError, TokenIdError
+from .lengths import NORM_HIGH, NORM_LOW, vector_norms
+from .search import DEFAULT_MEMORY, METRICS, Neighbors, search
 from .vocabulary import Vocabulary
 
-__all__ = ["EmbeddingTable", "Provenance", "rms"]
+__all__ = ["EmbeddingTable", "Provenance"]
 
 
 @dataclass(frozen=True)
@@ -503,35 +504,6 @@ def _gather_rows(W: np.ndarray, ids: np.ndarray, out: np.ndarray) -> None:
         future.result()
 
 
-def rms(x: Any) -> np.ndarray:
-    """Root mean square over the last axis: (..., D) -> (...), float64.
-
-    Accumulated in float64, so float16 vectors do not overflow (300 ** 2 is
-    above float16's largest value, 65504), and float64 vectors whose squares
-    would leave float64's range are measured again divided by their largest
-    entry (as ``vector_norms`` does), so
-    the rms of ``[1e200, 1e200]`` is 1e200, not inf. The rms of an empty
-    vector is 0.0.
-
-    >>> float(rms(np.array([300, 300, 300, 300], dtype=np.float16)))
-    300.0
-    """
-    a = np.asarray(x, dtype=np.float64)
-    D = a.shape[-1]
-    if D == 0:
-        return np.zeros(a.shape[:-1])
-    rows = a.reshape(-1, D)  # (M, D)
-    with np.errstate(over="ignore", under="ignore"):  # such rows are measured again below
-        out = np.sqrt(np.mean(rows * rows, axis=1))  # (M,)
-    odd = np.flatnonzero((out < _NORM_LOW) | (out > _NORM_HIGH))  # zero, under- or overflowed
-    if odd.size:  # measured again divided by their largest entry, as vector_norms does
-        top = np.abs(rows[odd]).max(axis=1)  # (r,)
-        fine = (top > 0) & np.isfinite(top)
-        unit = rows[odd[fine]] / top[fine, None]  # entries in [-1, 1]
-        out[odd[fine]] = top[fine] * np.sqrt(np.mean(unit * unit, axis=1))
-    return out.reshape(a.shape[:-1])
-
-
 def _parse_id(query: str) -> int:
     """``"id:137"`` -> 137; anything after ``id:`` but an integer is a TypeError."""
     try:
@@ -590,13 +562,13 @@ def _check_finite(arr: np.ndarray, what: str) -> None:
             r, c = np.argwhere(~finite)[0]
             value = arr[start + r, c]
             raise ValueError(f"{what} holds {value} at row {start + r}, column {c}: NaN and infinity are refused")
-        if arr.dtype == np.float64 and np.abs(rows).max() > _NORM_HIGH:
+        if arr.dtype == np.float64 and np.abs(rows).max() > NORM_HIGH:
             too_long = np.flatnonzero(~np.isfinite(vector_norms(rows)))
             if too_long.size:
                 r = int(too_long[0])
                 raise ValueError(f"{what}: row {start + r} is too long for float64, its length overflows (largest "
                                  f"entry {np.abs(rows[r]).max():.3g}); lengths are measured in float64")
-        if arr.dtype == np.float64 and ((rows != 0) & (np.abs(rows) < _NORM_LOW)).any():
+        if arr.dtype == np.float64 and ((rows != 0) & (np.abs(rows) < NORM_LOW)).any():
             lengths = vector_norms(rows)  # (b,)
             too_short = np.flatnonzero((lengths > 0) & (lengths < np.finfo(np.float64).tiny))
             if too_short.size:

@@ -12,7 +12,7 @@ import base64
 import html
 from typing import Sequence
 
-from .lab import LabResult, LabSettings
+from ..measure.lab import LabResult, LabSettings
 from .locales import DEFAULT_LANGUAGE, WORDS
 from .render import Inline, report_sections
 

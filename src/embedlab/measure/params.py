@@ -29,8 +29,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import checkpoint
-from .errors import ConfigError, DtypeError, SizeError, SourceError
+from ..sources import checkpoint
+from ..errors import ConfigError, DtypeError, SizeError, SourceError
 
 __all__ = [
     "DTYPES", "POSITION_KINDS", "Breakdown", "Bytes", "Buffer", "Count", "Growth",

@@ -25,9 +25,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .errors import ShapeError, SourceError
-from .nearest import vector_norms
-from .positional import DEFAULT_BASE, sinusoidal_table
+from ..errors import ShapeError, SourceError
+from ..engine.lengths import vector_norms
+from ..engine.positional import DEFAULT_BASE, sinusoidal_table
 
 __all__ = [
     "SMOOTH_ADJACENT", "TableSimilarity", "Smoothness", "PositionComparison",

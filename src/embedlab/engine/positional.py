@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ShapeError
+from ..errors import ShapeError
 
 __all__ = [
     "DEFAULT_BASE", "PAIRINGS",

@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from . import __version__, embed
-from .errors import EmbedlabError
-from .locales import DEFAULT_LANGUAGE, LANGUAGES
+from .. import __version__, embed
+from ..errors import EmbedlabError
+from ..report.locales import DEFAULT_LANGUAGE, LANGUAGES
 
 __all__ = ["main", "build_parser"]
 
@@ -142,7 +142,8 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    from . import lab, render
+    from ..measure import lab
+    from ..report import render
 
     table = None
     if args.model == "seed":
@@ -153,7 +154,7 @@ def _run_report(args: argparse.Namespace) -> int:
         probe = DEFAULT_PROBE_ID if args.probe is None else _seed_probe(args.probe)
         seed, source = embed.SEED, None
     else:
-        from . import sources
+        from ..sources import loaders as sources
 
         table = sources.load(args.model, tensor=args.tensor, words=args.words)
         engine = lab.ArrayEngine(table)
@@ -167,7 +168,8 @@ def _run_report(args: argparse.Namespace) -> int:
         args.out / "embed_report.md": render.report_markdown(result, settings, args.lang),
     }
     if args.html:
-        from . import html_report, sources
+        from ..report import html as html_report
+        from ..sources import loaders as sources
 
         table = table or sources.load("seed")
         figures, left_out = _report_figures(table, result, settings, args.lang)
@@ -186,8 +188,9 @@ REPORT_NORMS_TOP = 10  # longest rows labelled in the report's norms figure, or 
 def _report_figures(table, result, settings, lang):  # type: ignore[no-untyped-def]
     """Measure and draw the figures of each report section: {section: [(png, caption)]}, and
     {section: [why a figure is left out]} for figures the table is too small for."""
-    from . import lab, norms, plots, projection
-    from .locales import WORDS
+    from ..measure import lab, norms, projection
+    from ..report import plots
+    from ..report.locales import WORDS
 
     captions = WORDS[lang]["captions"]
     ids, groups = projection.choose_rows(table, settings.probe, k=settings.k)
@@ -244,7 +247,8 @@ def _add_plot(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_plot(args: argparse.Namespace) -> int:
-    from . import plots, render, sources
+    from ..report import plots, render
+    from ..sources import loaders as sources
 
     with _progress(3, f"plot {args.figure}", args.quiet) as bar:
         table = sources.load(args.model, tensor=args.tensor, words=args.words)
@@ -259,7 +263,8 @@ def _run_plot(args: argparse.Namespace) -> int:
 
 
 def _plot_projection(args, table, fig):  # type: ignore[no-untyped-def]
-    from . import plots, projection
+    from ..report import plots
+    from ..measure import projection
 
     if args.tokens is not None:
         ids, groups = [table.token_id(t) for t in _token_list(args.tokens)], None
@@ -271,14 +276,16 @@ def _plot_projection(args, table, fig):  # type: ignore[no-untyped-def]
 
 
 def _plot_norms(args, table, fig):  # type: ignore[no-untyped-def]
-    from . import norms, plots
+    from ..measure import norms
+    from ..report import plots
 
     top = min(10, table.V) if args.top is None else args.top
     return plots.norms_figure(norms.norm_distribution(table, top=top), fig)
 
 
 def _plot_neighbors(args, table, fig):  # type: ignore[no-untyped-def]
-    from . import lab, plots
+    from ..measure import lab
+    from ..report import plots
 
     settings = lab.LabSettings(probe=_probe(table, args.probe), k=min(5, table.V - 1) if args.k is None else args.k,
                                stretch_factor=args.stretch_factor)
@@ -286,7 +293,8 @@ def _plot_neighbors(args, table, fig):  # type: ignore[no-untyped-def]
 
 
 def _plot_scale(args, table, fig):  # type: ignore[no-untyped-def]
-    from . import lab, plots
+    from ..measure import lab
+    from ..report import plots
 
     probe = _probe(table, args.probe)
     k = min(10, table.V - 1) if args.k is None else args.k
@@ -295,14 +303,16 @@ def _plot_scale(args, table, fig):  # type: ignore[no-untyped-def]
 
 
 def _plot_positions(args, table, fig):  # type: ignore[no-untyped-def]
-    from . import plots, position_similarity
+    from ..report import plots
+    from ..measure import positions as position_similarity
 
     maps = position_similarity.position_maps(table, base=args.base, max_positions=args.max_positions)
     return plots.positions_figure(maps, fig)
 
 
 def _plot_bands(args, table, fig):  # type: ignore[no-untyped-def]
-    from . import plots, positional
+    from ..report import plots
+    from ..engine import positional
 
     widths = args.widths or [table.D, max(1, table.D // 2)]
     return plots.bands_figure({w: positional.wavelengths(w, args.base) for w in widths}, args.base, fig)
@@ -354,7 +364,8 @@ def _add_params(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_params(args: argparse.Namespace) -> int:
-    from . import params, render
+    from ..measure import params
+    from ..report import render
 
     _check_params_form(args)
     if args.vocab is not None:
@@ -365,7 +376,7 @@ def _run_params(args: argparse.Namespace) -> int:
         if args.config is not None:
             count = params.from_config(args.config, dtype=args.dtype or "fp32")
         else:
-            from . import sources
+            from ..sources import loaders as sources
 
             count = params.from_checkpoint(sources.checkpoint_path(args.model), tensor=args.tensor, dtype=args.dtype)
     factor = 2 if args.factor is None and args.target_vocab is None else args.factor
@@ -433,12 +444,13 @@ def _add_demo(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_demo(args: argparse.Namespace) -> int:
-    from . import nn, render
+    from ..measure import demo
+    from ..report import render
 
-    settings = nn.DemoSettings(vocab_size=args.vocab, d_model=args.d_model, max_context_length=args.max_context,
+    settings = demo.DemoSettings(vocab_size=args.vocab, d_model=args.d_model, max_context_length=args.max_context,
                                batch_size=args.batch, seq_len=args.seq, seed=args.seed,
                                max_offset=args.max_offset, base=args.base)
-    result = nn.demo(settings)
+    result = demo.demo(settings)
     print(render.result_json(result) if args.json else render.demo_terminal(result), end="")
     return 0
 
@@ -461,7 +473,9 @@ def _add_positions(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_positions(args: argparse.Namespace) -> int:
-    from . import position_similarity, render, sources
+    from ..measure import positions as position_similarity
+    from ..report import render
+    from ..sources import loaders as sources
 
     table = sources.load(args.model, tensor=args.tensor, words=args.words)
     result = position_similarity.compare_table_positions(table, base=args.base)
@@ -491,7 +505,9 @@ def _add_encode(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_encode(args: argparse.Namespace) -> int:
-    from . import input_embedding, render, sources
+    from ..measure import encode as input_embedding
+    from ..report import render
+    from ..sources import loaders as sources
 
     tokenizer = sources.load_tokenizer(args.model)
     table = sources.load(args.model, tensor=args.tensor, words=args.words)
@@ -527,8 +543,9 @@ def _add_neighbors(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_neighbors(args: argparse.Namespace) -> int:
-    from . import render, sources
-    from .neighbors import neighbor_lists
+    from ..report import render
+    from ..sources import loaders as sources
+    from ..measure.neighbors import neighbor_lists
 
     table = sources.load(args.model, tensor=args.tensor, words=args.words)
     vectors = None if args.vector is None else sources.load_vectors(args.vector)
@@ -563,8 +580,9 @@ def _add_hubs(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_hubs(args: argparse.Namespace) -> int:
-    from . import render, sources
-    from .hubs import measure_hubs
+    from ..report import render
+    from ..sources import loaders as sources
+    from ..measure.hubs import measure_hubs
 
     table = sources.load(args.model, tensor=args.tensor, words=args.words)
     n = table.V if args.queries is None else args.queries

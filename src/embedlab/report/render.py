@@ -14,16 +14,16 @@ from dataclasses import asdict, dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
-from .lab import REPORT_KEYS, LabResult, LabSettings
+from ..measure.lab import REPORT_KEYS, LabResult, LabSettings
 from .locales import DEFAULT_LANGUAGE, WORDS
 
 if TYPE_CHECKING:  # only for the annotations: these modules need NumPy / torch
-    from .hubs import Hub, HubsResult
-    from .input_embedding import Encoding
-    from .neighbors import Listed, NeighborsResult
-    from .nn import DemoResult
-    from .params import Breakdown, Count, Growth
-    from .position_similarity import PositionComparison
+    from ..measure.hubs import Hub, HubsResult
+    from ..measure.encode import Encoding
+    from ..measure.neighbors import Listed, NeighborsResult
+    from ..measure.demo import DemoResult
+    from ..measure.params import Breakdown, Count, Growth
+    from ..measure.positions import PositionComparison
 
 __all__ = [
     "report_dict", "report_json", "report_markdown", "report_sections", "report_terminal",

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .table import EmbeddingTable
+from ..engine.table import EmbeddingTable
 
 __all__ = ["NormDistribution", "norm_distribution"]
 

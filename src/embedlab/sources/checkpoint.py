@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import MissingExtraError, SourceError, TyingConflictError
+from ..errors import MissingExtraError, SourceError, TyingConflictError
 
 __all__ = [
     "TensorInfo", "Roles", "TieVerdict",

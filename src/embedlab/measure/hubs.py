@@ -21,9 +21,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .errors import MissingExtraError
-from .nearest import DEFAULT_MEMORY, METRICS, search
-from .table import EmbeddingTable
+from ..errors import MissingExtraError
+from ..engine.search import DEFAULT_MEMORY, METRICS, search
+from ..engine.table import EmbeddingTable
 
 __all__ = ["Hub", "MetricHubs", "HubsResult", "measure_hubs"]
 

@@ -40,9 +40,10 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .errors import ShapeError
+from ..errors import ShapeError
+from .lengths import NORM_HIGH, NORM_LOW, SQUARES_HIGH, SQUARES_LOW, inverse_norms, vector_norms
 
-__all__ = ["Neighbors", "BlockPlan", "search", "plan_blocks", "vector_norms", "METRICS", "DEFAULT_MEMORY"]
+__all__ = ["Neighbors", "BlockPlan", "search", "plan_blocks", "METRICS", "DEFAULT_MEMORY"]
 
 METRICS = ("cosine", "dot")
 DEFAULT_MEMORY = 256 * 2**20  # bytes of working memory for one search
@@ -188,7 +189,7 @@ def search(
     plan = plan_blocks(V, D, k, np.dtype(dtype).itemsize, memory, n_queries=N, workers=_workers(workers))
     ids = np.empty((N, k), dtype=np.int64)
     scores = np.empty((N, k), dtype=np.float64)
-    inv_norms = _inverse(row_norms) if metric == "cosine" else None  # (V,)
+    inv_norms = inverse_norms(row_norms) if metric == "cosine" else None  # (V,)
 
     def one_block(start: int) -> int:
         stop = min(N, start + plan.queries)
@@ -277,36 +278,6 @@ def plan_blocks(V: int, D: int, k: int, itemsize: int, memory: int, *,
             raise ValueError(f"memory={memory} bytes is too small: one query against {v} rows needs {need} bytes")
 
 
-def vector_norms(X: np.ndarray) -> np.ndarray:
-    """Euclidean length of every row: (M, D) -> (M,), float64.
-
-    Accumulated in float64 whatever the dtype, in blocks of about 32 MB, so
-    float16 rows do not overflow and a huge table is never copied whole.
-    Rows whose sum of squares leaves float64's range (entries near 1e-160 or
-    1e160) are measured again scaled by their largest entry, so a tiny row
-    is not given length 0 nor a huge finite one length inf. Identical rows
-    get bit-identical lengths.
-
-    >>> vector_norms(np.array([[3.0, 4.0], [0.0, 0.0], [3e-300, 4e-300]])).tolist()
-    [5.0, 0.0, 5e-300]
-    """
-    out = np.empty(len(X), dtype=np.float64)  # (M,)
-    step = max(1, 2**22 // max(X.shape[1], 1))
-    for start in range(0, len(X), step):
-        rows = np.asarray(X[start:start + step], dtype=np.float64)  # (b, D)
-        with np.errstate(over="ignore", under="ignore"):  # out-of-range sums are measured again below
-            out[start:start + len(rows)] = np.sqrt(np.einsum("ij,ij->i", rows, rows))
-    odd = np.flatnonzero((out < _NORM_LOW) | (out > _NORM_HIGH))  # zero, underflowed or overflowed
-    if odd.size:
-        rows = np.asarray(X[odd], dtype=np.float64)  # (r, D)
-        top = np.abs(rows).max(axis=1)  # (r,) 0 for a zero row, inf/nan for a row holding them
-        fine = (top > 0) & np.isfinite(top)
-        unit = rows[fine] / top[fine, None]  # entries in [-1, 1]: the sum of squares stays in range
-        with np.errstate(over="ignore"):  # a length beyond float64's largest value is inf
-            out[odd[fine]] = top[fine] * np.sqrt(np.einsum("ij,ij->i", unit, unit))
-    return out
-
-
 def _gemm_dtype(table_dtype: np.dtype, metric: str, q_norms: np.ndarray, row_norms: np.ndarray) -> type:
     """The GEMM's dtype: float32 for float16/float32 tables, unless their scores leave float32's comfortable range.
 
@@ -328,18 +299,11 @@ def _gemm_dtype(table_dtype: np.dtype, metric: str, q_norms: np.ndarray, row_nor
     return np.float32 if in_range else np.float64
 
 
-# A sum of squares in this range lost nothing to overflow or underflow (as in
-# ``embed._sum_of_squares``); lengths outside the square roots of it are
-# measured again, scaled (``vector_norms``).
-_SQUARES_LOW, _SQUARES_HIGH = 1e-280, 1e300
-_NORM_LOW, _NORM_HIGH = 1e-140, 1e150
-
-
 def _check_dot_range(q_norms: np.ndarray, row_norms: np.ndarray, exclude: np.ndarray | None) -> None:
     """Refuse dot products that float64 cannot rank: (N,), (V,), (N,) ids or None.
 
     ``|dot(q, w)| <= |q| |w|``: above about 2e307 it may overflow to inf; a
-    nonzero pair whose ``|q| |w|`` is below 1e-280 (``_SQUARES_LOW``) loses its
+    nonzero pair whose ``|q| |w|`` is below 1e-280 (``SQUARES_LOW``) loses its
     digits to underflow, and with them its order. Each query is checked
     against the longest and the shortest nonzero row other than its own id
     (a query by id never scores itself). Zero rows and queries score 0.0 exactly.
@@ -364,9 +328,9 @@ def _check_dot_range(q_norms: np.ndarray, row_norms: np.ndarray, exclude: np.nda
         near = np.where(own == shortest[0], shortest[-1], shortest[0])  # (N,)
         low = np.where((q_norms > 0) & (near != own), q_norms * row_norms[near], np.inf)  # (N,)
         i = int(np.argmin(low))
-        if low[i] < _SQUARES_LOW:
+        if low[i] < SQUARES_LOW:
             raise ValueError(f"dot products underflow float64: {_query_name(i, exclude)} (length {q_norms[i]:.3g}) times row "
-                             f"{int(near[i])} (length {row_norms[near[i]]:.3g}) is below {_SQUARES_LOW:g}, too "
+                             f"{int(near[i])} (length {row_norms[near[i]]:.3g}) is below {SQUARES_LOW:g}, too "
                              f"small to rank; scale the vectors (cosine does not depend on length)")
 
 
@@ -542,7 +506,7 @@ class _Scan:
         # change with length, so take it of the unit vectors (as
         # ``embed.cosine`` rescales such vectors).
         nonzero = (q_norms > 0) & (w_norms > 0)
-        odd = np.flatnonzero(nonzero & ((both < _SQUARES_LOW) | (both > _SQUARES_HIGH)))
+        odd = np.flatnonzero(nonzero & ((both < SQUARES_LOW) | (both > SQUARES_HIGH)))
         if odd.size:
             unit_q = queries[odd] / q_norms[odd, None]
             unit_w = rows[odd] / w_norms[odd, None]
@@ -657,13 +621,6 @@ def _block_runner(workers: int) -> Iterator[Callable]:
         except BaseException:
             threads.shutdown(cancel_futures=True)  # an error in one block: do not start the rest
             raise
-
-
-def _inverse(norms: np.ndarray) -> np.ndarray:
-    """1 / norm, with 0.0 for a zero norm so zero vectors score 0.0, never NaN."""
-    out = np.zeros_like(norms, dtype=np.float64)
-    np.divide(1.0, norms, out=out, where=norms > 0)
-    return out
 
 
 def _check(W: np.ndarray, Q: np.ndarray | None, k: int, metric: str, exclude: np.ndarray | None) -> tuple[int, int, int]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from typing import Iterable
 
-from .errors import TokenIdError, UnknownTokenError
+from ..errors import TokenIdError, UnknownTokenError
 
 __all__ = ["Vocabulary"]
 

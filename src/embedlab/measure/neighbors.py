@@ -15,8 +15,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .nearest import DEFAULT_MEMORY, METRICS, Neighbors, vector_norms
-from .table import EmbeddingTable
+from ..engine.lengths import vector_norms
+from ..engine.search import DEFAULT_MEMORY, METRICS, Neighbors
+from ..engine.table import EmbeddingTable
 
 __all__ = ["Listed", "QueryLists", "NeighborsResult", "neighbor_lists"]
 

@@ -13,7 +13,7 @@ import io
 import warnings
 from typing import Any
 
-from .errors import MissingExtraError
+from ..errors import MissingExtraError
 
 __all__ = [
     "new_figure", "png_bytes", "DPI",

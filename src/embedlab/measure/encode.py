@@ -24,9 +24,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .errors import ContextLengthError, ShapeError, TokenIdError
-from .nearest import vector_norms
-from .table import EmbeddingTable
+from ..errors import ContextLengthError, ShapeError, TokenIdError
+from ..engine.lengths import vector_norms
+from ..engine.table import EmbeddingTable
 
 __all__ = ["Tokens", "TokenRow", "SameToken", "Encoding", "tokenize", "compose", "encode"]
 

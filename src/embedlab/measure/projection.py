@@ -28,8 +28,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .errors import MissingExtraError
-from .table import EmbeddingTable
+from ..errors import MissingExtraError
+from ..engine.table import EmbeddingTable
 
 __all__ = ["METHODS", "Projection", "choose_rows", "project", "unfit_reason"]
 

@@ -26,10 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from . import checkpoint, embed
-from .errors import MissingExtraError, ShapeError, SourceError, UnsafeFormatError
-from .table import EmbeddingTable, Provenance
-from .vocabulary import Vocabulary
+from . import checkpoint
+from .. import embed
+from ..errors import MissingExtraError, ShapeError, SourceError, UnsafeFormatError
+from ..engine.table import EmbeddingTable, Provenance
+from ..engine.vocabulary import Vocabulary
 
 __all__ = ["NAMED", "load", "load_checkpoint", "load_npy", "load_text", "load_tokenizer", "load_vectors",
            "read_words", "package_dir", "checkpoint_path"]
