@@ -259,7 +259,7 @@ def test_a_library_hint_is_widened_to_the_whole_command(argv, extras):
 
     args = cli.build_parser().parse_args(argv)
     exc = MissingExtraError("figures need matplotlib: pip install -c constraints.txt -e '.[plots]'")
-    assert cli._message(exc, args) == f"figures need matplotlib: pip install -c constraints.txt -e '.[{extras}]'"
+    assert cli.errors.message(exc, args) == f"figures need matplotlib: pip install -c constraints.txt -e '.[{extras}]'"
 
 
 def test_each_module_of_a_hint_is_in_the_extra_it_names():
@@ -269,7 +269,7 @@ def test_each_module_of_a_hint_is_in_the_extra_it_names():
     pyproject = tomllib.loads((SRC.parent / "pyproject.toml").read_text(encoding="utf-8"))
     extras = pyproject["project"]["optional-dependencies"]
     distribution = {"sklearn": "scikit-learn", "umap": "umap-learn"}
-    for module, extra in cli.EXTRAS.items():
+    for module, extra in cli.errors.EXTRAS.items():
         names = {re.split(r"[<>=\[ ]", req)[0] for req in extras[extra]}
         assert distribution.get(module, module) in names, (module, extra)
     for extra in ("data", "torch", "plots"):  # the hint leaves out models beside these: they install it

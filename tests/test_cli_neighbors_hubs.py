@@ -89,7 +89,7 @@ def test_usage_errors_exit_2(argv):
 @pytest.mark.parametrize("text, value", [("268435456", 2**28), ("512K", 2**19), ("256M", 2**28),
                                          ("256MiB", 2**28), ("1G", 2**30), ("1.5g", 3 * 2**29)])
 def test_memory_sizes(text, value):
-    assert cli._bytes(text) == value
+    assert cli.arguments.byte_size(text) == value
 
 
 def test_hubs_on_the_seed_table(capsys):

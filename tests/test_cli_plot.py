@@ -17,7 +17,7 @@ def png_size(path):
 
 
 def test_cli_methods_are_the_projection_methods():
-    assert cli.PROJECTION_METHODS == METHODS
+    assert cli.plot.PROJECTION_METHODS == METHODS
 
 
 @pytest.mark.parametrize("figure", ["projection", "norms", "neighbors", "scale", "positions", "bands"])

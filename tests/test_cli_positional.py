@@ -184,7 +184,7 @@ def _modules_after(code: str) -> set[str]:
 
 
 def test_cli_imports_no_numpy_or_torch():
-    loaded = _modules_after("import embedlab.cli, embedlab.report.render")
+    loaded = _modules_after("import embedlab.cli, embedlab.report.lab, embedlab.report.views")
     assert "numpy" not in loaded and "torch" not in loaded
 
 
@@ -195,7 +195,7 @@ def test_only_nn_imports_torch():
 
 
 def test_encode_writes_tiny_and_huge_values_as_the_other_tables_do(capsys, tmp_path, word_tokenizer):
-    # render.fixed's rule: scientific for nonzero |x| < 1e-3 or >= 1e6, three decimals otherwise.
+    # formats.fixed's rule: scientific for nonzero |x| < 1e-3 or >= 1e6, three decimals otherwise.
     np = pytest.importorskip("numpy")
     safetensors_numpy = pytest.importorskip("safetensors.numpy")
     words = np.zeros((len(WORD_VOCAB), 4))  # (V, D) float64, to hold 1e-200

@@ -11,7 +11,7 @@ import pytest
 
 from embedlab import embed
 from embedlab.measure import lab
-from embedlab.report import render
+from embedlab.report import files, formats, lab as lab_report, views
 from embedlab.report.locales import LANGUAGES, WORDS
 
 KOREAN_HEADINGS = [
@@ -35,24 +35,24 @@ def _sections(markdown: str) -> list[tuple[str, str]]:
 
 
 def test_json_has_exactly_the_report_keys(result):
-    data = json.loads(render.report_json(result))
+    data = json.loads(lab_report.report_json(result))
     assert list(data) == list(lab.REPORT_KEYS)
     assert data["cos_neighbors"] == result.cos_neighbors
     assert data["table_shape"] == [512, 64]
 
 
 def test_korean_markdown_has_the_five_headings_in_order(result):
-    md = render.report_markdown(result, lab.LabSettings(), "ko")
+    md = lab_report.report_markdown(result, lab.LabSettings(), "ko")
     assert re.findall(r"^## .*$", md, flags=re.M) == KOREAN_HEADINGS
-    assert render.report_markdown(result, lab.LabSettings()) == md  # Korean is the default
+    assert lab_report.report_markdown(result, lab.LabSettings()) == md  # Korean is the default
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_every_language_shows_every_number_in_its_section(result, lang):
-    md = render.report_markdown(result, lab.LabSettings(), lang)
+    md = lab_report.report_markdown(result, lab.LabSettings(), lang)
     sections = _sections(md)
     assert [h for h, _ in sections] == [f"## {h}" for h in WORDS[lang]["headings"]]
-    for (heading, body), keys in zip(sections, render.SECTION_KEYS):
+    for (heading, body), keys in zip(sections, lab_report.SECTION_KEYS):
         prose = body.split("\n|")[0]
         assert prose.strip(), heading
         for key in keys:
@@ -79,21 +79,21 @@ def test_locales_share_keys_and_fields():
 
 def test_unknown_language(result):
     with pytest.raises(ValueError, match="'fr'"):
-        render.report_markdown(result, lab.LabSettings(), "fr")
+        lab_report.report_markdown(result, lab.LabSettings(), "fr")
 
 
 def test_tokens_with_pipes_and_backticks_stay_in_their_cell():
-    assert render.MARKDOWN.code("a|b") == "`a\\|b`"
-    assert render.MARKDOWN.code("`") == "`` ` ``"
+    assert formats.MARKDOWN.code("a|b") == "`a\\|b`"
+    assert formats.MARKDOWN.code("`") == "`` ` ``"
 
 
 def test_terminal_table_aligns_columns():
-    text = render.terminal_table([("a", 1), ("bbb", 22)], headers=("name", "n"))
+    text = formats.terminal_table([("a", 1), ("bbb", 22)], headers=("name", "n"))
     assert text.splitlines() == ["name  n", "----  --", "a     1", "bbb   22"]
 
 
 def test_write_atomic_writes_all_files(tmp_path):
-    written = render.write_atomic({tmp_path / "a.txt": "one", tmp_path / "sub" / "b.txt": "two"})
+    written = files.write_atomic({tmp_path / "a.txt": "one", tmp_path / "sub" / "b.txt": "two"})
     assert [p.read_text(encoding="utf-8") for p in written] == ["one", "two"]
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["a.txt", "b.txt", "sub"]
 
@@ -103,16 +103,16 @@ def test_write_atomic_leaves_nothing_when_one_file_fails(tmp_path):
     blocker = tmp_path / "blocker"
     blocker.write_text("a file where a folder is needed", encoding="utf-8")
     with pytest.raises(OSError):
-        render.write_atomic({tmp_path / "old.txt": "new", blocker / "b.txt": "two"})
+        files.write_atomic({tmp_path / "old.txt": "new", blocker / "b.txt": "two"})
     assert (tmp_path / "old.txt").read_text(encoding="utf-8") == "kept"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["blocker", "old.txt"]
 
 
 def test_number_formats():
-    assert render.number(True) == "true"
-    assert render.number(None) == "-"
-    assert render.number(32768) == "32768"
-    assert render.number(0.1 + 0.2) == "0.3"
+    assert formats.number(True) == "true"
+    assert formats.number(None) == "-"
+    assert formats.number(32768) == "32768"
+    assert formats.number(0.1 + 0.2) == "0.3"
 
 
 @pytest.mark.parametrize("x, places, sign, text", [
@@ -130,18 +130,18 @@ def test_number_formats():
     (float("inf"), 3, False, "inf"),
 ])
 def test_fixed_decimals_switch_to_scientific_outside_1e_3_to_1e6(x, places, sign, text):
-    assert render.fixed(x, places, sign=sign) == text
+    assert formats.fixed(x, places, sign=sign) == text
 
 
 def test_write_atomic_checks_every_target_first(tmp_path):
     (tmp_path / "a.json").write_text("old", encoding="utf-8")
     (tmp_path / "b.md").mkdir()
     with pytest.raises(IsADirectoryError, match="b.md"):
-        render.write_atomic({tmp_path / "a.json": "new", tmp_path / "b.md": "x"})
+        files.write_atomic({tmp_path / "a.json": "new", tmp_path / "b.md": "x"})
     assert (tmp_path / "a.json").read_text(encoding="utf-8") == "old"
     (tmp_path / "file").write_text("", encoding="utf-8")
     with pytest.raises(NotADirectoryError, match="is a file, not a folder"):
-        render.write_atomic({tmp_path / "file" / "sub" / "x.txt": "x"})
+        files.write_atomic({tmp_path / "file" / "sub" / "x.txt": "x"})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.md", "file"]
 
 
@@ -153,7 +153,7 @@ def test_write_atomic_removes_temporaries_when_a_rename_fails(tmp_path, monkeypa
 
     monkeypatch.setattr(os, "replace", refuse)
     with pytest.raises(OSError, match="disk full"):
-        render.write_atomic({tmp_path / "a.txt": "one"})
+        files.write_atomic({tmp_path / "a.txt": "one"})
     assert list(tmp_path.iterdir()) == []
 
 
@@ -175,7 +175,7 @@ def test_write_atomic_names_the_file_and_folder_not_the_temporary(tmp_path, monk
     _refuse_temporaries(monkeypatch)
     target = tmp_path / "ro" / "embed_report.json"
     with pytest.raises(PermissionError) as caught:
-        render.write_atomic({target: "{}"})
+        files.write_atomic({target: "{}"})
     assert str(caught.value) == f"cannot write '{target}': permission denied in folder '{tmp_path / 'ro'}'"
     assert caught.value.errno == errno.EACCES and isinstance(caught.value, OSError)
     assert list((tmp_path / "ro").iterdir()) == []
@@ -191,7 +191,7 @@ def test_write_atomic_names_the_folder_it_could_not_create(tmp_path, monkeypatch
     monkeypatch.setattr(Path, "mkdir", refuse)
     target = tmp_path / "sub" / "a.txt"
     with pytest.raises(PermissionError) as caught:
-        render.write_atomic({target: "x"})
+        files.write_atomic({target: "x"})
     assert str(caught.value) == f"cannot write '{target}': permission denied creating folder '{tmp_path / 'sub'}'"
 
 
@@ -203,7 +203,7 @@ def test_write_atomic_into_a_read_only_folder(tmp_path):
     ro = tmp_path / "ro"
     ro.mkdir(mode=0o555)
     with pytest.raises(PermissionError, match=r"^cannot write '.*embed_report.md': permission denied in folder"):
-        render.write_atomic({ro / "embed_report.md": "x"})
+        files.write_atomic({ro / "embed_report.md": "x"})
     assert list(ro.iterdir()) == []
 
 
@@ -212,7 +212,7 @@ def test_written_files_have_the_usual_permissions(tmp_path):
 
     mask = os.umask(0o022)
     try:
-        (path,) = render.write_atomic({tmp_path / "a.txt": "one"})
+        (path,) = files.write_atomic({tmp_path / "a.txt": "one"})
     finally:
         os.umask(mask)
     assert path.stat().st_mode & 0o777 == 0o644
@@ -220,9 +220,9 @@ def test_written_files_have_the_usual_permissions(tmp_path):
 
 def test_vector_columns_use_the_fixed_rule():
     ordinary = {"first": [-0.018, 0.047, 0.001], "norm": 1.5461}
-    assert render._vector(ordinary) == "[-0.018 +0.047 +0.001 ...] |1.546|"  # as before
+    assert views._vector(ordinary) == "[-0.018 +0.047 +0.001 ...] |1.546|"  # as before
     extreme = {"first": [1e-200, -3e200, -0.0004], "norm": 3e200}
-    assert render._vector(extreme) == "[+1.00e-200 -3.00e+200 -4.00e-04 ...] |3.00e+200|"
+    assert views._vector(extreme) == "[+1.00e-200 -3.00e+200 -4.00e-04 ...] |3.00e+200|"
 
 
 @pytest.mark.parametrize("n, text", [
@@ -232,7 +232,7 @@ def test_vector_columns_use_the_fixed_rule():
     (999_999_999_999_999, "1e+15"), (10**18, "1e+18"), (-999_999, "-1M"),
 ])
 def test_human_count_moves_up_a_unit_when_rounding_reaches_1000(n, text):
-    assert render.human_count(n) == text
+    assert formats.human_count(n) == text
 
 
 @pytest.mark.parametrize("n, text", [
@@ -242,4 +242,4 @@ def test_human_count_moves_up_a_unit_when_rounding_reaches_1000(n, text):
     (1024**5, "1.126e+15 B"), (10**18, "1e+18 B"),
 ])
 def test_human_bytes_moves_up_a_unit_when_rounding_reaches_1024(n, text):
-    assert render.human_bytes(n) == text
+    assert formats.human_bytes(n) == text

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from embedlab.report import render
+from embedlab.report import views
 from embedlab.measure.hubs import Hub, HubsResult, MetricHubs
 from embedlab.measure.neighbors import Listed, NeighborsResult, QueryLists
 
@@ -24,7 +24,7 @@ def neighbors_result():
 
 
 def test_neighbors_terminal():
-    assert render.neighbors_terminal(neighbors_result()) == (
+    assert views.neighbors_terminal(neighbors_result()) == (
         "toy: k=2; row norms: median 1.000, max 3.000\n"
         "\n"
         "query king (7), norm 1.500\n"
@@ -46,7 +46,7 @@ def test_tiny_and_huge_lengths_and_scores_do_not_read_as_zero_or_run_wide():
         "cosine": [Listed(1, "b", 0.0004, 2.5e7)], "dot": [Listed(1, "b", -1e-201, 2.5e7)]})
     result = NeighborsResult(k=1, metrics=["cosine", "dot"], queries=[q], median_norm=0.5, max_norm=2.5e7,
                              source={"source": "toy"})
-    assert render.neighbors_terminal(result) == (
+    assert views.neighbors_terminal(result) == (
         "toy: k=1; row norms: median 0.500, max 2.50e+07\n"
         "\n"
         "query tiny (0), norm 1.00e-200\n"
@@ -57,7 +57,7 @@ def test_tiny_and_huge_lengths_and_scores_do_not_read_as_zero_or_run_wide():
 
 
 def test_neighbors_json_keeps_full_precision():
-    data = json.loads(render.neighbors_json(neighbors_result()))
+    data = json.loads(views.neighbors_json(neighbors_result()))
     assert data["queries"][0]["lists"]["cosine"][0] == {"id": 3, "token": "queen", "score": 0.71234, "norm": 1.25}
     assert data["queries"][1]["id"] is None
 
@@ -74,7 +74,7 @@ def hubs_result():
 
 
 def test_hubs_terminal():
-    assert render.hubs_terminal(hubs_result()) == (
+    assert views.hubs_terminal(hubs_result()) == (
         "hubs of toy: V=4, D=2, k=1, 4 queries (every token)\n"
         "Spearman correlation of row norm with k-occurrence: dot 0.9, cosine -\n"
         "\n"
@@ -98,7 +98,7 @@ def test_hubs_terminal():
 
 
 def test_hubs_json_leaves_the_per_row_counts_out():
-    data = json.loads(render.hubs_json(hubs_result()))
+    data = json.loads(views.hubs_json(hubs_result()))
     assert "k_occurrence" not in data
     assert data["metrics"]["dot"]["top"][0] == {"id": 2, "token": "the", "lists": {"dot": 9, "cosine": 1},
                                                 "norm": 7.0, "norm_rank": 1}

@@ -41,7 +41,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from ..errors import ShapeError
-from .lengths import NORM_HIGH, NORM_LOW, SQUARES_HIGH, SQUARES_LOW, inverse_norms, vector_norms
+from .lengths import SQUARES_HIGH, SQUARES_LOW, inverse_norms, vector_norms
 
 __all__ = ["Neighbors", "BlockPlan", "search", "plan_blocks", "METRICS", "DEFAULT_MEMORY"]
 

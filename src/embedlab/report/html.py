@@ -1,6 +1,6 @@
 """``embed_report.html``: the lab report as one self-contained web page.
 
-The same five sections as the Markdown (``render.report_sections``), each with
+The same five sections as the Markdown (``report.lab.report_sections``), each with
 its prose, its table of measured values and its figures embedded as PNG data
 URIs. No network, no JavaScript, no external file: the page can be mailed or
 opened offline. Standard library only; the figures arrive as PNG bytes.
@@ -14,7 +14,8 @@ from typing import Sequence
 
 from ..measure.lab import LabResult, LabSettings
 from .locales import DEFAULT_LANGUAGE, WORDS
-from .render import Inline, report_sections
+from .formats import Inline
+from .lab import report_sections
 
 __all__ = ["Figure", "report_html"]
 

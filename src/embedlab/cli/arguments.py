@@ -1,0 +1,151 @@
+"""Arguments and argument types that several commands share: the model, the probe, memory, sizes."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import re
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from .. import embed
+
+def add_model_arguments(p: argparse.ArgumentParser, default: str = "seed") -> None:
+    p.add_argument("--model", default=default,
+                   help=f"seed, minilm, glove, or a path: a checkpoint folder, a .safetensors, "
+                        f".npy or GloVe/word2vec text file (default {default})")
+    p.add_argument("--tensor", type=given(str, "a tensor name"), help="for a checkpoint: the name of the token-embedding tensor")
+    p.add_argument("--words", type=given(str, "a word-list file"),
+                   help="for a .npy table: a file with one token per line, in row order")
+
+
+# The probe when --probe is not given: "king" on a table whose vocabulary holds it (id 137
+# of minilm is '[unused132]', a token that means nothing), else the lab's id 137, which
+# keeps the seed report as it was.
+DEFAULT_PROBE_TOKEN = "king"
+DEFAULT_PROBE_ID = 137
+PROBE_HELP = ("probe token: a token string or a token id; a number that is also a token is the token, write "
+              "id:N to mean the id (default: 'king' where the table's vocabulary holds it, else id 137)")
+
+
+def probe_id(table: Any, given: str | None) -> int:
+    """The probe's token id: ``given`` (a token or an id), else the default of PROBE_HELP."""
+    if given is not None:
+        return table.token_id(given)
+    vocab = table.vocabulary
+    if vocab is not None and DEFAULT_PROBE_TOKEN in vocab.token_to_index:
+        return vocab.token_to_index[DEFAULT_PROBE_TOKEN]
+    if table.V <= DEFAULT_PROBE_ID:
+        raise ValueError(f"the default probe, id {DEFAULT_PROBE_ID}, is out of range for V={table.V}: give --probe, "
+                         f"a token or an id below {table.V}")
+    return table.token_id(DEFAULT_PROBE_ID)
+
+
+def add_memory_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--memory", type=byte_size, default=256 * 2**20, metavar="BYTES",
+                   help="working memory of the search: a number of bytes, or with K, M or G "
+                        "(binary: 1M = 2**20 bytes); default 256M")
+
+
+def byte_size(text: str) -> int:
+    """``"256M"`` -> 268435456: bytes, with an optional K/M/G suffix (powers of 1024)."""
+    units = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+    found = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*(?:([KMG])I?B?|B)?\s*", text.upper())
+    if found is None:
+        raise argparse.ArgumentTypeError(f"expected bytes such as 268435456, 512K, 256M or 1G, got {text!r}")
+    value = int(float(found[1]) * units[found[2] or ""])
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"memory must be positive, got {text!r}")
+    return value
+
+
+def query_count(text: str) -> int | None:
+    """``all`` -> None (every token); a positive whole number -> that many sampled queries."""
+    if text == "all":
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected 'all' or a positive number of queries, got {text!r}")
+    return int(text)
+
+
+@contextlib.contextmanager
+def progress_bar(total: int, desc: str) -> Iterator[Callable[[int], None] | None]:
+    """A tqdm bar on stderr when it is a terminal (and tqdm is installed); nothing otherwise."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        tqdm = None
+    if tqdm is None or not sys.stderr.isatty():
+        yield None
+        return
+    with tqdm(total=total, desc=desc, unit="query", file=sys.stderr, leave=False) as bar:
+        yield bar.update
+
+
+def seed_probe(text: str) -> int:
+    """The seed table has no vocabulary: its probe is a token id (``137`` or ``id:137``)."""
+    try:
+        return int(text.removeprefix("id:"))
+    except ValueError:
+        raise ValueError(f"the seed table has no vocabulary: --probe must be a token id in [0, {embed.VOCAB}), "
+                         f"got {text!r}") from None
+
+
+def given(convert: Callable[[str], Any], expected: str) -> Callable[[str], Any]:
+    """An argument type that refuses an empty value (as a path, '' would silently be the current folder)."""
+    def check(text: str) -> Any:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"empty value {text!r}: expected {expected}")
+        return convert(text)
+
+    return check
+
+
+def widths(text: str) -> list[int]:
+    """'64,32' -> [64, 32]: model widths, each at least 1."""
+    try:
+        widths = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"widths {text!r} must be comma-separated ints, e.g. 64,32") from None
+    if not widths or min(widths) < 1:
+        raise argparse.ArgumentTypeError(f"widths {text!r} must be ints >= 1")
+    return widths
+
+
+def pixels(text: str) -> tuple[int, int]:
+    """'1200x800' -> (1200, 800): a figure size in pixels, each side at least 100."""
+    try:
+        width, height = (int(part) for part in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"size {text!r} must be WIDTHxHEIGHT in pixels, e.g. 1200x800") from None
+    if not (100 <= width <= 10000 and 100 <= height <= 10000):
+        raise argparse.ArgumentTypeError(f"size {text!r} must be between 100x100 and 10000x10000 pixels")
+    return width, height
+
+
+def png_path(text: str) -> Path:
+    """A file name ending in .png: figures are written as PNG only."""
+    if not text.lower().endswith(".png"):
+        raise argparse.ArgumentTypeError(f"--out {text!r} must be a .png file name: figures are written as PNG")
+    return Path(text)
+
+
+def token_list(text: str) -> list[str]:
+    """'a,b,c' -> ['a', 'b', 'c']; an empty item is an error, not silently dropped."""
+    items = [item.strip() for item in text.split(",")]
+    if not text.strip() or any(not item for item in items):
+        raise ValueError(f"--tokens {text!r} has an empty item: expected comma-separated tokens or ids, "
+                         "e.g. king,queen")
+    return items
+
+
+@contextlib.contextmanager
+def progress(total: int, desc: str, quiet: bool) -> Iterator[Any]:
+    """A tqdm bar on a terminal; silent when stderr is not a terminal or with --quiet."""
+    from tqdm import tqdm
+
+    with tqdm(total=total, desc=desc, disable=quiet or not sys.stderr.isatty(), leave=False) as bar:
+        yield bar
+
+

@@ -1,0 +1,103 @@
+"""The input side: ``embedlab demo``, ``positions`` and ``encode``."""
+
+from __future__ import annotations
+
+import argparse
+
+from . import arguments
+
+
+def add_demo(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "demo", help="the torch modules on one batch: shapes, parameters, position similarity",
+        description="Build the token embedding, a learned and a sinusoidal position embedding and the composer "
+                    "(PyTorch), run one batch of random ids, and show the (B, T) -> (B, T, D) contract, the "
+                    "parameters each module adds, the mean cosine between positions k apart and the "
+                    "sinusoidal wavelength bands.",
+        epilog="Examples:\n  embedlab demo\n  embedlab demo --d-model 32   # fewer wavelength bands\n"
+               "  embedlab demo --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--vocab", type=int, default=320, help="V, vocabulary size (default 320)")
+    p.add_argument("--d-model", type=int, default=64, help="D, model width (default 64)")
+    p.add_argument("--max-context", type=int, default=128, help="T_max, rows of the position tables (default 128)")
+    p.add_argument("--batch", type=int, default=4, help="B, sequences in the batch (default 4)")
+    p.add_argument("--seq", type=int, default=32, help="T, tokens per sequence (default 32)")
+    p.add_argument("--seed", type=int, default=11, help="torch seed for the tables and the ids (default 11)")
+    p.add_argument("--max-offset", type=int, default=6, help="largest offset k of the cosine curve (default 6)")
+    p.add_argument("--base", type=float, default=10000.0, help="sinusoidal base (default 10000)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(run=run_demo)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from ..measure import demo
+    from ..report import formats, views
+
+    settings = demo.DemoSettings(vocab_size=args.vocab, d_model=args.d_model, max_context_length=args.max_context,
+                               batch_size=args.batch, seq_len=args.seq, seed=args.seed,
+                               max_offset=args.max_offset, base=args.base)
+    result = demo.demo(settings)
+    print(formats.result_json(result) if args.json else views.demo_terminal(result), end="")
+    return 0
+
+
+
+
+def add_positions(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "positions", help="a learned position table against the sinusoidal one",
+        description="Compare the learned position table of a checkpoint with a sinusoidal table of the same "
+                    "size: adjacent-position cosine along the positions, mean cosine by offset (1, 2, 4, ...) "
+                    "and whether the learned table is smooth.",
+        epilog="Examples:\n  embedlab positions --model minilm\n  embedlab positions --model path/to/checkpoint --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    arguments.add_model_arguments(p, default="minilm")
+    p.add_argument("--base", type=float, default=10000.0, help="base of the sinusoidal table (default 10000)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(run=run_positions)
+
+
+def run_positions(args: argparse.Namespace) -> int:
+    from ..measure import positions as position_similarity
+    from ..report import formats, views
+    from ..sources import loaders as sources
+
+    table = sources.load(args.model, tensor=args.tensor, words=args.words)
+    result = position_similarity.compare_table_positions(table, base=args.base)
+    print(formats.result_json(result) if args.json else views.positions_terminal(result), end="")
+    return 0
+
+
+
+
+def add_encode(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "encode", help="text -> tokens -> ids -> vectors -> (B, T, D), step by step",
+        description="Tokenize texts with the checkpoint's own tokenizer.json, look up token, position and "
+                    "token-type vectors, and show their sum, the (B, T, D) input of the first block, a row per "
+                    "token.",
+        epilog='Examples:\n  embedlab encode --model minilm "i like apples" "apples are red"\n'
+               '  embedlab encode --model minilm --truncate --json "a very long text ..."',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    arguments.add_model_arguments(p, default="minilm")
+    p.add_argument("texts", nargs="+", metavar="TEXT", help="one or more texts (one sequence each)")
+    p.add_argument("--truncate", action="store_true",
+                   help="cut texts longer than the position table to T_max tokens (default: an error)")
+    p.add_argument("--show", type=int, default=3, help="leading values shown of each vector (default 3)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(run=run_encode)
+
+
+def run_encode(args: argparse.Namespace) -> int:
+    from ..measure import encode as input_embedding
+    from ..report import formats, views
+    from ..sources import loaders as sources
+
+    tokenizer = sources.load_tokenizer(args.model)
+    table = sources.load(args.model, tensor=args.tensor, words=args.words)
+    result = input_embedding.encode(table, tokenizer, args.texts, truncate=args.truncate, show=args.show)
+    print(formats.result_json(result) if args.json else views.encode_terminal(result), end="")
+    return 0

@@ -1,0 +1,102 @@
+"""``embedlab params``: parameters and bytes of the tables, tied and untied, now and at a bigger V."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from . import arguments
+
+
+# The three forms of params (what is counted), and the options that belong to one form only:
+# beside another form they would be silently ignored, so they are usage errors.
+PARAMS_FORMS = {"vocab": "a model described by its sizes", "config": "a config.json alone",
+                "model": "a safetensors checkpoint"}
+PARAMS_FORM_OPTIONS = {"vocab": ("d_model", "untied", "max_positions", "positions", "type_vocab", "other"),
+                       "model": ("tensor",)}
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "params", help="parameters and bytes of the tables, tied and untied, now and at a bigger vocabulary",
+        description="Count the token table, position and token-type tables and the output head (0 when tied), "
+                    "from sizes, from a config.json alone or from a safetensors checkpoint (headers only), "
+                    "and set them beside the same model at a bigger vocabulary, tied and untied.",
+        epilog="Examples:\n  embedlab params --vocab 50000 --d-model 768 --max-positions 1024 --dtype bf16\n"
+               "  embedlab params --config path/to/config.json --factor 2\n"
+               "  embedlab params --model minilm --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--vocab", type=int, metavar="V", help="vocabulary size V (with --d-model)")
+    what.add_argument("--config", type=arguments.given(Path, "a config.json or its folder"), help="a Hugging Face config.json (or its folder)")
+    what.add_argument("--model", help="minilm or a safetensors checkpoint: a folder or a .safetensors file")
+    p.add_argument("--d-model", type=int, metavar="D", help="model width D (with --vocab)")
+    p.add_argument("--untied", action="store_true", help="a separate output head (default: tied)")
+    p.add_argument("--max-positions", type=int, metavar="T_max", help="maximum context T_max")
+    p.add_argument("--positions", choices=("learned", "sinusoidal", "rotary", "none"),
+                   help="position kind (default: learned with --max-positions, else none)")
+    p.add_argument("--type-vocab", type=int, help="rows of a token-type table (BERT: 2; default 0)")
+    p.add_argument("--other", type=int, help="every other parameter of the model (default 0: the tables alone)")
+    p.add_argument("--tensor", type=arguments.given(str, "a tensor name"), help="with --model: the name of the token-embedding tensor")
+    grow = p.add_mutually_exclusive_group()
+    grow.add_argument("--factor", type=_int_or_float, help="vocabulary growth factor, a whole number (default 2)")
+    grow.add_argument("--target-vocab", type=int, metavar="V", help="the bigger vocabulary size instead of a factor")
+    p.add_argument("--dtype", help="bytes in fp32 (default; a checkpoint: its own), fp16, bf16, int8 or int4")
+    p.add_argument("--json", action="store_true", help="print JSON instead of the tables")
+    p.set_defaults(run=run, usage_error=p.error)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..measure import params
+    from ..report import views
+
+    _check_params_form(args)
+    if args.vocab is not None:
+        count = params.from_numbers(args.vocab, args.d_model, tied=not args.untied, T_max=args.max_positions,
+                                    positions=args.positions, type_vocab=args.type_vocab or 0,
+                                    other=args.other or 0, dtype=args.dtype or "fp32")
+    else:
+        if args.config is not None:
+            count = params.from_config(args.config, dtype=args.dtype or "fp32")
+        else:
+            from ..sources import loaders as sources
+
+            count = params.from_checkpoint(sources.checkpoint_path(args.model), tensor=args.tensor, dtype=args.dtype)
+    factor = 2 if args.factor is None and args.target_vocab is None else args.factor
+    grown = params.growth(count.breakdown, factor=factor, target_V=args.target_vocab)
+    print(views.params_json(count, grown) if args.json else views.params_terminal(count, grown), end="")
+    return 0
+
+
+def _check_params_form(args: argparse.Namespace) -> None:
+    """A usage error (exit 2) for an option of another form than the one given, and for --vocab without --d-model.
+
+    ``params --vocab 5 --d-model 3 --tensor x`` -> "--tensor does not apply with --vocab: it belongs
+    with --model (a safetensors checkpoint)".
+    """
+    form = next(name for name in PARAMS_FORMS if getattr(args, name) is not None)
+    problems = []
+    for owner, options in PARAMS_FORM_OPTIONS.items():
+        # `is`, not `in (None, False)`: --other 0 is given, though 0 == False.
+        given = [f"--{name.replace('_', '-')}" for name in options
+                 if getattr(args, name) is not None and getattr(args, name) is not False]
+        if owner != form and given:
+            verb, pronoun = ("does", "it belongs") if len(given) == 1 else ("do", "they belong")
+            problems.append(f"{', '.join(given)} {verb} not apply with --{form}: {pronoun} with --{owner} "
+                            f"({PARAMS_FORMS[owner]})")
+    if form == "vocab" and args.d_model is None:
+        problems.append("--vocab needs --d-model (the model width D)")
+    if problems:
+        args.usage_error("; ".join(problems))
+
+
+def _int_or_float(text: str) -> int | float:
+    """A number as typed; whether it is a valid factor is the library's to say (it names the value)."""
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None

@@ -1,0 +1,166 @@
+"""Number and table formats: how values are written in terminal tables, Markdown and JSON.
+
+Standard library only. ``fixed`` and ``number`` write values; ``human_count`` and
+``human_bytes`` round counts and byte sizes for people; ``terminal_table`` lines
+columns up; ``Inline`` says how a token is quoted inline (Markdown or terminal).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, is_dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+__all__ = ["Inline", "terminal_table", "fixed", "number", "human_count", "human_bytes", "result_json", "MARKDOWN", "TERMINAL", "source_name", "human", "percent", "plain", "round3", "row_label", "shape_text"]
+
+
+@dataclass(frozen=True)
+class Inline:
+    """How a renderer writes inline text: a token as code, and plain text escaped."""
+
+    code: Callable[[str], str]
+    text: Callable[[str], str]
+
+
+def terminal_table(rows: Iterable[Sequence[Any]], headers: Sequence[str] | None = None) -> str:
+    """Plain-text columns, left-aligned, two spaces apart; a rule under the headers."""
+    body = [[str(cell) for cell in row] for row in rows]
+    table = ([list(headers)] if headers else []) + body
+    if not table:
+        return ""
+    widths = [max(len(row[c]) for row in table if c < len(row)) for c in range(max(map(len, table)))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
+    if headers:
+        lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines) + "\n"
+
+
+def fixed(x: float, places: int, sign: bool = False) -> str:
+    """A length, score or cosine with a fixed number of decimals, as the terminal tables show it.
+
+    A nonzero value below 1e-3 or at least 1e6 in magnitude is written in
+    scientific form with three significant digits instead, so a row of
+    length 1e-200 does not read as a zero row and a huge one does not run
+    wide. ``sign`` writes ``+`` before positive values.
+
+    >>> fixed(1.5461, 3), fixed(-0.02, 4, sign=True), fixed(1e-200, 3), fixed(0.0, 3), fixed(2.5e7, 3)
+    ('1.546', '-0.0200', '1.00e-200', '0.000', '2.50e+07')
+    """
+    plus = "+" if sign else ""
+    if x != 0 and math.isfinite(x) and not 1e-3 <= abs(x) < 1e6:
+        return f"{x:{plus}.2e}"
+    return f"{x:{plus}.{places}f}"
+
+
+def number(x: Any) -> str:
+    """An int as is; a float to 10 significant digits; a bool as true/false; None as '-'."""
+    if x is None:
+        return "-"
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, float):
+        return f"{x:.10g}"
+    return str(x)
+
+
+def human_count(n: int) -> str:
+    """A parameter count in K/M/B/T (powers of 1000), 4 significant digits: ``11720448 -> '11.72M'``.
+
+    A value that rounds to 1000 of one unit is written in the next
+    (``999999 -> '1M'``, not ``'1000K'``); from 1000T on, scientific form.
+
+    >>> human_count(999), human_count(999_999), human_count(10**13), human_count(10**18)
+    ('999', '1M', '10T', '1e+18')
+    """
+    return _in_units(n, 1000, ("", "K", "M", "B", "T"), "")
+
+
+def human_bytes(n: int) -> str:
+    """A byte size in KiB/MiB/GiB/TiB (powers of 1024), 4 significant digits: ``46881792 -> '44.71 MiB'``.
+
+    A value that rounds to 1024 of one unit is written in the next
+    (``1048575 -> '1 MiB'``, not ``'1024 KiB'``); from 1024 TiB on, scientific form in bytes.
+
+    >>> human_bytes(1023), human_bytes(1024**2 - 1), human_bytes(10**18)
+    ('1023 B', '1 MiB', '1e+18 B')
+    """
+    return _in_units(n, 1024, ("B", "KiB", "MiB", "GiB", "TiB"), " ")
+
+
+def _in_units(n: int, base: int, units: Sequence[str], gap: str) -> str:
+    """``n`` in the largest unit (powers of ``base``) that leaves at least 1 after rounding to 4 significant digits."""
+    if abs(n) < base:
+        return f"{n}{gap}{units[0]}".rstrip()
+    power = 1
+    while power + 1 < len(units) and abs(n) >= base**(power + 1):
+        power += 1
+    shown = f"{n / base**power:.4g}"
+    if abs(float(shown)) >= base:  # 999.9995K rounds to 1000K: one unit up
+        power += 1
+        shown = f"{n / base**power:.4g}"
+    if power >= len(units):  # beyond the largest unit
+        return f"{n:.4g}{gap}{units[0]}".rstrip()
+    return f"{shown}{gap}{units[power]}"
+
+
+def human(n: int, unit: Any = human_count, sign: bool = False) -> str:
+    """An exact int with its human form beside it: ``11,720,448 (11.72M)``."""
+    plus = "+" if sign and n > 0 else ""
+    return f"{plus}{n:,} ({plus}{unit(n)})" if abs(n) >= 1000 else f"{plus}{n:,}"
+
+
+def percent(share: float | None) -> str:
+    return "-" if share is None else f"{100 * share:.2f}%"
+
+
+def result_json(result: Any) -> str:
+    """A result with ``to_dict()`` as UTF-8 JSON text, unescaped, newline at the end."""
+    return json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n"
+
+
+def row_label(token: str | None, token_id: int | None) -> str:
+    """``king (2332)`` for a token, the bare id without a vocabulary."""
+    if token is None:
+        return str(token_id)
+    return f"{token!r}"[1:-1] + f" ({token_id})" if token_id is not None else token
+
+
+def round3(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
+def plain(value: Any) -> Any:
+    """Dataclasses and containers of them as plain dicts and lists."""
+    if is_dataclass(value):
+        return asdict(value)
+    if isinstance(value, dict):
+        return {key: plain(v) for key, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def shape_text(shape: Sequence[int]) -> str:
+    return "(" + ", ".join(str(n) for n in shape) + ")"
+
+
+def _md_code(token: str) -> str:
+    """A token as a Markdown code span that survives backticks and table pipes."""
+    fence = "``" if "`" in token else "`"
+    pad = " " if token.startswith("`") or token.endswith("`") else ""
+    return f"{fence}{pad}{_md_escape(token)}{pad}{fence}"
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+MARKDOWN = Inline(code=_md_code, text=_md_escape)
+
+
+TERMINAL = Inline(code=repr, text=str)  # tokens quoted as Python strings: 'king'
+
+
+def source_name(source: dict[str, Any] | None) -> str:
+    return "the table" if source is None else str(source.get("source", "the table"))

@@ -1,0 +1,279 @@
+"""The views of the commands other than ``report``: params, demo, positions, encode, neighbors, hubs.
+
+Each takes the result its measurement returned and writes terminal text or JSON;
+nothing is computed here.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, fields
+from typing import TYPE_CHECKING, Any, Sequence
+
+from .formats import source_name, human, percent, plain, round3, row_label, shape_text, fixed, human_bytes, human_count, number, terminal_table
+
+if TYPE_CHECKING:  # only for the annotations: these modules need NumPy / torch
+    from ..measure.hubs import HubsResult
+    from ..measure.encode import Encoding
+    from ..measure.neighbors import NeighborsResult
+    from ..measure.demo import DemoResult
+    from ..measure.params import Breakdown, Count, Growth
+    from ..measure.positions import PositionComparison
+
+__all__ = ["params_dict", "params_json", "params_terminal", "demo_terminal", "positions_terminal", "encode_terminal", "neighbors_dict", "neighbors_json", "neighbors_terminal", "hubs_dict", "hubs_json", "hubs_terminal"]
+
+
+
+
+def params_dict(count: Count, growth: Growth) -> dict[str, Any]:
+    """``embedlab params --json``: the count, its facts and the growth, as plain JSON values.
+
+    Parameters and bytes are exact ints; ``share`` is the tables' fraction
+    of the total (``null`` when the other parameters are unknown).
+    """
+    b = count.breakdown
+    return {
+        "source": count.source, "path": count.path,
+        "V": b.V, "D": b.D, "positions": count.positions, "T_max": count.T_max, "type_vocab": count.type_vocab,
+        "tied": b.tied, "tie_evidence": count.tie_evidence, "stored_twice": count.stored_twice,
+        "conflict": count.conflict, "keys": count.keys, "tensors": count.tensors,
+        "buffers": [dict(asdict(buf), shape=list(buf.shape)) for buf in count.buffers],
+        "stored_bytes": count.stored_bytes,
+        **_breakdown_dict(b),
+        "growth": {
+            "factor": growth.factor, "V": growth.V, "bigger_V": growth.bigger_V,
+            "tied": {"now": _breakdown_dict(growth.tied_now), "bigger": _breakdown_dict(growth.tied_bigger),
+                     "added": growth.tied_added, "added_bytes": growth.tied_added_bytes},
+            "untied": {"now": _breakdown_dict(growth.untied_now), "bigger": _breakdown_dict(growth.untied_bigger),
+                       "added": growth.untied_added, "added_bytes": growth.untied_added_bytes},
+            "saved": growth.saved, "bigger_saved": growth.bigger_saved,
+        },
+    }
+
+
+def params_json(count: Count, growth: Growth) -> str:
+    """``params_dict`` as indented JSON text with a newline at the end."""
+    return json.dumps(params_dict(count, growth), ensure_ascii=False, indent=2) + "\n"
+
+
+def params_terminal(count: Count, growth: Growth) -> str:
+    """Three blocks: where the numbers come from, the breakdown, and the growth side by side.
+
+    Every count and byte size shows in human units (``11.72M``, ``44.71 MiB``)
+    with the exact int beside it.
+    """
+    b = count.breakdown
+    facts = [("source", f"{count.source} {count.path}" if count.path else count.source),
+             ("table", f"V={b.V} x D={b.D}" + (f" ({count.tensors['token']})" if "token" in count.tensors else "")),
+             ("positions", count.positions + (f", T_max={count.T_max}" if count.T_max is not None else "")),
+             ("token types", str(count.type_vocab)),
+             ("tied", f"{number(b.tied)}: {count.tie_evidence}")]
+    facts += [(f"key for {what}", key) for what, key in count.keys.items() if what != "tied"]  # tied: shown above
+    if count.stored_twice:
+        facts.append(("stored twice", f"{count.tensors['head']}: counted once"))
+    if count.conflict:
+        facts.append(("CONFLICT", count.conflict))
+    facts += [("buffer", f"{buf.name} {buf.shape} {buf.dtype}: {buf.elements:,} elements, {buf.bytes:,} bytes, "
+                         f"{buf.reason}; not a parameter") for buf in count.buffers]
+    if count.stored_bytes is not None:
+        facts.append(("stored bytes", human(count.stored_bytes, human_bytes) + ": every tensor in the files"))
+    return "\n".join([terminal_table(facts), _parts_table(b), _growth_table(growth)])
+
+
+def _breakdown_dict(b: Breakdown) -> dict[str, Any]:
+    params = {key: getattr(b, key) for key in ("token", "position", "token_type", "head", "other",
+                                               "tables", "total", "non_embedding")}
+    return {"tied": b.tied, "params": params, "dtype": b.dtype, "bytes": asdict(b.bytes), "share": b.share}
+
+
+def _parts_table(b: Breakdown) -> str:
+    byte = b.bytes
+    head_note = " (tied: the token table)" if b.tied and not b.head else ""
+    rows = [("token table", b.token, byte.token), ("position table", b.position, byte.position),
+            ("token-type table", b.token_type, byte.token_type), ("output head" + head_note, b.head, byte.head)]
+    cells = [(label, human_count(n), f"{n:,}", human_bytes(nb), f"{nb:,}") for label, n, nb in rows]
+    if b.other is None:
+        cells.append(("other", "unknown", "-", "-", "-"))
+    else:
+        cells.append(("other", human_count(b.other), f"{b.other:,}", human_bytes(byte.other or 0), f"{byte.other:,}"))
+    total = "total" if b.other is not None else "total (tables only)"
+    cells.append((total, human_count(b.total), f"{b.total:,}", human_bytes(byte.total), f"{byte.total:,}"))
+    cells.append(("tables' share", percent(b.share), "", "", ""))
+    return terminal_table(cells, headers=("part", "parameters", "exact", f"bytes ({b.dtype})", "exact bytes"))
+
+
+def _growth_table(g: Growth) -> str:
+    by = f"x{g.factor}" if g.factor is not None else "to target"
+    rows = []
+    for name, now, bigger, added, added_bytes in (
+            ("tied", g.tied_now, g.tied_bigger, g.tied_added, g.tied_added_bytes),
+            ("untied", g.untied_now, g.untied_bigger, g.untied_added, g.untied_added_bytes)):
+        # Only the tables grow with V, so the tables and the total grow by the same count.
+        total = "total" if now.other is not None else "total (tables only)"
+        rows += [(f"{name}: tables", human(now.tables), human(bigger.tables), human(added, sign=True)),
+                 (f"{name}: {total}", human(now.total), human(bigger.total), human(added, sign=True)),
+                 (f"{name}: bytes ({now.dtype})", human(now.bytes.total, human_bytes),
+                  human(bigger.bytes.total, human_bytes), human(added_bytes, human_bytes, sign=True)),
+                 (f"{name}: tables' share", percent(now.share), percent(bigger.share), "")]
+    rows.append(("saved by tying", human(g.saved), human(g.bigger_saved), ""))
+    return terminal_table(rows, headers=(f"vocabulary {by}", f"V={g.V}", f"V={g.bigger_V}", "difference"))
+
+
+def demo_terminal(result: "DemoResult") -> str:
+    """``embedlab demo``: shapes, parameters, cosine by offset, wavelength bands."""
+    s = result.settings
+    lines = [f"embedlab demo: V={s['vocab_size']}, D={s['d_model']}, T_max={s['max_context_length']}, "
+             f"B={s['batch_size']}, T={s['seq_len']}, seed {s['seed']}", "", "shape contract: (B, T) ids -> (B, T, D)"]
+    lines.append(terminal_table([(name, shape_text(shape)) for name, shape in result.shapes.items()], ("tensor", "shape")))
+    lines.append(f"learned input[b, t] == E[ids[b, t]] + P[t]: max |diff| = {number(result.max_abs_composition_error)}")
+    lines += ["", "parameters each module adds"]
+    lines.append(terminal_table([(name, f"{count:,}") for name, count in result.parameters.items()],
+                                ("module", "parameters")))
+    lines.append("mean cosine between positions k apart (neighbour_cosine_curve)")
+    rows = [(k, fixed(a, 4, sign=True), fixed(b, 4, sign=True))
+            for k, a, b in zip(result.offsets, result.learned_curve, result.sinusoidal_curve)]
+    lines.append(terminal_table(rows, ("k", "learned", "sinusoidal")))
+    steps = len(result.offsets) - 1
+    lines.append(f"decreasing steps: learned {result.learned_decreasing_steps}/{steps} (random rows at "
+                 f"initialisation), sinusoidal {result.sinusoidal_decreasing_steps}/{steps}")
+    bands = result.wavelengths
+    lines += ["", f"sinusoidal wavelength bands (D={s['d_model']}, base {number(s['base'])}): {len(bands)} bands from "
+              f"{bands[0]:.4g} to {bands[-1]:.4g} positions; {result.bands_longer_than_context} longer than "
+              f"T_max={s['max_context_length']}"]
+    lines += _wrapped([f"{w:.4g}" for w in bands])
+    lines += ["", f"learned positions stop at T_max: {result.too_long_error}"]
+    return "\n".join(lines) + "\n"
+
+
+def positions_terminal(result: "PositionComparison") -> str:
+    """``embedlab positions``: a learned position table against the sinusoidal one."""
+    name = result.source["source"] if result.source else "learned"
+    L, S, v = result.learned, result.sinusoidal, result.verdict
+    lines = [f"embedlab positions: {name} position table ({result.T_max}, {result.D}) against the sinusoidal "
+             f"table of the same size (base {number(result.base)})", "",
+             "adjacent-position cosine, rows p and p+1"]
+    rows = [("mean", fixed(L.adjacent_mean, 4), fixed(S.adjacent_mean, 4)),
+            ("min (at p)", f"{fixed(L.adjacent_min, 4)} ({L.adjacent_min_position})",
+             f"{fixed(S.adjacent_min, 4)} ({S.adjacent_min_position})")]
+    rows += [(f"p {a}-{b - 1}", fixed(m, 4), fixed(n, 4)) for (a, b, m), (_, _, n) in zip(L.windows, S.windows)]
+    lines.append(terminal_table(rows, ("", name, "sinusoidal")))
+    lines.append("mean cosine of rows p and p+k")
+    rows = [(k, fixed(a, 4, sign=True), fixed(b, 4, sign=True)) for k, a, b in zip(L.offsets, L.by_offset, S.by_offset)]
+    lines.append(terminal_table(rows, ("k", name, "sinusoidal")))
+    lines.append(f"decreasing steps: {name} {L.decreasing_steps}/{v.steps}, sinusoidal {S.decreasing_steps}/{v.steps}")
+    word = "smooth" if v.smooth else "not smooth"
+    lines.append(f"verdict: {word}. Neighbouring positions have mean cosine {fixed(v.adjacent_mean, 4)} (smooth "
+                 f"needs >= {number(v.threshold)}; independent random rows: 0 +- {fixed(v.random_spread, 4)}); "
+                 f"likeness {'falls' if v.decays else 'does not fall'} from {fixed(L.by_offset[0], 4, sign=True)} at "
+                 f"k={L.offsets[0]} to {fixed(L.by_offset[-1], 4, sign=True)} at k={L.offsets[-1]}.")
+    return "\n".join(lines) + "\n"
+
+
+def encode_terminal(result: "Encoding") -> str:
+    """``embedlab encode``: a row per token with the first values and norm of each vector."""
+    name = result.source["source"] if result.source else "table"
+    lines = [f"embedlab encode: {name}, {len(result.texts)} text(s) -> (B, T, D) = {shape_text(result.shape)}",
+             "input = " + " + ".join(c for c in result.components if c != "input")]
+    headers = ("t", "token", "id", "type", *(_VECTOR_HEADERS.get(c, c) for c in result.components))
+    for b, text in enumerate(result.texts):
+        cut = f", cut from {result.original_lengths[b]}" if result.original_lengths[b] != result.lengths[b] else ""
+        lines += ["", f"text {b + 1}: {text!r} ({result.lengths[b]} tokens{cut})"]
+        rows = [(r.position, r.token + (" (pad)" if r.padding else ""), r.id, r.type_id,
+                 *(_vector(r.vectors[c]) for c in result.components)) for r in result.rows if r.sequence == b]
+        lines.append(terminal_table(rows, headers).rstrip("\n"))
+    if result.same_token:
+        lines += ["", "same token, different position"]
+        for m in result.same_token:
+            lines.append(f"  {m.token!r} (id {m.id}): text {m.first[0] + 1} position {m.first[1]} and text "
+                         f"{m.second[0] + 1} position {m.second[1]}: token vectors max |diff| "
+                         f"{number(m.token_max_abs_diff)}; input vectors max |diff| "
+                         f"{fixed(m.input_max_abs_diff, 4)}, "
+                         f"cosine {fixed(m.input_cosine, 4)}")
+    lines += ["", f"final shape (B, T, D) = {shape_text(result.shape)}"]
+    lines += [f"note: {note}" for note in result.notes]
+    return "\n".join(lines) + "\n"
+
+
+def neighbors_dict(result: NeighborsResult) -> dict[str, Any]:
+    """The neighbour lists as a JSON-able dict (every field, full precision)."""
+    return asdict(result)
+
+
+def neighbors_json(result: NeighborsResult) -> str:
+    """``embedlab neighbors --json``: UTF-8 JSON text, newline at the end."""
+    return json.dumps(neighbors_dict(result), ensure_ascii=False, indent=2) + "\n"
+
+
+def neighbors_terminal(result: NeighborsResult) -> str:
+    """For each query, its lists side by side: rank, row, score, the row's norm.
+
+    Scores to 4 decimals, norms to 3; the table's median and largest row
+    norms in the heading, to read the norms against.
+    """
+    lines = [f"{source_name(result.source)}: k={result.k}; row norms: median {fixed(result.median_norm, 3)}, "
+             f"max {fixed(result.max_norm, 3)}", ""]
+    headers = ["#"] + [h for m in result.metrics for h in (m, "score", "norm")]
+    for q in result.queries:
+        what = q.query if q.id is None else row_label(q.token, q.id)
+        lines.append(f"query {what}, norm {fixed(q.norm, 3)}")
+        rows = []
+        for rank in range(result.k):
+            cells = [str(rank + 1)]
+            for m in result.metrics:
+                row = q.lists[m][rank]
+                cells += [row_label(row.token, row.id), fixed(row.score, 4), fixed(row.norm, 3)]
+            rows.append(cells)
+        lines += [terminal_table(rows, headers).rstrip("\n"), ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def hubs_dict(result: HubsResult) -> dict[str, Any]:
+    """The hub measurement as a JSON-able dict; the per-row counts (V,) are left out."""
+    return {f.name: plain(getattr(result, f.name)) for f in fields(result) if f.name != "k_occurrence"}
+
+
+def hubs_json(result: HubsResult) -> str:
+    """``embedlab hubs --json``: UTF-8 JSON text, newline at the end."""
+    return json.dumps(hubs_dict(result), ensure_ascii=False, indent=2) + "\n"
+
+
+def hubs_terminal(result: HubsResult) -> str:
+    """The most listed rows under each metric, the longest rows, and the correlations."""
+    sample = "every token" if result.seed is None else f"sampled with seed {result.seed}"
+    dot, cos = result.metrics["dot"], result.metrics["cosine"]
+    lines = [
+        f"hubs of {source_name(result.source)}: V={result.V}, D={result.D}, k={result.k}, "
+        f"{result.n_queries} queries ({sample})",
+        f"Spearman correlation of row norm with k-occurrence: dot {number(round3(dot.spearman_norm))}, "
+        f"cosine {number(round3(cos.spearman_norm))}",
+        "",
+    ]
+    for m in (dot, cos):
+        lines.append(f"{m.metric}: the rows in the most lists (an even share is {result.even_share:.3g}; "
+                     f"skewness {number(round3(m.skewness))}, {m.never_listed} row{'s' * (m.never_listed != 1)} in no list; "
+                     f"{m.seconds:.1f} s)")
+        rows = [[str(r + 1), row_label(h.token, h.id), str(h.lists[m.metric]), fixed(h.norm, 3),
+                 str(h.norm_rank)]
+                for r, h in enumerate(m.top)]
+        lines += [terminal_table(rows, ["rank", "row", "lists", "norm", "norm rank"]).rstrip("\n"), ""]
+    lines.append(f"the {len(result.longest)} longest rows and the lists they enter")
+    rows = [[str(h.norm_rank), row_label(h.token, h.id), fixed(h.norm, 3), str(h.lists["dot"]),
+             str(h.lists["cosine"])] for h in result.longest]
+    lines.append(terminal_table(rows, ["norm rank", "row", "norm", "dot lists", "cosine lists"]).rstrip("\n"))
+    lines.append(f"together they enter {dot.longest_rows_lists} of {result.n_queries} dot lists "
+                 f"and {cos.longest_rows_lists} cosine lists")
+    return "\n".join(lines) + "\n"
+
+
+_VECTOR_HEADERS = {"token": "token vector", "position": "position vector", "token_type": "type vector",
+                   "input": "input (the sum)"}
+
+
+def _vector(summary: dict[str, Any]) -> str:
+    """First values and norm of one vector, as ``fixed`` writes them: ``[-0.018 +0.047 +1.00e-200 ...] |1.546|``."""
+    return ("[" + " ".join(fixed(x, 3, sign=True) for x in summary["first"])
+            + f" ...] |{fixed(summary['norm'], 3)}|")
+
+
+def _wrapped(cells: Sequence[str], per_line: int = 12) -> list[str]:
+    return ["  " + " ".join(cells[i:i + per_line]) for i in range(0, len(cells), per_line)]
