@@ -20,11 +20,40 @@ __all__ = [
     "ConfigError",
     "SizeError",
     "DtypeError",
+    "install_hint",
 ]
 
 
 class EmbedlabError(Exception):
-    """Base class of every error embedlab raises on purpose."""
+    """Base class of every error embedlab raises on purpose.
+
+    Parameters
+    ----------
+    message : str
+        The whole message, in the library's terms (it names Python parameters:
+        ``seq_len=0 must be an int of at least 1``).
+    parameter : str, optional
+        The library parameter whose value was wrong (``"seq_len"``), so that a
+        front end can name its own spelling of it (the CLI's ``--seq``) through
+        one table instead of rewriting the message.
+    value : object, optional
+        The value that was given for ``parameter``.
+    expected : str, optional
+        What ``parameter`` accepts, as a phrase that reads after the value
+        ("an int of at least 1").
+
+    >>> err = SizeError("seq_len=0 must be an int of at least 1", parameter="seq_len", value=0,
+    ...                 expected="an int of at least 1")
+    >>> str(err), err.parameter, err.value
+    ('seq_len=0 must be an int of at least 1', 'seq_len', 0)
+    """
+
+    def __init__(self, message: str = "", *, parameter: str | None = None, value: object = None,
+                 expected: str | None = None) -> None:
+        super().__init__(message)
+        self.parameter = parameter
+        self.value = value
+        self.expected = expected
 
 
 class TokenIdError(EmbedlabError, IndexError):
@@ -65,7 +94,46 @@ class TyingConflictError(SourceError):
 
 
 class MissingExtraError(EmbedlabError, ImportError):
-    """An optional dependency is not installed; the message names the extra."""
+    """An optional dependency is not installed; the message names the extra.
+
+    ``extras`` holds the names of the extras that install it (``("plots",)``),
+    so a front end can widen the hint to everything a whole command needs
+    without reading the message. ``install_hint`` writes the one hint text.
+
+    >>> err = MissingExtraError.for_module("matplotlib", "figures", ("plots",))
+    >>> err.extras, str(err)
+    (('plots',), "figures need matplotlib, which is not installed: pip install -c constraints.txt -e '.[plots]'")
+    """
+
+    def __init__(self, message: str = "", *, extras: tuple[str, ...] = (), module: str | None = None) -> None:
+        super().__init__(message)
+        self.extras = tuple(extras)
+        self.name = module  # as ImportError.name: the module that is missing
+
+    @classmethod
+    def for_module(cls, module: str, what: str, extras: tuple[str, ...]) -> "MissingExtraError":
+        """``what`` (a plural noun phrase: "figures") needs ``module``, installed by ``extras``."""
+        return cls(f"{what} need {module}, which is not installed: {install_hint(extras)}", extras=extras,
+                   module=module)
+
+
+# The order extras are named in; data, torch and plots each install models too.
+EXTRA_ORDER = ("models", "data", "torch", "plots")
+
+
+def install_hint(extras: "tuple[str, ...] | set[str]") -> str:
+    """The one install command for a set of extras: ``pip install -c constraints.txt -e '.[data,plots]'``.
+
+    ``models`` goes without saying beside any other extra (each of them installs it).
+
+    >>> install_hint({"models", "plots"})
+    "pip install -c constraints.txt -e '.[plots]'"
+    """
+    chosen = set(extras)
+    if len(chosen) > 1:
+        chosen -= {"models"}
+    named = [e for e in EXTRA_ORDER if e in chosen] + sorted(chosen - set(EXTRA_ORDER))
+    return f"pip install -c constraints.txt -e '.[{','.join(named)}]'"
 
 
 class ConfigError(SourceError):
