@@ -64,6 +64,21 @@ def test_report_html_on_the_seed(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["embed_report.html", "embed_report.json", "embed_report.md"]
 
 
+def test_report_html_measures_the_lab_once(tmp_path, monkeypatch):
+    # The lab needs four neighbour searches (cosine and dot, before and after the stretch); the
+    # figures are drawn from the result, so a search more would be a figure measuring again.
+    np = pytest.importorskip("numpy")
+    from embedlab.engine.table import EmbeddingTable
+
+    path = tmp_path / "t.npy"
+    np.save(path, np.array(__import__("embedlab").embed.make_table(80, 6, 2)))
+    calls = []
+    real = EmbeddingTable.nearest
+    monkeypatch.setattr(EmbeddingTable, "nearest", lambda self, *a, **kw: calls.append(a) or real(self, *a, **kw))
+    assert cli.main(["report", "--html", "--model", str(path), "--probe", "3", "--out", str(tmp_path / "out")]) == 0
+    assert len(calls) == 4
+
+
 @pytest.mark.parametrize("argv, message", [
     (["projection", "--tokens", ""], "empty item"),
     (["projection", "--tokens", "1,,2"], "empty item"),

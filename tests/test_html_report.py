@@ -1,5 +1,6 @@
 """The HTML report, parsed: every heading, every figure, no external reference."""
 
+import html
 from html.parser import HTMLParser
 
 import pytest
@@ -8,8 +9,6 @@ from embedlab import embed
 from embedlab.report import html as html_report
 from embedlab.measure import lab
 from embedlab.report.locales import WORDS
-
-PNG = b"\x89PNG\r\n\x1a\nfake"
 
 
 class Page(HTMLParser):
@@ -37,36 +36,45 @@ class Page(HTMLParser):
             self.h2.append(data)
 
 
+pytest.importorskip("matplotlib")
+pytest.importorskip("sklearn")
+
+
 @pytest.fixture(scope="module")
 def result():
-    return lab.measure(lab.ReferenceEngine(embed.make_table(64, 8, 1)), lab.LabSettings(probe=3))
+    return lab.measure(lab.ReferenceEngine(embed.make_table(64, 8, 1)), lab.LabSettings(probe=3), figures=True)
 
 
 @pytest.mark.parametrize("lang", list(WORDS))
 def test_page_holds_every_section_and_figure(result, lang):
-    figures = {"what": [(PNG, "a <figure> & more")], "scale": [(PNG, "two"), (PNG, "three")]}
     page = Page()
-    text = html_report.report_html(result, lab.LabSettings(probe=3), figures, lang)
+    text = html_report.report_html(result, lang)
     page.feed(text)
     assert page.h2 == list(WORDS[lang]["headings"])
-    assert len(page.images) == 3
+    # projection and norms, cost, params, stretch, scale: one figure per name in the section list
+    assert len(page.images) == 6
     assert all(src.startswith("data:image/png;base64,") for src in page.images)
     assert all(ref.startswith("data:") for ref in page.refs)  # nothing from the network
     assert page.scripts == 0
-    assert "a &lt;figure&gt; &amp; more" in text
+    for caption in WORDS[lang]["captions"].values():
+        assert html.escape(caption) in text
     for key in lab.REPORT_KEYS:
         assert f"<code>{key}</code>" in text
 
 
-def test_unknown_section(result):
-    with pytest.raises(ValueError, match="unknown sections"):
-        html_report.report_html(result, lab.LabSettings(probe=3), {"intro": [(PNG, "x")]})
+def test_a_result_measured_without_figures_is_refused():
+    plain = lab.measure(lab.ReferenceEngine(embed.make_table(16, 4, 1)), lab.LabSettings(probe=3))
+    with pytest.raises(ValueError, match="figures=True"):
+        html_report.report_html(plain)
 
 
 @pytest.mark.parametrize("lang", list(WORDS))
-def test_a_left_out_figure_is_one_line_saying_why(result, lang):
-    text = html_report.report_html(result, lab.LabSettings(probe=3), {}, lang, {"what": ["D <too> small"]})
-    line = WORDS[lang]["figure_left_out"].format(reason="D &lt;too&gt; small")
+def test_a_left_out_figure_is_one_line_saying_why(lang):
+    # D = 1: a PCA projection to 2-D needs D >= 2, so the projection is left out and says so.
+    narrow = lab.measure(lab.ReferenceEngine(embed.make_table(12, 1, 1)), lab.LabSettings(probe=3), figures=True)
+    text = html_report.report_html(narrow, lang)
+    line = WORDS[lang]["figure_left_out"].format(reason="a 2-D projection by pca needs D &gt;= 2, got D=1")
     assert text.count('<p class="left-out">') == 1 and f'<p class="left-out">{line}</p>' in text
-    with pytest.raises(ValueError, match="unknown sections"):
-        html_report.report_html(result, lab.LabSettings(probe=3), {}, lang, {"intro": ["x"]})
+    page = Page()
+    page.feed(text)
+    assert len(page.images) == 5

@@ -145,3 +145,57 @@ def test_rounding_bound_is_tight_enough_to_catch_a_turned_vector():
     before = embed.cosine(rows[0], rows[1])
     turned = embed.cosine([rows[0][0] * math.sqrt(3), rows[0][1], rows[0][2]], rows[1])
     assert abs(before - turned) > 4 * engine.D * engine.eps
+
+
+# -- measure takes tables as users hold them; the result carries what the figures draw ----------
+
+def test_measure_takes_an_embedding_table_and_a_list_table():
+    rows = embed.make_table(40, 6, 3)
+    settings = lab.LabSettings(probe=7, k=4)
+    from_list = lab.measure(rows, settings)
+    from_table = lab.measure(EmbeddingTable.from_rows(rows), settings)
+    W = np.array(rows)
+    assert from_list.cos_neighbors == from_table.cos_neighbors == _rank(_cosines(W, 7), 7, 4)
+    assert from_list.dot_neighbors == from_table.dot_neighbors == _rank(W @ W[7], 7, 4)
+    assert from_table.source == EmbeddingTable.from_rows(rows).provenance.to_dict()
+    with pytest.raises(TypeError, match="got dict"):
+        lab.measure({"not": "a table"}, settings)
+
+
+def test_the_result_carries_scores_and_norms_of_every_listed_row():
+    rows = embed.make_table(30, 5, 9)
+    W = np.array(rows)
+    result = lab.measure(EmbeddingTable.from_rows(rows), lab.LabSettings(probe=2, k=5, stretch_factor=3.0))
+    cos, dot = result.stretch.cos_before, result.stretch.dot_before
+    assert cos.ids == result.cos_neighbors and dot.ids == result.dot_neighbors
+    assert np.allclose(cos.scores, _cosines(W, 2)[cos.ids], rtol=1e-12)
+    assert np.allclose(dot.scores, (W @ W[2])[dot.ids], rtol=1e-12)
+    assert np.allclose(cos.norms, np.linalg.norm(W, axis=1)[cos.ids], rtol=1e-12)
+    stretched = W.copy()
+    stretched[result.stretch_target] *= 3.0
+    assert result.stretch.dot_after.ids == _rank(stretched @ stretched[2], 2, 5) == result.dot_after_stretch
+    # the scale experiment covers every listed row, and its rms are the probe's
+    assert result.scale.ids == list(dict.fromkeys(result.cos_neighbors + result.dot_neighbors))
+    assert math.isclose(result.scale.rms_before, float(np.sqrt(np.mean(W[2] ** 2))), rel_tol=1e-12)
+    assert np.allclose(result.scale.norms_after, np.sqrt(5) * np.linalg.norm(W[result.scale.ids], axis=1))
+
+
+def test_the_json_keys_are_the_lab_contract_and_nothing_the_figures_need():
+    result = lab.measure(embed.make_table(20, 4, 1), lab.LabSettings(probe=1, k=3))
+    contract = ("vocab dim seed probe table_shape params tied_params untied_params saved bigger_vocab bigger_tied "
+                "bigger_untied lookup_mults one_hot_mults max_abs_diff repeat_same logit_len logit_argmax "
+                "logit_argmax_is_self cos_neighbors dot_neighbors neighbors_differ stretch_target stretch_factor "
+                "cos_after_stretch dot_after_stretch cos_unchanged_by_scale rms_plain rms_scaled rms_ratio").split()
+    assert list(result.to_dict()) == contract
+    result.to_dict()["cos_neighbors"].append(99)
+    assert 99 not in result.cos_neighbors  # to_dict hands out copies
+
+
+def test_views_are_measured_only_when_asked():
+    pytest.importorskip("sklearn")
+    rows = embed.make_table(60, 4, 2)
+    assert lab.measure(rows, lab.LabSettings(probe=5)).views is None
+    views = lab.measure(rows, lab.LabSettings(probe=5), figures=True).views
+    lengths = np.linalg.norm(np.array(rows), axis=1)
+    assert views.norms.longest_ids == np.lexsort((np.arange(60), -lengths))[:10].tolist()
+    assert views.projection.ids[0] == 5 and views.left_out == {}

@@ -42,17 +42,17 @@ def test_json_has_exactly_the_report_keys(result):
 
 
 def test_korean_markdown_has_the_five_headings_in_order(result):
-    md = lab_report.report_markdown(result, lab.LabSettings(), "ko")
+    md = lab_report.report_markdown(result, "ko")
     assert re.findall(r"^## .*$", md, flags=re.M) == KOREAN_HEADINGS
-    assert lab_report.report_markdown(result, lab.LabSettings()) == md  # Korean is the default
+    assert lab_report.report_markdown(result) == md  # Korean is the default
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_every_language_shows_every_number_in_its_section(result, lang):
-    md = lab_report.report_markdown(result, lab.LabSettings(), lang)
+    md = lab_report.report_markdown(result, lang)
     sections = _sections(md)
     assert [h for h, _ in sections] == [f"## {h}" for h in WORDS[lang]["headings"]]
-    for (heading, body), keys in zip(sections, lab_report.SECTION_KEYS):
+    for (heading, body), keys in zip(sections, [section.keys for section in lab_report.SECTIONS]):
         prose = body.split("\n|")[0]
         assert prose.strip(), heading
         for key in keys:
@@ -79,7 +79,7 @@ def test_locales_share_keys_and_fields():
 
 def test_unknown_language(result):
     with pytest.raises(ValueError, match="'fr'"):
-        lab_report.report_markdown(result, lab.LabSettings(), "fr")
+        lab_report.report_markdown(result, "fr")
 
 
 def test_tokens_with_pipes_and_backticks_stay_in_their_cell():
@@ -154,6 +154,46 @@ def test_write_atomic_removes_temporaries_when_a_rename_fails(tmp_path, monkeypa
     monkeypatch.setattr(os, "replace", refuse)
     with pytest.raises(OSError, match="disk full"):
         files.write_atomic({tmp_path / "a.txt": "one"})
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("failure", [OSError("disk full"), KeyboardInterrupt()])
+def test_a_failed_second_rename_leaves_both_old_files(tmp_path, monkeypatch, failure):
+    import os
+
+    (tmp_path / "embed_report.json").write_text("old json", encoding="utf-8")
+    (tmp_path / "embed_report.md").write_text("old md", encoding="utf-8")
+    real_replace, calls = os.replace, []
+
+    def second_fails(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise failure
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", second_fails)
+    with pytest.raises(type(failure)):
+        files.write_atomic({tmp_path / "embed_report.json": "new json", tmp_path / "embed_report.md": "new md"})
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert (tmp_path / "embed_report.json").read_text(encoding="utf-8") == "old json"
+    assert (tmp_path / "embed_report.md").read_text(encoding="utf-8") == "old md"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["embed_report.json", "embed_report.md"]
+
+
+def test_a_failed_second_rename_removes_a_first_file_that_was_new(tmp_path, monkeypatch):
+    import os
+
+    real_replace, calls = os.replace, []
+
+    def second_fails(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", second_fails)
+    with pytest.raises(OSError, match="disk full"):
+        files.write_atomic({tmp_path / "a.json": "new", tmp_path / "b.md": "new"})
     assert list(tmp_path.iterdir()) == []
 
 
@@ -243,3 +283,23 @@ def test_human_count_moves_up_a_unit_when_rounding_reaches_1000(n, text):
 ])
 def test_human_bytes_moves_up_a_unit_when_rounding_reaches_1024(n, text):
     assert formats.human_bytes(n) == text
+
+
+# -- the report says what happened, and is written from one list of sections ----------------
+
+def test_the_sections_show_every_report_key_exactly_once():
+    shown = [key for section in lab_report.SECTIONS for key in section.keys]
+    assert sorted(shown) == sorted(lab.REPORT_KEYS) and len(shown) == len(set(shown))
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_stretch_that_moves_nothing_is_not_said_to_show_anything(lang):
+    # Factor 1 leaves the table as it is, so both lists must stay (independent of the code under test).
+    still = lab.measure(embed.make_table(50, 6, 4), lab.LabSettings(probe=3, stretch_factor=1.0))
+    assert (still.cos_after_stretch, still.dot_after_stretch) == (still.cos_neighbors, still.dot_neighbors)
+    moved = lab.measure(embed.make_table(embed.VOCAB, embed.DIM, embed.SEED), lab.LabSettings())
+    assert moved.dot_after_stretch != moved.dot_neighbors  # the seed report's stretch moves row 276 up
+    unchanged, changed = WORDS[lang]["stretched"][1].split("{")[0], WORDS[lang]["stretched"][0].split("{")[0]
+    still_md, moved_md = lab_report.report_markdown(still, lang), lab_report.report_markdown(moved, lang)
+    assert unchanged in still_md and changed not in still_md.replace(unchanged, "")
+    assert changed in moved_md and unchanged not in moved_md.replace(changed, "")

@@ -39,7 +39,6 @@ def run(args: argparse.Namespace) -> int:
     from ..measure import lab
     from ..report import files, lab as lab_report
 
-    table = None
     if args.model == "seed":
         if args.tensor is not None or args.words is not None:
             raise ValueError("--tensor and --words do not apply to 'seed': it is the lab's built-in table")
@@ -56,49 +55,17 @@ def run(args: argparse.Namespace) -> int:
         seed, source = None, table.provenance.to_dict()
     settings = lab.LabSettings(probe=probe, k=args.k, stretch_factor=args.stretch_factor,
                                growth_factor=args.growth)
-    result = lab.measure(engine, settings, seed=seed, source=source)
+    result = lab.measure(engine, settings, seed=seed, source=source, figures=args.html)
     texts: dict[Path, str | bytes] = {
         args.out / "embed_report.json": lab_report.report_json(result),
-        args.out / "embed_report.md": lab_report.report_markdown(result, settings, args.lang),
+        args.out / "embed_report.md": lab_report.report_markdown(result, args.lang),
     }
     if args.html:
         from ..report import html as html_report
-        from ..sources import loaders as sources
 
-        table = table or sources.load("seed")
-        figures, left_out = _report_figures(table, result, settings, args.lang)
-        texts[args.out / "embed_report.html"] = html_report.report_html(result, settings, figures, args.lang,
-                                                                        left_out)
+        texts[args.out / "embed_report.html"] = html_report.report_html(result, args.lang)
     written = files.write_atomic(texts)
     print(lab_report.report_terminal(result, written), end="")
-    for reason in (r for reasons in left_out.values() for r in reasons) if args.html else ():
+    for reason in result.views.left_out.values() if result.views else ():
         print(f"note: embed_report.html leaves a figure out: {reason}")
     return 0
-
-
-REPORT_NORMS_TOP = 10  # longest rows labelled in the report's norms figure, or V when smaller
-
-
-def _report_figures(table, result, settings, lang):  # type: ignore[no-untyped-def]
-    """Measure and draw the figures of each report section: {section: [(png, caption)]}, and
-    {section: [why a figure is left out]} for figures the table is too small for."""
-    from ..measure import lab, norms, projection
-    from ..report import plots
-    from ..report.locales import WORDS
-
-    captions = WORDS[lang]["captions"]
-    ids, groups = projection.choose_rows(table, settings.probe, k=settings.k)
-    near = list(dict.fromkeys([*result.cos_neighbors, *result.dot_neighbors]))
-    unfit = projection.unfit_reason("pca", len(ids), table.D)
-    drawn = {
-        "what": [("norms", plots.norms_figure(norms.norm_distribution(table, top=min(REPORT_NORMS_TOP, table.V))))],
-        "lookup": [("cost", plots.cost_figure(result))],
-        "tying": [("params", plots.params_figure(result))],
-        "neighbors": [("stretch", plots.stretch_figure(lab.compare_stretch(table, settings)))],
-        "scale": [("scale", plots.scale_figure(lab.compare_scale(table, settings.probe, near)))],
-    }
-    if unfit is None:
-        drawn["what"].insert(0, ("projection",
-                                 plots.projection_figure(projection.project(table, ids, "pca", groups=groups))))
-    figures = {section: [(plots.png_bytes(fig), captions[name]) for name, fig in figs] for section, figs in drawn.items()}
-    return figures, ({} if unfit is None else {"what": [unfit]})

@@ -14,24 +14,31 @@ returns a ``LabResult`` of plain values:
 The engine is ``ReferenceEngine`` (lists, ``embed.py``: the seed report runs on
 a bare Python) or ``ArrayEngine`` (an ``EmbeddingTable``: real tables). Both
 give the measurement Python lists and floats, so the routine is written once.
-Scalar measures (cosine, rms) always use the reference's definitions.
+Scalar measures (cosine, rms, the scores beside each listed id) always use the
+reference's definitions. ``measure`` also takes an ``EmbeddingTable`` or a
+list-of-lists table and wraps it in the engine that fits.
+
+The result carries everything its renderers show: the scored lists before and
+after the stretch (``StretchComparison``), the lengths and cosines before and
+after the sqrt(D) scaling (``ScaleComparison``) and, with ``figures=True``, the
+norm distribution and the 2-D projection the report's figures draw
+(``LabViews``). No renderer measures again.
 """
 
 from __future__ import annotations
 
 import math
-import sys
-from dataclasses import dataclass, fields
-from typing import Any, Protocol, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Sequence
 
 from .. import embed
+from .engines import ArrayEngine, Engine, ReferenceEngine, as_engine
 
 __all__ = [
-    "LabSettings", "LabResult", "ReferenceEngine", "ArrayEngine", "measure", "REPORT_KEYS",
+    "LabSettings", "LabResult", "LabViews", "ReferenceEngine", "ArrayEngine", "as_engine", "measure", "REPORT_KEYS",
     "ScoredList", "StretchComparison", "ScaleComparison", "compare_stretch", "compare_scale",
 ]
 
-Vector = list[float]
 
 
 @dataclass(frozen=True)
@@ -91,7 +98,11 @@ class LabResult:
     Counts are exact ints (parameters, multiplications); lists of token ids
     are best first. ``tokens`` (token strings beside each id list) and
     ``source`` (provenance) are set for tables that have them and left
-    ``None`` for the seed table.
+    ``None`` for the seed table. The last four fields are not part of the
+    report's JSON: ``settings`` (what was measured), ``stretch`` and ``scale``
+    (every score, length and cosine behind the lists and the rms, for the
+    figures) and ``views`` (the norms and the projection, measured with
+    ``figures=True``, else ``None``).
     """
 
     vocab: int
@@ -126,42 +137,52 @@ class LabResult:
     rms_ratio: float
     tokens: dict[str, Any] | None = None
     source: dict[str, Any] | None = None
+    settings: LabSettings | None = None
+    stretch: StretchComparison | None = None
+    scale: ScaleComparison | None = None
+    views: LabViews | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report's JSON object: the lab contract's keys in order (``REPORT_KEYS``), then, for
+        tables with a vocabulary, the token strings beside the ids, and the source's provenance."""
+        out = {key: _plain(getattr(self, key)) for key in REPORT_KEYS}
+        if self.tokens is not None:
+            out.update(self.tokens)
+        if self.source is not None:
+            out["source"] = dict(self.source)
+        return out
 
 
-# The report's required JSON keys, in order (every LabResult field but the optional two).
-REPORT_KEYS = tuple(f.name for f in fields(LabResult) if f.name not in ("tokens", "source"))
+# Fields of LabResult that are not part of the report's required JSON keys.
+_NOT_REPORTED = ("tokens", "source", "settings", "stretch", "scale", "views")
+# The report's required JSON keys, in order (the lab contract of embed_report.json).
+REPORT_KEYS = tuple(f.name for f in fields(LabResult) if f.name not in _NOT_REPORTED)
 
 
-class Engine(Protocol):
-    """What ``measure`` needs of a table; every value comes back as Python lists/floats."""
-
-    V: int
-    D: int
-    eps: float  # machine epsilon of the vectors the engine hands out
-
-    def lookup(self, ids: Sequence[int]) -> list[Vector]: ...
-    def lookup_via_one_hot(self, ids: Sequence[int]) -> list[Vector]: ...
-    def logits(self, hidden: Vector) -> Vector: ...
-    def nearest(self, token_id: int, k: int, metric: str) -> list[int]: ...
-    def stretch(self, token_id: int, factor: float) -> "Engine": ...
-    def scaled_lookup(self, ids: Sequence[int]) -> list[Vector]: ...
-    def tokens(self, ids: Sequence[int]) -> list[str] | None: ...
+def _plain(value: Any) -> Any:
+    """A JSON-able copy: lists copied, so a caller's edit never reaches the result."""
+    return list(value) if isinstance(value, list) else value
 
 
-def measure(engine: Engine, settings: LabSettings = LabSettings(), *, seed: int | None = None,
-            source: dict[str, Any] | None = None) -> LabResult:
+def measure(table: Any, settings: LabSettings = LabSettings(), *, seed: int | None = None,
+            source: dict[str, Any] | None = None, figures: bool = False) -> LabResult:
     """Run every lab experiment on one table.
 
     Parameters
     ----------
-    engine : ReferenceEngine or ArrayEngine
-        The (V, D) table behind the engine interface.
+    table : EmbeddingTable, list of lists of float, ReferenceEngine or ArrayEngine
+        The (V, D) table; ``as_engine`` wraps a table in its engine.
     settings : LabSettings
         Probe, k, stretch and growth settings.
     seed : int, optional
         The seed the table was made with (the seed table), else ``None``.
     source : dict, optional
-        Provenance of a real table, carried into the result.
+        Provenance of a real table, carried into the result; for an
+        ``EmbeddingTable`` its own provenance when not given.
+    figures : bool
+        Also measure what the report's figures draw beyond the lab's lists
+        (``LabViews``: the norm distribution and a PCA projection; needs
+        NumPy, and scikit-learn for the projection).
 
     Returns
     -------
@@ -173,7 +194,12 @@ def measure(engine: Engine, settings: LabSettings = LabSettings(), *, seed: int 
         If the probe is not a token id of the table.
     ValueError
         If k is not in ``[1, V - 1]`` or the stretch rank is not below k.
+    TypeError
+        If ``table`` is none of the kinds above.
     """
+    engine = as_engine(table)
+    if source is None and isinstance(engine, ArrayEngine):
+        source = engine.table.provenance.to_dict()
     s = settings
     V, D, p = engine.V, engine.D, s.probe
     growth = embed.vocab_growth(V, D, s.growth_factor)
@@ -185,17 +211,11 @@ def measure(engine: Engine, settings: LabSettings = LabSettings(), *, seed: int 
     scores = engine.logits(vec)  # (V,) the tied head
     argmax = max(range(V), key=lambda t: (scores[t], -t))  # the smaller id wins a tie
 
-    cos_ids = engine.nearest(p, s.k, "cosine")
-    dot_ids = engine.nearest(p, s.k, "dot")
-    target = cos_ids[s.rank]
-    stretched = engine.stretch(target, s.stretch_factor)
-
-    other = cos_ids[0]
-    plain_probe, plain_other = engine.lookup([p, other])
-    scaled_probe, scaled_other = engine.scaled_lookup([p, other])
-    before = embed.cosine(plain_probe, plain_other)
-    after = embed.cosine(scaled_probe, scaled_other)
-    rms_plain, rms_scaled = embed.rms(plain_probe), embed.rms(scaled_probe)
+    stretch = _stretch_experiment(engine, s)
+    cos_ids, dot_ids = stretch.cos_before.ids, stretch.dot_before.ids
+    scale = _scale_experiment(engine, p, list(dict.fromkeys([*cos_ids, *dot_ids])))
+    other = scale.ids.index(cos_ids[0])  # the probe's nearest token by cosine
+    rms_plain, rms_scaled = scale.rms_before, scale.rms_after
 
     result = LabResult(
         vocab=V, dim=D, seed=seed, probe=p, table_shape=[V, D],
@@ -207,16 +227,16 @@ def measure(engine: Engine, settings: LabSettings = LabSettings(), *, seed: int 
         max_abs_diff=max(abs(a - b) for a, b in zip(vec, via_one_hot)),
         repeat_same=first == again,
         logit_len=len(scores), logit_argmax=argmax, logit_argmax_is_self=argmax == p,
-        cos_neighbors=cos_ids, dot_neighbors=dot_ids, neighbors_differ=cos_ids != dot_ids,
-        stretch_target=target, stretch_factor=float(s.stretch_factor),
-        cos_after_stretch=stretched.nearest(p, s.k, "cosine"),
-        dot_after_stretch=stretched.nearest(p, s.k, "dot"),
-        cos_unchanged_by_scale=abs(before - after) <= _rounding_bound(engine),
+        cos_neighbors=list(cos_ids), dot_neighbors=list(dot_ids), neighbors_differ=cos_ids != dot_ids,
+        stretch_target=stretch.target, stretch_factor=float(s.stretch_factor),
+        cos_after_stretch=list(stretch.cos_after.ids), dot_after_stretch=list(stretch.dot_after.ids),
+        cos_unchanged_by_scale=abs(scale.cos_before[other] - scale.cos_after[other]) <= _rounding_bound(engine),
         rms_plain=rms_plain, rms_scaled=rms_scaled,
         rms_ratio=rms_scaled / rms_plain if rms_plain else 0.0,
-        source=source,
+        source=source, settings=s, stretch=stretch, scale=scale,
     )
-    return _with_tokens(result, engine)
+    result = _with_tokens(result, engine)
+    return replace(result, views=_views(engine, result)) if figures else result
 
 
 def _rounding_bound(engine: Engine) -> float:
@@ -247,82 +267,19 @@ def _with_tokens(result: LabResult, engine: Engine) -> LabResult:
         if strings is None:
             return result
         tokens[key] = strings[0] if key.endswith("_token") else strings
-    return LabResult(**{**{f.name: getattr(result, f.name) for f in fields(result)}, "tokens": tokens})
-
-
-class ReferenceEngine:
-    """The engine over the reference module: a table as a list of lists of floats.
-
-    Needs nothing beyond the standard library. Raises ``ValueError`` for a
-    ragged table.
-    """
-
-    def __init__(self, rows: list[list[float]]) -> None:
-        self.rows = rows
-        self.V, self.D = embed.shape(rows)
-        self.eps = sys.float_info.epsilon  # Python floats are IEEE doubles
-
-    def lookup(self, ids: Sequence[int]) -> list[Vector]:
-        return embed.lookup(self.rows, ids)
-
-    def lookup_via_one_hot(self, ids: Sequence[int]) -> list[Vector]:
-        return embed.lookup_via_one_hot(self.rows, ids)
-
-    def logits(self, hidden: Vector) -> Vector:
-        return embed.logits(self.rows, hidden)
-
-    def nearest(self, token_id: int, k: int, metric: str) -> list[int]:
-        by = {"cosine": embed.nearest_by_cosine, "dot": embed.nearest_by_dot}[metric]
-        return by(self.rows, token_id, k)
-
-    def stretch(self, token_id: int, factor: float) -> "ReferenceEngine":
-        return ReferenceEngine(embed.stretch(self.rows, token_id, factor))
-
-    def scaled_lookup(self, ids: Sequence[int]) -> list[Vector]:
-        return embed.scaled_lookup(self.rows, ids, self.D)
-
-    def tokens(self, ids: Sequence[int]) -> list[str] | None:
-        return None
-
-
-class ArrayEngine:
-    """The engine over an ``EmbeddingTable`` (NumPy): real tables at full size."""
-
-    def __init__(self, table: Any) -> None:
-        import numpy as np
-
-        self.table = table
-        self.V, self.D = table.V, table.D
-        # scaled_lookup hands out float32 at least
-        self.eps = float(np.finfo(np.result_type(table.dtype, np.float32)).eps)
-
-    def lookup(self, ids: Sequence[int]) -> list[Vector]:
-        return self.table.lookup(list(ids)).tolist()
-
-    def lookup_via_one_hot(self, ids: Sequence[int]) -> list[Vector]:
-        return self.table.lookup_via_one_hot(list(ids)).tolist()
-
-    def logits(self, hidden: Vector) -> Vector:
-        return self.table.logits(hidden).tolist()
-
-    def nearest(self, token_id: int, k: int, metric: str) -> list[int]:
-        return self.table.nearest([token_id], k, metric).ids[0].tolist()
-
-    def stretch(self, token_id: int, factor: float) -> "ArrayEngine":
-        return ArrayEngine(self.table.stretch(token_id, factor))
-
-    def scaled_lookup(self, ids: Sequence[int]) -> list[Vector]:
-        return self.table.scaled_lookup(list(ids)).tolist()
-
-    def tokens(self, ids: Sequence[int]) -> list[str] | None:
-        return self.table.tokens(list(ids))
+    return replace(result, tokens=tokens)
 
 
 # -- the experiments of sections 4 and 5, with every score (for the figures) --------
 
 @dataclass(frozen=True)
 class ScoredList:
-    """A neighbour list with the score and the length (norm) of each listed row."""
+    """A neighbour list with the score and the length (norm) of each listed row.
+
+    ``ids`` best first (equal scores: smaller id first); ``scores`` the cosine or
+    dot product with the probe (float64); ``norms`` each row's length, in the
+    table's units; ``tokens`` the token strings, ``None`` without a vocabulary.
+    """
 
     ids: list[int]
     scores: list[float]
@@ -346,7 +303,11 @@ class StretchComparison:
 
 @dataclass(frozen=True)
 class ScaleComparison:
-    """Rows before and after multiplying by sqrt(D): length changes, cosine with the probe does not."""
+    """Rows before and after multiplying by sqrt(D): length changes, cosine with the probe does not.
+
+    ``rms_before``/``rms_after`` are the probe's own rms (``embed.rms``);
+    ``norms_*`` and ``cos_*`` hold one value per id of ``ids``.
+    """
 
     probe: int
     probe_token: str | None
@@ -357,45 +318,84 @@ class ScaleComparison:
     norms_after: list[float]
     cos_before: list[float]
     cos_after: list[float]
+    rms_before: float = 0.0
+    rms_after: float = 0.0
+
+
+@dataclass(frozen=True)
+class LabViews:
+    """What the report's figures draw beyond the lab's lists, measured once with ``figures=True``.
+
+    ``norms`` is a ``measure.norms.NormDistribution`` (the longest
+    ``min(10, V)`` rows labelled); ``projection`` a PCA ``Projection`` of the
+    probe, its neighbours and a sample of 40 rows, or ``None`` with
+    ``left_out["projection"]`` saying why (too few rows, D < 2).
+    """
+
+    norms: Any
+    projection: Any
+    left_out: dict[str, str] = field(default_factory=dict)
+
+
+REPORT_NORMS_TOP = 10  # longest rows labelled in the report's norms figure, or V when smaller
 
 
 def compare_stretch(table: Any, settings: LabSettings = LabSettings()) -> StretchComparison:
-    """The report's stretch experiment on an ``EmbeddingTable``, with scores and norms.
+    """The report's stretch experiment, with scores and norms: ``LabResult.stretch`` alone.
 
-    The row stretched is the probe's cosine neighbour at ``settings.stretch_rank``,
+    The row stretched is the probe's cosine neighbour at ``settings.rank``,
     multiplied by ``settings.stretch_factor``; lists hold ``settings.k`` ids.
-    Raises as ``EmbeddingTable.nearest``.
+    ``table`` is what ``measure`` takes. Raises as ``EmbeddingTable.nearest``.
     """
-    s = settings
-    cos_before = _scored(table, s.probe, s.k, "cosine")
-    target = cos_before.ids[s.rank]
-    stretched = table.stretch(target, s.stretch_factor)
-    return StretchComparison(
-        probe=s.probe, probe_token=table.token(s.probe), target=target, factor=float(s.stretch_factor),
-        cos_before=cos_before, dot_before=_scored(table, s.probe, s.k, "dot"),
-        cos_after=_scored(stretched, s.probe, s.k, "cosine"), dot_after=_scored(stretched, s.probe, s.k, "dot"),
-    )
+    return _stretch_experiment(as_engine(table), settings)
 
 
 def compare_scale(table: Any, probe: int, ids: Sequence[int]) -> ScaleComparison:
     """Lengths of rows and their cosine with the probe, before and after the sqrt(D) scaling.
 
-    Raises as ``EmbeddingTable.lookup``.
+    ``table`` is what ``measure`` takes. Raises as ``EmbeddingTable.lookup``.
     """
-    ids = [int(i) for i in ids]
-    plain = table.lookup([probe, *ids]).tolist()
-    scaled = table.scaled_lookup([probe, *ids]).tolist()
-    return ScaleComparison(
-        probe=probe, probe_token=table.token(probe), ids=ids, tokens=table.tokens(ids), factor=math.sqrt(table.D),
-        norms_before=[embed.norm(v) for v in plain[1:]], norms_after=[embed.norm(v) for v in scaled[1:]],
-        cos_before=[embed.cosine(plain[0], v) for v in plain[1:]],
-        cos_after=[embed.cosine(scaled[0], v) for v in scaled[1:]],
+    return _scale_experiment(as_engine(table), probe, [int(i) for i in ids])
+
+
+def _stretch_experiment(engine: Engine, s: LabSettings) -> StretchComparison:
+    cos_before = _scored(engine, s.probe, s.k, "cosine")
+    target = cos_before.ids[s.rank]
+    stretched = engine.stretch(target, s.stretch_factor)
+    (probe_token,) = engine.tokens([s.probe]) or [None]
+    return StretchComparison(
+        probe=s.probe, probe_token=probe_token, target=target, factor=float(s.stretch_factor),
+        cos_before=cos_before, dot_before=_scored(engine, s.probe, s.k, "dot"),
+        cos_after=_scored(stretched, s.probe, s.k, "cosine"), dot_after=_scored(stretched, s.probe, s.k, "dot"),
     )
 
 
-def _scored(table: Any, probe: int, k: int, metric: str) -> ScoredList:
-    found = table.nearest([probe], k, metric)
-    ids = found.ids[0].tolist()
-    norms = table.norms()
-    return ScoredList(ids=ids, scores=found.scores[0].tolist(), norms=[float(norms[i]) for i in ids],
-                      tokens=None if found.tokens is None else found.tokens[0])
+def _scale_experiment(engine: Engine, probe: int, ids: list[int]) -> ScaleComparison:
+    plain = engine.lookup([probe, *ids])  # (1 + n, D)
+    scaled = engine.scaled_lookup([probe, *ids])  # (1 + n, D), times sqrt(D)
+    (probe_token,) = engine.tokens([probe]) or [None]
+    return ScaleComparison(
+        probe=probe, probe_token=probe_token, ids=ids, tokens=engine.tokens(ids), factor=math.sqrt(engine.D),
+        norms_before=[embed.norm(v) for v in plain[1:]], norms_after=[embed.norm(v) for v in scaled[1:]],
+        cos_before=[embed.cosine(plain[0], v) for v in plain[1:]],
+        cos_after=[embed.cosine(scaled[0], v) for v in scaled[1:]],
+        rms_before=embed.rms(plain[0]), rms_after=embed.rms(scaled[0]),
+    )
+
+
+def _scored(engine: Engine, probe: int, k: int, metric: str) -> ScoredList:
+    ids, scores = engine.scored(probe, k, metric)
+    return ScoredList(ids=ids, scores=scores, norms=engine.norms(ids), tokens=engine.tokens(ids))
+
+
+def _views(engine: Engine, result: LabResult) -> LabViews:
+    """The norm distribution and the PCA projection the report's figures draw (NumPy, scikit-learn)."""
+    from . import norms, projection
+
+    table = engine.array_table()
+    dist = norms.norm_distribution(table, top=min(REPORT_NORMS_TOP, table.V))
+    ids, groups = projection.rows_from_lists(table.V, result.probe, result.cos_neighbors, result.dot_neighbors)
+    unfit = projection.unfit_reason("pca", len(ids), table.D)
+    if unfit is not None:
+        return LabViews(norms=dist, projection=None, left_out={"projection": unfit})
+    return LabViews(norms=dist, projection=projection.project(table, ids, "pca", groups=groups))

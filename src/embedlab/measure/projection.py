@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import MissingExtraError
 from ..engine.table import EmbeddingTable
 
-__all__ = ["METHODS", "Projection", "choose_rows", "project", "unfit_reason"]
+__all__ = ["rows_from_lists", "METHODS", "Projection", "choose_rows", "project", "unfit_reason"]
 
 METHODS = ("pca", "tsne", "umap")
 MIN_POINTS = {"pca": 3, "tsne": 4, "umap": 4}
@@ -93,12 +93,27 @@ def choose_rows(table: EmbeddingTable, probe: int | str, *, k: int = 10, sample:
     k = min(k, table.V - 1)
     cos = table.nearest([p], k, "cosine").ids[0].tolist()
     dot = table.nearest([p], k, "dot").ids[0].tolist()
-    groups = {p: "probe"}
-    for i in cos:
-        groups[i] = "cosine"
-    for i in dot:
-        groups[i] = "both" if groups.get(i) == "cosine" else "dot"
-    rest = np.setdiff1d(np.arange(table.V), np.fromiter(groups, dtype=np.int64))
+    return rows_from_lists(table.V, p, cos, dot, sample=sample, seed=seed)
+
+
+def rows_from_lists(V: int, probe: int, cos_ids: Sequence[int], dot_ids: Sequence[int], *, sample: int = 40,
+                    seed: int = 0) -> tuple[np.ndarray, list[str]]:
+    """The rows ``choose_rows`` picks, from neighbour lists already measured.
+
+    The probe, then its cosine and dot neighbours (``both`` where a row is in
+    both lists), then ``sample`` other rows of the V drawn with ``seed``
+    (capped at the rows left). Returns ids (n,) int64 and the group of each.
+
+    >>> ids, groups = rows_from_lists(6, 0, [1, 2], [2, 3], sample=1, seed=0)
+    >>> ids.tolist()[:4], groups
+    ([0, 1, 2, 3], ['probe', 'cosine', 'both', 'dot', 'sample'])
+    """
+    groups = {int(probe): "probe"}
+    for i in cos_ids:
+        groups[int(i)] = "cosine"
+    for i in dot_ids:
+        groups[int(i)] = "both" if groups.get(int(i)) == "cosine" else "dot"
+    rest = np.setdiff1d(np.arange(V), np.fromiter(groups, dtype=np.int64))
     rng = np.random.default_rng(seed)
     for i in rng.choice(rest, size=min(sample, rest.size), replace=False).tolist():
         groups[i] = "sample"

@@ -3,24 +3,20 @@
 The same five sections as the Markdown (``report.lab.report_sections``), each with
 its prose, its table of measured values and its figures embedded as PNG data
 URIs. No network, no JavaScript, no external file: the page can be mailed or
-opened offline. Standard library only; the figures arrive as PNG bytes.
+opened offline. Standard library at import; matplotlib (the ``plots`` extra) draws the figures.
 """
 
 from __future__ import annotations
 
 import base64
 import html
-from typing import Sequence
 
-from ..measure.lab import LabResult, LabSettings
+from ..measure.lab import LabResult
 from .locales import DEFAULT_LANGUAGE, WORDS
 from .formats import Inline
 from .lab import report_sections
 
-__all__ = ["Figure", "report_html"]
-
-# (PNG bytes, caption) of one figure
-Figure = tuple[bytes, str]
+__all__ = ["report_html"]
 
 HTML_INLINE = Inline(code=lambda token: f"<code>{html.escape(token)}</code>", text=html.escape)
 
@@ -37,39 +33,37 @@ figcaption, .left-out { font-size: 0.85rem; color: #555; }
 """
 
 
-def report_html(result: LabResult, settings: LabSettings, figures: dict[str, Sequence[Figure]],
-                lang: str = DEFAULT_LANGUAGE, left_out: dict[str, Sequence[str]] | None = None) -> str:
-    """The HTML page of the report.
+def report_html(result: LabResult, lang: str = DEFAULT_LANGUAGE) -> str:
+    """The HTML page of the report: every section of ``report.lab.SECTIONS`` with its figures.
 
     Parameters
     ----------
-    result, settings :
-        The measured report and what it measured (as for the Markdown).
-    figures : dict of str -> sequence of (bytes, str)
-        PNG bytes and a caption for each figure, keyed by section name
-        (``what``, ``lookup``, ``tying``, ``neighbors``, ``scale``).
+    result : LabResult
+        Measured with ``figures=True`` (``measure.lab.measure``), so that every
+        figure is drawn from what was measured, never measured again.
     lang : {"ko", "en", "ja", "zh"}
-    left_out : dict of str -> sequence of str, optional
-        Keyed by section like ``figures``: why a figure of that section could
-        not be drawn (e.g. a projection of a table with D = 1); each reason
-        becomes one line where the figure would be.
 
     Returns
     -------
     str
-        A complete HTML5 document.
+        A complete HTML5 document; figures are PNG data URIs. A figure the
+        table is too small for (``result.views.left_out``) is one line saying
+        why, where the figure would be.
 
     Raises
     ------
     ValueError
-        For an unknown language or a figure or reason keyed by an unknown section.
+        For an unknown language, or a result measured without ``figures=True``.
+    MissingExtraError
+        When matplotlib is not installed (the ``plots`` extra).
     """
-    title, sections = report_sections(result, settings, lang, HTML_INLINE)
-    left_out = left_out or {}
-    unknown = (set(figures) | set(left_out)) - {s.key for s in sections}
-    if unknown:
-        raise ValueError(f"figures for unknown sections: {sorted(unknown)}")
-    header = WORDS[lang]["table_header"]
+    if result.views is None:
+        raise ValueError("the HTML report draws figures from what was measured: measure the lab with figures=True")
+    from . import plots
+
+    title, sections = report_sections(result, lang, HTML_INLINE)
+    words = WORDS[lang]
+    header = words["table_header"]
     parts = [
         "<!DOCTYPE html>",
         f'<html lang="{lang}">',
@@ -84,12 +78,15 @@ def report_html(result: LabResult, settings: LabSettings, figures: dict[str, Seq
         parts.append(f"<table><tr><th>{html.escape(header[0])}</th><th>{html.escape(header[1])}</th></tr>")
         parts += [f"<tr><td><code>{html.escape(key)}</code></td><td>{value}</td></tr>" for key, value in section.rows]
         parts.append("</table>")
-        for png, caption in figures.get(section.key, ()):
-            data = base64.b64encode(png).decode("ascii")
-            parts.append(f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(caption)}">'
-                         f"<figcaption>{html.escape(caption)}</figcaption></figure>")
-        for reason in left_out.get(section.key, ()):
-            parts.append(f'<p class="left-out">{html.escape(WORDS[lang]["figure_left_out"].format(reason=reason))}</p>')
+        for name in section.figures:
+            reason = result.views.left_out.get(name)
+            if reason is not None:
+                parts.append(f'<p class="left-out">{html.escape(words["figure_left_out"].format(reason=reason))}</p>')
+                continue
+            data = base64.b64encode(plots.png_bytes(plots.lab_figure(name, result))).decode("ascii")
+            caption = html.escape(words["captions"][name])
+            parts.append(f'<figure><img src="data:image/png;base64,{data}" alt="{caption}">'
+                         f"<figcaption>{caption}</figcaption></figure>")
         parts.append("</section>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

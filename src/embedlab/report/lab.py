@@ -7,7 +7,7 @@ Standard library only, so the seed report runs on a bare Python.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -15,34 +15,50 @@ from ..measure.lab import REPORT_KEYS, LabResult, LabSettings
 from .formats import MARKDOWN, TERMINAL, Inline, number, terminal_table
 from .locales import DEFAULT_LANGUAGE, WORDS
 
-__all__ = ["SECTION_KEYS", "SECTION_NAMES", "report_dict", "report_json", "ReportSection", "report_sections", "report_markdown", "report_terminal"]
+__all__ = ["Section", "SECTIONS", "ReportSection", "report_dict", "report_json", "report_sections",
+           "report_markdown", "report_terminal"]
 
 
-# Which measured keys each of the five report sections shows, in order.
-SECTION_KEYS: tuple[tuple[str, ...], ...] = (
-    ("vocab", "dim", "seed", "probe", "table_shape", "params"),
-    ("lookup_mults", "one_hot_mults", "max_abs_diff", "repeat_same"),
-    ("logit_len", "logit_argmax", "logit_argmax_is_self", "tied_params", "untied_params", "saved",
-     "bigger_vocab", "bigger_tied", "bigger_untied"),
-    ("cos_neighbors", "dot_neighbors", "neighbors_differ", "stretch_target", "stretch_factor",
-     "cos_after_stretch", "dot_after_stretch"),
-    ("cos_unchanged_by_scale", "rms_plain", "rms_scaled", "rms_ratio"),
+@dataclass(frozen=True)
+class Section:
+    """One section of the lab report, defined once for every renderer.
+
+    ``key`` names it and its words in ``locales.WORDS`` (heading, prose);
+    ``keys`` are the measured values its table shows, in order, each a
+    ``LabResult`` field; ``figures`` the figures drawn for it in the HTML
+    report (names of ``report.plots.LAB_FIGURES`` and of the captions);
+    ``summary`` the lines it gives the terminal summary: (label, the
+    ``_summary`` writer's name).
+    """
+
+    key: str
+    keys: tuple[str, ...]
+    figures: tuple[str, ...]
+    summary: tuple[tuple[str, str], ...]
+
+
+# The report, in order: JSON (its keys), Markdown, the terminal summary and HTML all walk this list.
+SECTIONS: tuple[Section, ...] = (
+    Section("what", ("vocab", "dim", "seed", "probe", "table_shape", "params"), ("projection", "norms"),
+            (("table", "table"), ("probe", "probe"))),
+    Section("lookup", ("lookup_mults", "one_hot_mults", "max_abs_diff", "repeat_same"), ("cost",),
+            (("lookup == one-hot product", "lookup"),)),
+    Section("tying", ("logit_len", "logit_argmax", "logit_argmax_is_self", "tied_params", "untied_params", "saved",
+                      "bigger_vocab", "bigger_tied", "bigger_untied"), ("params",),
+            (("parameters tied / untied", "tying"),)),
+    Section("neighbors", ("cos_neighbors", "dot_neighbors", "neighbors_differ", "stretch_target", "stretch_factor",
+                          "cos_after_stretch", "dot_after_stretch"), ("stretch",),
+            (("cosine neighbours", "cos_neighbors"), ("dot neighbours", "dot_neighbors"),
+             ("dot after stretch", "dot_after_stretch"))),
+    Section("scale", ("cos_unchanged_by_scale", "rms_plain", "rms_scaled", "rms_ratio"), ("scale",),
+            (("rms plain -> scaled", "rms"),)),
 )
 
 
-SECTION_NAMES = ("what", "lookup", "tying", "neighbors", "scale")
-
-
 def report_dict(result: LabResult) -> dict[str, Any]:
-    """The report's JSON object: the required keys in order, then (for tables
-    with a vocabulary) the token strings beside the ids and the provenance."""
-    values = asdict(result)
-    out = {key: values[key] for key in REPORT_KEYS}
-    if result.tokens is not None:
-        out.update(result.tokens)
-    if result.source is not None:
-        out["source"] = result.source
-    return out
+    """The report's JSON object (``LabResult.to_dict``): every key of every section, in the lab
+    contract's order, then the token strings beside the ids and the provenance, where there are any."""
+    return result.to_dict()
 
 
 def report_json(result: LabResult) -> str:
@@ -52,22 +68,23 @@ def report_json(result: LabResult) -> str:
 
 @dataclass(frozen=True)
 class ReportSection:
-    """One of the report's five sections, ready for a renderer.
+    """One of the report's five sections, written in one language and inline format.
 
-    ``key`` names the section (``what``, ``lookup``, ``tying``, ``neighbors``,
-    ``scale``); ``prose`` and the ``rows`` (measured key, value) are already
-    written in the renderer's inline format.
+    ``key`` is the ``Section``'s; ``prose`` and the ``rows`` (measured key,
+    value) are already written in the renderer's inline format; ``figures``
+    the names of its figures.
     """
 
     key: str
     heading: str
     prose: str
     rows: list[tuple[str, str]]
+    figures: tuple[str, ...] = ()
 
 
-def report_sections(result: LabResult, settings: LabSettings, lang: str = DEFAULT_LANGUAGE,
+def report_sections(result: LabResult, lang: str = DEFAULT_LANGUAGE,
                     inline: Inline | None = None) -> tuple[str, list[ReportSection]]:
-    """The report's title and five sections in ``lang``, in ``inline`` format (Markdown by default).
+    """The report's title and its sections (``SECTIONS``) in ``lang``, in ``inline`` format (Markdown by default).
 
     Raises ``ValueError`` for an unknown language.
     """
@@ -75,15 +92,16 @@ def report_sections(result: LabResult, settings: LabSettings, lang: str = DEFAUL
         raise ValueError(f"unknown report language {lang!r}: expected one of {', '.join(WORDS)}")
     inline = inline or MARKDOWN
     words = WORDS[lang]
-    fields = _prose_fields(result, settings, words, inline)
+    fields = _prose_fields(result, words, inline)
     sections = [
-        ReportSection(key, heading, inline.text(words[key]).format(**fields), _rows(result, keys, inline))
-        for key, heading, keys in zip(SECTION_NAMES, words["headings"], SECTION_KEYS)
+        ReportSection(section.key, heading, inline.text(words[section.key]).format(**fields),
+                      _rows(result, section, inline), section.figures)
+        for section, heading in zip(SECTIONS, words["headings"])
     ]
     return words["title"], sections
 
 
-def report_markdown(result: LabResult, settings: LabSettings, lang: str = DEFAULT_LANGUAGE) -> str:
+def report_markdown(result: LabResult, lang: str = DEFAULT_LANGUAGE) -> str:
     """``embed_report.md``: a title, then exactly five second-level sections.
 
     Each section is prose in ``lang`` ("ko", "en", "ja", "zh") with the
@@ -92,7 +110,7 @@ def report_markdown(result: LabResult, settings: LabSettings, lang: str = DEFAUL
 
     Raises ``ValueError`` for an unknown language.
     """
-    title, sections = report_sections(result, settings, lang)
+    title, sections = report_sections(result, lang)
     header = WORDS[lang]["table_header"]
     lines = [f"# {title}", ""]
     for section in sections:
@@ -104,22 +122,26 @@ def report_markdown(result: LabResult, settings: LabSettings, lang: str = DEFAUL
 
 
 def report_terminal(result: LabResult, written: Sequence[Path]) -> str:
-    """A short summary for the terminal: the headline numbers and the files written."""
-    rows = [
-        ("table", f"{result.vocab} x {result.dim}"),
-        ("probe", _id(result.probe, _token(result, "probe_token"))),
-        ("lookup == one-hot product", f"max |diff| = {number(result.max_abs_diff)}"),
-        ("parameters tied / untied", f"{result.tied_params} / {result.untied_params} (saved {result.saved})"),
-        ("cosine neighbours", _ids(result.cos_neighbors, _token(result, "cos_neighbors_tokens"))),
-        ("dot neighbours", _ids(result.dot_neighbors, _token(result, "dot_neighbors_tokens"))),
-        ("dot after stretch", _ids(result.dot_after_stretch, _token(result, "dot_after_stretch_tokens"))),
-        ("rms plain -> scaled", f"{number(result.rms_plain)} -> {number(result.rms_scaled)}"),
-    ]
+    """A short summary for the terminal: each section's headline numbers, then the files written."""
+    rows = [(label, _SUMMARY[name](result)) for section in SECTIONS for label, name in section.summary]
     rows += [("wrote", str(path)) for path in written]
     return terminal_table(rows, headers=None)
 
 
-def _prose_fields(result: LabResult, settings: LabSettings, words: dict[str, Any], inline: Inline) -> dict[str, str]:
+_SUMMARY = {
+    "table": lambda r: f"{r.vocab} x {r.dim}",
+    "probe": lambda r: _id(r.probe, _token(r, "probe_token")),
+    "lookup": lambda r: f"max |diff| = {number(r.max_abs_diff)}",
+    "tying": lambda r: f"{r.tied_params} / {r.untied_params} (saved {r.saved})",
+    "cos_neighbors": lambda r: _ids(r.cos_neighbors, _token(r, "cos_neighbors_tokens")),
+    "dot_neighbors": lambda r: _ids(r.dot_neighbors, _token(r, "dot_neighbors_tokens")),
+    "dot_after_stretch": lambda r: _ids(r.dot_after_stretch, _token(r, "dot_after_stretch_tokens")),
+    "rms": lambda r: f"{number(r.rms_plain)} -> {number(r.rms_scaled)}",
+}
+
+
+def _prose_fields(result: LabResult, words: dict[str, Any], inline: Inline) -> dict[str, str]:
+    settings = result.settings or LabSettings(probe=result.probe, k=len(result.cos_neighbors))
     def pick(key: str, flag: bool) -> str:
         return inline.text(words[key][0 if flag else 1])
 
@@ -130,7 +152,7 @@ def _prose_fields(result: LabResult, settings: LabSettings, words: dict[str, Any
         source = inline.text(words["seed_source"].format(vocab=result.vocab, dim=result.dim, seed=result.seed))
     else:
         source = inline.code(str(result.source["source"]))
-    fields = {key: number(value) for key, value in asdict(result).items() if not isinstance(value, (list, dict))}
+    fields = {key: number(getattr(result, key)) for key in REPORT_KEYS if not isinstance(getattr(result, key), list)}
     fields.update(
         source=source,
         table_shape=f"({result.vocab}, {result.dim})",
@@ -146,15 +168,17 @@ def _prose_fields(result: LabResult, settings: LabSettings, words: dict[str, Any
     )
     for key in ("cos_neighbors", "dot_neighbors", "cos_after_stretch", "dot_after_stretch"):
         fields[key] = _ids(getattr(result, key), _token(result, f"{key}_tokens"), inline)
+    # Claim the stretch's effect only where it happened: with k = 1 or a factor of 1 the lists stay.
+    moved = (result.cos_after_stretch, result.dot_after_stretch) != (result.cos_neighbors, result.dot_neighbors)
+    fields["stretched"] = pick("stretched", moved).format(**fields)
     return fields
 
 
-def _rows(result: LabResult, keys: Sequence[str], inline: Inline) -> list[tuple[str, str]]:
+def _rows(result: LabResult, section: Section, inline: Inline) -> list[tuple[str, str]]:
     """(key, value) rows of one section: the measured value, then its tokens where there are any."""
-    values = asdict(result)
     rows = []
-    for key in keys:
-        value = values[key]
+    for key in section.keys:
+        value = getattr(result, key)
         if isinstance(value, list):
             cell = "[" + ", ".join(number(v) for v in value) + "]"
         else:
@@ -164,7 +188,7 @@ def _rows(result: LabResult, keys: Sequence[str], inline: Inline) -> list[tuple[
             shown = tokens if isinstance(tokens, list) else [tokens]
             cell += " " + ", ".join(inline.code(t) for t in shown)
         rows.append((key, cell))
-    if keys is SECTION_KEYS[0] and result.source is not None:
+    if section is SECTIONS[0] and result.source is not None:
         rows += [(f"source.{key}", inline.text(number(value))) for key, value in result.source.items() if value is not None]
     return rows
 

@@ -47,8 +47,13 @@ WORDS: dict[str, dict[str, object]] = {
         "neighbors": (
             "코사인으로 본 토큰 {probe}의 가까운 토큰: {cos_neighbors}. 내적으로 본 가까운 토큰: "
             "{dot_neighbors}. 두 목록은 {differ}. 내적은 각 행의 길이를 곱해 넣고, 코사인은 길이를 나눠 "
-            "없앤다. 토큰 {stretch_target}의 행을 {stretch_factor}배로 늘이면 드러난다. 늘인 뒤 코사인 목록: "
-            "{cos_after_stretch}. 내적 목록: {dot_after_stretch}."
+            "없앤다. {stretched}"
+        ),
+        "stretched": (
+            "토큰 {stretch_target}의 행을 {stretch_factor}배로 늘이면 드러난다. 늘인 뒤 코사인 목록: {cos_after_stretch}. "
+            "내적 목록: {dot_after_stretch}.",
+            "토큰 {stretch_target}의 행을 {stretch_factor}배로 늘여도 두 목록은 그대로다. 늘인 뒤 코사인 목록: "
+            "{cos_after_stretch}. 내적 목록: {dot_after_stretch}.",
         ),
         "differ": ("다르다", "같다"),
         "scale": (
@@ -102,9 +107,13 @@ WORDS: dict[str, dict[str, object]] = {
         "is_self": ("the probe itself", "not the probe itself: a row at least as long as the probe's wins"),
         "neighbors": (
             "Nearest tokens of {probe} by cosine: {cos_neighbors}. By dot product: {dot_neighbors}. The two "
-            "lists {differ}. The dot product multiplies in each row's length; cosine divides it out. Stretching "
-            "token {stretch_target}'s row ×{stretch_factor} shows it: the cosine list becomes "
-            "{cos_after_stretch}, the dot-product list {dot_after_stretch}."
+            "lists {differ}. The dot product multiplies in each row's length; cosine divides it out. {stretched}"
+        ),
+        "stretched": (
+            "Stretching token {stretch_target}'s row ×{stretch_factor} shows it: the cosine list becomes "
+            "{cos_after_stretch}, the dot-product list {dot_after_stretch}.",
+            "Stretching token {stretch_target}'s row ×{stretch_factor} leaves both lists as they were: cosine "
+            "{cos_after_stretch}, dot product {dot_after_stretch}.",
         ),
         "differ": ("differ", "agree"),
         "scale": (
@@ -155,9 +164,13 @@ WORDS: dict[str, dict[str, object]] = {
         "is_self": ("プローブ自身である", "プローブ自身ではない：プローブ以上の長さの行が勝つ"),
         "neighbors": (
             "コサインで見たトークン {probe} の近傍：{cos_neighbors}。内積で見た近傍：{dot_neighbors}。二つのリストは"
-            "{differ}。内積は各行の長さを掛け込み、コサインは長さを割って消す。トークン {stretch_target} の行を "
-            "×{stretch_factor} に伸ばすとそれが見える：コサインのリストは {cos_after_stretch}、内積のリストは "
-            "{dot_after_stretch} になる。"
+            "{differ}。内積は各行の長さを掛け込み、コサインは長さを割って消す。{stretched}"
+        ),
+        "stretched": (
+            "トークン {stretch_target} の行を ×{stretch_factor} に伸ばすとそれが見える：コサインのリストは "
+            "{cos_after_stretch}、内積のリストは {dot_after_stretch} になる。",
+            "トークン {stretch_target} の行を ×{stretch_factor} に伸ばしても二つのリストは変わらない：コサインは "
+            "{cos_after_stretch}、内積は {dot_after_stretch} のまま。",
         ),
         "differ": ("異なる", "一致する"),
         "scale": (
@@ -206,8 +219,13 @@ WORDS: dict[str, dict[str, object]] = {
         "is_self": ("正是探针自身", "不是探针自身：一个不比探针短的行胜出"),
         "neighbors": (
             "按余弦，词元 {probe} 的近邻：{cos_neighbors}。按点积：{dot_neighbors}。两个列表{differ}。点积把每一行的"
-            "长度乘了进去，余弦把长度除掉了。把词元 {stretch_target} 的行拉长 ×{stretch_factor} 就能看出来：余弦列表"
-            "变为 {cos_after_stretch}，点积列表变为 {dot_after_stretch}。"
+            "长度乘了进去，余弦把长度除掉了。{stretched}"
+        ),
+        "stretched": (
+            "把词元 {stretch_target} 的行拉长 ×{stretch_factor} 就能看出来：余弦列表变为 {cos_after_stretch}，"
+            "点积列表变为 {dot_after_stretch}。",
+            "把词元 {stretch_target} 的行拉长 ×{stretch_factor} 后，两个列表都没有变：余弦仍是 {cos_after_stretch}，"
+            "点积仍是 {dot_after_stretch}。",
         ),
         "differ": ("不同", "相同"),
         "scale": (

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import MissingExtraError
 
-__all__ = [
+__all__ = ["lab_figure", 
     "new_figure", "png_bytes", "DPI",
     "projection_figure", "norms_figure", "stretch_figure", "scale_figure",
     "cost_figure", "params_figure", "positions_figure", "bands_figure",
@@ -135,6 +135,28 @@ def scale_figure(cmp: Any, fig: Any = None) -> Any:
     probe = cmp.probe_token or str(cmp.probe)
     fig.suptitle(f"Scaling by sqrt(D) (Vaswani et al. 2017, section 3.4): rows near {probe!r}")
     return fig
+
+
+def lab_figure(name: str, result: Any) -> Any:
+    """Figure ``name`` of the lab report, drawn from a ``LabResult`` measured with ``figures=True``.
+
+    ``name`` is one of the figures of ``report.lab.SECTIONS``: ``projection``,
+    ``norms``, ``cost``, ``params``, ``stretch``, ``scale``. Raises ``KeyError``
+    for another name and ``ValueError`` for a figure the result left out
+    (``result.views.left_out`` says why).
+    """
+    views = result.views
+    if name in views.left_out:
+        raise ValueError(f"figure {name!r} was left out: {views.left_out[name]}")
+    draw = {
+        "projection": lambda: projection_figure(views.projection),
+        "norms": lambda: norms_figure(views.norms),
+        "cost": lambda: cost_figure(result),
+        "params": lambda: params_figure(result),
+        "stretch": lambda: stretch_figure(result.stretch),
+        "scale": lambda: scale_figure(result.scale),
+    }
+    return draw[name]()
 
 
 def cost_figure(result: Any, fig: Any = None) -> Any:
