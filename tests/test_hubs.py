@@ -122,3 +122,18 @@ def test_minilm_sample():
         assert m.max_lists == r.k_occurrence[metric].max() and m.top[0].lists[metric] == m.max_lists
         assert -1.0 <= m.spearman_norm <= 1.0
     assert r.metrics["dot"].spearman_norm > r.metrics["cosine"].spearman_norm
+
+
+def test_default_k_and_top_shrink_to_fit_a_small_table_and_say_so():
+    r = measure_hubs(EmbeddingTable.from_rows(HAND))  # V=4: k 10 -> V - 1 = 3, top 10 -> V = 4
+    assert (r.k, len(r.longest), len(r.metrics["dot"].top)) == (3, 4, 4)
+    assert r.notes == ("k = 3: the default 10 shrunk to V - 1", "top = 4: the default 10 shrunk to V")
+    # k = V - 1: every list holds every other row, so each row enters the V - 1 lists of the others
+    assert r.k_occurrence["dot"].tolist() == [3, 3, 3, 3]
+
+
+def test_given_k_and_top_are_never_changed_only_refused():
+    with pytest.raises(ValueError, match="k=4"):
+        measure_hubs(EmbeddingTable.from_rows(HAND), 4)
+    r = measure_hubs(EmbeddingTable.from_rows(HAND), 1, top=2)
+    assert r.notes == () and len(r.longest) == 2

@@ -92,6 +92,14 @@ def test_compose_by_hand():
     assert compose(table, [[2]]).tolist() == [[[12.0, 102.0]]]  # type 0 by default
 
 
+def test_compose_takes_tokens_where_it_takes_ids():
+    # x[b, t] = W_E[token] + W_pos[t]; the rows and positions by hand
+    table = EmbeddingTable([[1.0, 0.0], [0.0, 1.0], [2.0, 2.0]], vocabulary=["a", "b", "c"],
+                           positions=[[10.0, 0.0], [20.0, 0.0]])
+    assert compose(table, [["c", "a"], ["id:1", 1]]).tolist() == [[[12.0, 2.0], [21.0, 0.0]],
+                                                                   [[10.0, 1.0], [20.0, 1.0]]]
+
+
 def test_compose_without_position_or_type_tables():
     table = EmbeddingTable(np.eye(3, dtype=np.float16))
     out = compose(table, [[0, 1, 2, 2]])  # no position table: no length limit, tokens only

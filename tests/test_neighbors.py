@@ -64,3 +64,24 @@ def test_a_seed_table_without_vocabulary():
 def test_bad_queries(call, error, message):
     with pytest.raises(error, match=message):
         call(table())
+
+
+def test_a_default_k_shrinks_to_fit_a_small_table_and_says_so():
+    r = neighbor_lists(table(), ["a"])  # V=3: the default 10 does not fit, V - 1 = 2 does
+    assert r.k == 2 and r.notes == ("k = 2: the default 10 shrunk to V - 1",)
+    assert [x.id for x in r.queries[0].lists["cosine"]] == embed.nearest_by_cosine(T, 0, 2)
+    vectors_only = neighbor_lists(table(), [], vectors=[1.0, 0.0])  # a vector leaves nothing out: k up to V
+    assert vectors_only.k == 3 and vectors_only.notes == ("k = 3: the default 10 shrunk to V",)
+
+
+def test_a_given_k_is_never_changed_only_refused():
+    with pytest.raises(ValueError, match="k=10 is out of range"):
+        neighbor_lists(table(), ["a"], 10)
+    assert neighbor_lists(table(), ["a"], 1).notes == ()
+
+
+def test_the_default_k_on_a_big_enough_table_is_10_without_a_note():
+    rows = embed.make_table(20, 3, 1)
+    r = neighbor_lists(EmbeddingTable.from_rows(rows), [4])
+    assert r.k == 10 and r.notes == ()
+    assert [x.id for x in r.queries[0].lists["dot"]] == embed.nearest_by_dot(rows, 4, 10)

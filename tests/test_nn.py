@@ -56,6 +56,31 @@ def test_token_embedding_input_checks():
     assert emb(torch.tensor([[7]]))[0, 0].tolist() == emb.embedding.weight[7].tolist()
 
 
+def test_token_embedding_ids_resolves_tokens_to_the_rows_forward_reads():
+    words = ["king", "queen", "7", "a"]  # id = position; "7" is a token, "1" is not
+    emb = enn.TokenEmbedding(4, 2)
+    ids = emb.ids([["queen", "7"], ["id:0", "1"]], words)
+    assert ids.dtype == torch.long and ids.tolist() == [[1, 2], [0, 1]]
+    W = emb.embedding.weight  # (V, D)
+    assert emb(ids)[0, 0].tolist() == W[words.index("queen")].tolist()
+    assert emb.ids([[3, 0]]).tolist() == [[3, 0]]  # no vocabulary: ids only
+
+
+@pytest.mark.parametrize("queries, vocab, error", [
+    ([["kingz"]], ["king", "queen", "7", "a"], KeyError),
+    ([["king"]], None, TypeError),
+    ([[4]], None, TokenIdError),
+    ([[-1]], None, TokenIdError),
+    ([[True]], None, TypeError),
+    (["king", "a"], ["king", "queen", "7", "a"], ValueError),  # (T,), not (B, T)
+    ([[0], [1, 2]], None, ValueError),  # ragged
+    ([[0]], ["king"], ValueError),  # a vocabulary of another V
+])
+def test_token_embedding_ids_refuses_bad_entries(queries, vocab, error):
+    with pytest.raises(error):
+        enn.TokenEmbedding(4, 2).ids(queries, vocab)
+
+
 @pytest.mark.parametrize("args", [(0, 4), (4, 0), (-1, 4)])
 def test_token_embedding_sizes(args):
     with pytest.raises(ValueError):

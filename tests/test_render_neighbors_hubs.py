@@ -103,3 +103,14 @@ def test_hubs_json_leaves_the_per_row_counts_out():
     assert data["metrics"]["dot"]["top"][0] == {"id": 2, "token": "the", "lists": {"dot": 9, "cosine": 1},
                                                 "norm": 7.0, "norm_rank": 1}
     assert data["metrics"]["cosine"]["spearman_norm"] is None
+
+
+def test_notes_close_both_views():
+    from dataclasses import replace
+
+    note = "k = 2: the default 10 shrunk to V - 1"
+    assert views.neighbors_terminal(replace(neighbors_result(), notes=(note,))).endswith(f"\nnote: {note}\n")
+    assert views.hubs_terminal(replace(hubs_result(), notes=(note,))).endswith(
+        f"and 1 cosine lists\nnote: {note}\n")
+    assert json.loads(views.neighbors_json(replace(neighbors_result(), notes=(note,))))["notes"] == [note]
+    assert json.loads(views.hubs_json(replace(hubs_result(), notes=(note,))))["notes"] == [note]

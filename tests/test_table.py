@@ -314,3 +314,46 @@ def test_suggestions_ignore_case_and_one_row_tables_say_why():
         table.token_id("KINGZ")
     with pytest.raises(ValueError, match="one row has no other token"):
         EmbeddingTable(np.ones((1, 2))).nearest([0], 1)
+
+
+# -- tokens are accepted wherever ids are (one resolver: vocabulary.resolve_ids) -----
+
+def _named_table():
+    # V=4, D=2, rows by hand; id = position in the vocabulary list
+    return EmbeddingTable([[1.0, 0.0], [0.0, 2.0], [3.0, 3.0], [0.0, -1.0]], vocabulary=["king", "queen", "7", "a"])
+
+
+def test_lookup_takes_tokens_ids_and_id_prefix_in_any_shape():
+    t = _named_table()
+    assert t.lookup(["king"]).tolist() == [[1.0, 0.0]]
+    assert t.lookup([["queen", 0], ["7", "id:3"]]).tolist() == [[[0.0, 2.0], [1.0, 0.0]], [[3.0, 3.0], [0.0, -1.0]]]
+    assert t.lookup(np.array(["a", "king"])).tolist() == [[0.0, -1.0], [1.0, 0.0]]
+    assert t.lookup("queen").tolist() == [0.0, 2.0]
+
+
+def test_every_id_taking_method_resolves_tokens():
+    t = _named_table()
+    assert t.lookup_via_one_hot(["queen"]).tolist() == [[0.0, 2.0]]
+    assert t.scaled_lookup(["queen"]).tolist() == [[0.0, 2.0 * math.sqrt(2)]]
+    assert t.stretch("a", 2.0).W_E[3].tolist() == [0.0, -2.0]
+    assert t.nearest("king", 1, "dot").ids.tolist() == [[2]]  # king . rows = [_, 0, 3, 0]
+    assert t.tokens(["queen", 0]) == ["queen", "king"]
+
+
+def test_a_bad_token_in_a_batch_is_the_resolver_error_and_nothing_is_written():
+    t = _named_table()
+    out = np.zeros((2, 2))
+    with pytest.raises(UnknownTokenError, match="'kingz'.*'king'"):
+        t.lookup(["king", "kingz"], out=out)
+    with pytest.raises(TokenIdError, match="token id 4 is out of range for V=4"):
+        t.lookup(["king", "id:4"], out=out)
+    with pytest.raises(TypeError):
+        t.lookup(["king", 1.0])
+    assert out.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+
+
+def test_a_table_without_vocabulary_takes_digit_strings_as_ids():
+    bare = EmbeddingTable(np.eye(3))
+    assert bare.lookup(["2", "id:0"]).tolist() == [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+    with pytest.raises(TypeError, match="no vocabulary"):
+        bare.lookup(["king"])

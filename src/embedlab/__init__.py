@@ -19,33 +19,113 @@ Glossary, used in code, CLI flags, docs and reports alike:
 Layers: ``embedlab.embed`` is the reference (standard library only);
 ``embedlab.engine.table.EmbeddingTable`` the array engine (NumPy); ``embedlab.nn`` the
 PyTorch modules. The names below are imported lazily, so ``import embedlab``
-needs nothing beyond the standard library.
+needs nothing beyond the standard library; a name whose extra is not installed
+raises ``embedlab.errors.MissingExtraError`` naming the extra.
+
+One call per command (``embedlab.api``), each returning the command's result:
+
+==================  ===================================================================
+``report``          the lab report's measurements (seed table, a model, a list of rows)
+``neighbors``       nearest tokens by cosine and by dot, side by side
+``hubs``            rows that enter the most neighbour lists
+``params``          parameters and bytes, tied and untied, now and at a bigger V
+``positions``       a learned position table against the sinusoidal one
+``encode``          text -> tokens -> ids -> vectors -> (B, T, D)
+``demo``            the torch modules on one batch
+``resolve_probe``   the report's probe: a token or id, else "king", else id 137
+==================  ===================================================================
+
+Tables and results: ``load`` (a model name or path -> ``EmbeddingTable``),
+``EmbeddingTable``, ``Vocabulary``, ``resolve_ids`` (tokens or ids -> checked
+ids), ``Neighbors``, ``Provenance``, ``measure`` with ``LabSettings`` and
+``LabResult``, ``LabReport``, ``ParamsResult``, ``Breakdown``.
+
+>>> import embedlab
+>>> "report" in dir(embedlab) and "EmbeddingTable" in dir(embedlab)
+True
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import sys
+import types
 from typing import Any
 
 __version__ = "0.1.0"
 
 # public name -> module that defines it (imported on first use)
 _LAZY = {
+    "report": "api",
+    "neighbors": "api",
+    "hubs": "api",
+    "params": "api",
+    "positions": "api",
+    "encode": "api",
+    "demo": "api",
+    "resolve_probe": "api",
+    "LabReport": "api",
+    "ParamsResult": "api",
+    "load": "sources.loaders",
     "EmbeddingTable": "engine.table",
     "Provenance": "engine.table",
     "Vocabulary": "engine.vocabulary",
+    "resolve_ids": "engine.vocabulary",
     "Neighbors": "engine.search",
-    "load": "sources.loaders",
     "LabSettings": "measure.lab",
     "LabResult": "measure.lab",
     "measure": "measure.lab",
     "Breakdown": "measure.params",
 }
+# Names of the API that are also subpackages (embedlab/report/, embedlab/measure/): the
+# package attribute is always the function, whatever was imported before; the subpackage is
+# reached by import: `from embedlab.report import views` (not `import embedlab.report.views as
+# views`, which reads the attribute).
+_SHADOWED = frozenset({"report", "measure"})
 
 __all__ = ["__version__", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module 'embedlab' has no attribute {name!r}")
+    if name not in _LAZY:
+        raise AttributeError(f"module 'embedlab' has no attribute {name!r}")
+    try:
+        module = importlib.import_module(f".{_LAZY[name]}", __name__)
+    except ModuleNotFoundError as exc:
+        from .errors import missing_extra
+
+        missing = missing_extra(exc, f"embedlab.{name} and its module embedlab.{_LAZY[name]}")
+        if missing is None:
+            raise
+        raise missing from exc
+    value = getattr(module, name)
+    if name in _SHADOWED:
+        globals()[name] = value  # kept: importing the subpackage later must not replace it
+    return value
+
+
+# The lazy modules that need NumPy (the models extra) to import; the others need the standard library only.
+_NEED_NUMPY = frozenset({"engine.table", "engine.search", "sources.loaders"})
+
+
+def __dir__() -> list[str]:
+    """The public names usable here (those of a missing extra left out, so that help() can read every
+    name it lists), the dunders and the subpackages imported so far."""
+    numpy = importlib.util.find_spec("numpy") is not None
+    public = {name for name, module in _LAZY.items() if numpy or module not in _NEED_NUMPY}
+    loaded = {name for name, value in globals().items()
+              if isinstance(value, types.ModuleType) and value.__name__.startswith(f"{__name__}.")}
+    return sorted({"__version__", *public, *loaded, *(name for name in globals() if name.startswith("__"))})
+
+
+class _Package(types.ModuleType):
+    """The package module: an API function keeps its name when its same-named subpackage is imported."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _SHADOWED and isinstance(value, types.ModuleType):
+            return  # the import system binding embedlab.report/measure: sys.modules keeps the subpackage
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -21,6 +21,8 @@ __all__ = [
     "SizeError",
     "DtypeError",
     "install_hint",
+    "MODULE_EXTRAS",
+    "missing_extra",
 ]
 
 
@@ -134,6 +136,31 @@ def install_hint(extras: "tuple[str, ...] | set[str]") -> str:
         chosen -= {"models"}
     named = [e for e in EXTRA_ORDER if e in chosen] + sorted(chosen - set(EXTRA_ORDER))
     return f"pip install -c constraints.txt -e '.[{','.join(named)}]'"
+
+
+# Third-party modules -> the extra that installs them.
+MODULE_EXTRAS = {"numpy": "models", "safetensors": "models", "tokenizers": "models", "pyarrow": "models",
+                 "tqdm": "models", "scipy": "models", "threadpoolctl": "models", "torch": "torch",
+                 "matplotlib": "plots", "sklearn": "plots", "umap": "plots"}
+
+
+def missing_extra(exc: ImportError, what: str) -> "MissingExtraError | None":
+    """The ``MissingExtraError`` for an import that failed because an extra is not installed, else ``None``.
+
+    ``what`` is a plural noun phrase for what needed the module (see
+    ``MissingExtraError.for_module``). ``None`` for a module no extra installs
+    (a bug or a broken install, which should show as it is).
+
+    >>> err = missing_extra(ModuleNotFoundError("No module named 'numpy'", name="numpy"), "real tables")
+    >>> err.extras, err.name
+    (('models',), 'numpy')
+    >>> missing_extra(ModuleNotFoundError("No module named 'nosuch'", name="nosuch"), "real tables") is None
+    True
+    """
+    module = (exc.name or "").split(".")[0]
+    if not isinstance(exc, ModuleNotFoundError) or module not in MODULE_EXTRAS:
+        return None
+    return MissingExtraError.for_module(module, what, (MODULE_EXTRAS[module],))
 
 
 class ConfigError(SourceError):

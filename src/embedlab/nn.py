@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -33,6 +33,7 @@ from torch.nn import functional as F
 
 from .measure import positions as position_similarity
 from .engine import positional
+from .engine.vocabulary import Vocabulary, resolve_ids
 from .errors import ContextLengthError, ShapeError, TokenIdError
 
 __all__ = [
@@ -101,6 +102,40 @@ class TokenEmbedding(nn.Module):
             if lo < 0 or hi >= self.vocab_size:
                 raise TokenIdError(f"token id {lo if lo < 0 else hi} is out of range for V={self.vocab_size}")
         return self.embedding(ids)  # (B, T, D)
+
+    def ids(self, queries: Any, vocabulary: Vocabulary | Sequence[str | None] | None = None) -> torch.Tensor:
+        """A (B, T) batch written as token ids or token strings -> the int64 tensor ``forward`` takes.
+
+        Each entry is resolved by ``embedlab.engine.vocabulary.resolve_ids``
+        against ``[0, V)``: an int is an id, ``"id:N"`` the id N, any other
+        string a token of ``vocabulary`` (a digit string that is no token is
+        the id).
+
+        Parameters
+        ----------
+        queries : nested sequence of int or str, shape (B, T)
+        vocabulary : Vocabulary or sequence of str, length V, optional
+            Token strings in id order; without one, only ids (and digit strings) resolve.
+
+        Raises
+        ------
+        ShapeError
+            (a ``ValueError``) for queries that are not (B, T), or a vocabulary whose length is not V.
+        TokenIdError, UnknownTokenError, TypeError
+            For a bad entry (as ``resolve_ids``); nothing is returned then.
+
+        >>> TokenEmbedding(3, 2).ids([["b", 0], ["id:2", "c"]], ["a", "b", "c"]).tolist()
+        [[1, 0], [2, 2]]
+        """
+        if vocabulary is not None and not isinstance(vocabulary, Vocabulary):
+            vocabulary = Vocabulary(vocabulary)
+        if vocabulary is not None and len(vocabulary) != self.vocab_size:
+            raise ShapeError(f"vocabulary has {len(vocabulary)} tokens, the table has V={self.vocab_size} rows")
+        grid = np.asarray(queries, dtype=object)  # (B, T); ragged rows make a 1-D array of lists
+        if grid.ndim != 2:
+            raise ShapeError(f"queries must be (B, T), got shape {grid.shape}")
+        flat = resolve_ids(grid.ravel().tolist(), self.vocab_size, vocabulary)  # (B * T,)
+        return torch.tensor(flat, dtype=torch.long).reshape(grid.shape)  # (B, T)
 
 
 class PositionalEmbedding(nn.Module):

@@ -13,7 +13,6 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k,
 from __future__ import annotations
 
 import math
-import re
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -24,7 +23,7 @@ import numpy as np
 from ..errors import ShapeError, TokenIdError
 from .lengths import NORM_HIGH, NORM_LOW, vector_norms
 from .search import DEFAULT_MEMORY, METRICS, Neighbors, search
-from .vocabulary import Vocabulary
+from .vocabulary import Vocabulary, resolve_id, resolve_ids
 
 __all__ = ["EmbeddingTable", "Provenance"]
 
@@ -184,7 +183,7 @@ class EmbeddingTable:
     # -- token ids and strings ----------------------------------------------
 
     def token_id(self, query: int | str) -> int:
-        """Resolve a query to a checked token id.
+        """Resolve a query to a checked token id (``vocabulary.resolve_id``).
 
         An int (NumPy ints included) is checked against ``[0, V)``. A string is
         looked up in the vocabulary; a string that is not a token but is a
@@ -201,19 +200,11 @@ class EmbeddingTable:
             the message suggests close entries.
         TypeError
             For a bool, a float or anything else.
+
+        >>> EmbeddingTable([[1.0], [2.0], [3.0]], vocabulary=["a", "b", "7"]).token_id("7")
+        2
         """
-        if isinstance(query, str) and query.startswith("id:"):
-            return self.token_id(_parse_id(query))
-        if isinstance(query, str):
-            vocab = self._vocabulary
-            if vocab is not None and query in vocab.token_to_index:
-                return vocab.token_to_index[query]
-            if re.fullmatch(r"-?[0-9]+", query.strip()):  # ASCII digits only: "²" or "１３７" are strings
-                return self.token_id(int(query))
-            if vocab is None:
-                raise TypeError(f"table has no vocabulary: query {query!r} must be a token id")
-            return vocab.id(query)  # raises UnknownTokenError with suggestions
-        return int(self._ids([query])[0])
+        return resolve_id(query, self.V, self._vocabulary)
 
     def token(self, token_id: int) -> str | None:
         """The string of a token id, or ``None`` for a table without vocabulary."""
@@ -240,8 +231,9 @@ class EmbeddingTable:
 
         Parameters
         ----------
-        ids : array_like of int, shape (...)
-            Token ids, e.g. a (B, T) batch.
+        ids : array_like of int or str, shape (...)
+            Token ids, e.g. a (B, T) batch, or token strings, resolved as
+            ``token_id`` resolves them (``["king", "id:7", 3]``).
         out : np.ndarray, shape (..., D), optional
             A C-contiguous array of the table's dtype to write the rows into
             (reuse one across batches to skip allocating); returned.
@@ -251,8 +243,10 @@ class EmbeddingTable:
         TokenIdError
             (an ``IndexError``) naming the smallest or largest id when one is
             outside ``[0, V)``; nothing is written then.
+        UnknownTokenError
+            (a ``KeyError``) for a string that is neither a token nor an id.
         TypeError
-            If the ids are not integers (bools and floats included).
+            If the ids are not integers or strings (bools and floats included).
         ShapeError
             (a ``ValueError``) if ``out`` has the wrong shape, dtype or layout.
 
@@ -410,11 +404,7 @@ class EmbeddingTable:
         >>> t.nearest([0], 2, "cosine").ids.tolist(), t.nearest([0], 2, "dot").ids.tolist()
         ([[1, 2]], [[1, 2]])
         """
-        if isinstance(queries, np.ndarray) and np.issubdtype(queries.dtype, np.integer):
-            ids = self._ids(queries).reshape(-1)  # (N,) checked at once
-        else:
-            items = [queries] if isinstance(queries, (str, int, np.integer)) else list(queries)
-            ids = np.array([self.token_id(q) for q in items], dtype=np.int64)  # (N,)
+        ids = self._ids(queries).reshape(-1)  # (N,) resolved and checked at once
         _check_k(k, self.V - 1, "V-1 (the query itself is left out)")
         return self._search(None, k, metric, exclude=ids, memory=memory)
 
@@ -460,17 +450,13 @@ class EmbeddingTable:
     # -- checks ------------------------------------------------------------------------
 
     def _ids(self, ids: Any) -> np.ndarray:
-        """Token ids as an int64 array of the same shape, checked against [0, V)."""
-        if isinstance(ids, np.ndarray):
+        """Token ids (or token strings) as an int64 array of the same shape, checked against [0, V)."""
+        if isinstance(ids, np.ndarray) and ids.dtype.kind not in "OU":
             arr = ids
-        else:  # Python ints: NumPy would turn a stray True into 1, so check each one
-            arr = np.asarray(ids, dtype=object)
-            for x in arr.ravel():
-                if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-                    raise TypeError(f"token ids must be ints, got {x!r} ({type(x).__name__})")
-                if not 0 <= x < self.V:  # also keeps ints beyond int64 away from the cast below
-                    raise TokenIdError(f"token id {x} is out of range for V={self.V}")
-            arr = arr.astype(np.int64) if arr.size else np.zeros(arr.shape, dtype=np.int64)
+        else:  # Python ints and strings: NumPy would turn a stray True into 1, so resolve each one
+            objs = np.asarray(ids, dtype=object)  # (...)
+            flat = resolve_ids(objs.ravel().tolist(), self.V, self._vocabulary)  # also keeps ints beyond int64 out
+            arr = np.array(flat, dtype=np.int64).reshape(objs.shape)
         if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
             raise TypeError(f"token ids must be ints, got dtype {arr.dtype}")
         if arr.size:
@@ -502,14 +488,6 @@ def _gather_rows(W: np.ndarray, ids: np.ndarray, out: np.ndarray) -> None:
     np.take(W, parts[0][0], axis=0, out=parts[0][1], mode="clip")  # the first share on this thread
     for future in done:
         future.result()
-
-
-def _parse_id(query: str) -> int:
-    """``"id:137"`` -> 137; anything after ``id:`` but an integer is a TypeError."""
-    try:
-        return int(query[3:])
-    except ValueError:
-        raise TypeError(f"query {query!r}: expected id:N with N a token id") from None
 
 
 def _readonly_matrix(matrix: Any, what: str, width: int | None = None) -> np.ndarray:

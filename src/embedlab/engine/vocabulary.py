@@ -1,4 +1,5 @@
-"""Vocabulary: token id <-> token string, for tables that come with one.
+"""Vocabulary: token id <-> token string, for tables that come with one, and the
+one resolver that turns what a user writes (an id, a token, ``id:N``) into ids.
 
 Standard library only. A vocabulary of size ``V`` holds one string per token id;
 ids that have no string in the source (padding rows of a checkpoint whose table is
@@ -8,11 +9,13 @@ larger than its tokenizer) hold ``None`` and are shown as ``<id 50257>``.
 from __future__ import annotations
 
 import difflib
-from typing import Iterable
+import numbers
+import re
+from typing import Any, Iterable
 
 from ..errors import TokenIdError, UnknownTokenError
 
-__all__ = ["Vocabulary"]
+__all__ = ["Vocabulary", "resolve_id", "resolve_ids"]
 
 
 class Vocabulary:
@@ -93,3 +96,100 @@ class Vocabulary:
             if abs(len(entry) - len(token)) <= 2 and key[:1] == folded[:1] and key not in pool:
                 pool[key] = entry
         return [pool[key] for key in difflib.get_close_matches(folded, list(pool), n=n, cutoff=0.6)]
+
+
+# -- the token resolver ----------------------------------------------------------
+
+_DECIMAL = re.compile(r"-?[0-9]+")  # ASCII digits only: "²" or "１３７" are strings, never ids
+
+
+def resolve_ids(queries: Iterable[Any], V: int, vocabulary: Vocabulary | None = None, *,
+                parameter: str | None = None) -> list[int]:
+    """Token ids for queries written as ids or token strings, each checked against ``[0, V)``.
+
+    The one place where a query becomes a token id; every method of the
+    package that takes ids goes through it (``EmbeddingTable.token_id``,
+    ``lookup``, ``nearest``, the report's probe). The rules, per query:
+
+    * an ``int`` (NumPy integers included) is an id, ``0 <= id < V``; a
+      negative id is out of vocabulary, never counted from the end;
+    * ``"id:N"`` is always the id ``N``, even where ``"N"`` is also a token;
+    * any other string is a token of the vocabulary; a string of ASCII
+      digits (``"137"``, surrounding spaces allowed) that is not a token is
+      the id, so a table without vocabulary can be queried with text;
+    * a bool, a float or anything else is a ``TypeError``.
+
+    Parameters
+    ----------
+    queries : iterable of int or str, length N
+        One query each; a single str is one query, not N characters.
+    V : int
+        Vocabulary size: rows of the table.
+    vocabulary : Vocabulary, optional
+        The table's token strings; ``None`` for a table without one.
+    parameter : str, optional
+        The caller's parameter name (``"probe"``), put on the errors'
+        ``parameter`` field so a front end can name its own spelling.
+
+    Returns
+    -------
+    list of int, length N
+
+    Raises
+    ------
+    TokenIdError
+        (an ``IndexError``) for an id outside ``[0, V)``, naming it and V.
+    UnknownTokenError
+        (a ``KeyError``) for a string that is neither a token nor an id; the
+        message suggests close entries (``Vocabulary.suggest``).
+    TypeError
+        For a bool, a float or another type, for ``id:`` followed by anything
+        but an integer, and for a token string on a table without vocabulary.
+
+    >>> vocab = Vocabulary(["king", "queen", "1999"])
+    >>> resolve_ids(["queen", 0, "1999", "id:2", " 1 "], 3, vocab)
+    [1, 0, 2, 2, 1]
+    """
+    items = [queries] if isinstance(queries, str) else queries
+    return [resolve_id(q, V, vocabulary, parameter=parameter) for q in items]
+
+
+def resolve_id(query: Any, V: int, vocabulary: Vocabulary | None = None, *, parameter: str | None = None) -> int:
+    """One query as a checked token id; the rules and errors of ``resolve_ids``.
+
+    >>> resolve_id("id:3", 4), resolve_id("king", 4, Vocabulary(["a", "b", "king", "d"]))
+    (3, 2)
+    """
+    if type(query) is int or (isinstance(query, numbers.Integral) and not isinstance(query, bool)):
+        return _checked(int(query), V, parameter)
+    if not isinstance(query, str):
+        raise TypeError(f"token ids must be ints or token strings, got {query!r} ({type(query).__name__})")
+    if query.startswith("id:"):
+        return _checked(_parse_id(query), V, parameter)
+    if vocabulary is not None and query in vocabulary.token_to_index:
+        return vocabulary.token_to_index[query]
+    if _DECIMAL.fullmatch(query.strip()):
+        return _checked(int(query), V, parameter)
+    if vocabulary is None:
+        raise TypeError(f"table has no vocabulary: query {query!r} must be a token id")
+    try:
+        return vocabulary.id(query)  # raises UnknownTokenError with suggestions
+    except UnknownTokenError as exc:
+        if parameter is not None:
+            exc.parameter = parameter  # the caller's name for it, for a front end's message
+        raise
+
+
+def _checked(token_id: int, V: int, parameter: str | None) -> int:
+    if not 0 <= token_id < V:
+        raise TokenIdError(f"token id {token_id} is out of range for V={V}", parameter=parameter, value=token_id,
+                           expected=f"a token id in [0, {V})")
+    return token_id
+
+
+def _parse_id(query: str) -> int:
+    """``"id:137"`` -> 137; anything after ``id:`` but an integer is a TypeError."""
+    text = query[3:]
+    if not _DECIMAL.fullmatch(text.strip()):
+        raise TypeError(f"query {query!r}: expected id:N with N a token id")
+    return int(text)

@@ -24,8 +24,12 @@ import numpy as np
 from ..errors import MissingExtraError
 from ..engine.search import DEFAULT_MEMORY, METRICS, search
 from ..engine.table import EmbeddingTable
+from .defaults import fit_default
 
-__all__ = ["Hub", "MetricHubs", "HubsResult", "measure_hubs"]
+__all__ = ["Hub", "MetricHubs", "HubsResult", "measure_hubs", "DEFAULT_K", "DEFAULT_TOP"]
+
+DEFAULT_K = 10  # neighbours per list when k is not given (V - 1 on a smaller table)
+DEFAULT_TOP = 10  # hubs and longest rows reported when top is not given (V on a smaller table)
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,8 @@ class HubsResult:
         The longest rows, longest first, with their k-occurrence under both metrics.
     source : dict or None
         The table's provenance.
+    notes : tuple of str
+        What was adjusted without being asked: a default k or top shrunk to fit the table.
     k_occurrence : dict of str to np.ndarray
         Per metric, shape (V,), int64: the count of every row (not rendered).
     """
@@ -123,16 +129,17 @@ class HubsResult:
     metrics: dict[str, MetricHubs]
     longest: list[Hub]
     source: dict[str, Any] | None = None
+    notes: tuple[str, ...] = ()
     k_occurrence: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
 
 def measure_hubs(
     table: EmbeddingTable,
-    k: int = 10,
+    k: int | None = None,
     *,
     n_queries: int | None = None,
     seed: int = 0,
-    top: int = 10,
+    top: int | None = None,
     memory: int = DEFAULT_MEMORY,
     progress: Callable[[int], None] | None = None,
 ) -> HubsResult:
@@ -142,15 +149,17 @@ def measure_hubs(
     ----------
     table : EmbeddingTable
         The (V, D) table.
-    k : int
+    k : int, optional
         Neighbours per list, ``1 <= k <= V - 1``; each query leaves itself out.
+        Default ``DEFAULT_K`` (10), shrunk to ``V - 1`` on a smaller table, with a note.
     n_queries : int, optional
         N tokens sampled without replacement (``numpy.random.default_rng(seed)``)
         as queries; ``None`` takes every token.
     seed : int
         Seed of the sample; unused when every token is a query.
-    top : int
-        How many hubs, and how many of the longest rows, to report.
+    top : int, optional
+        How many hubs, and how many of the longest rows, to report. Default
+        ``DEFAULT_TOP`` (10), shrunk to ``V`` on a smaller table, with a note.
     memory : int
         Working memory budget of each search, in bytes.
     progress : callable, optional
@@ -174,6 +183,8 @@ def measure_hubs(
     """
     spearmanr, skew = _scipy_stats()
     V = table.V
+    k, k_notes = fit_default(k, DEFAULT_K, V - 1, "k", "V - 1")
+    top, top_notes = fit_default(top, DEFAULT_TOP, V, "top", "V")
     if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
         raise ValueError(f"top must be an int >= 1, got {top!r}")
     queries = _queries(V, n_queries, seed)  # (N,)
@@ -214,7 +225,7 @@ def measure_hubs(
         V=V, D=table.D, k=k, n_queries=len(queries), even_share=k * len(queries) / V,
         seed=None if n_queries is None else seed,
         metrics=summaries, longest=[hub(i) for i in longest], source=table.provenance.to_dict(),
-        k_occurrence=counts,
+        notes=k_notes + top_notes, k_occurrence=counts,
     )
 
 

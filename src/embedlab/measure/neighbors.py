@@ -18,8 +18,11 @@ import numpy as np
 from ..engine.lengths import vector_norms
 from ..engine.search import DEFAULT_MEMORY, METRICS, Neighbors
 from ..engine.table import EmbeddingTable
+from .defaults import fit_default
 
-__all__ = ["Listed", "QueryLists", "NeighborsResult", "neighbor_lists"]
+__all__ = ["Listed", "QueryLists", "NeighborsResult", "neighbor_lists", "DEFAULT_K"]
+
+DEFAULT_K = 10  # rows per list when k is not given (V - 1 on a smaller table)
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,8 @@ class NeighborsResult:
         Lengths of the table's rows, to read the listed norms against.
     source : dict or None
         The table's provenance.
+    notes : tuple of str
+        What was adjusted without being asked: a default k shrunk to fit the table.
     """
 
     k: int
@@ -93,12 +98,13 @@ class NeighborsResult:
     median_norm: float
     max_norm: float
     source: dict[str, Any] | None = None
+    notes: tuple[str, ...] = ()
 
 
 def neighbor_lists(
     table: EmbeddingTable,
     queries: Sequence[int | str] = (),
-    k: int = 10,
+    k: int | None = None,
     metrics: Sequence[str] = METRICS,
     *,
     vectors: Any = None,
@@ -112,8 +118,9 @@ def neighbor_lists(
     queries : sequence of int or str
         Token ids or token strings (a string of digits that is not a token is
         an id); each leaves out exactly its own id.
-    k : int
-        Rows per list: ``1 <= k <= V - 1`` (``V`` for vectors only).
+    k : int, optional
+        Rows per list: ``1 <= k <= V - 1`` (``V`` for vectors only). Default
+        ``DEFAULT_K`` (10), shrunk to ``V - 1`` (``V``) on a smaller table, with a note.
     metrics : sequence of {"cosine", "dot"}
     vectors : array_like, shape (D,) or (N, D), optional
         Query vectors; they leave nothing out.
@@ -144,6 +151,8 @@ def neighbor_lists(
     Q = None if vectors is None else np.atleast_2d(np.asarray(vectors, dtype=np.float64))  # (N, D)
     if not ids and (Q is None or len(Q) == 0):
         raise ValueError("give at least one query: a token, a token id or a vector")
+    limit, limit_name = (table.V - 1, "V - 1") if ids else (table.V, "V")  # a vector leaves no row out
+    k, notes = fit_default(k, DEFAULT_K, limit, "k", limit_name)
     norms = table.norms()  # (V,)
     found: list[QueryLists] = []
     if ids:
@@ -158,7 +167,7 @@ def neighbor_lists(
             found.append(QueryLists(query=f"vector {n}", id=None, token=None, norm=float(q_norm),
                                     lists={m: _listed(table, lists[m], n, norms) for m in metrics}))
     return NeighborsResult(k=k, metrics=metrics, queries=found, median_norm=float(np.median(norms)),
-                           max_norm=float(norms.max()), source=table.provenance.to_dict())
+                           max_norm=float(norms.max()), source=table.provenance.to_dict(), notes=notes)
 
 
 def _listed(table: EmbeddingTable, found: Neighbors, n: int, norms: np.ndarray) -> list[Listed]:

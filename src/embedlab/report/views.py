@@ -224,6 +224,7 @@ def neighbors_terminal(result: NeighborsResult) -> str:
                 cells += [row_label(row.token, row.id), fixed(row.score, 4), fixed(row.norm, 3)]
             rows.append(cells)
         lines += [terminal_table(rows, headers).rstrip("\n"), ""]
+    lines += [f"note: {note}" for note in result.notes]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -262,6 +263,7 @@ def hubs_terminal(result: HubsResult) -> str:
     lines.append(terminal_table(rows, ["norm rank", "row", "norm", "dot lists", "cosine lists"]).rstrip("\n"))
     lines.append(f"together they enter {dot.longest_rows_lists} of {result.n_queries} dot lists "
                  f"and {cos.longest_rows_lists} cosine lists")
+    lines += [f"note: {note}" for note in result.notes]
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,417 @@
+"""The Python API: one call per command of the ``embedlab`` program.
+
+Each function takes what the command's flags say, walks source -> measurement
+and returns the frozen result the measurement returns (the object the CLI
+renders), never text::
+
+    >>> import embedlab
+    >>> r = embedlab.report()                      # the seed table: standard library only
+    >>> r.probe, r.cos_neighbors
+    (137, [489, 85, 209, 4, 276])
+
+A table argument (``table_or_model``) is an ``EmbeddingTable``, a model name
+or path (``"seed"``, ``"minilm"``, ``"glove"``, a checkpoint folder, a
+``.safetensors``/``.npy``/text file: ``sources.load(..., tensor=, words=)``),
+or a list of V rows of D floats. Tokens are accepted wherever ids are
+(``engine.vocabulary.resolve_ids``). Counts left at their default (``k``,
+``top``) shrink to fit a small table and the result's ``notes`` say so; a
+value you give is never changed, only refused.
+
+This module imports the standard library only; NumPy, PyTorch and the data
+packages are imported by the call that needs them, and a missing one is a
+``MissingExtraError`` naming the extra to install.
+"""
+
+from __future__ import annotations
+
+import importlib
+import numbers
+import os
+from dataclasses import asdict, dataclass, fields
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from . import embed, errors
+from .engine.vocabulary import resolve_id, resolve_ids
+from .measure import lab
+from .measure.defaults import fit_default
+
+if TYPE_CHECKING:  # annotations only: these modules need NumPy / torch
+    from .engine.table import EmbeddingTable
+    from .measure.demo import DemoResult
+    from .measure.encode import Encoding
+    from .measure.hubs import HubsResult
+    from .measure.neighbors import NeighborsResult
+    from .measure.params import Count, Growth
+    from .measure.positions import PositionComparison
+
+__all__ = ["report", "neighbors", "hubs", "params", "positions", "encode", "demo", "resolve_probe",
+           "LabReport", "ParamsResult", "DEFAULT_PROBE_TOKEN", "DEFAULT_PROBE_ID", "REPORT_K", "DEFAULT_MEMORY",
+           "DEFAULT_BASE"]
+
+# The probe when none is given: "king" on a table whose vocabulary holds it (id 137 of
+# minilm is '[unused132]', a token that means nothing), else the lab's id 137, which keeps
+# the seed report as it was.
+DEFAULT_PROBE_TOKEN = "king"
+DEFAULT_PROBE_ID = 137
+REPORT_K = 5  # neighbours per list in the report when k is not given (V - 1 on a smaller table)
+# The engine's defaults, stated here so that importing the API needs no NumPy (a test keeps them equal).
+DEFAULT_MEMORY = 256 * 2**20  # engine.search.DEFAULT_MEMORY: working memory of a search, bytes
+DEFAULT_BASE = 10000.0  # engine.positional.DEFAULT_BASE: the sinusoidal base
+
+Table = Any  # EmbeddingTable | str | os.PathLike | list of rows (annotations stay importable without NumPy)
+
+
+# -- report --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LabReport(lab.LabResult):
+    """What ``report`` returns: every field of ``measure.lab.LabResult``, and ``notes``.
+
+    Attributes
+    ----------
+    notes : tuple of str
+        What was adjusted without being asked: a default k shrunk to fit the table.
+    """
+
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as JSON-able values."""
+        return asdict(self)
+
+
+def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k: int | None = None,
+           stretch_factor: float = 4.0, growth: int = 2, tensor: str | None = None,
+           words: str | os.PathLike | None = None) -> LabReport:
+    """The lab report's measurements on one table (``embedlab report``).
+
+    ``"seed"`` (the default) and a list of rows run on the reference engine
+    (``measure.lab.ReferenceEngine``: standard library only); an
+    ``EmbeddingTable`` or any other model name or path on the array engine.
+
+    Parameters
+    ----------
+    table_or_model : EmbeddingTable, str, os.PathLike or list of list of float
+        The (V, D) table; see the module docstring.
+    probe : int or str, optional
+        The token every experiment is about; ``resolve_probe`` picks it when not given.
+    k : int, optional
+        Neighbours per list, ``1 <= k <= V - 1``; default ``REPORT_K`` (5),
+        shrunk to ``V - 1`` on a smaller table with a note.
+    stretch_factor : float
+        What the stretched row is multiplied by, finite and above 0.
+    growth : int
+        Vocabulary growth factor of the parameter count, a whole number >= 1.
+    tensor, words : optional
+        For a model path: the token table's tensor name; a ``.npy`` table's word list.
+
+    Returns
+    -------
+    LabReport
+        A ``measure.lab.LabResult`` with ``notes``.
+
+    Raises
+    ------
+    ValueError
+        ``tensor``/``words`` with ``"seed"``, a list of rows or a table; a
+        setting out of range (``LabSettings``); a ragged list of rows.
+    TokenIdError, UnknownTokenError, TypeError
+        For a bad probe (``resolve_probe``).
+    SourceError, MissingExtraError
+        For a model that cannot be loaded.
+    """
+    engine, table, seed, source = _lab_engine(table_or_model, tensor, words)
+    k, notes = fit_default(k, REPORT_K, engine.V - 1, "k", "V - 1")
+    settings = lab.LabSettings(probe=resolve_probe(table, probe), k=k, stretch_factor=stretch_factor,
+                               growth_factor=growth)
+    result = lab.measure(engine, settings, seed=seed, source=source)
+    return LabReport(**{f.name: getattr(result, f.name) for f in fields(result)}, notes=notes)
+
+
+def resolve_probe(table: Table, probe: int | str | None = None) -> int:
+    """The probe's token id: ``probe`` resolved, else ``"king"`` where the vocabulary holds it, else id 137.
+
+    Parameters
+    ----------
+    table : EmbeddingTable or list of list of float
+        The table the probe is a token of (a list of rows has no vocabulary).
+    probe : int or str, optional
+        A token id or a token string (``engine.vocabulary.resolve_ids``).
+
+    Raises
+    ------
+    TokenIdError
+        (an ``IndexError``) for an id outside ``[0, V)``, and when no probe is
+        given, the vocabulary lacks "king" and V <= 137 (the message asks for a probe).
+    UnknownTokenError, TypeError
+        For a bad probe, as ``resolve_ids``.
+
+    >>> resolve_probe([[1.0, 0.0], [0.0, 1.0]], "id:1")
+    1
+    """
+    V, vocabulary = (len(table), None) if isinstance(table, (list, tuple)) else (table.V, table.vocabulary)
+    if probe is not None:
+        return resolve_id(probe, V, vocabulary, parameter="probe")
+    if vocabulary is not None and DEFAULT_PROBE_TOKEN in vocabulary.token_to_index:
+        return vocabulary.token_to_index[DEFAULT_PROBE_TOKEN]
+    if V <= DEFAULT_PROBE_ID:
+        raise errors.TokenIdError(f"the default probe, id {DEFAULT_PROBE_ID}, is out of range for V={V}: give "
+                                  f"probe=, a token or an id below {V}", parameter="probe", value=None,
+                                  expected=f"a token or a token id below {V}")
+    return DEFAULT_PROBE_ID
+
+
+def _lab_engine(source: Table, tensor: Any, words: Any) -> tuple[Any, Any, int | None, dict[str, Any] | None]:
+    """(engine, the table the probe is resolved on, seed, provenance), as ``cli/report.py`` builds them."""
+    if (isinstance(source, str) and source == "seed") or isinstance(source, (list, tuple)):
+        if tensor is not None or words is not None:
+            raise ValueError("tensor and words apply to a model path, not to 'seed' or a list of rows")
+        seeded = isinstance(source, str)
+        rows = embed.make_table(embed.VOCAB, embed.DIM, embed.SEED) if seeded else source
+        return lab.ReferenceEngine(rows), rows, embed.SEED if seeded else None, None
+    table = _table(source, tensor, words)
+    return lab.ArrayEngine(table), table, None, table.provenance.to_dict()
+
+
+# -- neighbours and hubs -------------------------------------------------------------
+
+def neighbors(table_or_model: Table, queries: int | str | Sequence[int | str] = (), *, k: int | None = None,
+              metrics: Sequence[str] = ("cosine", "dot"), vectors: Any = None, memory: int = DEFAULT_MEMORY,
+              tensor: str | None = None, words: str | os.PathLike | None = None) -> NeighborsResult:
+    """Nearest tokens by cosine and by dot, side by side (``embedlab neighbors``).
+
+    Parameters
+    ----------
+    table_or_model : EmbeddingTable, str, os.PathLike or list of list of float
+    queries : int, str or sequence of them
+        Token ids or token strings; one query or many. Each leaves out its own id.
+    k : int, optional
+        Rows per list; default 10, shrunk to ``V - 1`` (``V`` for vectors only) with a note.
+    metrics : sequence of {"cosine", "dot"}
+    vectors : array_like (D,) or (N, D), or a path to a ``.npy`` file, optional
+        Query vectors; they leave nothing out.
+    memory : int
+        Working memory of each search, bytes.
+
+    Returns
+    -------
+    NeighborsResult
+        As ``measure.neighbors.neighbor_lists``; it names the errors it raises.
+
+    >>> r = neighbors([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]], 2)
+    >>> r.k, r.notes, [x.id for x in r.queries[0].lists["dot"]]
+    (2, ('k = 2: the default 10 shrunk to V - 1',), [1, 0])
+    """
+    measure = _module("measure.neighbors", "neighbour lists")
+    table = _table(table_or_model, tensor, words)
+    items = [queries] if isinstance(queries, (str, numbers.Integral)) else list(queries)  # one query or many
+    if isinstance(vectors, (str, os.PathLike)):
+        vectors = _module("sources.loaders", "query vectors").load_vectors(vectors)
+    return measure.neighbor_lists(table, items, k, metrics, vectors=vectors, memory=memory)
+
+
+def hubs(table_or_model: Table, *, k: int | None = None, queries: int | None = None, seed: int = 0,
+         top: int | None = None, memory: int = DEFAULT_MEMORY, progress: Callable[[int], None] | None = None,
+         tensor: str | None = None, words: str | os.PathLike | None = None) -> HubsResult:
+    """Rows that enter the most neighbour lists, by dot and by cosine (``embedlab hubs``).
+
+    Parameters
+    ----------
+    table_or_model : EmbeddingTable, str, os.PathLike or list of list of float
+    k : int, optional
+        Neighbours per list; default 10, shrunk to ``V - 1`` with a note.
+    queries : int, optional
+        N tokens sampled with ``seed`` as queries; ``None`` (default) takes every token.
+    seed : int
+        Seed of the sample.
+    top : int, optional
+        Hubs and longest rows reported; default 10, shrunk to ``V`` with a note.
+    memory : int
+        Working memory of each search, bytes.
+    progress : callable, optional
+        Called with the number of queries done (2 * N in all).
+
+    Returns
+    -------
+    HubsResult
+        As ``measure.hubs.measure_hubs``; it names the errors it raises.
+    """
+    measure = _module("measure.hubs", "hub counts")
+    return measure.measure_hubs(_table(table_or_model, tensor, words), k, n_queries=queries, seed=seed, top=top,
+                                memory=memory, progress=progress)
+
+
+# -- parameters ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ParamsResult:
+    """What ``params`` returns: the count and the same model at a bigger vocabulary.
+
+    Attributes
+    ----------
+    count : measure.params.Count
+        The breakdown (token, positional, head, other, total, tied) and the facts it rests on.
+    growth : measure.params.Growth
+        Tied and untied, at today's V and at the bigger V.
+    """
+
+    count: Count
+    growth: Growth
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of ``embedlab params --json``: exact ints for parameters and bytes."""
+        return _module("report.views", "parameter counts").params_dict(self.count, self.growth)
+
+
+# The options that belong to one form of params only; beside another form they would be ignored.
+_SIZES_ONLY = ("D", "tied", "T_max", "positions", "type_vocab", "other")
+_FORMS = {"V": "a model described by its sizes", "config": "a config.json alone", "model": "a safetensors checkpoint"}
+
+
+def params(V: int | None = None, D: int | None = None, *, config: str | os.PathLike | dict | None = None,
+           model: str | os.PathLike | None = None, tied: bool | None = None, T_max: int | None = None,
+           positions: str | None = None, type_vocab: int | None = None, other: int | None = None,
+           tensor: str | None = None, dtype: str | None = None, factor: int | None = None,
+           target_V: int | None = None) -> ParamsResult:
+    """Parameters and bytes of the tables, tied and untied, now and at a bigger V (``embedlab params``).
+
+    Three forms, exactly one: sizes (``V`` and ``D``, with ``tied`` (default
+    True), ``T_max``, ``positions``, ``type_vocab``, ``other``), a Hugging
+    Face ``config`` (a config.json, its folder or its dict), or a safetensors
+    ``model`` (``"minilm"`` or a path; headers only, ``tensor`` to name the
+    token table). ``dtype``: fp32 (default; a checkpoint: its own), fp16,
+    bf16, int8 or int4. The bigger vocabulary is ``factor`` times V (default
+    2) or ``target_V``.
+
+    Returns
+    -------
+    ParamsResult
+
+    Raises
+    ------
+    TypeError
+        For none or several forms, an option of another form (named), D
+        missing beside V, or both factor and target_V.
+    SizeError, ConfigError, SourceError, DtypeError
+        As ``measure.params.from_numbers``, ``from_config``, ``from_checkpoint`` and ``growth``.
+
+    >>> r = params(512, 64)
+    >>> r.count.breakdown.total, r.growth.bigger_V, r.growth.saved
+    (32768, 1024, 32768)
+    """
+    given = {"V": V, "config": config, "model": model}
+    sizes = {"D": D, "tied": tied, "T_max": T_max, "positions": positions, "type_vocab": type_vocab, "other": other}
+    form = _params_form(given, sizes, tensor)
+    count_of = _module("measure.params", "parameter counts")
+    if form == "V":
+        count = count_of.from_numbers(V, D, tied=True if tied is None else tied, T_max=T_max, positions=positions,
+                                      type_vocab=type_vocab or 0, other=other or 0, dtype=dtype or "fp32")
+    elif form == "config":
+        count = count_of.from_config(config, dtype=dtype or "fp32")
+    else:
+        path = _module("sources.loaders", "checkpoints").checkpoint_path(model)
+        count = count_of.from_checkpoint(path, tensor=tensor, dtype=dtype)
+    if factor is None and target_V is None:
+        factor = 2
+    return ParamsResult(count, count_of.growth(count.breakdown, factor=factor, target_V=target_V))
+
+
+def _params_form(given: dict[str, Any], sizes: dict[str, Any], tensor: Any) -> str:
+    """The one form given ("V", "config" or "model"); a TypeError naming what does not fit it."""
+    forms = [name for name, value in given.items() if value is not None]
+    if len(forms) != 1:
+        raise TypeError(f"give exactly one of V (with D), config or model, got {', '.join(forms) or 'none'}")
+    form = forms[0]
+    owners = {**{name: "V" for name in _SIZES_ONLY}, "tensor": "model"}
+    stray = [name for name, value in {**sizes, "tensor": tensor}.items() if value is not None and owners[name] != form]
+    if stray:
+        raise TypeError(f"{', '.join(stray)} {'does' if len(stray) == 1 else 'do'} not apply with {form} "
+                        f"({_FORMS[form]}): " + "; ".join(f"{name} belongs with {owners[name]}" for name in stray))
+    if form == "V" and sizes["D"] is None:
+        raise TypeError("V needs D (the model width)")
+    return form
+
+
+# -- positions, encode, demo --------------------------------------------------------
+
+def positions(table_or_model: Table, *, base: float = DEFAULT_BASE, tensor: str | None = None,
+              words: str | os.PathLike | None = None) -> PositionComparison:
+    """A learned position table against the sinusoidal one of its size (``embedlab positions``).
+
+    Returns ``measure.positions.PositionComparison``; raises ``SourceError``
+    for a table without a position table (GloVe, the seed table).
+    """
+    measure = _module("measure.positions", "position comparisons")
+    return measure.compare_table_positions(_table(table_or_model, tensor, words), base=base)
+
+
+def encode(model: str | os.PathLike, texts: str | Sequence[str], *, truncate: bool = False, show: int = 3,
+           tensor: str | None = None) -> Encoding:
+    """Text -> tokens -> ids -> vectors -> the (B, T, D) input, step by step (``embedlab encode``).
+
+    Parameters
+    ----------
+    model : str or os.PathLike
+        ``"minilm"`` or a checkpoint with its ``tokenizer.json``.
+    texts : str or sequence of str
+        One text, or B texts (one sequence each).
+    truncate : bool
+        Cut texts longer than the position table to T_max tokens instead of raising.
+    show : int
+        Leading values kept of each vector, >= 0.
+
+    Returns
+    -------
+    Encoding
+        As ``measure.encode.encode``; it names the errors it raises.
+    """
+    if not isinstance(model, (str, os.PathLike)):
+        raise TypeError(f"encode needs a model name or path (its tokenizer.json lies beside the checkpoint), got "
+                        f"{type(model).__name__}")
+    sources = _module("sources.loaders", "tokenizers and checkpoints")
+    measure = _module("measure.encode", "input embeddings")
+    table = sources.load(model, tensor=tensor)
+    tokenizer = sources.load_tokenizer(model)
+    return measure.encode(table, tokenizer, [texts] if isinstance(texts, str) else list(texts), truncate=truncate,
+                          show=show)
+
+
+def demo(**settings: Any) -> DemoResult:
+    """The torch modules on one batch (``embedlab demo``).
+
+    ``settings`` are the fields of ``measure.demo.DemoSettings``, each with its
+    default: vocab_size=320 (V), d_model=64 (D), max_context_length=128
+    (T_max), batch_size=4 (B), seq_len=32 (T), seed=11, max_offset=6,
+    base=10000.0. Raises ``TypeError`` for another name and ``ValueError``
+    for a size below 1; needs PyTorch (``MissingExtraError`` without it).
+    """
+    measure = _module("measure.demo", "the torch modules")
+    return measure.demo(measure.DemoSettings(**settings))
+
+
+# -- helpers -------------------------------------------------------------------------
+
+def _table(source: Table, tensor: Any, words: Any) -> EmbeddingTable:
+    """An ``EmbeddingTable`` from a table, a model name or path, or a list of rows."""
+    if isinstance(source, (str, os.PathLike)):
+        return _module("sources.loaders", "real tables").load(source, tensor=tensor, words=words)
+    if tensor is not None or words is not None:
+        raise ValueError("tensor and words apply to a model name or path, not to a table")
+    engine = _module("engine.table", "real tables")
+    if isinstance(source, (list, tuple)):
+        return engine.EmbeddingTable.from_rows(source)
+    if not isinstance(source, engine.EmbeddingTable):
+        raise TypeError(f"expected an EmbeddingTable, a model name or path, or a list of rows, got "
+                        f"{type(source).__name__}")
+    return source
+
+
+def _module(name: str, what: str) -> Any:
+    """``embedlab.<name>``, imported now; a missing extra is a ``MissingExtraError`` that names it."""
+    try:
+        return importlib.import_module(f"{__package__}.{name}")
+    except ModuleNotFoundError as exc:
+        missing = errors.missing_extra(exc, what)
+        if missing is None:
+            raise
+        raise missing from exc

@@ -1,0 +1,99 @@
+"""The vocabulary and the one token resolver (embedlab.engine.vocabulary), standard library only.
+
+Expected ids are read off the hand-made vocabularies (their positions), never
+from embedlab's own output.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+from embedlab.engine import vocabulary as vocabulary_module
+from embedlab.engine.vocabulary import Vocabulary, resolve_id, resolve_ids
+from embedlab.errors import TokenIdError, UnknownTokenError
+
+WORDS = ["king", "queen", "1999", "kings"]  # id = position in this list; "1999" is a token, "2" is not
+VOCAB = Vocabulary(WORDS)
+V = len(WORDS)
+
+
+def test_tokens_ids_and_id_prefix_resolve_by_the_meanings_of_design_md():
+    assert resolve_ids(["queen", 0, "1999", "id:2", " 3 ", "2"], V, VOCAB) == [
+        WORDS.index("queen"), 0, WORDS.index("1999"), 2, 3, 2]
+
+
+def test_a_digit_string_that_is_a_token_is_the_token_and_id_N_is_always_the_id():
+    vocab = Vocabulary(["a", "b", "0"])  # the token "0" has id 2
+    assert resolve_id("0", 3, vocab) == 2
+    assert resolve_id("id:0", 3, vocab) == 0
+
+
+def test_numpy_integers_are_ids():
+    np = pytest.importorskip("numpy")
+    assert resolve_ids([np.int64(3), np.int32(1), np.uint8(0)], V, VOCAB) == [3, 1, 0]
+
+
+@pytest.mark.parametrize("bad", [-1, V, 10**30, "-1", "id:-1", str(V)])
+def test_ids_outside_the_vocabulary_are_refused_naming_the_id_and_V(bad):
+    with pytest.raises(TokenIdError) as caught:
+        resolve_id(bad, V, VOCAB, parameter="probe")
+    number = int(str(bad).removeprefix("id:"))
+    assert str(caught.value) == f"token id {number} is out of range for V={V}"
+    assert caught.value.parameter == "probe" and caught.value.value == number
+    assert caught.value.expected == "a token id in [0, 4)"
+    assert isinstance(caught.value, IndexError)
+
+
+@pytest.mark.parametrize("bad", [True, False, 1.0, 2.5, None, b"king", ["king"]])
+def test_bools_floats_and_other_types_are_type_errors(bad):
+    with pytest.raises(TypeError, match="token ids must be ints or token strings"):
+        resolve_id(bad, V, VOCAB)
+
+
+def test_numpy_bools_and_floats_are_type_errors():
+    np = pytest.importorskip("numpy")
+    for bad in (np.bool_(True), np.float64(1.0)):
+        with pytest.raises(TypeError):
+            resolve_id(bad, V, VOCAB)
+
+
+@pytest.mark.parametrize("bad", ["id:x", "id:", "id:1.0", "id:\u00b2"])
+def test_id_prefix_needs_an_ascii_integer(bad):
+    with pytest.raises(TypeError, match="expected id:N"):
+        resolve_id(bad, V, VOCAB)
+
+
+def test_an_unknown_token_is_one_error_class_with_suggestions_and_the_parameter():
+    with pytest.raises(UnknownTokenError, match=r"'kingz' is not in the vocabulary \(V=4\); close entries: "
+                                                r"'king', 'kings'") as caught:
+        resolve_ids(["king", "kingz"], V, VOCAB, parameter="queries")
+    assert caught.value.parameter == "queries"
+    assert isinstance(caught.value, KeyError)
+
+
+def test_a_token_on_a_table_without_vocabulary_is_a_type_error_but_a_number_is_an_id():
+    assert resolve_ids(["3", "id:1", 2], V) == [3, 1, 2]
+    with pytest.raises(TypeError, match="no vocabulary: query 'king' must be a token id"):
+        resolve_id("king", V)
+
+
+def test_a_single_string_is_one_query_not_its_characters():
+    assert resolve_ids("queen", V, VOCAB) == [1]
+    assert resolve_ids("", V, Vocabulary(["", "x"])) == [0]
+
+
+def test_the_queries_are_not_changed():
+    queries = ["king", 2]
+    resolve_ids(queries, V, VOCAB)
+    assert queries == ["king", 2]
+
+
+def test_the_resolver_module_imports_only_the_standard_library():
+    tree = ast.parse(Path(vocabulary_module.__file__).read_text(encoding="utf-8"))
+    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0}
+    assert imported <= set(sys.stdlib_module_names) | {"__future__"}
