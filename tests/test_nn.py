@@ -379,3 +379,11 @@ def test_demo_defaults():
 
 def test_demo_band_count_follows_d_model():
     assert len(demo(DemoSettings(d_model=32)).wavelengths) == 16
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+def test_neighbour_cosine_curve_refuses_a_non_finite_row(bad):
+    table = torch.ones(6, 4)
+    table[3] = bad  # without the check a NaN row would count as a zero row: a finite, wrong curve
+    with pytest.raises(ValueError, match="row 3"):
+        enn.neighbour_cosine_curve(table, 2)

@@ -442,7 +442,9 @@ def neighbour_cosine_curve(table: Any, max_offset: int = 8) -> list[float]:
     Raises
     ------
     ValueError
-        For a table that is not 2-D, or max_offset outside ``[1, T_max)``.
+        For a table that is not 2-D, max_offset outside ``[1, T_max)``, or a
+        row holding NaN or infinity (names the row and column; such a row is
+        never measured as if it were a zero row).
     """
     rows = table.detach().cpu().double().numpy() if isinstance(table, torch.Tensor) else np.asarray(table, np.float64)
     if rows.ndim != 2:
