@@ -22,7 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import MissingExtraError
-from ..engine.search import DEFAULT_MEMORY, METRICS, search
+from ..engine.search import DEFAULT_MEMORY, METRICS
 from ..engine.table import EmbeddingTable
 
 __all__ = ["Hub", "MetricHubs", "HubsResult", "measure_hubs"]
@@ -154,7 +154,8 @@ def measure_hubs(
     memory : int
         Working memory budget of each search, in bytes.
     progress : callable, optional
-        Called with the number of queries done, 2 * N in all (both metrics).
+        Called with the number of queries done after each block of queries,
+        2 * N in all (both metrics); handed to ``EmbeddingTable.nearest``.
 
     Returns
     -------
@@ -183,8 +184,7 @@ def measure_hubs(
     lists: dict[str, np.ndarray] = {}
     for metric in ("dot", "cosine"):
         start = time.perf_counter()
-        ids, _ = search(table.W_E, None, k, metric, exclude=queries, row_norms=norms, memory=memory,
-                        progress=progress)  # (N, K)
+        ids = table.nearest(queries, k, metric, memory=memory, progress=progress).ids  # (N, K)
         seconds[metric] = time.perf_counter() - start
         lists[metric] = ids
         counts[metric] = np.bincount(ids.ravel(), minlength=V)  # (V,)
