@@ -16,7 +16,7 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable
 
 import numpy as np
@@ -124,6 +124,13 @@ class HubsResult:
     longest: list[Hub]
     source: dict[str, Any] | None = None
     k_occurrence: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field but ``k_occurrence`` (the per-row counts, (V,) each) as a JSON-able dict."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "k_occurrence"}
+        out["metrics"] = {name: asdict(m) for name, m in self.metrics.items()}
+        out["longest"] = [asdict(h) for h in self.longest]
+        return out
 
 
 def measure_hubs(
