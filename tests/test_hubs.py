@@ -96,6 +96,22 @@ def test_progress_counts_every_query_of_both_metrics():
     assert sum(seen) == 2 * 60
 
 
+def test_hubs_search_through_the_tables_nearest_with_its_progress_hook():
+    calls = []
+
+    class Recording(EmbeddingTable):
+        def nearest(self, queries, k, metric="cosine", **kwargs):
+            calls.append((metric, k, kwargs.get("progress")))
+            return super().nearest(queries, k, metric, **kwargs)
+
+    seen = []
+    r = measure_hubs(Recording.from_rows(HAND), 1, progress=seen.append)
+    assert [(m, k) for m, k, _ in calls] == [("dot", 1), ("cosine", 1)]
+    assert all(hook == seen.append for _, _, hook in calls)
+    assert r.k_occurrence["dot"].tolist() == [0, 0, 3, 1]  # the hand counts above
+    assert sum(seen) == 2 * 4
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"k": 0}, "k=0 is out of range"),
     ({"k": 4}, "k=4 is out of range"),

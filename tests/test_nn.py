@@ -130,6 +130,45 @@ def test_learned_positions():
         pos(2.0)
 
 
+def test_learned_positions_are_a_lookup_not_a_view():
+    torch.manual_seed(0)
+    pos = enn.LearnedPositionalEmbedding(8, 4)
+    before = pos.embedding.weight.detach().clone()
+    out = pos(3, offset=2)  # (3, D)
+    with torch.no_grad():
+        out.add_(100.0)  # a caller's in-place edit of the output
+    assert torch.equal(pos.embedding.weight.detach(), before)
+
+
+def test_learned_positions_gradient_matches_nn_embedding():
+    torch.manual_seed(0)
+    pos = enn.LearnedPositionalEmbedding(8, 4)
+    oracle = torch.nn.Embedding.from_pretrained(pos.embedding.weight.detach().clone(), freeze=False)
+    weights = torch.randn(3, 4)
+    (pos(3, offset=2) * weights).sum().backward()
+    (oracle(torch.arange(2, 5)) * weights).sum().backward()
+    assert torch.equal(pos.embedding.weight.grad, oracle.weight.grad)
+    assert torch.equal(pos.embedding.weight.grad[2:5], weights)  # d(sum(P[t] * w_t)) / dP[t] = w_t
+    assert torch.count_nonzero(pos.embedding.weight.grad[[0, 1, 5, 6, 7]]) == 0
+
+
+def test_padding_row_gets_gradient_through_the_tied_head_only():
+    torch.manual_seed(0)
+    tok = enn.TokenEmbedding(6, 3, padding_idx=2)
+    ids = torch.tensor([[2, 1, 2]])
+    (tok(ids) ** 2).sum().backward()  # through the lookup alone
+    assert torch.count_nonzero(tok.embedding.weight.grad[2]) == 0
+    tok.zero_grad()
+    hidden = torch.randn(4, 3)  # (N, D)
+    target = torch.tensor([0, 1, 3, 4])  # the padding token is never a target
+    torch.nn.functional.cross_entropy(enn.TiedLMHead(tok)(hidden), target).backward()
+    # By hand: d(mean CE) / dW[2] = mean_n (softmax(h_n W^T)[2] - [y_n == 2]) * h_n = mean_n p_n[2] * h_n.
+    p = torch.softmax(hidden @ tok.embedding.weight.detach().T, dim=-1)  # (N, V)
+    expected = (p[:, 2:3] * hidden).mean(dim=0)  # (D,)
+    assert torch.count_nonzero(tok.embedding.weight.grad[2]) == 3
+    assert torch.allclose(tok.embedding.weight.grad[2], expected, atol=1e-7)
+
+
 def test_sinusoidal_buffer_equals_numpy_table_and_formula():
     d_model, base = 8, 10000.0
     pe = enn.SinusoidalPositionalEmbedding(max_context_length=16, d_model=d_model, base=base)
@@ -365,3 +404,11 @@ def test_demo_defaults():
 
 def test_demo_band_count_follows_d_model():
     assert len(demo(DemoSettings(d_model=32)).wavelengths) == 16
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+def test_neighbour_cosine_curve_refuses_a_non_finite_row(bad):
+    table = torch.ones(6, 4)
+    table[3] = bad  # without the check a NaN row would count as a zero row: a finite, wrong curve
+    with pytest.raises(ValueError, match="row 3"):
+        enn.neighbour_cosine_curve(table, 2)

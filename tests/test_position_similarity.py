@@ -121,3 +121,15 @@ def test_cosines_do_not_depend_on_the_table_scale(scale):
     h = math.sqrt(0.5)
     assert position_similarity.cosine_matrix(P) == pytest.approx(np.array([[1, h, 0], [h, 1, h], [0, h, 1]]),
                                                                  abs=1e-15)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+@pytest.mark.parametrize("measure", [
+    adjacent_cosine, cosine_matrix, lambda t: mean_cosine_by_offset(t, [1, 2]), compare_positions,
+    lambda t: position_similarity.table_similarity(t, [1, 2]),
+])
+def test_a_non_finite_row_is_refused_naming_it(measure, bad):
+    table = np.eye(4)  # (T_max, D) = (4, 4)
+    table[2, 1] = bad
+    with pytest.raises(ValueError, match=r"row 2, column 1"):
+        measure(table)

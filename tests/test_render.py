@@ -35,7 +35,7 @@ def _sections(markdown: str) -> list[tuple[str, str]]:
 
 
 def test_json_has_exactly_the_report_keys(result):
-    data = json.loads(lab_report.report_json(result))
+    data = json.loads(formats.to_json(result))
     assert list(data) == list(lab.REPORT_KEYS)
     assert data["cos_neighbors"] == result.cos_neighbors
     assert data["table_shape"] == [512, 64]

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from embedlab.report import views
+from embedlab.report import formats, views
 from embedlab.measure.hubs import Hub, HubsResult, MetricHubs
 from embedlab.measure.neighbors import Listed, NeighborsResult, QueryLists
 
@@ -57,7 +57,7 @@ def test_tiny_and_huge_lengths_and_scores_do_not_read_as_zero_or_run_wide():
 
 
 def test_neighbors_json_keeps_full_precision():
-    data = json.loads(views.neighbors_json(neighbors_result()))
+    data = json.loads(formats.to_json(neighbors_result()))
     assert data["queries"][0]["lists"]["cosine"][0] == {"id": 3, "token": "queen", "score": 0.71234, "norm": 1.25}
     assert data["queries"][1]["id"] is None
 
@@ -98,7 +98,7 @@ def test_hubs_terminal():
 
 
 def test_hubs_json_leaves_the_per_row_counts_out():
-    data = json.loads(views.hubs_json(hubs_result()))
+    data = json.loads(formats.to_json(hubs_result()))
     assert "k_occurrence" not in data
     assert data["metrics"]["dot"]["top"][0] == {"id": 2, "token": "the", "lists": {"dot": 9, "cosine": 1},
                                                 "norm": 7.0, "norm_rank": 1}

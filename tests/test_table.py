@@ -209,6 +209,17 @@ def test_token_id_resolution():
         bare.token_id("king")
 
 
+@pytest.mark.parametrize("metric, reference", [("cosine", embed.nearest_by_cosine), ("dot", embed.nearest_by_dot)])
+def test_nearest_reports_progress_per_block_of_queries(metric, reference):
+    rows = embed.make_table(300, 8, 5)  # (V, D) lists of floats
+    table = EmbeddingTable.from_rows(rows)
+    seen = []
+    # 64 KiB leaves room for a few dozen queries per block: several reports
+    got = table.nearest(np.arange(300), 3, metric, memory=2**16, progress=seen.append)
+    assert len(seen) > 1 and all(n > 0 for n in seen) and sum(seen) == 300
+    assert got.ids.tolist() == [reference(rows, q, 3) for q in range(300)]
+
+
 def test_nearest_to_vector_leaves_nothing_out():
     table = EmbeddingTable(np.array([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]]))
     got = table.nearest_to_vector([1.0, 0.0], 3, "cosine")

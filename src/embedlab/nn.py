@@ -57,7 +57,12 @@ class TokenEmbedding(nn.Module):
     init_std : float
         Rows start as N(0, init_std) draws.
     padding_idx : int, optional
-        A token id in ``[0, V)`` whose row starts at zero and gets no gradient.
+        A token id in ``[0, V)`` whose row starts at zero and gets no gradient
+        *from the lookup* (``nn.Embedding``'s rule). The row is an ordinary
+        part of the weight otherwise: a ``TiedLMHead`` on this table scores
+        the padding token like any other, so the loss gradient through the
+        head does reach the padding row (it moves away from zero unless the
+        padding logit is masked out of the loss).
 
     Raises
     ------
@@ -197,6 +202,23 @@ class LearnedPositionalEmbedding(PositionalEmbedding):
     def table(self) -> torch.Tensor:
         """The parameter itself, (T_max, D); gradients flow through slices of it."""
         return self.embedding.weight
+
+    def forward(self, seq_len: int, offset: int = 0) -> torch.Tensor:
+        """Vectors of positions ``offset .. offset + T - 1``: (T, D), T = seq_len.
+
+        A lookup (``nn.Embedding`` on the position ids), so the result is a
+        new tensor, as a token lookup is: editing it in place leaves the
+        table alone, while gradients still reach the rows it read. A slice of
+        the weight would be a view of the parameter.
+
+        Raises ``ContextLengthError`` (a ``ValueError``) naming T and T_max,
+        and ``TypeError`` for a seq_len or offset that is not an int.
+        """
+        self.check_length(seq_len, offset)
+        start = operator.index(offset)
+        weight = self.embedding.weight  # (T_max, D)
+        positions = torch.arange(start, start + operator.index(seq_len), device=weight.device)  # (T,)
+        return self.embedding(positions)  # (T, D) a copy of the rows, not a view
 
 
 class SinusoidalPositionalEmbedding(PositionalEmbedding):
@@ -455,7 +477,9 @@ def neighbour_cosine_curve(table: Any, max_offset: int = 8) -> list[float]:
     Raises
     ------
     ValueError
-        For a table that is not 2-D, or max_offset outside ``[1, T_max)``.
+        For a table that is not 2-D, max_offset outside ``[1, T_max)``, or a
+        row holding NaN or infinity (names the row and column; such a row is
+        never measured as if it were a zero row).
     """
     rows = table.detach().cpu().double().numpy() if isinstance(table, torch.Tensor) else np.asarray(table, np.float64)
     if rows.ndim != 2:

@@ -38,7 +38,7 @@ def run_demo(args: argparse.Namespace) -> int:
                                batch_size=args.batch, seq_len=args.seq, seed=args.seed,
                                max_offset=args.max_offset, base=args.base)
     result = demo.demo(settings)
-    print(formats.result_json(result) if args.json else views.demo_terminal(result), end="")
+    print(formats.to_json(result) if args.json else views.demo_terminal(result), end="")
     return 0
 
 
@@ -66,7 +66,7 @@ def run_positions(args: argparse.Namespace) -> int:
 
     table = sources.load(args.model, tensor=args.tensor, words=args.words)
     result = position_similarity.compare_table_positions(table, base=args.base)
-    print(formats.result_json(result) if args.json else views.positions_terminal(result), end="")
+    print(formats.to_json(result) if args.json else views.positions_terminal(result), end="")
     return 0
 
 
@@ -99,5 +99,5 @@ def run_encode(args: argparse.Namespace) -> int:
     tokenizer = sources.load_tokenizer(args.model)
     table = sources.load(args.model, tensor=args.tensor, words=args.words)
     result = input_embedding.encode(table, tokenizer, args.texts, truncate=args.truncate, show=args.show)
-    print(formats.result_json(result) if args.json else views.encode_terminal(result), end="")
+    print(formats.to_json(result) if args.json else views.encode_terminal(result), end="")
     return 0

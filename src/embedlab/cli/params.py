@@ -49,7 +49,7 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..measure import params
-    from ..report import views
+    from ..report import formats, views
 
     _check_params_form(args)
     if args.vocab is not None:
@@ -65,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
             count = params.from_checkpoint(sources.checkpoint_path(args.model), tensor=args.tensor, dtype=args.dtype)
     factor = 2 if args.factor is None and args.target_vocab is None else args.factor
     grown = params.growth(count.breakdown, factor=factor, target_V=args.target_vocab)
-    print(views.params_json(count, grown) if args.json else views.params_terminal(count, grown), end="")
+    print(formats.to_json(params.ParamsResult(count, grown)) if args.json else views.params_terminal(count, grown),
+          end="")
     return 0
 
 

@@ -37,7 +37,7 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..measure import lab
-    from ..report import files, lab as lab_report
+    from ..report import files, formats, lab as lab_report
 
     if args.model == "seed":
         if args.tensor is not None or args.words is not None:
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
                                growth_factor=args.growth)
     result = lab.measure(engine, settings, seed=seed, source=source, figures=args.html)
     texts: dict[Path, str | bytes] = {
-        args.out / "embed_report.json": lab_report.report_json(result),
+        args.out / "embed_report.json": formats.to_json(result),
         args.out / "embed_report.md": lab_report.report_markdown(result, args.lang),
     }
     if args.html:

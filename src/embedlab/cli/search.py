@@ -33,7 +33,7 @@ def add_neighbors(sub: argparse._SubParsersAction) -> None:
 
 
 def run_neighbors(args: argparse.Namespace) -> int:
-    from ..report import views
+    from ..report import formats, views
     from ..sources import loaders as sources
     from ..measure.neighbors import neighbor_lists
 
@@ -41,7 +41,7 @@ def run_neighbors(args: argparse.Namespace) -> int:
     vectors = None if args.vector is None else sources.load_vectors(args.vector)
     metrics = ("cosine", "dot") if args.by == "both" else (args.by,)
     result = neighbor_lists(table, args.queries, args.k, metrics, vectors=vectors, memory=args.memory)
-    print(views.neighbors_json(result) if args.json else views.neighbors_terminal(result), end="")
+    print(formats.to_json(result) if args.json else views.neighbors_terminal(result), end="")
     return 0
 
 
@@ -70,7 +70,7 @@ def add_hubs(sub: argparse._SubParsersAction) -> None:
 
 
 def run_hubs(args: argparse.Namespace) -> int:
-    from ..report import views
+    from ..report import formats, views
     from ..sources import loaders as sources
     from ..measure.hubs import measure_hubs
 
@@ -79,5 +79,5 @@ def run_hubs(args: argparse.Namespace) -> int:
     with arguments.progress_bar(total=2 * n, desc="hubs") as advance:
         result = measure_hubs(table, args.k, n_queries=args.queries, seed=args.seed, top=args.top,
                               memory=args.memory, progress=advance)
-    print(views.hubs_json(result) if args.json else views.hubs_terminal(result), end="")
+    print(formats.to_json(result) if args.json else views.hubs_terminal(result), end="")
     return 0

@@ -16,7 +16,7 @@ import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -368,7 +368,8 @@ class EmbeddingTable:
 
     # -- neighbours ----------------------------------------------------------------
 
-    def nearest(self, queries: Any, k: int, metric: str = "cosine", *, memory: int = DEFAULT_MEMORY) -> Neighbors:
+    def nearest(self, queries: Any, k: int, metric: str = "cosine", *, memory: int = DEFAULT_MEMORY,
+                progress: Callable[[int], None] | None = None) -> Neighbors:
         """The k nearest tokens of each query given by id or token string.
 
         A query by id leaves out exactly its own id, nothing else: a
@@ -385,6 +386,9 @@ class EmbeddingTable:
         metric : {"cosine", "dot"}
         memory : int
             Working memory budget in bytes (default ``DEFAULT_MEMORY``, 256 MiB).
+        progress : callable, optional
+            Called with the number of queries finished after each block of
+            queries (they add up to N), e.g. to move a progress bar.
 
         Returns
         -------
@@ -406,7 +410,7 @@ class EmbeddingTable:
         """
         ids = self._ids(queries).reshape(-1)  # (N,) resolved and checked at once
         _check_k(k, self.V - 1, "V-1 (the query itself is left out)")
-        return self._search(None, k, metric, exclude=ids, memory=memory)
+        return self._search(None, k, metric, exclude=ids, memory=memory, progress=progress)
 
     def nearest_to_vector(self, vectors: Any, k: int, metric: str = "cosine", *, memory: int = DEFAULT_MEMORY) -> Neighbors:
         """The k nearest tokens of query vectors (D,) or (N, D); nothing is left out.
@@ -438,10 +442,11 @@ class EmbeddingTable:
         return self._search(Q, k, metric, exclude=None, memory=memory)
 
     def _search(self, Q: np.ndarray | None, k: int, metric: str, *, exclude: np.ndarray | None,
-                memory: int) -> Neighbors:
+                memory: int, progress: Callable[[int], None] | None = None) -> Neighbors:
         if metric not in METRICS:
             raise ValueError(f"unknown metric {metric!r}: expected one of {', '.join(METRICS)}")
-        ids, scores = search(self._W, Q, k, metric, exclude=exclude, row_norms=self.norms(), memory=memory)
+        ids, scores = search(self._W, Q, k, metric, exclude=exclude, row_norms=self.norms(), memory=memory,
+                             progress=progress)
         tokens = None
         if self._vocabulary is not None:
             tokens = [[self._vocabulary.token(int(i)) for i in row] for row in ids]

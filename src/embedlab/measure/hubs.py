@@ -16,13 +16,13 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable
 
 import numpy as np
 
 from ..errors import MissingExtraError
-from ..engine.search import DEFAULT_MEMORY, METRICS, search
+from ..engine.search import DEFAULT_MEMORY, METRICS
 from ..engine.table import EmbeddingTable
 from .defaults import fit_default
 
@@ -132,6 +132,13 @@ class HubsResult:
     notes: tuple[str, ...] = ()
     k_occurrence: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
+    def to_dict(self) -> dict[str, Any]:
+        """Every field but ``k_occurrence`` (the per-row counts, (V,) each) as a JSON-able dict."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "k_occurrence"}
+        out["metrics"] = {name: asdict(m) for name, m in self.metrics.items()}
+        out["longest"] = [asdict(h) for h in self.longest]
+        return out
+
 
 def measure_hubs(
     table: EmbeddingTable,
@@ -163,7 +170,8 @@ def measure_hubs(
     memory : int
         Working memory budget of each search, in bytes.
     progress : callable, optional
-        Called with the number of queries done, 2 * N in all (both metrics).
+        Called with the number of queries done after each block of queries,
+        2 * N in all (both metrics); handed to ``EmbeddingTable.nearest``.
 
     Returns
     -------
@@ -194,8 +202,7 @@ def measure_hubs(
     lists: dict[str, np.ndarray] = {}
     for metric in ("dot", "cosine"):
         start = time.perf_counter()
-        ids, _ = search(table.W_E, None, k, metric, exclude=queries, row_norms=norms, memory=memory,
-                        progress=progress)  # (N, K)
+        ids = table.nearest(queries, k, metric, memory=memory, progress=progress).ids  # (N, K)
         seconds[metric] = time.perf_counter() - start
         lists[metric] = ids
         counts[metric] = np.bincount(ids.ravel(), minlength=V)  # (V,)

@@ -10,7 +10,7 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -99,6 +99,10 @@ class NeighborsResult:
     max_norm: float
     source: dict[str, Any] | None = None
     notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as a JSON-able dict, scores and norms at full precision."""
+        return asdict(self)
 
 
 def neighbor_lists(

@@ -25,7 +25,7 @@ int4 half a byte per parameter, rounded up per tensor (5 int4 parameters take
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from ..sources import checkpoint
 from ..errors import ConfigError, DtypeError, SizeError, SourceError
 
 __all__ = [
-    "DTYPES", "POSITION_KINDS", "Breakdown", "Bytes", "Buffer", "Count", "Growth",
+    "DTYPES", "POSITION_KINDS", "Breakdown", "Bytes", "Buffer", "Count", "Growth", "ParamsResult",
     "tensor_bytes", "from_numbers", "from_config", "from_checkpoint", "growth",
 ]
 
@@ -192,6 +192,14 @@ class Breakdown:
         """The same counts, bytes in another dtype."""
         return replace(self, dtype=dtype)
 
+    def to_dict(self) -> dict[str, Any]:
+        """``tied``, ``params`` (each part, the tables, total, non_embedding), ``dtype``,
+        ``bytes`` (each part) and ``share``, as JSON-able values (exact ints)."""
+        params = {key: getattr(self, key) for key in ("token", "position", "token_type", "head", "other",
+                                                      "tables", "total", "non_embedding")}
+        return {"tied": self.tied, "params": params, "dtype": self.dtype, "bytes": asdict(self.bytes),
+                "share": self.share}
+
 
 @dataclass(frozen=True)
 class Buffer:
@@ -252,6 +260,19 @@ class Count:
     buffers: tuple[Buffer, ...] = ()
     stored_bytes: int | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The facts, then the breakdown's ``to_dict`` keys, as JSON-able values (buffer shapes as lists)."""
+        b = self.breakdown
+        return {
+            "source": self.source, "path": self.path,
+            "V": b.V, "D": b.D, "positions": self.positions, "T_max": self.T_max, "type_vocab": self.type_vocab,
+            "tied": b.tied, "tie_evidence": self.tie_evidence, "stored_twice": self.stored_twice,
+            "conflict": self.conflict, "keys": self.keys, "tensors": self.tensors,
+            "buffers": [dict(asdict(buf), shape=list(buf.shape)) for buf in self.buffers],
+            "stored_bytes": self.stored_bytes,
+            **b.to_dict(),
+        }
+
 
 @dataclass(frozen=True)
 class Growth:
@@ -310,6 +331,30 @@ class Growth:
     def bigger_saved(self) -> int:
         """Parameters tying saves at the bigger V."""
         return self.untied_bigger.total - self.tied_bigger.total
+
+    def to_dict(self) -> dict[str, Any]:
+        """Factor, both V, each breakdown (``Breakdown.to_dict``), what the bigger V adds and what tying saves."""
+        return {
+            "factor": self.factor, "V": self.V, "bigger_V": self.bigger_V,
+            "tied": {"now": self.tied_now.to_dict(), "bigger": self.tied_bigger.to_dict(),
+                     "added": self.tied_added, "added_bytes": self.tied_added_bytes},
+            "untied": {"now": self.untied_now.to_dict(), "bigger": self.untied_bigger.to_dict(),
+                       "added": self.untied_added, "added_bytes": self.untied_added_bytes},
+            "saved": self.saved, "bigger_saved": self.bigger_saved,
+        }
+
+
+@dataclass(frozen=True)
+class ParamsResult:
+    """What ``embedlab params`` shows: a count and its growth to a bigger vocabulary."""
+
+    count: Count
+    growth: Growth
+
+    def to_dict(self) -> dict[str, Any]:
+        """``Count.to_dict`` with ``growth`` (``Growth.to_dict``) added: parameters and bytes as exact ints,
+        ``share`` the tables' fraction of the total (``null`` when the other parameters are unknown)."""
+        return {**self.count.to_dict(), "growth": self.growth.to_dict()}
 
 
 def from_numbers(V: int, D: int, *, tied: bool = True, T_max: int | None = None, positions: str | None = None,

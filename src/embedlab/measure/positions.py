@@ -14,7 +14,8 @@ only if training made it so. This module measures that:
   same size, with a smoothness verdict (``Smoothness``).
 
 Cosine follows the lab's rule: a zero-length row has cosine 0.0 with anything.
-Everything is computed in float64.
+A row holding NaN or infinity is refused (``ValueError`` naming the row), never
+measured. Everything is computed in float64.
 """
 
 from __future__ import annotations
@@ -149,7 +150,8 @@ def compare_positions(learned: Any, *, base: float = DEFAULT_BASE, offsets: Sequ
     ShapeError
         (a ``ValueError``) for a table that is not 2-D with at least 2 rows.
     ValueError
-        For an offset outside ``[1, T_max)`` or windows < 1.
+        For an offset outside ``[1, T_max)``, windows < 1, or a table holding
+        NaN or infinity (names the row and column).
     """
     P = _table(learned)  # (T_max, D)
     T_max, D = P.shape
@@ -216,7 +218,7 @@ def table_similarity(table: Any, offsets: Sequence[int], windows: int = 8) -> Ta
     """Adjacent cosine along a (T_max, D) table and mean cosine by offset.
 
     Raises ``ShapeError`` for fewer than 2 rows and ``ValueError`` for a bad
-    offset or windows < 1.
+    offset, windows < 1, or NaN or infinity in the table (names the row).
     """
     P = _table(table)  # (T_max, D)
     if isinstance(windows, bool) or not isinstance(windows, int) or windows < 1:
@@ -261,6 +263,8 @@ def adjacent_cosine(table: Any) -> np.ndarray:
     ------
     ShapeError
         (a ``ValueError``) for a table that is not 2-D with at least 2 rows.
+    ValueError
+        For a table holding NaN or infinity (names the row and column).
 
     >>> adjacent_cosine([[1.0, 0.0], [1.0, 1.0], [0.0, 0.0]]).round(4).tolist()
     [0.7071, 0.0]
@@ -287,7 +291,8 @@ def mean_cosine_by_offset(table: Any, offsets: Sequence[int]) -> np.ndarray:
     ShapeError
         For a table that is not 2-D with at least 2 rows.
     ValueError
-        For an offset outside ``[1, T_max)`` (names it and T_max).
+        For an offset outside ``[1, T_max)`` (names it and T_max), or a table
+        holding NaN or infinity (names the row and column).
 
     >>> mean_cosine_by_offset([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]], [1, 2]).tolist()
     [0.0, 1.0]
@@ -304,7 +309,8 @@ def cosine_matrix(table: Any) -> np.ndarray:
     """Cosine of every pair of rows: (T_max, D) -> (T_max, T_max), float64.
 
     Zero-length rows have cosine 0.0 with every row. Raises ``ShapeError`` for
-    a table that is not 2-D with at least 2 rows.
+    a table that is not 2-D with at least 2 rows, ``ValueError`` for one
+    holding NaN or infinity (names the row).
     """
     unit = _unit_rows(_table(table))  # (T_max, D)
     return np.clip(unit @ unit.T, -1.0, 1.0)  # (T_max, T_max)
@@ -328,9 +334,19 @@ def _cosines_at(unit: np.ndarray, k: int) -> np.ndarray:
 
 
 def _table(table: Any) -> np.ndarray:
+    """A (T_max, D) float64 table, checked: 2-D, T_max >= 2, D >= 1, every entry finite.
+
+    NaN or infinity is refused, naming the row (as the table loaders do): a
+    NaN row would otherwise read as a zero row (cosine 0.0) and give a finite,
+    wrong curve.
+    """
     P = np.asarray(table, dtype=np.float64)
     if P.ndim != 2 or P.shape[0] < 2 or P.shape[1] < 1:
         raise ShapeError(f"position table has shape {np.shape(table)}, expected (T_max, D) with T_max >= 2, D >= 1")
+    finite = np.isfinite(P)  # (T_max, D)
+    if not finite.all():
+        r, c = np.argwhere(~finite)[0]
+        raise ValueError(f"position table holds {P[r, c]} at row {r}, column {c}: NaN and infinity are refused")
     return P
 
 

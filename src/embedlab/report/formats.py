@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, is_dataclass
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-__all__ = ["Inline", "terminal_table", "fixed", "number", "human_count", "human_bytes", "result_json", "MARKDOWN", "TERMINAL", "source_name", "human", "percent", "plain", "round3", "row_label", "shape_text"]
+__all__ = ["Inline", "terminal_table", "fixed", "number", "human_count", "human_bytes", "to_json", "MARKDOWN", "TERMINAL", "source_name", "human", "percent", "round3", "row_label", "shape_text"]
 
 
 @dataclass(frozen=True)
@@ -114,8 +114,25 @@ def percent(share: float | None) -> str:
     return "-" if share is None else f"{100 * share:.2f}%"
 
 
-def result_json(result: Any) -> str:
-    """A result with ``to_dict()`` as UTF-8 JSON text, unescaped, newline at the end."""
+def to_json(result: Any) -> str:
+    """The one JSON path: ``result.to_dict()`` as UTF-8 JSON text, indented, non-ASCII
+    unescaped (token strings as they are), newline at the end.
+
+    Every measurement's result has ``to_dict()``; ``embedlab ... --json`` and
+    ``embed_report.json`` are this function of it.
+
+    >>> class Result:
+    ...     def to_dict(self):
+    ...         return {"token": "café", "ids": [1, 2]}
+    >>> print(to_json(Result()), end="")
+    {
+      "token": "café",
+      "ids": [
+        1,
+        2
+      ]
+    }
+    """
     return json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n"
 
 
@@ -128,17 +145,6 @@ def row_label(token: str | None, token_id: int | None) -> str:
 
 def round3(x: float | None) -> float | None:
     return None if x is None else round(x, 3)
-
-
-def plain(value: Any) -> Any:
-    """Dataclasses and containers of them as plain dicts and lists."""
-    if is_dataclass(value):
-        return asdict(value)
-    if isinstance(value, dict):
-        return {key: plain(v) for key, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    return value
 
 
 def shape_text(shape: Sequence[int]) -> str:

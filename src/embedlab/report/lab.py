@@ -6,7 +6,6 @@ Standard library only, so the seed report runs on a bare Python.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -15,7 +14,7 @@ from ..measure.lab import REPORT_KEYS, LabResult, LabSettings
 from .formats import MARKDOWN, TERMINAL, Inline, number, terminal_table
 from .locales import DEFAULT_LANGUAGE, WORDS
 
-__all__ = ["Section", "SECTIONS", "ReportSection", "report_dict", "report_json", "report_sections",
+__all__ = ["Section", "SECTIONS", "ReportSection", "report_sections",
            "report_markdown", "report_terminal"]
 
 
@@ -53,17 +52,6 @@ SECTIONS: tuple[Section, ...] = (
     Section("scale", ("cos_unchanged_by_scale", "rms_plain", "rms_scaled", "rms_ratio"), ("scale",),
             (("rms plain -> scaled", "rms"),)),
 )
-
-
-def report_dict(result: LabResult) -> dict[str, Any]:
-    """The report's JSON object (``LabResult.to_dict``): every key of every section, in the lab
-    contract's order, then the token strings beside the ids and the provenance, where there are any."""
-    return result.to_dict()
-
-
-def report_json(result: LabResult) -> str:
-    """``embed_report.json``: UTF-8 JSON text, token strings unescaped, newline at the end."""
-    return json.dumps(report_dict(result), ensure_ascii=False, indent=2) + "\n"
 
 
 @dataclass(frozen=True)

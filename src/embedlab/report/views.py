@@ -1,16 +1,15 @@
 """The views of the commands other than ``report``: params, demo, positions, encode, neighbors, hubs.
 
-Each takes the result its measurement returned and writes terminal text or JSON;
-nothing is computed here.
+Each takes the result its measurement returned and writes terminal text; JSON is
+``formats.to_json(result)`` for every command (``result.to_dict()``). Nothing is
+computed here.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, fields
 from typing import TYPE_CHECKING, Any, Sequence
 
-from .formats import source_name, human, percent, plain, round3, row_label, shape_text, fixed, human_bytes, human_count, number, terminal_table
+from .formats import source_name, human, percent, round3, row_label, shape_text, fixed, human_bytes, human_count, number, terminal_table
 
 if TYPE_CHECKING:  # only for the annotations: these modules need NumPy / torch
     from ..measure.hubs import HubsResult
@@ -20,40 +19,8 @@ if TYPE_CHECKING:  # only for the annotations: these modules need NumPy / torch
     from ..measure.params import Breakdown, Count, Growth
     from ..measure.positions import PositionComparison
 
-__all__ = ["params_dict", "params_json", "params_terminal", "demo_terminal", "positions_terminal", "encode_terminal", "neighbors_dict", "neighbors_json", "neighbors_terminal", "hubs_dict", "hubs_json", "hubs_terminal"]
-
-
-
-
-def params_dict(count: Count, growth: Growth) -> dict[str, Any]:
-    """``embedlab params --json``: the count, its facts and the growth, as plain JSON values.
-
-    Parameters and bytes are exact ints; ``share`` is the tables' fraction
-    of the total (``null`` when the other parameters are unknown).
-    """
-    b = count.breakdown
-    return {
-        "source": count.source, "path": count.path,
-        "V": b.V, "D": b.D, "positions": count.positions, "T_max": count.T_max, "type_vocab": count.type_vocab,
-        "tied": b.tied, "tie_evidence": count.tie_evidence, "stored_twice": count.stored_twice,
-        "conflict": count.conflict, "keys": count.keys, "tensors": count.tensors,
-        "buffers": [dict(asdict(buf), shape=list(buf.shape)) for buf in count.buffers],
-        "stored_bytes": count.stored_bytes,
-        **_breakdown_dict(b),
-        "growth": {
-            "factor": growth.factor, "V": growth.V, "bigger_V": growth.bigger_V,
-            "tied": {"now": _breakdown_dict(growth.tied_now), "bigger": _breakdown_dict(growth.tied_bigger),
-                     "added": growth.tied_added, "added_bytes": growth.tied_added_bytes},
-            "untied": {"now": _breakdown_dict(growth.untied_now), "bigger": _breakdown_dict(growth.untied_bigger),
-                       "added": growth.untied_added, "added_bytes": growth.untied_added_bytes},
-            "saved": growth.saved, "bigger_saved": growth.bigger_saved,
-        },
-    }
-
-
-def params_json(count: Count, growth: Growth) -> str:
-    """``params_dict`` as indented JSON text with a newline at the end."""
-    return json.dumps(params_dict(count, growth), ensure_ascii=False, indent=2) + "\n"
+__all__ = ["params_terminal", "demo_terminal", "positions_terminal", "encode_terminal", "neighbors_terminal",
+           "hubs_terminal"]
 
 
 def params_terminal(count: Count, growth: Growth) -> str:
@@ -78,12 +45,6 @@ def params_terminal(count: Count, growth: Growth) -> str:
     if count.stored_bytes is not None:
         facts.append(("stored bytes", human(count.stored_bytes, human_bytes) + ": every tensor in the files"))
     return "\n".join([terminal_table(facts), _parts_table(b), _growth_table(growth)])
-
-
-def _breakdown_dict(b: Breakdown) -> dict[str, Any]:
-    params = {key: getattr(b, key) for key in ("token", "position", "token_type", "head", "other",
-                                               "tables", "total", "non_embedding")}
-    return {"tied": b.tied, "params": params, "dtype": b.dtype, "bytes": asdict(b.bytes), "share": b.share}
 
 
 def _parts_table(b: Breakdown) -> str:
@@ -194,16 +155,6 @@ def encode_terminal(result: "Encoding") -> str:
     return "\n".join(lines) + "\n"
 
 
-def neighbors_dict(result: NeighborsResult) -> dict[str, Any]:
-    """The neighbour lists as a JSON-able dict (every field, full precision)."""
-    return asdict(result)
-
-
-def neighbors_json(result: NeighborsResult) -> str:
-    """``embedlab neighbors --json``: UTF-8 JSON text, newline at the end."""
-    return json.dumps(neighbors_dict(result), ensure_ascii=False, indent=2) + "\n"
-
-
 def neighbors_terminal(result: NeighborsResult) -> str:
     """For each query, its lists side by side: rank, row, score, the row's norm.
 
@@ -226,16 +177,6 @@ def neighbors_terminal(result: NeighborsResult) -> str:
         lines += [terminal_table(rows, headers).rstrip("\n"), ""]
     lines += [f"note: {note}" for note in result.notes]
     return "\n".join(lines).rstrip("\n") + "\n"
-
-
-def hubs_dict(result: HubsResult) -> dict[str, Any]:
-    """The hub measurement as a JSON-able dict; the per-row counts (V,) are left out."""
-    return {f.name: plain(getattr(result, f.name)) for f in fields(result) if f.name != "k_occurrence"}
-
-
-def hubs_json(result: HubsResult) -> str:
-    """``embedlab hubs --json``: UTF-8 JSON text, newline at the end."""
-    return json.dumps(hubs_dict(result), ensure_ascii=False, indent=2) + "\n"
 
 
 def hubs_terminal(result: HubsResult) -> str:
