@@ -112,5 +112,5 @@ def test_notes_close_both_views():
     assert views.neighbors_terminal(replace(neighbors_result(), notes=(note,))).endswith(f"\nnote: {note}\n")
     assert views.hubs_terminal(replace(hubs_result(), notes=(note,))).endswith(
         f"and 1 cosine lists\nnote: {note}\n")
-    assert json.loads(views.neighbors_json(replace(neighbors_result(), notes=(note,))))["notes"] == [note]
-    assert json.loads(views.hubs_json(replace(hubs_result(), notes=(note,))))["notes"] == [note]
+    assert json.loads(formats.to_json(replace(neighbors_result(), notes=(note,))))["notes"] == [note]
+    assert json.loads(formats.to_json(replace(hubs_result(), notes=(note,))))["notes"] == [note]

@@ -38,7 +38,7 @@ One call per command (``embedlab.api``), each returning the command's result:
 Tables and results: ``load`` (a model name or path -> ``EmbeddingTable``),
 ``EmbeddingTable``, ``Vocabulary``, ``resolve_ids`` (tokens or ids -> checked
 ids), ``Neighbors``, ``Provenance``, ``measure`` with ``LabSettings`` and
-``LabResult``, ``LabReport``, ``ParamsResult``, ``Breakdown``.
+``LabResult``, ``ParamsResult``, ``Breakdown``.
 
 >>> import embedlab
 >>> "report" in dir(embedlab) and "EmbeddingTable" in dir(embedlab)
@@ -65,8 +65,7 @@ _LAZY = {
     "encode": "api",
     "demo": "api",
     "resolve_probe": "api",
-    "LabReport": "api",
-    "ParamsResult": "api",
+    "ParamsResult": "measure.params",
     "load": "sources.loaders",
     "EmbeddingTable": "engine.table",
     "Provenance": "engine.table",

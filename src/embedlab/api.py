@@ -27,11 +27,11 @@ from __future__ import annotations
 import importlib
 import numbers
 import os
-from dataclasses import asdict, dataclass, fields
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import embed, errors
-from .engine.vocabulary import resolve_id, resolve_ids
+from .engine.vocabulary import resolve_id
 from .measure import lab
 from .measure.defaults import fit_default
 
@@ -41,11 +41,11 @@ if TYPE_CHECKING:  # annotations only: these modules need NumPy / torch
     from .measure.encode import Encoding
     from .measure.hubs import HubsResult
     from .measure.neighbors import NeighborsResult
-    from .measure.params import Count, Growth
+    from .measure.params import ParamsResult
     from .measure.positions import PositionComparison
 
 __all__ = ["report", "neighbors", "hubs", "params", "positions", "encode", "demo", "resolve_probe",
-           "LabReport", "ParamsResult", "DEFAULT_PROBE_TOKEN", "DEFAULT_PROBE_ID", "REPORT_K", "DEFAULT_MEMORY",
+           "DEFAULT_PROBE_TOKEN", "DEFAULT_PROBE_ID", "REPORT_K", "DEFAULT_MEMORY",
            "DEFAULT_BASE"]
 
 # The probe when none is given: "king" on a table whose vocabulary holds it (id 137 of
@@ -63,26 +63,9 @@ Table = Any  # EmbeddingTable | str | os.PathLike | list of rows (annotations st
 
 # -- report --------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class LabReport(lab.LabResult):
-    """What ``report`` returns: every field of ``measure.lab.LabResult``, and ``notes``.
-
-    Attributes
-    ----------
-    notes : tuple of str
-        What was adjusted without being asked: a default k shrunk to fit the table.
-    """
-
-    notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """Every field as JSON-able values."""
-        return asdict(self)
-
-
 def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k: int | None = None,
            stretch_factor: float = 4.0, growth: int = 2, tensor: str | None = None,
-           words: str | os.PathLike | None = None) -> LabReport:
+           words: str | os.PathLike | None = None) -> lab.LabResult:
     """The lab report's measurements on one table (``embedlab report``).
 
     ``"seed"`` (the default) and a list of rows run on the reference engine
@@ -107,8 +90,8 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
 
     Returns
     -------
-    LabReport
-        A ``measure.lab.LabResult`` with ``notes``.
+    LabResult
+        ``notes`` says what was adjusted without being asked (a default k shrunk to fit).
 
     Raises
     ------
@@ -125,7 +108,7 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
     settings = lab.LabSettings(probe=resolve_probe(table, probe), k=k, stretch_factor=stretch_factor,
                                growth_factor=growth)
     result = lab.measure(engine, settings, seed=seed, source=source)
-    return LabReport(**{f.name: getattr(result, f.name) for f in fields(result)}, notes=notes)
+    return replace(result, notes=notes)
 
 
 def resolve_probe(table: Table, probe: int | str | None = None) -> int:
@@ -243,26 +226,6 @@ def hubs(table_or_model: Table, *, k: int | None = None, queries: int | None = N
 
 # -- parameters ----------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class ParamsResult:
-    """What ``params`` returns: the count and the same model at a bigger vocabulary.
-
-    Attributes
-    ----------
-    count : measure.params.Count
-        The breakdown (token, positional, head, other, total, tied) and the facts it rests on.
-    growth : measure.params.Growth
-        Tied and untied, at today's V and at the bigger V.
-    """
-
-    count: Count
-    growth: Growth
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object of ``embedlab params --json``: exact ints for parameters and bytes."""
-        return _module("report.views", "parameter counts").params_dict(self.count, self.growth)
-
-
 # The options that belong to one form of params only; beside another form they would be ignored.
 _SIZES_ONLY = ("D", "tied", "T_max", "positions", "type_vocab", "other")
 _FORMS = {"V": "a model described by its sizes", "config": "a config.json alone", "model": "a safetensors checkpoint"}
@@ -272,7 +235,7 @@ def params(V: int | None = None, D: int | None = None, *, config: str | os.PathL
            model: str | os.PathLike | None = None, tied: bool | None = None, T_max: int | None = None,
            positions: str | None = None, type_vocab: int | None = None, other: int | None = None,
            tensor: str | None = None, dtype: str | None = None, factor: int | None = None,
-           target_V: int | None = None) -> ParamsResult:
+           target_V: int | None = None) -> "ParamsResult":
     """Parameters and bytes of the tables, tied and untied, now and at a bigger V (``embedlab params``).
 
     Three forms, exactly one: sizes (``V`` and ``D``, with ``tied`` (default
@@ -313,7 +276,7 @@ def params(V: int | None = None, D: int | None = None, *, config: str | os.PathL
         count = count_of.from_checkpoint(path, tensor=tensor, dtype=dtype)
     if factor is None and target_V is None:
         factor = 2
-    return ParamsResult(count, count_of.growth(count.breakdown, factor=factor, target_V=target_V))
+    return count_of.ParamsResult(count, count_of.growth(count.breakdown, factor=factor, target_V=target_V))
 
 
 def _params_form(given: dict[str, Any], sizes: dict[str, Any], tensor: Any) -> str:

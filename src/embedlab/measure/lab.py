@@ -101,8 +101,9 @@ class LabResult:
     ``None`` for the seed table. The last four fields are not part of the
     report's JSON: ``settings`` (what was measured), ``stretch`` and ``scale``
     (every score, length and cosine behind the lists and the rms, for the
-    figures) and ``views`` (the norms and the projection, measured with
-    ``figures=True``, else ``None``).
+    figures), ``views`` (the norms and the projection, measured with
+    ``figures=True``, else ``None``) and ``notes`` (what a caller adjusted
+    without being asked, e.g. a default k shrunk to fit the table).
     """
 
     vocab: int
@@ -141,6 +142,7 @@ class LabResult:
     stretch: StretchComparison | None = None
     scale: ScaleComparison | None = None
     views: LabViews | None = None
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The report's JSON object: the lab contract's keys in order (``REPORT_KEYS``), then, for
@@ -154,7 +156,7 @@ class LabResult:
 
 
 # Fields of LabResult that are not part of the report's required JSON keys.
-_NOT_REPORTED = ("tokens", "source", "settings", "stretch", "scale", "views")
+_NOT_REPORTED = ("tokens", "source", "settings", "stretch", "scale", "views", "notes")
 # The report's required JSON keys, in order (the lab contract of embed_report.json).
 REPORT_KEYS = tuple(f.name for f in fields(LabResult) if f.name not in _NOT_REPORTED)
 

@@ -113,7 +113,7 @@ def report_terminal(result: LabResult, written: Sequence[Path]) -> str:
     """A short summary for the terminal: each section's headline numbers, then the files written."""
     rows = [(label, _SUMMARY[name](result)) for section in SECTIONS for label, name in section.summary]
     rows += [("wrote", str(path)) for path in written]
-    return terminal_table(rows, headers=None)
+    return terminal_table(rows, headers=None) + "".join(f"note: {note}\n" for note in result.notes)
 
 
 _SUMMARY = {
