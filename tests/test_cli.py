@@ -38,9 +38,9 @@ def test_report_in_english(tmp_path):
     (["--probe", "king"], "seed table has no vocabulary.*'king'"),
     (["--probe", "600"], "token id 600 is out of range for V=512"),
     (["--probe", "-1"], "token id -1 is out of range for V=512"),
-    (["--k", "0"], "k=0"),
+    (["--k", "0"], "--k 0: expected an int of at least 1"),
     (["--k", "512"], "k=512"),
-    (["--growth", "0"], "factor"),
+    (["--growth", "0"], "--growth 0: expected a whole number of at least 1"),
     (["--model", "nonesuch"], "unknown model 'nonesuch'"),
     (["--tensor", "x"], "--tensor and --words do not apply to 'seed'"),
 ])
@@ -206,7 +206,7 @@ def test_small_k_moves_the_stretched_row(tmp_path):
 @pytest.mark.parametrize("factor", ["nan", "inf", "0", "-1"])
 def test_report_bad_stretch_factor(tmp_path, capsys, factor):
     assert run("report", "--out", str(tmp_path / "o"), "--stretch-factor", factor) == 1
-    assert "stretch factor" in capsys.readouterr().err
+    assert f"--stretch-factor {factor}: expected a finite number above 0" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
 
 
@@ -258,8 +258,10 @@ def test_a_library_hint_is_widened_to_the_whole_command(argv, extras):
     from embedlab.errors import MissingExtraError
 
     args = cli.build_parser().parse_args(argv)
-    exc = MissingExtraError("figures need matplotlib: pip install -c constraints.txt -e '.[plots]'")
-    assert cli.errors.message(exc, args) == f"figures need matplotlib: pip install -c constraints.txt -e '.[{extras}]'"
+    exc = MissingExtraError.for_module("matplotlib", "figures", ("plots",))
+    assert cli.errors.message(exc, args) == (f"this command needs matplotlib, which is not installed: "
+                                             f"pip install -c constraints.txt -e '.[{extras}]' "
+                                             "(or 'make test', which installs every extra)")
 
 
 def test_each_module_of_a_hint_is_in_the_extra_it_names():

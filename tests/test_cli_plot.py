@@ -67,8 +67,8 @@ def test_report_html_on_the_seed(tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["projection", "--tokens", ""], "empty item"),
     (["projection", "--tokens", "1,,2"], "empty item"),
-    (["projection", "--sample", "-1"], "sample=-1"),
-    (["neighbors", "--k", "0"], "k=0"),
+    (["projection", "--sample", "-1"], "--sample -1: expected an int of at least 0"),
+    (["neighbors", "--k", "0"], "--k 0: expected an int of at least 1"),
 ])
 def test_more_bad_input(tmp_path, capsys, argv, message):
     assert cli.main(["plot", *argv, "--out", str(tmp_path / "f.png"), "--quiet"]) == 1

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import ShapeError, TokenIdError
+from ..errors import ShapeError, SizeError, TokenIdError, brief
 from .lengths import NORM_HIGH, NORM_LOW, vector_norms
 from .search import DEFAULT_MEMORY, METRICS, Neighbors, search
 from .vocabulary import Vocabulary
@@ -211,7 +211,7 @@ class EmbeddingTable:
             if re.fullmatch(r"-?[0-9]+", query.strip()):  # ASCII digits only: "²" or "１３７" are strings
                 return self.token_id(int(query))
             if vocab is None:
-                raise TypeError(f"table has no vocabulary: query {query!r} must be a token id")
+                raise TypeError(f"table has no vocabulary: query {brief(query)} must be a token id")
             return vocab.id(query)  # raises UnknownTokenError with suggestions
         return int(self._ids([query])[0])
 
@@ -344,7 +344,8 @@ class EmbeddingTable:
         """
         i = self.token_id(token_id)
         if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor):
-            raise ValueError(f"stretch factor must be a finite number, got {factor!r}")
+            raise SizeError(f"stretch factor must be a finite number, got {factor!r}", parameter="factor",
+                            value=factor, expected="a finite number")
         row = self._W[i].astype(np.float64) * factor  # (D,)
         if np.abs(row).max() > np.finfo(self.dtype).max:
             raise ValueError(f"stretching token {i} by {factor!r} overflows {self.dtype}: its values would be inf")
@@ -509,7 +510,7 @@ def _parse_id(query: str) -> int:
     try:
         return int(query[3:])
     except ValueError:
-        raise TypeError(f"query {query!r}: expected id:N with N a token id") from None
+        raise TypeError(f"query {brief(query)}: expected id:N with N a token id") from None
 
 
 def _readonly_matrix(matrix: Any, what: str, width: int | None = None) -> np.ndarray:
@@ -588,6 +589,8 @@ def _check_k(k: Any, limit: int, what: str) -> None:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"k must be an int, got {k!r}")
     if limit < 1:
-        raise ValueError(f"k={k}: a table with one row has no other token to list")
+        raise SizeError(f"k={k}: a table with one row has no other token to list", parameter="k", value=k,
+                        expected="a table of at least two rows (this one has V=1)")
     if not 1 <= k <= limit:
-        raise ValueError(f"k={k} is out of range: expected 1 <= k <= {what} = {limit}")
+        raise SizeError(f"k={k} is out of range: expected 1 <= k <= {what} = {limit}", parameter="k", value=k,
+                        expected=f"an int from 1 to {what} = {limit}")

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import ContextLengthError, ShapeError, TokenIdError
+from ..errors import ContextLengthError, ShapeError, SizeError, TokenIdError
 from ..engine.lengths import vector_norms
 from ..engine.table import EmbeddingTable
 
@@ -142,7 +142,8 @@ def encode(table: EmbeddingTable, tokenizer: Any, texts: Sequence[str], *, trunc
         For no texts or show < 0.
     """
     if isinstance(show, bool) or not isinstance(show, int) or show < 0:
-        raise ValueError(f"show must be an int >= 0, got {show!r}")
+        raise SizeError(f"show must be an int >= 0, got {show!r}", parameter="show", value=show,
+                        expected="an int >= 0")
     T_max = None if table.positions is None else table.positions.shape[0]
     toks = tokenize(tokenizer, texts, max_length=T_max, truncate=truncate)
     parts = _parts(table, toks.ids, toks.type_ids)  # name -> (B, T, D) float64

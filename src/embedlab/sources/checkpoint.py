@@ -429,8 +429,7 @@ def _open(file: Path) -> Any:
     try:
         from safetensors import safe_open
     except ImportError:
-        raise MissingExtraError("reading safetensors needs the models extra: "
-                                "pip install -c constraints.txt -e '.[models]'") from None
+        raise MissingExtraError.for_module("safetensors", "safetensors checkpoints", ("models",)) from None
     try:
         return safe_open(str(file), framework="numpy")
     except Exception as exc:  # SafetensorError, OSError: a truncated or malformed file
