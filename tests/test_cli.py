@@ -187,12 +187,18 @@ def test_an_empty_probe_is_an_error_not_the_default(tmp_path, capsys, argv):
 def test_every_probe_help_states_the_default_rule(capsys):
     import argparse
 
-    (commands,) = [a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
-    with_probe = [name for name, p in commands.choices.items() if "--probe" in p._option_string_actions]
-    assert sorted(with_probe) == ["plot", "report"]
+    def subcommands(parser, path=()):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, p in action.choices.items():
+                    yield (*path, name), p
+                    yield from subcommands(p, (*path, name))
+
+    with_probe = [path for path, p in subcommands(cli.build_parser()) if "--probe" in p._option_string_actions]
+    assert sorted(with_probe) == [("plot", "neighbors"), ("plot", "projection"), ("plot", "scale"), ("report",)]
     for command in with_probe:
         with pytest.raises(SystemExit):
-            run(command, "--help")
+            run(*command, "--help")
         text = " ".join(capsys.readouterr().out.split())
         assert "default: 'king' where the table's vocabulary holds it, else id 137" in text, command
 

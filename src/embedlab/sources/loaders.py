@@ -326,9 +326,16 @@ def read_words(path: str | Path) -> list[str]:
     if isinstance(path, str) and not path.strip():
         raise SourceError(f"empty file name {path!r}: expected a word list, one token per line")
     try:
-        words = Path(path).read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SourceError(f"cannot read the word list {path}: {exc}") from None
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise SourceError(f"cannot read the word list {path}: {exc.strerror or exc}") from None
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark is not part of the first token
+    try:
+        words = data.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise SourceError(f"{path} line {line} is not valid UTF-8 (byte 0x{data[exc.start]:02x}): expected a word "
+                          "list in UTF-8, one token per line") from None
     while words and not words[-1]:  # blank lines at the very end are not tokens
         words.pop()
     for number, word in enumerate(words, start=1):
