@@ -243,3 +243,23 @@ def test_human_count_moves_up_a_unit_when_rounding_reaches_1000(n, text):
 ])
 def test_human_bytes_moves_up_a_unit_when_rounding_reaches_1024(n, text):
     assert formats.human_bytes(n) == text
+
+
+@pytest.mark.parametrize("with_wcwidth", [True, False])
+def test_terminal_table_aligns_wide_and_combining_characters(monkeypatch, with_wcwidth):
+    import builtins
+
+    if with_wcwidth:
+        pytest.importorskip("wcwidth")
+    else:
+        real = builtins.__import__
+
+        def no_wcwidth(name, *args, **kwargs):
+            if name == "wcwidth":
+                raise ImportError("No module named 'wcwidth'")
+            return real(name, *args, **kwargs)
+
+        monkeypatch.setattr(builtins, "__import__", no_wcwidth)
+    # '王様' takes 4 terminal cells (East Asian Wide), 'cafe\u0301' 4 (the accent combines): counted by hand.
+    text = formats.terminal_table([("王様", 1), ("cafe\u0301", 2), ("ab", 3)], headers=("tok", "n"))
+    assert text.splitlines() == ["tok   n", "----  -", "王様  1", "cafe\u0301  2", "ab    3"]

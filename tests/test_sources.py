@@ -453,3 +453,14 @@ def test_a_safetensors_file_without_a_tokenizer_beside_it_says_so(tmp_path):
         sources.load_tokenizer(str(tmp_path / "one.safetensors"))
     with pytest.raises(SourceError, match=f"^{tmp_path} has no tokenizer.json: tokenizing text"):
         sources.load_tokenizer(str(tmp_path))
+
+
+def test_a_word_list_that_is_not_utf8_names_the_line(tmp_path):
+    words = tmp_path / "words.txt"
+    words.write_bytes(b"\xef\xbb\xbfa\nb\ncaf\xe9\n")
+    with pytest.raises(SourceError) as caught:
+        sources.read_words(words)
+    assert str(caught.value) == (f"{words} line 3 is not valid UTF-8 (byte 0xe9): expected a word list in UTF-8, "
+                                 "one token per line")
+    words.write_bytes(b"\xef\xbb\xbfa\nb\n")
+    assert sources.read_words(words) == ["a", "b"]  # the byte-order mark is not part of the first token

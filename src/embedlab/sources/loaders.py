@@ -361,7 +361,11 @@ def _existing_path(model: str | Path, expected: str) -> Path:
     than a file.
     """
     path = Path(model)
-    if not path.exists():
+    try:
+        exists = path.exists()
+    except OSError as exc:  # a name too long for the file system, say
+        raise SourceError(f"cannot use {brief(str(model))} as a model: {exc.strerror or exc}") from None
+    if not exists:
         if len(path.parts) > 1 or path.suffix:
             raise SourceError(f"no such file or folder: {brief(str(model))}")
         raise SourceError(f"unknown model {brief(str(model))}: expected {expected}")
