@@ -82,15 +82,14 @@ def test_neighbors_echoes_a_long_unknown_model_cut(capsys):
     ("safetensors", lambda: __import__("embedlab.sources.checkpoint", fromlist=["x"])._open("x.safetensors")),
 ])
 def test_missing_extras_carry_their_extras(monkeypatch, module, raise_site):
+    import sys
+
     pytest.importorskip("numpy")
-    real = builtins.__import__
-
-    def refuse(name, *args, **kwargs):
-        if name.split(".")[0] == module:
-            raise ImportError(f"No module named {module!r}")
-        return real(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", refuse)
+    # None in sys.modules makes `import` and importlib.import_module alike raise ImportError.
+    for name in [m for m in sys.modules if m == module or m.startswith(module + ".")] + [module]:
+        monkeypatch.setitem(sys.modules, name, None)
+    for name in ("decomposition", "manifold", "figure", "stats"):
+        monkeypatch.setitem(sys.modules, f"{module}.{name}", None)
     with pytest.raises(MissingExtraError) as caught:
         raise_site()
     expected = {"matplotlib": ("plots",), "sklearn": ("plots",), "scipy": ("models",), "safetensors": ("models",)}
