@@ -38,9 +38,9 @@ def test_report_in_english(tmp_path):
     (["--probe", "king"], "seed table has no vocabulary.*'king'"),
     (["--probe", "600"], "token id 600 is out of range for V=512"),
     (["--probe", "-1"], "token id -1 is out of range for V=512"),
-    (["--k", "0"], "k=0"),
+    (["--k", "0"], "--k 0: expected an int of at least 1"),
     (["--k", "512"], "k=512"),
-    (["--growth", "0"], "factor"),
+    (["--growth", "0"], "--growth 0: expected a whole number of at least 1"),
     (["--model", "nonesuch"], "unknown model 'nonesuch'"),
     (["--tensor", "x"], "--tensor and --words do not apply to 'seed'"),
 ])
@@ -187,12 +187,18 @@ def test_an_empty_probe_is_an_error_not_the_default(tmp_path, capsys, argv):
 def test_every_probe_help_states_the_default_rule(capsys):
     import argparse
 
-    (commands,) = [a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
-    with_probe = [name for name, p in commands.choices.items() if "--probe" in p._option_string_actions]
-    assert sorted(with_probe) == ["plot", "report"]
+    def subcommands(parser, path=()):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, p in action.choices.items():
+                    yield (*path, name), p
+                    yield from subcommands(p, (*path, name))
+
+    with_probe = [path for path, p in subcommands(cli.build_parser()) if "--probe" in p._option_string_actions]
+    assert sorted(with_probe) == [("plot", "neighbors"), ("plot", "projection"), ("plot", "scale"), ("report",)]
     for command in with_probe:
         with pytest.raises(SystemExit):
-            run(command, "--help")
+            run(*command, "--help")
         text = " ".join(capsys.readouterr().out.split())
         assert "default: 'king' where the table's vocabulary holds it, else id 137" in text, command
 
@@ -206,7 +212,7 @@ def test_small_k_moves_the_stretched_row(tmp_path):
 @pytest.mark.parametrize("factor", ["nan", "inf", "0", "-1"])
 def test_report_bad_stretch_factor(tmp_path, capsys, factor):
     assert run("report", "--out", str(tmp_path / "o"), "--stretch-factor", factor) == 1
-    assert "stretch factor" in capsys.readouterr().err
+    assert f"--stretch-factor {factor}: expected a finite number above 0" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
 
 
@@ -258,8 +264,10 @@ def test_a_library_hint_is_widened_to_the_whole_command(argv, extras):
     from embedlab.errors import MissingExtraError
 
     args = cli.build_parser().parse_args(argv)
-    exc = MissingExtraError("figures need matplotlib: pip install -c constraints.txt -e '.[plots]'")
-    assert cli.errors.message(exc, args) == f"figures need matplotlib: pip install -c constraints.txt -e '.[{extras}]'"
+    exc = MissingExtraError.for_module("matplotlib", "figures", ("plots",))
+    assert cli.errors.message(exc, args) == (f"this command needs matplotlib, which is not installed: "
+                                             f"pip install -c constraints.txt -e '.[{extras}]' "
+                                             "(or 'make test', which installs every extra)")
 
 
 def test_each_module_of_a_hint_is_in_the_extra_it_names():

@@ -79,8 +79,8 @@ def test_minilm(capsys):
 @pytest.mark.parametrize("argv, named", [
     (["--vocab", "512", "--d-model", "64", "--factor", "1.5"], "1.5"),
     (["--vocab", "512", "--d-model", "64", "--dtype", "fp8"], "'fp8'"),
-    (["--vocab", "0", "--d-model", "64"], "V must be >= 1, got 0"),
-    (["--vocab", "512", "--d-model", "-1"], "D must be >= 1, got -1"),
+    (["--vocab", "0", "--d-model", "64"], "--vocab 0: expected a whole number >= 1"),
+    (["--vocab", "512", "--d-model", "-1"], "--d-model -1: expected a whole number >= 1"),
     (["--model", "seed"], "'seed'"),
     (["--model", "/no/such/checkpoint"], "/no/such/checkpoint"),
 ])

@@ -210,3 +210,25 @@ def test_minilm_long_text():
         encode(table, tokenizer, [text])
     result = encode(table, tokenizer, [text], truncate=True)
     assert result.shape == [1, 512, 384] and result.original_lengths == [602]
+
+
+@pytest.mark.parametrize("texts, message", [
+    (["fine", "caf\udce9"], "text 2 is not valid UTF-8: byte 0xe9 at character 4"),  # argv from Latin-1 bytes
+    (["\ud800x"], "text 1 is not valid UTF-8: U+D800 at character 1"),
+])
+def test_text_that_is_not_utf8_is_refused_by_its_number(texts, message):
+    with pytest.raises(ValueError) as caught:
+        tokenize(None, texts)  # refused before the tokenizer is touched
+    assert str(caught.value) == message
+
+
+@pytest.mark.data
+def test_encode_cli_refuses_surrogate_escaped_argv(capsys):
+    import os
+
+    from embedlab import cli
+
+    text = os.fsdecode(b"caf\xe9")  # what Python makes of invalid bytes in argv
+    assert cli.main(["encode", "--model", "minilm", "ok", text]) == 1
+    assert capsys.readouterr().err == ("embedlab encode: error: text 2 is not valid UTF-8: byte 0xe9 at "
+                                       "character 4\n")

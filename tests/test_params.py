@@ -306,7 +306,7 @@ def test_growth_needs_exactly_one_of_factor_and_target():
         params.growth(b)
     with pytest.raises(TypeError, match="exactly one"):
         params.growth(b, factor=2, target_V=20)
-    with pytest.raises(SizeError, match="target V must be >= 1, got 0"):
+    with pytest.raises(SizeError, match="target_V must be >= 1, got 0"):
         params.growth(b, target_V=0)
 
 

@@ -303,3 +303,23 @@ def test_a_stretch_that_moves_nothing_is_not_said_to_show_anything(lang):
     still_md, moved_md = lab_report.report_markdown(still, lang), lab_report.report_markdown(moved, lang)
     assert unchanged in still_md and changed not in still_md.replace(unchanged, "")
     assert changed in moved_md and unchanged not in moved_md.replace(changed, "")
+
+
+@pytest.mark.parametrize("with_wcwidth", [True, False])
+def test_terminal_table_aligns_wide_and_combining_characters(monkeypatch, with_wcwidth):
+    import builtins
+
+    if with_wcwidth:
+        pytest.importorskip("wcwidth")
+    else:
+        real = builtins.__import__
+
+        def no_wcwidth(name, *args, **kwargs):
+            if name == "wcwidth":
+                raise ImportError("No module named 'wcwidth'")
+            return real(name, *args, **kwargs)
+
+        monkeypatch.setattr(builtins, "__import__", no_wcwidth)
+    # '王様' takes 4 terminal cells (East Asian Wide), 'cafe\u0301' 4 (the accent combines): counted by hand.
+    text = formats.terminal_table([("王様", 1), ("cafe\u0301", 2), ("ab", 3)], headers=("tok", "n"))
+    assert text.splitlines() == ["tok   n", "----  -", "王様  1", "cafe\u0301  2", "ab    3"]

@@ -188,10 +188,29 @@ def test_checkpoint_tensor_choice(tmp_path):
 
 
 def test_checkpoint_without_known_names_asks_for_tensor(tmp_path):
-    path = write_safetensors(tmp_path / "odd.safetensors", {"emb": array(np.zeros((4, 2), dtype=np.float32))})
-    with pytest.raises(SourceError, match="--tensor.*emb"):
+    tensors = {"emb": array(np.zeros((4, 2), dtype=np.float32)), "proj": array(np.zeros((2, 2), dtype=np.float32))}
+    path = write_safetensors(tmp_path / "odd.safetensors", tensors)
+    with pytest.raises(SourceError, match=r"--tensor.*emb \[4, 2\], proj \[2, 2\]$"):
         sources.load(str(path))
     assert sources.load(str(path), tensor="emb").W_E.shape == (4, 2)
+
+
+def test_the_one_2d_tensor_of_a_file_is_the_table_without_tensor(tmp_path):
+    rows = np.arange(8, dtype=np.float32).reshape(4, 2)
+    path = write_safetensors(tmp_path / "lone.safetensors", {"weight": array(rows), "scale": array(np.ones(2, np.float32))})
+    table = sources.load(str(path))
+    assert table.provenance.tensor == "weight" and table.W_E.tolist() == rows.tolist()
+
+
+def test_a_missing_tensor_among_thousands_lists_the_nearest_and_the_count(tmp_path):
+    tensors = {f"layers.{i}.mlp.weight": array(np.zeros((2, 2), dtype=np.float32)) for i in range(1500)}
+    path = write_safetensors(tmp_path / "big.safetensors", tensors)
+    with pytest.raises(SourceError) as caught:
+        sources.load(str(path), tensor="layers.7.mlp.weigth")
+    text = str(caught.value)
+    assert "layers.7.mlp.weight [2, 2]" in text and "(the nearest of 1,500)" in text
+    assert text.count("[2, 2]") == 5  # five names, not 1,500
+    assert caught.value.parameter == "tensor" and caught.value.value == "layers.7.mlp.weigth"
 
 
 def test_checkpoint_bf16_table_reads_exact_values(tmp_path):
@@ -434,3 +453,14 @@ def test_a_safetensors_file_without_a_tokenizer_beside_it_says_so(tmp_path):
         sources.load_tokenizer(str(tmp_path / "one.safetensors"))
     with pytest.raises(SourceError, match=f"^{tmp_path} has no tokenizer.json: tokenizing text"):
         sources.load_tokenizer(str(tmp_path))
+
+
+def test_a_word_list_that_is_not_utf8_names_the_line(tmp_path):
+    words = tmp_path / "words.txt"
+    words.write_bytes(b"\xef\xbb\xbfa\nb\ncaf\xe9\n")
+    with pytest.raises(SourceError) as caught:
+        sources.read_words(words)
+    assert str(caught.value) == (f"{words} line 3 is not valid UTF-8 (byte 0xe9): expected a word list in UTF-8, "
+                                 "one token per line")
+    words.write_bytes(b"\xef\xbb\xbfa\nb\n")
+    assert sources.read_words(words) == ["a", "b"]  # the byte-order mark is not part of the first token

@@ -20,9 +20,11 @@ __all__ = [
     "ConfigError",
     "SizeError",
     "DtypeError",
+    "ChoiceError",
     "install_hint",
     "MODULE_EXTRAS",
     "missing_extra",
+    "brief",
 ]
 
 
@@ -175,3 +177,29 @@ class SizeError(EmbedlabError, ValueError):
 
 class DtypeError(EmbedlabError, ValueError):
     """A dtype name that embedlab does not know; the message lists the known ones."""
+
+
+class ChoiceError(EmbedlabError, ValueError):
+    """A value that is not one of a fixed set (a metric, a position kind, a
+    projection method); ``expected`` lists the choices."""
+
+
+BRIEF_LIMIT = 60  # characters of a value that a message quotes whole
+
+
+def brief(value: object, limit: int = BRIEF_LIMIT) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters with an ellipsis and the length.
+
+    A query, a token or a path the user typed is echoed back in a message; a
+    10,000-character one would bury the message, so only its start is shown.
+
+    >>> brief("king")
+    "'king'"
+    >>> brief("ab" * 40, limit=10)
+    "'ababababab…' (80 characters)"
+    """
+    if isinstance(value, str) and len(value) > limit:
+        quoted = repr(value[:limit])
+        return f"{quoted[:-1]}…{quoted[-1]} ({len(value):,} characters)"  # the ellipsis inside the quotes
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"

@@ -22,19 +22,31 @@ __all__ = ["main", "build_parser"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; return the exit code (0 success, 1 error, 2 usage)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run the CLI; return the exit code (0 success, 1 error, 2 usage, 130 interrupted)."""
+    args = None
     try:
+        args = parse(argv)
         return args.run(args)
-    except KeyboardInterrupt:
-        print(f"embedlab {args.command}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt:  # Ctrl-C, in a heavy import or a long search alike: no traceback
+        print(f"embedlab{'' if args is None else ' ' + args.command}: interrupted", file=sys.stderr)
         return 130
     except USER_ERRORS as exc:
         if os.environ.get("EMBEDLAB_DEBUG"):
             raise
         print(f"embedlab {args.command}: error: {message(exc, args)}", file=sys.stderr)
         return 1
+
+
+def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The parsed arguments; a usage error (exit 2) prints the usage of the (sub)command it is in.
+
+    argparse hands an unknown option after a subcommand up to the top-level parser, whose
+    usage ("embedlab [-h] COMMAND") does not say what the subcommand takes.
+    """
+    args, unknown = build_parser().parse_known_args(argv)
+    if unknown:
+        args.usage_error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in COMMANDS:
         add(sub)
+    for command in sub.choices.values():  # a figure of plot sets its own, which wins
+        command.set_defaults(usage_error=command.error)
     return parser
 
 

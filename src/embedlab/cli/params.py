@@ -88,6 +88,11 @@ def _check_params_form(args: argparse.Namespace) -> None:
                             f"({PARAMS_FORMS[owner]})")
     if form == "vocab" and args.d_model is None:
         problems.append("--vocab needs --d-model (the model width D)")
+    if args.max_positions is not None and args.positions in ("none", "rotary"):
+        problems.append(f"--max-positions does not apply with --positions {args.positions}: it is the rows of a "
+                        "position table, and this kind has none to count")
+    if args.positions == "learned" and args.max_positions is None and form == "vocab":
+        problems.append("--positions learned needs --max-positions (T_max, the rows of the position table)")
     if problems:
         args.usage_error("; ".join(problems))
 

@@ -15,59 +15,72 @@ def add(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "plot", help="figures as PNG: projections, norms, neighbours before/after stretch, sqrt(d) scaling, "
                      "position tables, wavelength bands",
-        description="Draw one figure of a table and write it as a PNG (needs the plots extra).",
+        description="Draw one figure of a table and write it as a PNG (needs the plots extra). Each figure "
+                    "takes its own options: embedlab plot FIGURE --help lists them.",
         epilog="Examples:\n  embedlab plot projection --model glove --probe king --method umap --out king.png\n"
                "  embedlab plot norms --model minilm --out norms.png",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("figure", choices=sorted(PLOTS), help="which figure")
-    arguments.add_model_arguments(p)
-    p.add_argument("--probe", type=arguments.given(str, "a token string or a token id"), help=arguments.PROBE_HELP)
-    p.add_argument("--method", choices=PROJECTION_METHODS, default="pca", help="projection method (default pca)")
-    p.add_argument("--tokens", help="comma-separated tokens or ids to project, instead of the probe, "
-                                    "its neighbours and a random sample")
-    p.add_argument("--k", type=int, help="neighbours per list (default 10; 5 for neighbors; V - 1 when smaller)")
-    p.add_argument("--sample", type=int, default=40, help="random rows added to a projection (default 40)")
-    p.add_argument("--seed", type=int, default=0, help="random seed of the sample, t-SNE and UMAP (default 0)")
-    p.add_argument("--perplexity", type=float, help="t-SNE perplexity (below the number of points)")
-    p.add_argument("--top", type=int, help="longest rows labelled in the norms figure (default 10, or V when smaller)")
-    p.add_argument("--stretch-factor", type=float, default=4.0, help="neighbors: factor of the stretched row")
-    p.add_argument("--max-positions", type=int, default=512,
-                   help="positions: T_max of the sinusoidal table for a source without a position table (default 512)")
-    p.add_argument("--widths", type=arguments.widths, help="bands: comma-separated model widths (default D and D/2)")
-    p.add_argument("--base", type=float, default=10000.0, help="positions, bands: sinusoidal base (default 10000)")
-    p.add_argument("--size", type=arguments.pixels, default=(1200, 800), help="WIDTHxHEIGHT in pixels (default 1200x800)")
-    p.add_argument("--out", type=arguments.png_path, help="PNG file to write (default FIGURE.png)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(run=run)
+    figures = p.add_subparsers(dest="figure", required=True, metavar="FIGURE")
+    for name, (plot, options, help_text) in FIGURES.items():
+        f = figures.add_parser(name, help=help_text, description=f"{help_text[:1].upper()}{help_text[1:]}, as a PNG.")
+        arguments.add_model_arguments(f)
+        for option in options:
+            OPTIONS[option](f)
+        f.add_argument("--size", type=arguments.pixels, help="WIDTHxHEIGHT in pixels (default 1200x800)")
+        f.add_argument("--out", type=arguments.png_path, help=f"PNG file to write (default {name}.png)")
+        f.add_argument("--quiet", action="store_true", help="no progress bar")
+        f.set_defaults(run=run, usage_error=f.error, draw=plot)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..report import plots, files
     from ..sources import loaders as sources
 
+    _check_options(args)
+    width, height = args.size or DEFAULT_SIZE
     with arguments.progress(3, f"plot {args.figure}", args.quiet) as bar:
         table = sources.load(args.model, tensor=args.tensor, words=args.words)
         bar.update()
-        fig = PLOTS[args.figure](args, table, plots.new_figure(*args.size))
+        fig = args.draw(args, table, plots.new_figure(width, height))
         bar.update()
         path = args.out or Path(f"{args.figure}.png")
         files.write_atomic({path: plots.png_bytes(fig)})
         bar.update()
-    print(f"wrote {path} ({args.size[0]}x{args.size[1]} pixels)")
+    print(f"wrote {path} ({width}x{height} pixels)")
     return 0
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """A usage error (exit 2) for an option the figure would ignore as called.
+
+    ``plot projection --method pca --perplexity 5`` -> "--perplexity applies to --method tsne only".
+    """
+    if args.figure != "projection":
+        return
+    if args.perplexity is not None and args.method != "tsne":
+        args.usage_error(f"--perplexity applies to --method tsne only, not --method {args.method or 'pca'}")
+    if args.tokens is not None:
+        given = [f"--{name}" for name in ("probe", "k", "sample") if getattr(args, name) is not None]
+        if given:
+            args.usage_error(f"{', '.join(given)} do not apply with --tokens: the rows projected are the tokens given")
+
+
+DEFAULT_SIZE = (1200, 800)
 
 
 def _plot_projection(args, table, fig):  # type: ignore[no-untyped-def]
     from ..report import plots
     from ..measure import projection
 
+    seed = 0 if args.seed is None else args.seed
     if args.tokens is not None:
         ids, groups = [table.token_id(t) for t in arguments.token_list(args.tokens)], None
     else:
-        ids, groups = projection.choose_rows(table, arguments.probe_id(table, args.probe), k=10 if args.k is None else args.k,
-                                             sample=args.sample, seed=args.seed)
-    proj = projection.project(table, ids, args.method, groups=groups, seed=args.seed, perplexity=args.perplexity)
+        ids, groups = projection.choose_rows(table, arguments.probe_id(table, args.probe),
+                                             k=10 if args.k is None else args.k,
+                                             sample=40 if args.sample is None else args.sample, seed=seed)
+    proj = projection.project(table, ids, args.method or "pca", groups=groups, seed=seed, perplexity=args.perplexity)
     return plots.projection_figure(proj, fig)
 
 
@@ -83,8 +96,9 @@ def _plot_neighbors(args, table, fig):  # type: ignore[no-untyped-def]
     from ..measure import lab
     from ..report import plots
 
-    settings = lab.LabSettings(probe=arguments.probe_id(table, args.probe), k=min(5, table.V - 1) if args.k is None else args.k,
-                               stretch_factor=args.stretch_factor)
+    k = min(5, table.V - 1) if args.k is None else args.k
+    factor = 4.0 if args.stretch_factor is None else args.stretch_factor
+    settings = lab.LabSettings(probe=arguments.probe_id(table, args.probe), k=k, stretch_factor=factor)
     return plots.stretch_figure(lab.compare_stretch(table, settings), fig)
 
 
@@ -102,7 +116,8 @@ def _plot_positions(args, table, fig):  # type: ignore[no-untyped-def]
     from ..report import plots
     from ..measure import positions as position_similarity
 
-    maps = position_similarity.position_maps(table, base=args.base, max_positions=args.max_positions)
+    maps = position_similarity.position_maps(table, base=_base(args),
+                                             max_positions=512 if args.max_positions is None else args.max_positions)
     return plots.positions_figure(maps, fig)
 
 
@@ -111,8 +126,46 @@ def _plot_bands(args, table, fig):  # type: ignore[no-untyped-def]
     from ..engine import positional
 
     widths = args.widths or [table.D, max(1, table.D // 2)]
-    return plots.bands_figure({w: positional.wavelengths(w, args.base) for w in widths}, args.base, fig)
+    base = _base(args)
+    return plots.bands_figure({w: positional.wavelengths(w, base) for w in widths}, base, fig)
 
 
-PLOTS = {"projection": _plot_projection, "norms": _plot_norms, "neighbors": _plot_neighbors, "scale": _plot_scale,
-         "positions": _plot_positions, "bands": _plot_bands}
+def _base(args: argparse.Namespace) -> float:
+    return 10000.0 if args.base is None else args.base
+
+
+# Each option once, default None: a figure's own default is applied where it is drawn, so
+# "not given" stays visible (and may shrink to the table, as --k and --top do).
+OPTIONS = {
+    "probe": lambda p: p.add_argument("--probe", type=arguments.given(str, "a token string or a token id"),
+                                      help=arguments.PROBE_HELP),
+    "method": lambda p: p.add_argument("--method", choices=PROJECTION_METHODS, help="projection method (default pca)"),
+    "tokens": lambda p: p.add_argument("--tokens", help="comma-separated tokens or ids to project, instead of the "
+                                                        "probe, its neighbours and a random sample"),
+    "k": lambda p: p.add_argument("--k", type=int, help="neighbours per list (default 10; 5 for neighbors; V - 1 "
+                                                        "when smaller)"),
+    "sample": lambda p: p.add_argument("--sample", type=int, help="random rows added to the projection (default 40)"),
+    "seed": lambda p: p.add_argument("--seed", type=int, help="random seed of the sample, t-SNE and UMAP (default 0)"),
+    "perplexity": lambda p: p.add_argument("--perplexity", type=float,
+                                           help="t-SNE perplexity, below the number of points (with --method tsne)"),
+    "top": lambda p: p.add_argument("--top", type=int, help="longest rows labelled (default 10, or V when smaller)"),
+    "stretch_factor": lambda p: p.add_argument("--stretch-factor", type=float,
+                                               help="factor of the stretched row (default 4.0)"),
+    "max_positions": lambda p: p.add_argument("--max-positions", type=int, help="T_max of the sinusoidal table for a "
+                                              "source without a position table (default 512)"),
+    "widths": lambda p: p.add_argument("--widths", type=arguments.widths,
+                                       help="comma-separated model widths (default D and D/2)"),
+    "base": lambda p: p.add_argument("--base", type=float, help="sinusoidal base (default 10000)"),
+}
+# figure -> (how it is drawn, its own options, help)
+FIGURES = {
+    "projection": (_plot_projection, ("probe", "method", "tokens", "k", "sample", "seed", "perplexity"),
+                   "a 2-D projection of the probe, its neighbours and a sample (or --tokens)"),
+    "norms": (_plot_norms, ("top",), "the distribution of row lengths, the longest rows labelled"),
+    "neighbors": (_plot_neighbors, ("probe", "k", "stretch_factor"),
+                  "the probe's neighbours by cosine and by dot, before and after one row is stretched"),
+    "scale": (_plot_scale, ("probe", "k"), "the probe and its neighbours before and after the sqrt(D) scaling"),
+    "positions": (_plot_positions, ("max_positions", "base"),
+                  "the learned position table beside the sinusoidal one (cosine between positions)"),
+    "bands": (_plot_bands, ("widths", "base"), "the wavelength bands of sinusoidal positions at one or more widths"),
+}

@@ -7,6 +7,9 @@ from pathlib import Path
 
 from . import arguments
 
+DEFAULT_K = 10  # neighbours per list in neighbors and hubs
+DEFAULT_TOP = 10  # hubs and longest rows shown by hubs
+
 
 def add_neighbors(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -23,7 +26,7 @@ def add_neighbors(sub: argparse._SubParsersAction) -> None:
     arguments.add_model_arguments(p)
     p.add_argument("queries", nargs="*", metavar="QUERY",
                    help="token strings or token ids; id:N is always the id N, even where 'N' is also a token")
-    p.add_argument("--k", type=int, default=10, help="neighbours per list (default 10)")
+    p.add_argument("--k", type=int, help=f"neighbours per list (default {DEFAULT_K})")
     p.add_argument("--by", choices=("cosine", "dot", "both"), default="both", help="which lists (default both)")
     p.add_argument("--vector", type=arguments.given(Path, "a .npy file"), metavar="FILE.npy",
                    help="query vectors: a (D,) or (N, D) .npy array")
@@ -59,11 +62,11 @@ def add_hubs(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     arguments.add_model_arguments(p)
-    p.add_argument("--k", type=int, default=10, help="neighbours per list (default 10)")
+    p.add_argument("--k", type=int, help=f"neighbours per list (default {DEFAULT_K})")
     p.add_argument("--queries", type=arguments.query_count, default=None, metavar="all|N",
                    help="every token (all, the default) or N tokens sampled with --seed")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampled queries (default 0)")
-    p.add_argument("--top", type=int, default=10, help="hubs and longest rows to show (default 10)")
+    p.add_argument("--top", type=int, help=f"hubs and longest rows to show (default {DEFAULT_TOP})")
     arguments.add_memory_argument(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.set_defaults(run=run_hubs)
@@ -77,7 +80,9 @@ def run_hubs(args: argparse.Namespace) -> int:
     table = sources.load(args.model, tensor=args.tensor, words=args.words)
     n = table.V if args.queries is None else args.queries
     with arguments.progress_bar(total=2 * n, desc="hubs") as advance:
-        result = measure_hubs(table, args.k, n_queries=args.queries, seed=args.seed, top=args.top,
+        # measure_hubs takes no None for k or top yet: the defaults are applied here.
+        result = measure_hubs(table, DEFAULT_K if args.k is None else args.k, n_queries=args.queries, seed=args.seed,
+                              top=DEFAULT_TOP if args.top is None else args.top,
                               memory=args.memory, progress=advance)
     print(formats.to_json(result) if args.json else views.hubs_terminal(result), end="")
     return 0

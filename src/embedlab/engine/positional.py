@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import ShapeError, SizeError
 
 __all__ = [
     "DEFAULT_BASE", "PAIRINGS",
@@ -306,9 +306,10 @@ def _check_count(value: Any, name: str) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an int, got {value!r}")
     if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
+        raise SizeError(f"{name} must be >= 1, got {value}", parameter=name, value=value, expected="an int >= 1")
 
 
 def _check_base(base: Any) -> None:
     if isinstance(base, bool) or not isinstance(base, (int, float)) or not math.isfinite(base) or base <= 1:
-        raise ValueError(f"base must be a finite number > 1, got {base!r}")
+        raise SizeError(f"base must be a finite number > 1, got {base!r}", parameter="base", value=base,
+                        expected="a finite number > 1")

@@ -40,7 +40,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import ShapeError, SizeError
 from .lengths import SQUARES_HIGH, SQUARES_LOW, inverse_norms, vector_norms
 
 __all__ = ["Neighbors", "BlockPlan", "search", "plan_blocks", "METRICS", "DEFAULT_MEMORY"]
@@ -275,7 +275,9 @@ def plan_blocks(V: int, D: int, k: int, itemsize: int, memory: int, *,
         elif workers > 1:
             workers -= 1
         else:
-            raise ValueError(f"memory={memory} bytes is too small: one query against {v} rows needs {need} bytes")
+            raise SizeError(f"memory={memory} bytes is too small: one query against {v} rows needs {need} bytes",
+                            parameter="memory", value=memory, expected=f"at least {need} bytes for one query "
+                            f"against {v} rows")
 
 
 def _gemm_dtype(table_dtype: np.dtype, metric: str, q_norms: np.ndarray, row_norms: np.ndarray) -> type:
@@ -636,7 +638,10 @@ def _check(W: np.ndarray, Q: np.ndarray | None, k: int, metric: str, exclude: np
         raise ShapeError(f"exclude must hold one id in [0, {V}) per query, got shape {np.shape(exclude)}")
     limit = V if exclude is None else V - 1
     if limit < 1:
-        raise ValueError("a table with one row has no other token to list")
+        raise SizeError("a table with one row has no other token to list", parameter="k", value=k,
+                        expected="a table of at least two rows (this one has V=1)")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= limit:
-        raise ValueError(f"k={k!r} is out of range: expected 1 <= k <= {limit}")
+        what = "V" if exclude is None else "V-1 (the query itself is left out)"
+        raise SizeError(f"k={k!r} is out of range: expected 1 <= k <= {limit}", parameter="k", value=k,
+                        expected=f"an int from 1 to {what} = {limit}")
     return N, V, D

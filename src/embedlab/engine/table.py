@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import ShapeError, TokenIdError
+from ..errors import ShapeError, SizeError, TokenIdError
 from .lengths import NORM_HIGH, NORM_LOW, vector_norms
 from .search import DEFAULT_MEMORY, METRICS, Neighbors, search
 from .vocabulary import Vocabulary, resolve_id, resolve_ids
@@ -338,7 +338,8 @@ class EmbeddingTable:
         """
         i = self.token_id(token_id)
         if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor):
-            raise ValueError(f"stretch factor must be a finite number, got {factor!r}")
+            raise SizeError(f"stretch factor must be a finite number, got {factor!r}", parameter="factor",
+                            value=factor, expected="a finite number")
         row = self._W[i].astype(np.float64) * factor  # (D,)
         if np.abs(row).max() > np.finfo(self.dtype).max:
             raise ValueError(f"stretching token {i} by {factor!r} overflows {self.dtype}: its values would be inf")
@@ -571,6 +572,8 @@ def _check_k(k: Any, limit: int, what: str) -> None:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"k must be an int, got {k!r}")
     if limit < 1:
-        raise ValueError(f"k={k}: a table with one row has no other token to list")
+        raise SizeError(f"k={k}: a table with one row has no other token to list", parameter="k", value=k,
+                        expected="a table of at least two rows (this one has V=1)")
     if not 1 <= k <= limit:
-        raise ValueError(f"k={k} is out of range: expected 1 <= k <= {what} = {limit}")
+        raise SizeError(f"k={k} is out of range: expected 1 <= k <= {what} = {limit}", parameter="k", value=k,
+                        expected=f"an int from 1 to {what} = {limit}")

@@ -13,7 +13,7 @@ import numbers
 import re
 from typing import Any, Iterable
 
-from ..errors import TokenIdError, UnknownTokenError
+from ..errors import TokenIdError, UnknownTokenError, brief
 
 __all__ = ["Vocabulary", "resolve_id", "resolve_ids"]
 
@@ -79,8 +79,8 @@ class Vocabulary:
             close = self.suggest(token)
             hint = f"; close entries: {', '.join(map(repr, close))}" if close else ""
             raise UnknownTokenError(
-                f"token {token!r} is not in the vocabulary (V={len(self)}){hint}"
-            )
+                f"token {brief(token)} is not in the vocabulary (V={len(self)}){hint}",
+                parameter="token", value=token, expected=f"a token of the vocabulary (V={len(self)}){hint}")
         return found
 
     def suggest(self, token: str, n: int = 5) -> list[str]:
@@ -163,7 +163,7 @@ def resolve_id(query: Any, V: int, vocabulary: Vocabulary | None = None, *, para
     if type(query) is int or (isinstance(query, numbers.Integral) and not isinstance(query, bool)):
         return _checked(int(query), V, parameter)
     if not isinstance(query, str):
-        raise TypeError(f"token ids must be ints or token strings, got {query!r} ({type(query).__name__})")
+        raise TypeError(f"token ids must be ints or token strings, got {brief(query)} ({type(query).__name__})")
     if query.startswith("id:"):
         return _checked(_parse_id(query), V, parameter)
     if vocabulary is not None and query in vocabulary.token_to_index:
@@ -171,7 +171,7 @@ def resolve_id(query: Any, V: int, vocabulary: Vocabulary | None = None, *, para
     if _DECIMAL.fullmatch(query.strip()):
         return _checked(int(query), V, parameter)
     if vocabulary is None:
-        raise TypeError(f"table has no vocabulary: query {query!r} must be a token id")
+        raise TypeError(f"table has no vocabulary: query {brief(query)} must be a token id")
     try:
         return vocabulary.id(query)  # raises UnknownTokenError with suggestions
     except UnknownTokenError as exc:
@@ -191,5 +191,5 @@ def _parse_id(query: str) -> int:
     """``"id:137"`` -> 137; anything after ``id:`` but an integer is a TypeError."""
     text = query[3:]
     if not _DECIMAL.fullmatch(text.strip()):
-        raise TypeError(f"query {query!r}: expected id:N with N a token id")
+        raise TypeError(f"query {brief(query)}: expected id:N with N a token id")
     return int(text)

@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from ..engine import positional
+from ..errors import SizeError
 from ..nn import (EmbeddingComposer, LearnedPositionalEmbedding, RotaryEmbedding, SinusoidalPositionalEmbedding,
                   TiedLMHead, TokenEmbedding, UntiedLMHead, count_parameters, neighbour_cosine_curve)
 
@@ -31,8 +32,9 @@ __all__ = ["DemoSettings", "DemoResult", "demo", "DEMO_MAX_ELEMENTS"]
 class DemoSettings:
     """What ``demo`` builds; the seed lesson's defaults.
 
-    Raises ``ValueError`` when a size is below 1 or the tensors the demo
-    makes (tables, batch, logits) would pass ``DEMO_MAX_ELEMENTS`` elements.
+    Raises ``SizeError`` (a ``ValueError``; ``parameter`` names the field) when a
+    size is below 1, and ``SizeError`` without a parameter when the tensors the
+    demo makes (tables, batch, logits) would pass ``DEMO_MAX_ELEMENTS`` elements.
     """
 
     vocab_size: int = 320  # V
@@ -49,11 +51,12 @@ class DemoSettings:
                  "batch_size": self.batch_size, "seq_len": self.seq_len, "max_offset": self.max_offset}
         for name, value in sizes.items():
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}={value!r} must be an int of at least 1")
+                raise SizeError(f"{name}={value!r} must be an int of at least 1", parameter=name, value=value,
+                                expected="an int of at least 1")
         V, D, B, T = self.vocab_size, self.d_model, self.batch_size, self.seq_len
         elements = 2 * V * D + 2 * self.max_context_length * D + B * T * (3 * D + V)  # tables, inputs, logits
         if elements > DEMO_MAX_ELEMENTS:
-            raise ValueError(f"the demo would hold {elements:,} float32 values (V={V}, D={D}, B={B}, T={T}): "
+            raise SizeError(f"the demo would hold {elements:,} float32 values (V={V}, D={D}, B={B}, T={T}): "
                              f"more than {DEMO_MAX_ELEMENTS:,}; choose smaller sizes")
 
 

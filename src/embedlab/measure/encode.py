@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import ContextLengthError, ShapeError, TokenIdError
+from ..errors import ContextLengthError, ShapeError, SizeError, TokenIdError
 from ..engine.lengths import vector_norms
 from ..engine.table import EmbeddingTable
 
@@ -142,7 +142,8 @@ def encode(table: EmbeddingTable, tokenizer: Any, texts: Sequence[str], *, trunc
         For no texts or show < 0.
     """
     if isinstance(show, bool) or not isinstance(show, int) or show < 0:
-        raise ValueError(f"show must be an int >= 0, got {show!r}")
+        raise SizeError(f"show must be an int >= 0, got {show!r}", parameter="show", value=show,
+                        expected="an int >= 0")
     T_max = None if table.positions is None else table.positions.shape[0]
     toks = tokenize(tokenizer, texts, max_length=T_max, truncate=truncate)
     parts = _parts(table, toks.ids, toks.type_ids)  # name -> (B, T, D) float64
@@ -215,6 +216,8 @@ def tokenize(tokenizer: Any, texts: Sequence[str], *, max_length: int | None = N
     texts = list(texts)
     if not texts or not all(isinstance(t, str) for t in texts):
         raise ValueError("encode needs at least one text, and texts must be strings")
+    for i, text in enumerate(texts):
+        _check_utf8(text, i)
     tk = type(tokenizer).from_str(tokenizer.to_str())  # a copy: the caller's settings stay as they were
     tk.no_truncation()
     tk.no_padding()
@@ -350,3 +353,14 @@ def _cosine(a: np.ndarray, length_a: float, c: np.ndarray, length_c: float) -> f
     if length_a == 0 or length_c == 0:
         return 0.0
     return float(np.clip((a / length_a) @ (c / length_c), -1.0, 1.0))
+
+
+def _check_utf8(text: str, i: int) -> None:
+    """Refuse a text the tokenizer cannot take: one with lone surrogates, such as the
+    ``surrogateescape`` characters Python puts in ``sys.argv`` for bytes that are not UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start]
+        byte = f"byte 0x{ord(bad) - 0xDC00:02x}" if 0xDC80 <= ord(bad) <= 0xDCFF else f"U+{ord(bad):04X}"
+        raise ValueError(f"text {i + 1} is not valid UTF-8: {byte} at character {exc.start + 1}") from None

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import MissingExtraError
+from ..errors import MissingExtraError, SizeError
 from ..engine.search import DEFAULT_MEMORY, METRICS
 from ..engine.table import EmbeddingTable
 from .defaults import fit_default
@@ -194,7 +194,7 @@ def measure_hubs(
     k, k_notes = fit_default(k, DEFAULT_K, V - 1, "k", "V - 1")
     top, top_notes = fit_default(top, DEFAULT_TOP, V, "top", "V")
     if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
-        raise ValueError(f"top must be an int >= 1, got {top!r}")
+        raise SizeError(f"top must be an int >= 1, got {top!r}", parameter="top", value=top, expected="an int >= 1")
     queries = _queries(V, n_queries, seed)  # (N,)
     norms = table.norms()  # (V,)
     counts: dict[str, np.ndarray] = {}
@@ -241,9 +241,11 @@ def _queries(V: int, n_queries: int | None, seed: int) -> np.ndarray:
     if n_queries is None:
         return np.arange(V, dtype=np.int64)
     if isinstance(n_queries, bool) or not isinstance(n_queries, (int, np.integer)) or not 1 <= n_queries <= V:
-        raise ValueError(f"queries must be 'all' or a number from 1 to V={V}, got {n_queries!r}")
+        raise SizeError(f"queries must be 'all' or a number from 1 to V={V}, got {n_queries!r}",
+                        parameter="n_queries", value=n_queries, expected=f"'all' or a number from 1 to V={V}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
+        raise SizeError(f"seed must be a whole number >= 0, got {seed!r}", parameter="seed", value=seed,
+                        expected="a whole number >= 0")
     return np.sort(np.random.default_rng(seed).choice(V, size=int(n_queries), replace=False))
 
 
@@ -251,6 +253,6 @@ def _scipy_stats() -> tuple[Callable, Callable]:
     try:
         from scipy.stats import skew, spearmanr
     except ImportError:
-        raise MissingExtraError("hubs needs SciPy for Spearman's rank correlation: "
-                                "pip install -c constraints.txt -e '.[models]'") from None
+        raise MissingExtraError.for_module("scipy", "hub statistics (Spearman's rank correlation)",
+                                           ("models",)) from None
     return spearmanr, skew

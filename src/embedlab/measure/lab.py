@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Sequence
 
 from .. import embed
+from ..errors import SizeError
 from .engines import ArrayEngine, Engine, ReferenceEngine, as_engine
 
 __all__ = [
@@ -75,15 +76,20 @@ class LabSettings:
 
     def __post_init__(self) -> None:
         if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
-            raise ValueError(f"k={self.k!r} must be an int of at least 1")
+            raise SizeError(f"k={self.k!r} must be an int of at least 1", parameter="k", value=self.k,
+                            expected="an int of at least 1")
         if self.stretch_rank is not None and not 0 <= self.stretch_rank < self.k:
-            raise ValueError(f"stretch rank {self.stretch_rank} must be in [0, k={self.k})")
+            raise SizeError(f"stretch rank {self.stretch_rank} must be in [0, k={self.k})", parameter="stretch_rank",
+                            value=self.stretch_rank, expected=f"an int in [0, k={self.k})")
         factor = self.stretch_factor
         number = isinstance(factor, (int, float)) and not isinstance(factor, bool)
         if not (number and math.isfinite(factor) and factor > 0):
-            raise ValueError(f"stretch factor {factor!r} must be a finite number above 0")
+            raise SizeError(f"stretch factor {factor!r} must be a finite number above 0", parameter="stretch_factor",
+                            value=factor, expected="a finite number above 0")
         if isinstance(self.growth_factor, bool) or not isinstance(self.growth_factor, int) or self.growth_factor < 1:
-            raise ValueError(f"growth factor {self.growth_factor!r} must be a whole number of at least 1")
+            raise SizeError(f"growth factor {self.growth_factor!r} must be a whole number of at least 1",
+                            parameter="growth_factor", value=self.growth_factor,
+                            expected="a whole number of at least 1")
 
     @property
     def rank(self) -> int:

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..engine.lengths import vector_norms
+from ..errors import ChoiceError
 from ..engine.search import DEFAULT_MEMORY, METRICS, Neighbors
 from ..engine.table import EmbeddingTable
 from .defaults import fit_default
@@ -150,7 +151,8 @@ def neighbor_lists(
     metrics = list(metrics)
     unknown = [m for m in metrics if m not in METRICS]
     if unknown or not metrics:
-        raise ValueError(f"metrics must be some of {', '.join(METRICS)}, got {metrics!r}")
+        raise ChoiceError(f"metrics must be some of {', '.join(METRICS)}, got {metrics!r}", parameter="metrics",
+                         value=metrics, expected=f"some of {', '.join(METRICS)}")
     ids = [table.token_id(q) for q in queries]
     Q = None if vectors is None else np.atleast_2d(np.asarray(vectors, dtype=np.float64))  # (N, D)
     if not ids and (Q is None or len(Q) == 0):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..engine.table import EmbeddingTable
+from ..errors import SizeError
 
 __all__ = ["NormDistribution", "norm_distribution"]
 
@@ -50,9 +51,10 @@ def norm_distribution(table: EmbeddingTable, *, top: int = 10, bins: int = 60) -
     Raises ``ValueError`` if ``top`` is not in ``[1, V]`` or ``bins < 1``.
     """
     if not 1 <= top <= table.V:
-        raise ValueError(f"top={top} must be in [1, V={table.V}]")
+        raise SizeError(f"top={top} must be in [1, V={table.V}]", parameter="top", value=top,
+                        expected=f"an int in [1, V={table.V}]")
     if bins < 1:
-        raise ValueError(f"bins={bins} must be at least 1")
+        raise SizeError(f"bins={bins} must be at least 1", parameter="bins", value=bins, expected="an int of at least 1")
     norms = table.norms()  # (V,) float64
     counts, edges = np.histogram(norms, bins=bins)
     order = np.lexsort((np.arange(table.V), -norms))[:top]  # longest first, ties by smaller id

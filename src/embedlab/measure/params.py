@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..sources import checkpoint
-from ..errors import ConfigError, DtypeError, SizeError, SourceError
+from ..errors import ChoiceError, ConfigError, DtypeError, SizeError, SourceError
 
 __all__ = [
     "DTYPES", "POSITION_KINDS", "Breakdown", "Bytes", "Buffer", "Count", "Growth", "ParamsResult",
@@ -403,9 +403,11 @@ def from_numbers(V: int, D: int, *, tied: bool = True, T_max: int | None = None,
     T_max = None if T_max is None else _size(T_max, "T_max")
     positions = positions or ("learned" if T_max is not None else "none")
     if positions not in POSITION_KINDS:
-        raise ValueError(f"unknown position kind {positions!r}: expected one of {', '.join(POSITION_KINDS)}")
+        raise ChoiceError(f"unknown position kind {positions!r}: expected one of {', '.join(POSITION_KINDS)}",
+                          parameter="positions", value=positions, expected=f"one of {', '.join(POSITION_KINDS)}")
     if positions == "learned" and T_max is None:
-        raise SizeError("learned positions need T_max, the rows of the position table")
+        raise SizeError("learned positions need T_max, the rows of the position table", parameter="T_max",
+                        value=None, expected="the rows of the position table, an int >= 1")
     type_vocab, other = _size(type_vocab, "type_vocab", minimum=0), _size(other, "other", minimum=0)
     position = T_max * D if positions == "learned" and T_max is not None else 0
     breakdown = Breakdown(V, D, token=V * D, position=position, token_type=type_vocab * D,
@@ -563,7 +565,7 @@ def growth(breakdown: Breakdown, *, factor: int | None = None, target_V: int | N
         factor = _size(factor, "factor")
         bigger = breakdown.V * factor
     else:
-        bigger = _size(target_V, "target V")
+        bigger = _size(target_V, "target_V")
     tied, untied = breakdown.with_tied(True), breakdown.with_tied(False)
     return Growth(factor, tied, tied.with_vocab(bigger), untied, untied.with_vocab(bigger))
 
@@ -576,10 +578,12 @@ def _size(value: Any, name: str, minimum: int = 1) -> int:
         raise TypeError(f"{name} must be a whole number, got {value!r}")
     if isinstance(value, float):
         if not value.is_integer():
-            raise SizeError(f"{name} must be a whole number, got {value!r}")
+            raise SizeError(f"{name} must be a whole number, got {value!r}", parameter=name, value=value,
+                            expected=f"a whole number >= {minimum}")
         value = int(value)
     if value < minimum:
-        raise SizeError(f"{name} must be >= {minimum}, got {value}")
+        raise SizeError(f"{name} must be >= {minimum}, got {value}", parameter=name, value=value,
+                        expected=f"a whole number >= {minimum}")
     return value
 
 
@@ -587,7 +591,8 @@ def _dtype(dtype: str) -> tuple[int, int]:
     try:
         return DTYPES[dtype]
     except (KeyError, TypeError):
-        raise DtypeError(f"unknown dtype {dtype!r}: expected one of {', '.join(DTYPES)}") from None
+        raise DtypeError(f"unknown dtype {dtype!r}: expected one of {', '.join(DTYPES)}", parameter="dtype",
+                         value=dtype, expected=f"one of {', '.join(DTYPES)}") from None
 
 
 def _config_size(config: dict[str, Any], keys: tuple[str, ...], where: str, needed: str | None,

@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import ShapeError, SourceError
+from ..errors import ShapeError, SizeError, SourceError
 from ..engine.lengths import vector_norms
 from ..engine.positional import DEFAULT_BASE, sinusoidal_table
 
@@ -199,9 +199,12 @@ def position_maps(table: Any, *, base: float = DEFAULT_BASE, max_positions: int 
     one without (word vectors, the seed table) gets the sinusoidal table of
     ``(max_positions, D)`` alone.
 
-    Raises ``ValueError`` for max_positions < 2 when it is used.
+    Raises ``SizeError`` (a ``ValueError``) for max_positions < 2 when it is used.
     """
     learned = None if table.positions is None else _table(table.positions)  # (T_max, D)
+    if learned is None and int(max_positions) < 2:
+        raise SizeError(f"max_positions={max_positions!r}: the sinusoidal table needs at least 2 positions for an "
+                        "offset", parameter="max_positions", value=max_positions, expected="an int of at least 2")
     T_max = learned.shape[0] if learned is not None else int(max_positions)
     offsets = power_of_two_offsets(T_max)
     sinusoidal = sinusoidal_table(T_max, table.D, base)  # (T_max, D)
@@ -323,7 +326,8 @@ def power_of_two_offsets(num_positions: int) -> list[int]:
     [1, 2, 4, 8, 16, 32, 64, 128, 256]
     """
     if num_positions < 2:
-        raise ValueError(f"a table needs at least 2 positions for an offset, got {num_positions}")
+        raise SizeError(f"a table needs at least 2 positions for an offset, got {num_positions}",
+                        parameter="num_positions", value=num_positions, expected="an int of at least 2")
     return [1 << i for i in range((num_positions - 1).bit_length())]
 
 

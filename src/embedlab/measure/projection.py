@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import MissingExtraError
+from ..errors import ChoiceError, MissingExtraError, SizeError
 from ..engine.table import EmbeddingTable
 
 __all__ = ["rows_from_lists", "METHODS", "Projection", "choose_rows", "project", "unfit_reason"]
@@ -87,8 +87,11 @@ def choose_rows(table: EmbeddingTable, probe: int | str, *, k: int = 10, sample:
     the rows left. Raises ``ValueError`` for k < 1 or sample < 0, and as
     ``EmbeddingTable.nearest`` for a bad probe.
     """
-    if k < 1 or sample < 0:
-        raise ValueError(f"k={k} must be at least 1 and sample={sample} at least 0")
+    if k < 1:
+        raise SizeError(f"k={k} must be at least 1", parameter="k", value=k, expected="an int of at least 1")
+    if sample < 0:
+        raise SizeError(f"sample={sample} must be at least 0", parameter="sample", value=sample,
+                        expected="an int of at least 0")
     p = table.token_id(probe)
     k = min(k, table.V - 1)
     cos = table.nearest([p], k, "cosine").ids[0].tolist()
@@ -165,7 +168,8 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
         When scikit-learn or umap-learn is not installed.
     """
     if method not in METHODS:
-        raise ValueError(f"unknown projection method {method!r}: expected one of {', '.join(METHODS)}")
+        raise ChoiceError(f"unknown projection method {method!r}: expected one of {', '.join(METHODS)}",
+                          parameter="method", value=method, expected=f"one of {', '.join(METHODS)}")
     ids = np.asarray([table.token_id(i) for i in ids], dtype=np.int64)  # (n,)
     n = ids.size
     if len(set(ids.tolist())) != n:
@@ -232,7 +236,9 @@ def _check_perplexity(perplexity: float | None, n: int) -> float:
     if perplexity is None:
         return min(30.0, (n - 1) / 3)
     if not 0 < perplexity < n:
-        raise ValueError(f"t-SNE perplexity {perplexity:g} must be above 0 and below the number of points ({n} rows)")
+        raise SizeError(f"t-SNE perplexity {perplexity:g} must be above 0 and below the number of points ({n} rows)",
+                        parameter="perplexity", value=perplexity,
+                        expected=f"above 0 and below the number of points ({n} rows)")
     return float(perplexity)
 
 
@@ -240,7 +246,9 @@ def _check_neighbors(n_neighbors: int | None, n: int) -> int:
     if n_neighbors is None:
         return min(15, n - 1)
     if not 2 <= n_neighbors < n:
-        raise ValueError(f"UMAP n_neighbors {n_neighbors} must be at least 2 and below the number of points ({n} rows)")
+        raise SizeError(f"UMAP n_neighbors {n_neighbors} must be at least 2 and below the number of points ({n} rows)",
+                        parameter="n_neighbors", value=n_neighbors,
+                        expected=f"at least 2 and below the number of points ({n} rows)")
     return int(n_neighbors)
 
 
@@ -262,7 +270,7 @@ def _umap(X: np.ndarray, n_neighbors: int, seed: int) -> np.ndarray:
             warnings.filterwarnings("ignore", category=ImportWarning)
             import umap
     except ImportError:
-        raise MissingExtraError("UMAP needs umap-learn: pip install -c constraints.txt -e '.[plots]'") from None
+        raise MissingExtraError.for_module("umap-learn", "UMAP projections", ("plots",)) from None
     # n_jobs=1: a fixed random_state runs single-threaded anyway (umap warns otherwise).
     reducer = umap.UMAP(n_components=2, n_neighbors=n_neighbors, random_state=seed, n_jobs=1)
     return np.asarray(reducer.fit_transform(X), dtype=np.float64)  # (n, 2)
@@ -272,4 +280,4 @@ def _sklearn(name: str) -> Any:
     try:
         return importlib.import_module(f"sklearn.{name}")
     except ImportError:
-        raise MissingExtraError("projections need scikit-learn: pip install -c constraints.txt -e '.[plots]'") from None
+        raise MissingExtraError.for_module("scikit-learn", "projections", ("plots",)) from None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
@@ -24,16 +25,49 @@ class Inline:
 
 
 def terminal_table(rows: Iterable[Sequence[Any]], headers: Sequence[str] | None = None) -> str:
-    """Plain-text columns, left-aligned, two spaces apart; a rule under the headers."""
+    """Plain-text columns, left-aligned, two spaces apart; a rule under the headers.
+
+    Columns are measured in terminal cells, not characters (``display_width``):
+    a CJK token takes two cells, a combining accent none.
+
+    >>> print(terminal_table([["王", 1], ["ab", 2]], ["tok", "n"]), end="")
+    tok  n
+    ---  -
+    王   1
+    ab   2
+    """
     body = [[str(cell) for cell in row] for row in rows]
     table = ([list(headers)] if headers else []) + body
     if not table:
         return ""
-    widths = [max(len(row[c]) for row in table if c < len(row)) for c in range(max(map(len, table)))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
+    widths = [max(display_width(row[c]) for row in table if c < len(row)) for c in range(max(map(len, table)))]
+    lines = ["  ".join(cell + " " * (w - display_width(cell)) for cell, w in zip(row, widths)).rstrip()
+             for row in table]
     if headers:
         lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines) + "\n"
+
+
+def display_width(text: str) -> int:
+    """Terminal cells ``text`` takes: wcwidth's count where installed (the models extra), else
+    the Unicode East Asian Width (W and F: two cells) with combining marks and zero-width
+    characters at none. An unprintable character counts one cell, as most terminals show it.
+
+    >>> display_width("king"), display_width("王様"), display_width("e\u0301")
+    (4, 4, 1)
+    """
+    try:
+        from wcwidth import wcswidth, wcwidth  # imported here: the seed report runs on a bare Python
+    except ImportError:
+        return sum(_cell_width(ch) for ch in text)
+    width = wcswidth(text)
+    return width if width >= 0 else sum(w if (w := wcwidth(ch)) >= 0 else 1 for ch in text)
+
+
+def _cell_width(ch: str) -> int:
+    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
 
 
 def fixed(x: float, places: int, sign: bool = False) -> str:

@@ -270,5 +270,5 @@ def _matplotlib_figure() -> Any:
     try:
         import matplotlib.figure
     except ImportError:
-        raise MissingExtraError("figures need matplotlib: pip install -c constraints.txt -e '.[plots]'") from None
+        raise MissingExtraError.for_module("matplotlib", "figures", ("plots",)) from None
     return matplotlib.figure

@@ -28,13 +28,14 @@ output head    ``lm_head.weight``, ``embed_out.weight``, ``output.weight``, ...
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import MissingExtraError, SourceError, TyingConflictError
+from ..errors import MissingExtraError, SourceError, TyingConflictError, brief
 
 __all__ = [
     "TensorInfo", "Roles", "TieVerdict",
@@ -252,16 +253,22 @@ def find_roles(infos: dict[str, TensorInfo], tensor: str | None = None) -> Roles
     ------
     SourceError
         If ``tensor`` is not in the file or not 2-D, or no token table is found
-        (the message lists the 2-D tensors to choose from with ``--tensor``).
+        (the message lists the 2-D tensors to choose from with ``--tensor``:
+        all of a few, else the nearest names and how many there are).
+
+    A checkpoint whose only 2-D tensor has no known name (a lone table saved
+    as ``weight``) has that tensor as its token table: there is nothing else
+    it could be.
     """
     if tensor is not None:
         if tensor not in infos:
-            raise SourceError(f"tensor {tensor!r} is not in the checkpoint; 2-D tensors: {_matrices(infos)}")
+            raise SourceError(f"tensor {brief(tensor)} is not in the checkpoint; 2-D tensors: {_matrices(infos, tensor)}",
+                              parameter="tensor", value=tensor, expected=f"a 2-D tensor: {_matrices(infos, tensor)}")
         if len(infos[tensor].shape) != 2:
             raise SourceError(f"tensor {tensor!r} has shape {infos[tensor].shape}, expected a 2-D (V, D) table")
         token = tensor
     else:
-        token = _by_name(infos, TOKEN_NAMES)
+        token = _by_name(infos, TOKEN_NAMES) or _only_matrix(infos)
         if token is None:
             raise SourceError(
                 "no token-embedding table found by name; choose one with tensor= (--tensor) among "
@@ -429,8 +436,7 @@ def _open(file: Path) -> Any:
     try:
         from safetensors import safe_open
     except ImportError:
-        raise MissingExtraError("reading safetensors needs the models extra: "
-                                "pip install -c constraints.txt -e '.[models]'") from None
+        raise MissingExtraError.for_module("safetensors", "safetensors checkpoints", ("models",)) from None
     try:
         return safe_open(str(file), framework="numpy")
     except Exception as exc:  # SafetensorError, OSError: a truncated or malformed file
@@ -446,9 +452,24 @@ def _by_name(infos: dict[str, TensorInfo], names: tuple[str, ...]) -> str | None
     return None
 
 
-def _matrices(infos: dict[str, TensorInfo]) -> str:
-    names = [f"{n} {list(i.shape)}" for n, i in infos.items() if len(i.shape) == 2]
-    return ", ".join(names) if names else "(none)"
+def _only_matrix(infos: dict[str, TensorInfo]) -> str | None:
+    """The name of the one 2-D tensor, or None when there are none or several."""
+    names = [n for n, i in infos.items() if len(i.shape) == 2]
+    return names[0] if len(names) == 1 else None
+
+
+LISTED = 8  # 2-D tensors a message lists whole; beyond, the nearest few and the count
+
+
+def _matrices(infos: dict[str, TensorInfo], near: str = "embeddings.weight") -> str:
+    """The 2-D tensors with their shapes, for a message: all of up to LISTED, else the names
+    nearest ``near`` (difflib) and how many there are."""
+    names = [n for n, i in infos.items() if len(i.shape) == 2]
+    if not names:
+        return "(none)"
+    shown = names if len(names) <= LISTED else difflib.get_close_matches(near, names, n=5, cutoff=0.0)
+    listed = ", ".join(f"{n} {list(infos[n].shape)}" for n in shown)
+    return listed if len(shown) == len(names) else f"{listed} (the nearest of {len(names):,})"
 
 
 def config_ties(config: dict[str, Any] | None) -> tuple[bool, str] | None:

