@@ -35,14 +35,13 @@ def test_report_in_english(tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--probe", "king"], "seed table has no vocabulary.*'king'"),
-    (["--probe", "600"], "token id 600 is out of range for V=512"),
-    (["--probe", "-1"], "token id -1 is out of range for V=512"),
+    (["--probe", "king"], r"--probe 'king': expected a token id in \[0, 512\) \(the table has no vocabulary\)"),
+    (["--probe", "600"], r"--probe 600: expected a token id in \[0, 512\)"),
+    (["--probe", "-1"], r"--probe -1: expected a token id in \[0, 512\)"),
     (["--k", "0"], "--k 0: expected an int of at least 1"),
     (["--k", "512"], "k=512"),
     (["--growth", "0"], "--growth 0: expected a whole number of at least 1"),
     (["--model", "nonesuch"], "unknown model 'nonesuch'"),
-    (["--tensor", "x"], "--tensor and --words do not apply to 'seed'"),
 ])
 def test_report_bad_input_one_line_and_no_files(tmp_path, capsys, argv, message):
     out = tmp_path / "out"
@@ -159,8 +158,18 @@ def test_default_probe_beyond_a_small_table_asks_for_a_probe(tmp_path, capsys):
     pytest.importorskip("numpy")
     assert run("report", *_npy_table(tmp_path, [f"w{i}" for i in range(100)]), "--out", str(tmp_path / "o")) == 1
     err = capsys.readouterr().err
-    assert err == ("embedlab report: error: the default probe, id 137, is out of range for V=100: give --probe, "
-                   "a token or an id below 100\n")
+    assert err == ("embedlab report: error: --probe is missing: expected a token or a token id below 100 "
+                   "(the default, id 137, is out of range for V=100)\n")
+
+
+@pytest.mark.parametrize("argv", [["--tensor", "x"], ["--words", "w.txt"], ["--tensor", "x", "--words", "w.txt"]])
+def test_tensor_or_words_beside_the_seed_table_is_a_usage_error(tmp_path, capsys, argv):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["report", "--out", str(tmp_path / "out"), *argv])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "embedlab report: error:" in err and "not apply to --model seed" in err and argv[0] in err
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.data

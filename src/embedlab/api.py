@@ -65,7 +65,7 @@ Table = Any  # EmbeddingTable | str | os.PathLike | list of rows (annotations st
 
 def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k: int | None = None,
            stretch_factor: float = 4.0, growth: int = 2, tensor: str | None = None,
-           words: str | os.PathLike | None = None) -> lab.LabResult:
+           words: str | os.PathLike | None = None, figures: bool = False) -> lab.LabResult:
     """The lab report's measurements on one table (``embedlab report``).
 
     ``"seed"`` (the default) and a list of rows run on the reference engine
@@ -87,6 +87,9 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
         Vocabulary growth factor of the parameter count, a whole number >= 1.
     tensor, words : optional
         For a model path: the token table's tensor name; a ``.npy`` table's word list.
+    figures : bool
+        Also measure what the HTML report's figures draw (``measure.lab.measure``'s
+        ``figures``: needs NumPy and scikit-learn).
 
     Returns
     -------
@@ -107,7 +110,7 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
     k, notes = fit_default(k, REPORT_K, engine.V - 1, "k", "V - 1")
     settings = lab.LabSettings(probe=resolve_probe(table, probe), k=k, stretch_factor=stretch_factor,
                                growth_factor=growth)
-    result = lab.measure(engine, settings, seed=seed, source=source)
+    result = lab.measure(engine, settings, seed=seed, source=source, figures=figures)
     return replace(result, notes=notes)
 
 
@@ -140,7 +143,8 @@ def resolve_probe(table: Table, probe: int | str | None = None) -> int:
     if V <= DEFAULT_PROBE_ID:
         raise errors.TokenIdError(f"the default probe, id {DEFAULT_PROBE_ID}, is out of range for V={V}: give "
                                   f"probe=, a token or an id below {V}", parameter="probe", value=None,
-                                  expected=f"a token or a token id below {V}")
+                                  expected=f"a token or a token id below {V} (the default, id {DEFAULT_PROBE_ID}, "
+                                           f"is out of range for V={V})")
     return DEFAULT_PROBE_ID
 
 
@@ -333,8 +337,8 @@ def encode(model: str | os.PathLike, texts: str | Sequence[str], *, truncate: bo
                         f"{type(model).__name__}")
     sources = _module("sources.loaders", "tokenizers and checkpoints")
     measure = _module("measure.encode", "input embeddings")
+    tokenizer = sources.load_tokenizer(model)  # first: a file with no tokenizer beside it says so
     table = sources.load(model, tensor=tensor)
-    tokenizer = sources.load_tokenizer(model)
     return measure.encode(table, tokenizer, [texts] if isinstance(texts, str) else list(texts), truncate=truncate,
                           show=show)
 

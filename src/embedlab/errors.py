@@ -11,6 +11,7 @@ __all__ = [
     "EmbedlabError",
     "TokenIdError",
     "UnknownTokenError",
+    "TokenTypeError",
     "ShapeError",
     "ContextLengthError",
     "SourceError",
@@ -62,6 +63,11 @@ class EmbedlabError(Exception):
 
 class TokenIdError(EmbedlabError, IndexError):
     """A token id outside ``0 <= id < V`` (negative ids included)."""
+
+
+class TokenTypeError(EmbedlabError, TypeError):
+    """A query that cannot be a token id: a bool, a float, ``id:`` without an integer, or a
+    token string on a table that has no vocabulary."""
 
 
 class UnknownTokenError(EmbedlabError, KeyError):

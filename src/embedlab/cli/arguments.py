@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .. import embed
 
 def add_model_arguments(p: argparse.ArgumentParser, default: str = "seed") -> None:
     p.add_argument("--model", default=default,
@@ -20,26 +19,16 @@ def add_model_arguments(p: argparse.ArgumentParser, default: str = "seed") -> No
                    help="for a .npy table: a file with one token per line, in row order")
 
 
-# The probe when --probe is not given: "king" on a table whose vocabulary holds it (id 137
-# of minilm is '[unused132]', a token that means nothing), else the lab's id 137, which
-# keeps the seed report as it was.
-DEFAULT_PROBE_TOKEN = "king"
-DEFAULT_PROBE_ID = 137
 PROBE_HELP = ("probe token: a token string or a token id; a number that is also a token is the token, write "
               "id:N to mean the id (default: 'king' where the table's vocabulary holds it, else id 137)")
 
 
-def probe_id(table: Any, given: str | None) -> int:
-    """The probe's token id: ``given`` (a token or an id), else the default of PROBE_HELP."""
-    if given is not None:
-        return table.token_id(given)
-    vocab = table.vocabulary
-    if vocab is not None and DEFAULT_PROBE_TOKEN in vocab.token_to_index:
-        return vocab.token_to_index[DEFAULT_PROBE_TOKEN]
-    if table.V <= DEFAULT_PROBE_ID:
-        raise ValueError(f"the default probe, id {DEFAULT_PROBE_ID}, is out of range for V={table.V}: give --probe, "
-                         f"a token or an id below {table.V}")
-    return table.token_id(DEFAULT_PROBE_ID)
+def check_model_options(args: argparse.Namespace) -> None:
+    """A usage error (exit 2) for --tensor or --words beside --model seed, the lab's built-in table."""
+    given = [flag for flag, value in (("--tensor", args.tensor), ("--words", args.words)) if value is not None]
+    if args.model == "seed" and given:
+        args.usage_error(f"{' and '.join(given)} {'does' if len(given) == 1 else 'do'} not apply to --model seed: "
+                         "it is the lab's built-in table")
 
 
 def add_memory_argument(p: argparse.ArgumentParser) -> None:
@@ -81,15 +70,6 @@ def progress_bar(total: int, desc: str) -> Iterator[Callable[[int], None] | None
         return
     with tqdm(total=total, desc=desc, unit="query", file=sys.stderr, leave=False) as bar:
         yield bar.update
-
-
-def seed_probe(text: str) -> int:
-    """The seed table has no vocabulary: its probe is a token id (``137`` or ``id:137``)."""
-    try:
-        return int(text.removeprefix("id:"))
-    except ValueError:
-        raise ValueError(f"the seed table has no vocabulary: --probe must be a token id in [0, {embed.VOCAB}), "
-                         f"got {text!r}") from None
 
 
 def given(convert: Callable[[str], Any], expected: str) -> Callable[[str], Any]:

@@ -31,13 +31,12 @@ def add_demo(sub: argparse._SubParsersAction) -> None:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from ..measure import demo
+    from .. import api
     from ..report import formats, views
 
-    settings = demo.DemoSettings(vocab_size=args.vocab, d_model=args.d_model, max_context_length=args.max_context,
-                               batch_size=args.batch, seq_len=args.seq, seed=args.seed,
-                               max_offset=args.max_offset, base=args.base)
-    result = demo.demo(settings)
+    result = api.demo(vocab_size=args.vocab, d_model=args.d_model, max_context_length=args.max_context,
+                      batch_size=args.batch, seq_len=args.seq, seed=args.seed, max_offset=args.max_offset,
+                      base=args.base)
     print(formats.to_json(result) if args.json else views.demo_terminal(result), end="")
     return 0
 
@@ -60,12 +59,10 @@ def add_positions(sub: argparse._SubParsersAction) -> None:
 
 
 def run_positions(args: argparse.Namespace) -> int:
-    from ..measure import positions as position_similarity
+    from .. import api
     from ..report import formats, views
-    from ..sources import loaders as sources
 
-    table = sources.load(args.model, tensor=args.tensor, words=args.words)
-    result = position_similarity.compare_table_positions(table, base=args.base)
+    result = api.positions(args.model, base=args.base, tensor=args.tensor, words=args.words)
     print(formats.to_json(result) if args.json else views.positions_terminal(result), end="")
     return 0
 
@@ -92,12 +89,11 @@ def add_encode(sub: argparse._SubParsersAction) -> None:
 
 
 def run_encode(args: argparse.Namespace) -> int:
-    from ..measure import encode as input_embedding
+    from .. import api
     from ..report import formats, views
-    from ..sources import loaders as sources
 
-    tokenizer = sources.load_tokenizer(args.model)
-    table = sources.load(args.model, tensor=args.tensor, words=args.words)
-    result = input_embedding.encode(table, tokenizer, args.texts, truncate=args.truncate, show=args.show)
+    if args.words is not None:
+        args.usage_error("--words does not apply to encode: the tokenizer beside the checkpoint gives the tokens")
+    result = api.encode(args.model, args.texts, truncate=args.truncate, show=args.show, tensor=args.tensor)
     print(formats.to_json(result) if args.json else views.encode_terminal(result), end="")
     return 0

@@ -48,25 +48,15 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..measure import params
+    from .. import api
     from ..report import formats, views
 
     _check_params_form(args)
-    if args.vocab is not None:
-        count = params.from_numbers(args.vocab, args.d_model, tied=not args.untied, T_max=args.max_positions,
-                                    positions=args.positions, type_vocab=args.type_vocab or 0,
-                                    other=args.other or 0, dtype=args.dtype or "fp32")
-    else:
-        if args.config is not None:
-            count = params.from_config(args.config, dtype=args.dtype or "fp32")
-        else:
-            from ..sources import loaders as sources
-
-            count = params.from_checkpoint(sources.checkpoint_path(args.model), tensor=args.tensor, dtype=args.dtype)
-    factor = 2 if args.factor is None and args.target_vocab is None else args.factor
-    grown = params.growth(count.breakdown, factor=factor, target_V=args.target_vocab)
-    print(formats.to_json(params.ParamsResult(count, grown)) if args.json else views.params_terminal(count, grown),
-          end="")
+    result = api.params(args.vocab, args.d_model, config=args.config, model=args.model,
+                        tied=False if args.untied else None, T_max=args.max_positions, positions=args.positions,
+                        type_vocab=args.type_vocab, other=args.other, tensor=args.tensor, dtype=args.dtype,
+                        factor=args.factor, target_V=args.target_vocab)
+    print(formats.to_json(result) if args.json else views.params_terminal(result.count, result.growth), end="")
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..api import resolve_probe
 from . import arguments
 
 
@@ -77,7 +78,7 @@ def _plot_projection(args, table, fig):  # type: ignore[no-untyped-def]
     if args.tokens is not None:
         ids, groups = [table.token_id(t) for t in arguments.token_list(args.tokens)], None
     else:
-        ids, groups = projection.choose_rows(table, arguments.probe_id(table, args.probe),
+        ids, groups = projection.choose_rows(table, resolve_probe(table, args.probe),
                                              k=10 if args.k is None else args.k,
                                              sample=40 if args.sample is None else args.sample, seed=seed)
     proj = projection.project(table, ids, args.method or "pca", groups=groups, seed=seed, perplexity=args.perplexity)
@@ -98,7 +99,7 @@ def _plot_neighbors(args, table, fig):  # type: ignore[no-untyped-def]
 
     k = min(5, table.V - 1) if args.k is None else args.k
     factor = 4.0 if args.stretch_factor is None else args.stretch_factor
-    settings = lab.LabSettings(probe=arguments.probe_id(table, args.probe), k=k, stretch_factor=factor)
+    settings = lab.LabSettings(probe=resolve_probe(table, args.probe), k=k, stretch_factor=factor)
     return plots.stretch_figure(lab.compare_stretch(table, settings), fig)
 
 
@@ -106,7 +107,7 @@ def _plot_scale(args, table, fig):  # type: ignore[no-untyped-def]
     from ..measure import lab
     from ..report import plots
 
-    probe = arguments.probe_id(table, args.probe)
+    probe = resolve_probe(table, args.probe)
     k = min(10, table.V - 1) if args.k is None else args.k
     ids = table.nearest([probe], k, "cosine").ids[0].tolist()
     return plots.scale_figure(lab.compare_scale(table, probe, ids), fig)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .. import embed
 from ..report.locales import DEFAULT_LANGUAGE, LANGUAGES
 from . import arguments
 
@@ -24,7 +23,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=arguments.given(Path, "a folder"), default=Path("."), help="folder for the report files (default: .)")
     p.add_argument("--lang", choices=LANGUAGES, default=DEFAULT_LANGUAGE,
                    help=f"language of the Markdown report (default {DEFAULT_LANGUAGE})")
-    p.add_argument("--k", type=int, default=5, help="neighbours per list (default 5)")
+    p.add_argument("--k", type=int, help="neighbours per list (default 5; V - 1 on a smaller table, said in a note)")
     p.add_argument("--stretch-factor", type=float, default=4.0,
                    help="factor for the stretched row, the 5th cosine neighbour or the last when --k is "
                         "below 5 (default 4.0)")
@@ -36,26 +35,12 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..measure import lab
+    from .. import api
     from ..report import files, formats, lab as lab_report
 
-    if args.model == "seed":
-        if args.tensor is not None or args.words is not None:
-            raise ValueError("--tensor and --words do not apply to 'seed': it is the lab's built-in table")
-        rows = embed.make_table(embed.VOCAB, embed.DIM, embed.SEED)
-        engine: lab.Engine = lab.ReferenceEngine(rows)
-        probe = arguments.DEFAULT_PROBE_ID if args.probe is None else arguments.seed_probe(args.probe)
-        seed, source = embed.SEED, None
-    else:
-        from ..sources import loaders as sources
-
-        table = sources.load(args.model, tensor=args.tensor, words=args.words)
-        engine = lab.ArrayEngine(table)
-        probe = arguments.probe_id(table, args.probe)
-        seed, source = None, table.provenance.to_dict()
-    settings = lab.LabSettings(probe=probe, k=args.k, stretch_factor=args.stretch_factor,
-                               growth_factor=args.growth)
-    result = lab.measure(engine, settings, seed=seed, source=source, figures=args.html)
+    arguments.check_model_options(args)
+    result = api.report(args.model, probe=args.probe, k=args.k, stretch_factor=args.stretch_factor,
+                        growth=args.growth, tensor=args.tensor, words=args.words, figures=args.html)
     texts: dict[Path, str | bytes] = {
         args.out / "embed_report.json": formats.to_json(result),
         args.out / "embed_report.md": lab_report.report_markdown(result, args.lang),

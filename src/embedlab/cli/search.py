@@ -7,8 +7,8 @@ from pathlib import Path
 
 from . import arguments
 
-DEFAULT_K = 10  # neighbours per list in neighbors and hubs
-DEFAULT_TOP = 10  # hubs and longest rows shown by hubs
+DEFAULT_K = 10  # neighbours per list in neighbors and hubs (api shrinks it to V - 1 on a small table)
+DEFAULT_TOP = 10  # hubs and longest rows shown by hubs (api shrinks it to V)
 
 
 def add_neighbors(sub: argparse._SubParsersAction) -> None:
@@ -26,7 +26,7 @@ def add_neighbors(sub: argparse._SubParsersAction) -> None:
     arguments.add_model_arguments(p)
     p.add_argument("queries", nargs="*", metavar="QUERY",
                    help="token strings or token ids; id:N is always the id N, even where 'N' is also a token")
-    p.add_argument("--k", type=int, help=f"neighbours per list (default {DEFAULT_K})")
+    p.add_argument("--k", type=int, help=f"neighbours per list (default {DEFAULT_K}; V - 1 on a smaller table, said in a note)")
     p.add_argument("--by", choices=("cosine", "dot", "both"), default="both", help="which lists (default both)")
     p.add_argument("--vector", type=arguments.given(Path, "a .npy file"), metavar="FILE.npy",
                    help="query vectors: a (D,) or (N, D) .npy array")
@@ -36,14 +36,12 @@ def add_neighbors(sub: argparse._SubParsersAction) -> None:
 
 
 def run_neighbors(args: argparse.Namespace) -> int:
+    from .. import api
     from ..report import formats, views
-    from ..sources import loaders as sources
-    from ..measure.neighbors import neighbor_lists
 
-    table = sources.load(args.model, tensor=args.tensor, words=args.words)
-    vectors = None if args.vector is None else sources.load_vectors(args.vector)
     metrics = ("cosine", "dot") if args.by == "both" else (args.by,)
-    result = neighbor_lists(table, args.queries, args.k, metrics, vectors=vectors, memory=args.memory)
+    result = api.neighbors(args.model, args.queries, k=args.k, metrics=metrics, vectors=args.vector,
+                           memory=args.memory, tensor=args.tensor, words=args.words)
     print(formats.to_json(result) if args.json else views.neighbors_terminal(result), end="")
     return 0
 
@@ -62,27 +60,24 @@ def add_hubs(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     arguments.add_model_arguments(p)
-    p.add_argument("--k", type=int, help=f"neighbours per list (default {DEFAULT_K})")
+    p.add_argument("--k", type=int, help=f"neighbours per list (default {DEFAULT_K}; V - 1 on a smaller table, said in a note)")
     p.add_argument("--queries", type=arguments.query_count, default=None, metavar="all|N",
                    help="every token (all, the default) or N tokens sampled with --seed")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampled queries (default 0)")
-    p.add_argument("--top", type=int, help=f"hubs and longest rows to show (default {DEFAULT_TOP})")
+    p.add_argument("--top", type=int, help=f"hubs and longest rows to show (default {DEFAULT_TOP}; V on a smaller table)")
     arguments.add_memory_argument(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.set_defaults(run=run_hubs)
 
 
 def run_hubs(args: argparse.Namespace) -> int:
+    from .. import api
     from ..report import formats, views
-    from ..sources import loaders as sources
-    from ..measure.hubs import measure_hubs
+    from ..sources.loaders import load
 
-    table = sources.load(args.model, tensor=args.tensor, words=args.words)
-    n = table.V if args.queries is None else args.queries
-    with arguments.progress_bar(total=2 * n, desc="hubs") as advance:
-        # measure_hubs takes no None for k or top yet: the defaults are applied here.
-        result = measure_hubs(table, DEFAULT_K if args.k is None else args.k, n_queries=args.queries, seed=args.seed,
-                              top=DEFAULT_TOP if args.top is None else args.top,
-                              memory=args.memory, progress=advance)
+    table = load(args.model, tensor=args.tensor, words=args.words)  # first, so the bar knows its total
+    with arguments.progress_bar(total=2 * (table.V if args.queries is None else args.queries), desc="hubs") as advance:
+        result = api.hubs(table, k=args.k, queries=args.queries, seed=args.seed, top=args.top, memory=args.memory,
+                          progress=advance)
     print(formats.to_json(result) if args.json else views.hubs_terminal(result), end="")
     return 0

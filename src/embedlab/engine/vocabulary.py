@@ -13,7 +13,7 @@ import numbers
 import re
 from typing import Any, Iterable
 
-from ..errors import TokenIdError, UnknownTokenError, brief
+from ..errors import TokenIdError, TokenTypeError, UnknownTokenError, brief
 
 __all__ = ["Vocabulary", "resolve_id", "resolve_ids"]
 
@@ -163,15 +163,18 @@ def resolve_id(query: Any, V: int, vocabulary: Vocabulary | None = None, *, para
     if type(query) is int or (isinstance(query, numbers.Integral) and not isinstance(query, bool)):
         return _checked(int(query), V, parameter)
     if not isinstance(query, str):
-        raise TypeError(f"token ids must be ints or token strings, got {brief(query)} ({type(query).__name__})")
+        raise TokenTypeError(f"token ids must be ints or token strings, got {brief(query)} ({type(query).__name__})",
+                             parameter=parameter, value=query, expected=f"a token id in [0, {V}) or a token")
     if query.startswith("id:"):
-        return _checked(_parse_id(query), V, parameter)
+        return _checked(_parse_id(query, V, parameter), V, parameter)
     if vocabulary is not None and query in vocabulary.token_to_index:
         return vocabulary.token_to_index[query]
     if _DECIMAL.fullmatch(query.strip()):
         return _checked(int(query), V, parameter)
     if vocabulary is None:
-        raise TypeError(f"table has no vocabulary: query {brief(query)} must be a token id")
+        raise TokenTypeError(f"table has no vocabulary: query {brief(query)} must be a token id",
+                             parameter=parameter, value=query,
+                             expected=f"a token id in [0, {V}) (the table has no vocabulary)")
     try:
         return vocabulary.id(query)  # raises UnknownTokenError with suggestions
     except UnknownTokenError as exc:
@@ -187,9 +190,10 @@ def _checked(token_id: int, V: int, parameter: str | None) -> int:
     return token_id
 
 
-def _parse_id(query: str) -> int:
-    """``"id:137"`` -> 137; anything after ``id:`` but an integer is a TypeError."""
+def _parse_id(query: str, V: int, parameter: str | None) -> int:
+    """``"id:137"`` -> 137; anything after ``id:`` but an integer is a ``TokenTypeError``."""
     text = query[3:]
     if not _DECIMAL.fullmatch(text.strip()):
-        raise TypeError(f"query {brief(query)}: expected id:N with N a token id")
+        raise TokenTypeError(f"query {brief(query)}: expected id:N with N a token id", parameter=parameter,
+                             value=query, expected=f"id:N with N a token id in [0, {V})")
     return int(text)
