@@ -39,7 +39,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from embedlab.sources import loaders as sources
+from embedlab import sources
 from embedlab.engine.search import search
 
 TORCH_BLOCK = 256

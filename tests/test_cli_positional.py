@@ -106,7 +106,7 @@ def test_positions_minilm(capsys):
     np = pytest.importorskip("numpy")
     from safetensors.numpy import load_file
 
-    from embedlab.sources import loaders as sources
+    from embedlab import sources
 
     code, out, _ = _run(capsys, "positions", "--model", "minilm", "--json")
     assert code == 0

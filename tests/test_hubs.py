@@ -128,7 +128,7 @@ def test_bad_settings_are_refused(kwargs, message):
 @pytest.mark.data
 @pytest.mark.slow
 def test_minilm_sample():
-    from embedlab.sources import loaders as sources
+    from embedlab import sources
 
     table = sources.load("minilm")
     r = measure_hubs(table, 10, n_queries=2000, seed=0)

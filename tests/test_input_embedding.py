@@ -15,7 +15,7 @@ np = pytest.importorskip("numpy")
 pytest.importorskip("tokenizers")
 
 from embedlab.measure import encode as input_embedding  # noqa: E402
-from embedlab.sources import loaders as sources  # noqa: E402
+from embedlab import sources  # noqa: E402
 from embedlab.errors import ContextLengthError, SourceError, TokenIdError  # noqa: E402
 from embedlab.measure.encode import compose, encode, tokenize  # noqa: E402
 from embedlab.engine.table import EmbeddingTable  # noqa: E402

@@ -262,7 +262,7 @@ def test_search_checks_its_arrays():
 @pytest.mark.parametrize("name", ["minilm", "glove"])
 @pytest.mark.parametrize("metric", ["cosine", "dot"])
 def test_real_tables_match_a_float64_brute_force(name, metric):
-    from embedlab.sources import loaders as sources
+    from embedlab import sources
 
     table = sources.load(name)
     queries = np.sort(np.random.default_rng(0).choice(table.V, 100, replace=False))

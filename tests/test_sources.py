@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from embedlab import embed
-from embedlab.sources import loaders as sources
+from embedlab import sources
 from embedlab.errors import MissingExtraError, SourceError, TyingConflictError, UnsafeFormatError
 from safetensors_writer import array, bf16, write_safetensors
 

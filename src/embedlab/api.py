@@ -193,7 +193,7 @@ def neighbors(table_or_model: Table, queries: int | str | Sequence[int | str] = 
     table = _table(table_or_model, tensor, words)
     items = [queries] if isinstance(queries, (str, numbers.Integral)) else list(queries)  # one query or many
     if isinstance(vectors, (str, os.PathLike)):
-        vectors = _module("sources.loaders", "query vectors").load_vectors(vectors)
+        vectors = _module("sources", "query vectors").load_vectors(vectors)
     return measure.neighbor_lists(table, items, k, metrics, vectors=vectors, memory=memory)
 
 
@@ -276,7 +276,7 @@ def params(V: int | None = None, D: int | None = None, *, config: str | os.PathL
     elif form == "config":
         count = count_of.from_config(config, dtype=dtype or "fp32")
     else:
-        path = _module("sources.loaders", "checkpoints").checkpoint_path(model)
+        path = _module("sources", "checkpoints").checkpoint_path(model)
         count = count_of.from_checkpoint(path, tensor=tensor, dtype=dtype)
     if factor is None and target_V is None:
         factor = 2
@@ -335,7 +335,7 @@ def encode(model: str | os.PathLike, texts: str | Sequence[str], *, truncate: bo
     if not isinstance(model, (str, os.PathLike)):
         raise TypeError(f"encode needs a model name or path (its tokenizer.json lies beside the checkpoint), got "
                         f"{type(model).__name__}")
-    sources = _module("sources.loaders", "tokenizers and checkpoints")
+    sources = _module("sources", "tokenizers and checkpoints")
     measure = _module("measure.encode", "input embeddings")
     tokenizer = sources.load_tokenizer(model)  # first: a file with no tokenizer beside it says so
     table = sources.load(model, tensor=tensor)
@@ -361,7 +361,7 @@ def demo(**settings: Any) -> DemoResult:
 def _table(source: Table, tensor: Any, words: Any) -> EmbeddingTable:
     """An ``EmbeddingTable`` from a table, a model name or path, or a list of rows."""
     if isinstance(source, (str, os.PathLike)):
-        return _module("sources.loaders", "real tables").load(source, tensor=tensor, words=words)
+        return _module("sources", "real tables").load(source, tensor=tensor, words=words)
     if tensor is not None or words is not None:
         raise ValueError("tensor and words apply to a model name or path, not to a table")
     engine = _module("engine.table", "real tables")

@@ -34,7 +34,7 @@ def _folder(tmp_path, head=None, **config):
 def _loaded(folder):
     if not HAS_SOURCES:
         pytest.skip("sources need numpy and safetensors")
-    from embedlab.sources import loaders as sources
+    from embedlab import sources
 
     return sources.load(str(folder)).provenance
 
@@ -87,7 +87,7 @@ def test_d_no_head_and_a_config_saying_untied_names_lm_head(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "lm_head.weight" in err
     if HAS_SOURCES:
-        from embedlab.sources import loaders as sources
+        from embedlab import sources
 
         with pytest.raises(TyingConflictError, match=r"lm_head\.weight"):
             sources.load(str(folder))   # never a silently random head

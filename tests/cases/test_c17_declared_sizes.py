@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from embedlab.sources import loaders as sources
+from embedlab import sources
 
 
 def test_word2vec_text(tmp_path):

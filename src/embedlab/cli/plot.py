@@ -36,7 +36,7 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..report import plots, files
-    from ..sources import loaders as sources
+    from .. import sources
 
     _check_options(args)
     width, height = args.size or DEFAULT_SIZE

@@ -73,9 +73,9 @@ def add_hubs(sub: argparse._SubParsersAction) -> None:
 def run_hubs(args: argparse.Namespace) -> int:
     from .. import api
     from ..report import formats, views
-    from ..sources.loaders import load
+    from .. import sources
 
-    table = load(args.model, tensor=args.tensor, words=args.words)  # first, so the bar knows its total
+    table = sources.load(args.model, tensor=args.tensor, words=args.words)  # first, so the bar knows its total
     with arguments.progress_bar(total=2 * (table.V if args.queries is None else args.queries), desc="hubs") as advance:
         result = api.hubs(table, k=args.k, queries=args.queries, seed=args.seed, top=args.top, memory=args.memory,
                           progress=advance)

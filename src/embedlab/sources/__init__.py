@@ -1,7 +1,48 @@
 """Sources: the only code that reads files. A model name or path -> an ``EmbeddingTable``.
 
-Named tables (``seed``, ``minilm``, ``glove``) and paths (a Hugging Face style
-folder, a ``.safetensors`` file, a ``.npy`` with a word list, GloVe/word2vec
-text) are resolved once, in ``loaders``; ``checkpoint`` reads safetensors
-headers and decides weight tying. Nothing is read with pickle.
+``load(model)`` takes a named table (``seed``, ``minilm``, ``glove``) or a path
+(a Hugging Face style folder, a ``.safetensors`` file, a ``.npy`` with a word
+list, GloVe/word2vec text), resolved once (``resolve``). One module per kind of
+file: ``checkpoint`` (safetensors headers, tensor roles, weight tying), ``npy``,
+``word_vectors`` (text vectors and word lists), ``tokenizer`` (tokenizer.json and
+vocabulary files); ``loaders`` dispatches. Nothing is read with pickle.
+
+The public names below are imported lazily (NumPy is needed only once a table
+is read), so ``from embedlab import sources`` costs nothing; a missing extra is
+a ``MissingExtraError`` naming it.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ..errors import missing_extra
+
+# public name -> the module of this package that defines it
+_PUBLIC = {
+    "load": "loaders", "load_checkpoint": "loaders",
+    "NAMED": "resolve", "package_dir": "resolve", "checkpoint_path": "resolve",
+    "load_npy": "npy", "load_vectors": "npy",
+    "load_text": "word_vectors", "read_words": "word_vectors",
+    "load_tokenizer": "tokenizer",
+}
+
+__all__ = list(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        module = importlib.import_module(f".{_PUBLIC[name]}", __name__)
+    except ModuleNotFoundError as exc:  # NumPy or safetensors missing: say which extra installs it
+        missing = missing_extra(exc, "real tables")
+        if missing is None:
+            raise
+        raise missing from exc
+    return getattr(module, name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])
