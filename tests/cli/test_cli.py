@@ -12,7 +12,7 @@ import pytest
 
 from embedlab import cli
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def run(*argv: str) -> int:
