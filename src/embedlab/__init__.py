@@ -22,7 +22,8 @@ PyTorch modules. The names below are imported lazily, so ``import embedlab``
 needs nothing beyond the standard library; a name whose extra is not installed
 raises ``embedlab.errors.MissingExtraError`` naming the extra.
 
-One call per command (``embedlab.api``), each returning the command's result:
+One call per command (``embedlab.api``; ``plot`` in ``embedlab.figures``), each returning the command's
+result:
 
 ==================  ===================================================================
 ``report``          the lab report's measurements (seed table, a model, a list of rows)
@@ -32,6 +33,7 @@ One call per command (``embedlab.api``), each returning the command's result:
 ``positions``       a learned position table against the sinusoidal one
 ``encode``          text -> tokens -> ids -> vectors -> (B, T, D)
 ``demo``            the torch modules on one batch
+``plot``            one figure (projection, norms, neighbors, scale, positions, bands)
 ``resolve_probe``   the report's probe: a token or id, else "king", else id 137
 ==================  ===================================================================
 
@@ -65,6 +67,7 @@ _LAZY = {
     "encode": "api",
     "demo": "api",
     "resolve_probe": "api",
+    "plot": "figures",
     "ParamsResult": "measure.params",
     "load": "sources.loaders",
     "EmbeddingTable": "engine.table",

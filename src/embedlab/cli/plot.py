@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..api import resolve_probe
+from ..figures import OPTIONS
 from . import arguments
 
 
@@ -23,27 +23,28 @@ def add(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     figures = p.add_subparsers(dest="figure", required=True, metavar="FIGURE")
-    for name, (plot, options, help_text) in FIGURES.items():
+    for name, help_text in FIGURES.items():
         f = figures.add_parser(name, help=help_text, description=f"{help_text[:1].upper()}{help_text[1:]}, as a PNG.")
         arguments.add_model_arguments(f)
-        for option in options:
-            OPTIONS[option](f)
+        for option in OPTIONS[name]:
+            ADD_OPTION[option](f)
         f.add_argument("--size", type=arguments.pixels, help="WIDTHxHEIGHT in pixels (default 1200x800)")
         f.add_argument("--out", type=arguments.png_path, help=f"PNG file to write (default {name}.png)")
         f.add_argument("--quiet", action="store_true", help="no progress bar")
-        f.set_defaults(run=run, usage_error=f.error, draw=plot)
+        f.set_defaults(run=run, usage_error=f.error)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..report import plots, files
-    from .. import sources
+    from ..figures import OPTIONS, plot
+    from ..report import files, plots
 
     _check_options(args)
     width, height = args.size or DEFAULT_SIZE
-    with arguments.progress(3, f"plot {args.figure}", args.quiet) as bar:
-        table = sources.load(args.model, tensor=args.tensor, words=args.words)
-        bar.update()
-        fig = args.draw(args, table, plots.new_figure(width, height))
+    options = {name: getattr(args, name) for name in OPTIONS[args.figure] if getattr(args, name) is not None}
+    if "tokens" in options:
+        options["tokens"] = arguments.token_list(options["tokens"])
+    with arguments.progress(2, f"plot {args.figure}", args.quiet) as bar:
+        fig = plot(args.figure, args.model, size=(width, height), tensor=args.tensor, words=args.words, **options)
         bar.update()
         path = args.out or Path(f"{args.figure}.png")
         files.write_atomic({path: plots.png_bytes(fig)})
@@ -70,74 +71,9 @@ def _check_options(args: argparse.Namespace) -> None:
 DEFAULT_SIZE = (1200, 800)
 
 
-def _plot_projection(args, table, fig):  # type: ignore[no-untyped-def]
-    from ..report import plots
-    from ..measure import projection
-
-    seed = 0 if args.seed is None else args.seed
-    if args.tokens is not None:
-        ids, groups = [table.token_id(t) for t in arguments.token_list(args.tokens)], None
-    else:
-        ids, groups = projection.choose_rows(table, resolve_probe(table, args.probe),
-                                             k=10 if args.k is None else args.k,
-                                             sample=40 if args.sample is None else args.sample, seed=seed)
-    proj = projection.project(table, ids, args.method or "pca", groups=groups, seed=seed, perplexity=args.perplexity)
-    return plots.projection_figure(proj, fig)
-
-
-def _plot_norms(args, table, fig):  # type: ignore[no-untyped-def]
-    from ..measure import norms
-    from ..report import plots
-
-    top = min(10, table.V) if args.top is None else args.top
-    return plots.norms_figure(norms.norm_distribution(table, top=top), fig)
-
-
-def _plot_neighbors(args, table, fig):  # type: ignore[no-untyped-def]
-    from ..measure import lab
-    from ..report import plots
-
-    k = min(5, table.V - 1) if args.k is None else args.k
-    factor = 4.0 if args.stretch_factor is None else args.stretch_factor
-    settings = lab.LabSettings(probe=resolve_probe(table, args.probe), k=k, stretch_factor=factor)
-    return plots.stretch_figure(lab.compare_stretch(table, settings), fig)
-
-
-def _plot_scale(args, table, fig):  # type: ignore[no-untyped-def]
-    from ..measure import lab
-    from ..report import plots
-
-    probe = resolve_probe(table, args.probe)
-    k = min(10, table.V - 1) if args.k is None else args.k
-    ids = table.nearest([probe], k, "cosine").ids[0].tolist()
-    return plots.scale_figure(lab.compare_scale(table, probe, ids), fig)
-
-
-def _plot_positions(args, table, fig):  # type: ignore[no-untyped-def]
-    from ..report import plots
-    from ..measure import positions as position_similarity
-
-    maps = position_similarity.position_maps(table, base=_base(args),
-                                             max_positions=512 if args.max_positions is None else args.max_positions)
-    return plots.positions_figure(maps, fig)
-
-
-def _plot_bands(args, table, fig):  # type: ignore[no-untyped-def]
-    from ..report import plots
-    from ..engine import positional
-
-    widths = args.widths or [table.D, max(1, table.D // 2)]
-    base = _base(args)
-    return plots.bands_figure({w: positional.wavelengths(w, base) for w in widths}, base, fig)
-
-
-def _base(args: argparse.Namespace) -> float:
-    return 10000.0 if args.base is None else args.base
-
-
 # Each option once, default None: a figure's own default is applied where it is drawn, so
 # "not given" stays visible (and may shrink to the table, as --k and --top do).
-OPTIONS = {
+ADD_OPTION = {
     "probe": lambda p: p.add_argument("--probe", type=arguments.given(str, "a token string or a token id"),
                                       help=arguments.PROBE_HELP),
     "method": lambda p: p.add_argument("--method", choices=PROJECTION_METHODS, help="projection method (default pca)"),
@@ -158,15 +94,12 @@ OPTIONS = {
                                        help="comma-separated model widths (default D and D/2)"),
     "base": lambda p: p.add_argument("--base", type=float, help="sinusoidal base (default 10000)"),
 }
-# figure -> (how it is drawn, its own options, help)
+# figure -> help; each takes the options of embedlab.figures.OPTIONS
 FIGURES = {
-    "projection": (_plot_projection, ("probe", "method", "tokens", "k", "sample", "seed", "perplexity"),
-                   "a 2-D projection of the probe, its neighbours and a sample (or --tokens)"),
-    "norms": (_plot_norms, ("top",), "the distribution of row lengths, the longest rows labelled"),
-    "neighbors": (_plot_neighbors, ("probe", "k", "stretch_factor"),
-                  "the probe's neighbours by cosine and by dot, before and after one row is stretched"),
-    "scale": (_plot_scale, ("probe", "k"), "the probe and its neighbours before and after the sqrt(D) scaling"),
-    "positions": (_plot_positions, ("max_positions", "base"),
-                  "the learned position table beside the sinusoidal one (cosine between positions)"),
-    "bands": (_plot_bands, ("widths", "base"), "the wavelength bands of sinusoidal positions at one or more widths"),
+    "projection": "a 2-D projection of the probe, its neighbours and a sample (or --tokens)",
+    "norms": "the distribution of row lengths, the longest rows labelled",
+    "neighbors": "the probe's neighbours by cosine and by dot, before and after one row is stretched",
+    "scale": "the probe and its neighbours before and after the sqrt(D) scaling",
+    "positions": "the learned position table beside the sinusoidal one (cosine between positions)",
+    "bands": "the wavelength bands of sinusoidal positions at one or more widths",
 }

@@ -1,0 +1,163 @@
+"""The figures of ``embedlab plot``, one library call each: measure, then draw.
+
+``plot(figure, table_or_model, **options)`` measures what the figure shows on
+one table (``measure/``) and draws it (``report.plots``), returning a
+``matplotlib.figure.Figure`` (write it with ``report.plots.png_bytes`` or
+``fig.savefig``). Each figure takes only its own options (``OPTIONS``); one that
+does not apply is refused, never ignored. Defaults that do not fit a small table
+shrink (k to V - 1, top to V), as in the CLI.
+
+Figures:
+
+===========  ==================================================  ==========================================
+figure       what it shows                                        options
+===========  ==================================================  ==========================================
+projection   the probe, its neighbours and a sample, in 2-D       probe, method, tokens, k, sample, seed,
+                                                                  perplexity
+norms        the distribution of row lengths, longest labelled    top
+neighbors    cosine and dot lists before and after a stretch      probe, k, stretch_factor
+scale        lengths and cosines before and after sqrt(D)         probe, k
+positions    learned positions beside the sinusoidal table        max_positions, base
+bands        sinusoidal wavelength bands at several widths        widths, base
+===========  ==================================================  ==========================================
+
+matplotlib, scikit-learn and umap-learn come with the ``plots`` extra.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence
+
+__all__ = ["OPTIONS", "plot"]
+
+# figure -> the options it takes (each a keyword of ``plot``)
+OPTIONS: dict[str, tuple[str, ...]] = {
+    "projection": ("probe", "method", "tokens", "k", "sample", "seed", "perplexity"),
+    "norms": ("top",),
+    "neighbors": ("probe", "k", "stretch_factor"),
+    "scale": ("probe", "k"),
+    "positions": ("max_positions", "base"),
+    "bands": ("widths", "base"),
+}
+
+
+def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (1200, 800),
+         tensor: str | None = None, words: str | os.PathLike | None = None, **options: Any) -> Any:
+    """Measure and draw one figure of a table.
+
+    Parameters
+    ----------
+    figure : {"projection", "norms", "neighbors", "scale", "positions", "bands"}
+    table_or_model : EmbeddingTable, str, os.PathLike or list of list of float
+        The (V, D) table, as ``embedlab.report`` takes it.
+    size : (int, int)
+        Width and height in pixels, each at least 100.
+    tensor, words : optional
+        For a model path: the token table's tensor name; a ``.npy`` table's word list.
+    **options
+        The figure's own options (``OPTIONS[figure]``): ``probe`` (token or id;
+        default as ``resolve_probe``), ``k`` (neighbours; default 10, 5 for
+        ``neighbors``, shrunk to V - 1), ``method`` (pca, tsne, umap), ``tokens``
+        (rows to project instead of the probe's), ``sample`` (random rows added,
+        40), ``seed`` (0), ``perplexity`` (t-SNE), ``top`` (longest rows
+        labelled, 10 or V), ``stretch_factor`` (4.0), ``max_positions`` (T_max
+        of a sinusoidal table for a table without positions, 512), ``widths``
+        (model widths, default D and D/2), ``base`` (10000.0).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        For an unknown figure, or ``perplexity`` without ``method="tsne"``.
+    TypeError
+        For an option the figure does not take, or ``probe``/``k``/``sample``
+        beside ``tokens``.
+    MissingExtraError
+        When the ``plots`` extra is not installed.
+    """
+    if figure not in OPTIONS:
+        raise ValueError(f"unknown figure {figure!r}: expected one of {', '.join(OPTIONS)}")
+    stray = sorted(set(options) - set(OPTIONS[figure]))
+    if stray:
+        raise TypeError(f"{', '.join(stray)} {'does' if len(stray) == 1 else 'do'} not apply to the {figure} figure: "
+                        f"it takes {', '.join(OPTIONS[figure])}")
+    from .api import _table
+    from .report import plots
+
+    fig = plots.new_figure(*size)
+    table = _table(table_or_model, tensor, words)
+    return _DRAW[figure](table, fig, **{name: options.get(name) for name in OPTIONS[figure]})
+
+
+def _projection(table: Any, fig: Any, *, probe: Any, method: str | None, tokens: Sequence[Any] | None,
+                k: int | None, sample: int | None, seed: int | None, perplexity: float | None) -> Any:
+    from .api import resolve_probe
+    from .measure import projection
+    from .report import plots
+
+    method, seed = method or "pca", 0 if seed is None else seed
+    if perplexity is not None and method != "tsne":
+        raise ValueError(f"perplexity applies to method='tsne' only, not method={method!r}")
+    if tokens is not None:
+        given = [name for name, value in (("probe", probe), ("k", k), ("sample", sample)) if value is not None]
+        if given:
+            raise TypeError(f"{', '.join(given)} do not apply with tokens: the rows projected are the tokens given")
+        ids, groups = [table.token_id(t) for t in tokens], None
+    else:
+        ids, groups = projection.choose_rows(table, resolve_probe(table, probe), k=10 if k is None else k,
+                                             sample=40 if sample is None else sample, seed=seed)
+    proj = projection.project(table, ids, method, groups=groups, seed=seed, perplexity=perplexity)
+    return plots.projection_figure(proj, fig)
+
+
+def _norms(table: Any, fig: Any, *, top: int | None) -> Any:
+    from .measure import norms
+    from .report import plots
+
+    return plots.norms_figure(norms.norm_distribution(table, top=min(10, table.V) if top is None else top), fig)
+
+
+def _neighbors(table: Any, fig: Any, *, probe: Any, k: int | None, stretch_factor: float | None) -> Any:
+    from .api import resolve_probe
+    from .measure import lab
+    from .report import plots
+
+    settings = lab.LabSettings(probe=resolve_probe(table, probe), k=min(5, table.V - 1) if k is None else k,
+                               stretch_factor=4.0 if stretch_factor is None else stretch_factor)
+    return plots.stretch_figure(lab.compare_stretch(table, settings), fig)
+
+
+def _scale(table: Any, fig: Any, *, probe: Any, k: int | None) -> Any:
+    from .api import resolve_probe
+    from .measure import lab
+    from .report import plots
+
+    p = resolve_probe(table, probe)
+    ids = table.nearest([p], min(10, table.V - 1) if k is None else k, "cosine").ids[0].tolist()
+    return plots.scale_figure(lab.compare_scale(table, p, ids), fig)
+
+
+def _positions(table: Any, fig: Any, *, max_positions: int | None, base: float | None) -> Any:
+    from .measure import positions
+    from .report import plots
+
+    maps = positions.position_maps(table, base=10000.0 if base is None else base,
+                                   max_positions=512 if max_positions is None else max_positions)
+    return plots.positions_figure(maps, fig)
+
+
+def _bands(table: Any, fig: Any, *, widths: Sequence[int] | None, base: float | None) -> Any:
+    from .engine import positional
+    from .report import plots
+
+    base = 10000.0 if base is None else base
+    widths = widths or [table.D, max(1, table.D // 2)]
+    return plots.bands_figure({w: positional.wavelengths(w, base) for w in widths}, base, fig)
+
+
+_DRAW = {"projection": _projection, "norms": _norms, "neighbors": _neighbors, "scale": _scale,
+         "positions": _positions, "bands": _bands}

@@ -1,0 +1,44 @@
+"""embedlab.plot: one call measures and draws a figure; options that do not apply are refused."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("matplotlib")
+
+import embedlab  # noqa: E402
+from embedlab import embed  # noqa: E402
+from embedlab.figures import OPTIONS  # noqa: E402
+
+ROWS = embed.make_table(30, 4, 5)
+
+
+def test_norms_labels_the_longest_rows_of_the_table():
+    fig = embedlab.plot("norms", ROWS, top=3)
+    lengths = np.linalg.norm(np.array(ROWS), axis=1)
+    longest = np.argsort(-lengths, kind="stable")[:3]
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert all(any(str(i) in text for text in texts) for i in longest)  # rows without vocabulary: labelled by id
+    assert "longest 3 labelled" in fig.axes[0].get_title()
+
+
+@pytest.mark.parametrize("figure, option", [("bands", "probe"), ("norms", "method"), ("scale", "top"),
+                                            ("positions", "k")])
+def test_an_option_the_figure_does_not_take_is_refused(figure, option):
+    assert option not in OPTIONS[figure]
+    with pytest.raises(TypeError, match=f"{option} does not apply to the {figure} figure"):
+        embedlab.plot(figure, ROWS, **{option: 1})
+
+
+def test_perplexity_without_tsne_and_probe_beside_tokens_are_refused():
+    with pytest.raises(ValueError, match="perplexity applies to method='tsne' only"):
+        embedlab.plot("projection", ROWS, method="pca", perplexity=5.0)
+    with pytest.raises(TypeError, match="probe do not apply with tokens"):
+        embedlab.plot("projection", ROWS, tokens=[0, 1, 2], probe=0)
+    with pytest.raises(ValueError, match="unknown figure 'nope'"):
+        embedlab.plot("nope", ROWS)
+
+
+def test_the_scale_figure_shrinks_its_default_k_to_a_small_table():
+    small = embed.make_table(4, 3, 1)
+    fig = embedlab.plot("scale", small, probe=0)  # default k 10 > V - 1 = 3: shrunk, not refused
+    assert fig.axes
