@@ -62,23 +62,30 @@ def test_report_on_a_list_of_rows_shrinks_the_default_k_and_says_so():
     assert r.cos_neighbors == [3, 2, 1] == embed.nearest_by_cosine(ROWS, 0, 3)
     assert r.dot_neighbors == [3, 2, 1]
     assert (r.vocab, r.dim, r.params, r.seed, r.source) == (4, 2, 8, None, None)
-    assert "notes" not in r.to_dict()  # the JSON is the lab contract; notes go to the terminal
+    assert r.to_dict()["notes"] == ["k = 3: the default 5 shrunk to V - 1"]  # after the lab contract's keys
 
 
 def test_report_never_changes_a_given_k_and_never_its_rows():
     rows = [list(row) for row in ROWS]
-    with pytest.raises(ValueError, match="k=5 is out of range"):  # k=5 > V - 1 = 3 is refused, not shrunk
+    with pytest.raises(ValueError, match="k=5 is out of range") as caught:  # k=5 > V - 1 = 3 is refused, not shrunk
         embedlab.report(rows, probe=0, k=5)
+    assert (caught.value.parameter, caught.value.value) == ("k", 5)
     assert embedlab.report(rows, probe=0, k=2).notes == ()
     assert rows == ROWS
 
 
 def test_report_refuses_options_that_do_not_apply_and_a_default_probe_beyond_the_table():
-    with pytest.raises(ValueError, match="tensor and words"):
+    with pytest.raises(ValueError, match="tensor= and words="):
         embedlab.report("seed", tensor="x")
-    with pytest.raises(TokenIdError, match=r"the default probe, id 137, is out of range for V=4: give probe="):
-        embedlab.report(ROWS)
-    with pytest.raises(TypeError, match="no vocabulary: query 'king'"):
+    # No probe on a table of V <= 137 rows without "king": the default shrinks to id 0 and says so.
+    small = embedlab.report(ROWS)
+    assert small.probe == 0 and small.notes[0] == "probe = 0: the default id 137 is beyond V = 4"
+    assert small.cos_neighbors == embed.nearest_by_cosine(ROWS, 0, 3)
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        embedlab.report([[1.0, 2.0]])
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        embedlab.report([])
+    with pytest.raises(TypeError, match="no vocabulary: probe 'king'"):
         embedlab.report("seed", probe="king")
     assert embedlab.report("seed", probe="id:4").probe == 4
 
@@ -100,11 +107,12 @@ def test_resolve_probe_default_is_king_where_the_vocabulary_holds_it():
     assert api.resolve_probe(named_table(), 1) == 1
 
 
-def test_resolve_probe_default_is_137_without_king_else_an_error_asking_for_one():
+def test_resolve_probe_default_is_137_without_king_else_id_0_with_a_note():
     assert api.resolve_probe([[0.0]] * 138) == 137
-    with pytest.raises(TokenIdError) as caught:
-        api.resolve_probe([[0.0]] * 137)
-    assert caught.value.parameter == "probe" and "V=137" in str(caught.value)
+    assert api.default_probe([[0.0]] * 138) == (137, ())
+    assert api.default_probe([[0.0]] * 137) == (0, ("probe = 0: the default id 137 is beyond V = 137",))
+    with pytest.raises(TokenIdError, match="no rows"):
+        api.default_probe([])
     with pytest.raises(TokenIdError, match="token id 4 is out of range for V=4") as caught:
         api.resolve_probe(ROWS, 4)
     assert caught.value.parameter == "probe"

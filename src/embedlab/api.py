@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # annotations only: these modules need NumPy / torch
     from .measure.params import ParamsResult
     from .measure.positions import PositionComparison
 
-__all__ = ["report", "neighbors", "hubs", "params", "positions", "encode", "demo", "resolve_probe",
+__all__ = ["report", "neighbors", "hubs", "params", "positions", "encode", "demo", "resolve_probe", "default_probe",
            "DEFAULT_PROBE_TOKEN", "DEFAULT_PROBE_ID", "REPORT_K", "DEFAULT_MEMORY",
            "DEFAULT_BASE"]
 
@@ -94,24 +94,32 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
     Returns
     -------
     LabResult
-        ``notes`` says what was adjusted without being asked (a default k shrunk to fit).
+        ``notes`` says what was adjusted without being asked (a default probe or k shrunk to fit).
 
     Raises
     ------
     ValueError
         ``tensor``/``words`` with ``"seed"``, a list of rows or a table; a
-        setting out of range (``LabSettings``); a ragged list of rows.
+        setting out of range (``LabSettings``; k above V - 1 names k); a
+        ragged list of rows; ``SizeError`` for a table of fewer than 2 rows.
     TokenIdError, UnknownTokenError, TypeError
-        For a bad probe (``resolve_probe``).
+        For a bad probe (``resolve_probe``). Without a probe the default is
+        ``default_probe``'s, with a note where it did not fit.
     SourceError, MissingExtraError
         For a model that cannot be loaded.
     """
     engine, table, seed, source = _lab_engine(table_or_model, tensor, words)
-    k, notes = fit_default(k, REPORT_K, engine.V - 1, "k", "V - 1")
-    settings = lab.LabSettings(probe=resolve_probe(table, probe), k=k, stretch_factor=stretch_factor,
-                               growth_factor=growth)
+    V = engine.V
+    if V < 2:
+        raise errors.SizeError(f"the lab needs a table of at least 2 rows (a probe and a neighbour), got V={V}")
+    k, k_notes = fit_default(k, REPORT_K, V - 1, "k", "V - 1")
+    if not isinstance(k, bool) and isinstance(k, int) and k > V - 1:
+        raise errors.SizeError(f"k={k} is out of range: a neighbour list of this table holds at most V - 1 = {V - 1} "
+                               "ids", parameter="k", value=k, expected=f"an int in [1, V - 1 = {V - 1}]")
+    probe_id, probe_notes = (resolve_probe(table, probe), ()) if probe is not None else default_probe(table)
+    settings = lab.LabSettings(probe=probe_id, k=k, stretch_factor=stretch_factor, growth_factor=growth)
     result = lab.measure(engine, settings, seed=seed, source=source, figures=figures)
-    return replace(result, notes=notes)
+    return replace(result, notes=probe_notes + k_notes)
 
 
 def resolve_probe(table: Table, probe: int | str | None = None) -> int:
@@ -135,24 +143,46 @@ def resolve_probe(table: Table, probe: int | str | None = None) -> int:
     >>> resolve_probe([[1.0, 0.0], [0.0, 1.0]], "id:1")
     1
     """
-    V, vocabulary = (len(table), None) if isinstance(table, (list, tuple)) else (table.V, table.vocabulary)
-    if probe is not None:
-        return resolve_id(probe, V, vocabulary, parameter="probe")
+    if probe is None:
+        return default_probe(table)[0]
+    V, vocabulary = _size_and_vocabulary(table)
+    return resolve_id(probe, V, vocabulary, parameter="probe")
+
+
+def default_probe(table: Table) -> tuple[int, tuple[str, ...]]:
+    """The probe when none is given, and the note that says so where the default did not fit.
+
+    ``"king"`` where the table's vocabulary holds it (id 137 of minilm is
+    ``[unused132]``, a token that means nothing), else the lab's id 137 (the
+    seed report's probe), else, on a table of V <= 137 rows, id 0 with a note.
+
+    Raises ``TokenIdError`` for a table without rows.
+
+    >>> default_probe([[1.0, 0.0], [0.0, 1.0]])
+    (0, ('probe = 0: the default id 137 is beyond V = 2',))
+    """
+    V, vocabulary = _size_and_vocabulary(table)
     if vocabulary is not None and DEFAULT_PROBE_TOKEN in vocabulary.token_to_index:
-        return vocabulary.token_to_index[DEFAULT_PROBE_TOKEN]
-    if V <= DEFAULT_PROBE_ID:
-        raise errors.TokenIdError(f"the default probe, id {DEFAULT_PROBE_ID}, is out of range for V={V}: give "
-                                  f"probe=, a token or an id below {V}", parameter="probe", value=None,
-                                  expected=f"a token or a token id below {V} (the default, id {DEFAULT_PROBE_ID}, "
-                                           f"is out of range for V={V})")
-    return DEFAULT_PROBE_ID
+        return vocabulary.token_to_index[DEFAULT_PROBE_TOKEN], ()
+    if V > DEFAULT_PROBE_ID:
+        return DEFAULT_PROBE_ID, ()
+    if V < 1:
+        raise errors.TokenIdError("the table has no rows (V=0): there is no token to probe")
+    return 0, (f"probe = 0: the default id {DEFAULT_PROBE_ID} is beyond V = {V}",)
+
+
+def _size_and_vocabulary(table: Table) -> tuple[int, Any]:
+    """(V, the vocabulary or None) of an EmbeddingTable or a list of rows."""
+    if isinstance(table, (list, tuple)):
+        return len(table), None
+    return table.V, table.vocabulary
 
 
 def _lab_engine(source: Table, tensor: Any, words: Any) -> tuple[Any, Any, int | None, dict[str, Any] | None]:
     """(engine, the table the probe is resolved on, seed, provenance), as ``cli/report.py`` builds them."""
     if (isinstance(source, str) and source == "seed") or isinstance(source, (list, tuple)):
         if tensor is not None or words is not None:
-            raise ValueError("tensor and words apply to a model path, not to 'seed' or a list of rows")
+            raise ValueError("tensor= and words= apply to a model path, not to 'seed' or a list of rows")
         seeded = isinstance(source, str)
         rows = embed.make_table(embed.VOCAB, embed.DIM, embed.SEED) if seeded else source
         return lab.ReferenceEngine(rows), rows, embed.SEED if seeded else None, None
@@ -349,11 +379,16 @@ def demo(**settings: Any) -> DemoResult:
     ``settings`` are the fields of ``measure.demo.DemoSettings``, each with its
     default: vocab_size=320 (V), d_model=64 (D), max_context_length=128
     (T_max), batch_size=4 (B), seq_len=32 (T), seed=11, max_offset=6,
-    base=10000.0. Raises ``TypeError`` for another name and ``ValueError``
+    base=10000.0; max_offset left out shrinks to T_max - 1 on a shorter position
+    table, with a note. Raises ``TypeError`` for another name and ``ValueError``
     for a size below 1; needs PyTorch (``MissingExtraError`` without it).
     """
     measure = _module("measure.demo", "the torch modules")
-    return measure.demo(measure.DemoSettings(**settings))
+    T_max = settings.get("max_context_length", measure.DemoSettings.max_context_length)
+    limit = T_max - 1 if isinstance(T_max, int) and not isinstance(T_max, bool) else 0
+    max_offset, notes = fit_default(settings.pop("max_offset", None), measure.DemoSettings.max_offset, limit,
+                                    "max_offset", "T_max - 1")
+    return replace(measure.demo(measure.DemoSettings(max_offset=max_offset, **settings)), notes=notes)
 
 
 # -- helpers -------------------------------------------------------------------------

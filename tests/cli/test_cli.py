@@ -39,7 +39,7 @@ def test_report_in_english(tmp_path):
     (["--probe", "600"], r"--probe 600: expected a token id in \[0, 512\)"),
     (["--probe", "-1"], r"--probe -1: expected a token id in \[0, 512\)"),
     (["--k", "0"], "--k 0: expected an int of at least 1"),
-    (["--k", "512"], "k=512"),
+    (["--k", "512"], r"--k 512: expected an int in \[1, V - 1 = 511\]"),
     (["--growth", "0"], "--growth 0: expected a whole number of at least 1"),
     (["--model", "nonesuch"], "unknown model 'nonesuch'"),
 ])
@@ -154,12 +154,15 @@ def test_default_probe_is_king_where_the_vocabulary_holds_it_else_id_137(tmp_pat
     assert data["probe"] == probe and data["probe_token"] == words[probe]
 
 
-def test_default_probe_beyond_a_small_table_asks_for_a_probe(tmp_path, capsys):
+def test_default_probe_beyond_a_small_table_shrinks_and_says_so_everywhere(tmp_path, capsys):
     pytest.importorskip("numpy")
-    assert run("report", *_npy_table(tmp_path, [f"w{i}" for i in range(100)]), "--out", str(tmp_path / "o")) == 1
-    err = capsys.readouterr().err
-    assert err == ("embedlab report: error: --probe is missing: expected a token or a token id below 100 "
-                   "(the default, id 137, is out of range for V=100)\n")
+    out = tmp_path / "o"
+    assert run("report", *_npy_table(tmp_path, [f"w{i}" for i in range(100)]), "--out", str(out), "--lang", "en") == 0
+    note = "probe = 0: the default id 137 is beyond V = 100"
+    assert f"note: {note}\n" in capsys.readouterr().out
+    data = json.loads((out / "embed_report.json").read_text(encoding="utf-8"))
+    assert data["probe"] == 0 and data["notes"] == [note]
+    assert f"> - {note}" in (out / "embed_report.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("argv", [["--tensor", "x"], ["--words", "w.txt"], ["--tensor", "x", "--words", "w.txt"]])

@@ -32,7 +32,8 @@ def test_a_library_error_names_the_flag_the_value_and_what_is_allowed(tmp_path, 
         pytest.importorskip("matplotlib")
     code, out, err = run(capsys, *argv)
     assert (code, out) == (1, "")
-    assert err == f"embedlab {argv[0]}: error: {line}\n"
+    command = " ".join(argv[:2]) if argv[0] == "plot" else argv[0]  # a figure of plot is named with it
+    assert err == f"embedlab {command}: error: {line}\n"
 
 
 def test_demo_names_its_own_flags():

@@ -165,5 +165,5 @@ def test_plot_projection_of_a_1_wide_table_is_refused_before_fitting(tmp_path, c
     out = tmp_path / "f.png"
     assert cli.main(["plot", "projection", "--method", method, "--model", _save(tmp_path, 200, 1), "--probe", "0",
                      "--out", str(out), "--quiet"]) == 1
-    assert capsys.readouterr().err == f"embedlab plot: error: a 2-D projection by {method} needs D >= 2, got D=1\n"
+    assert capsys.readouterr().err == f"embedlab plot projection: error: a 2-D projection by {method} needs D >= 2, got D=1\n"
     assert not out.exists()

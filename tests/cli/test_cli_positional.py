@@ -150,7 +150,7 @@ def test_encode_too_long(capsys, checkpoint):
 
 def test_encode_needs_a_tokenizer(capsys):
     code, _, err = _run(capsys, "encode", "--model", "seed", "hello")
-    assert code == 1 and "--model seed has no tokenizer.json" in err
+    assert code == 1 and "model 'seed' has no tokenizer.json" in err
 
 
 @pytest.mark.parametrize("model, message", [

@@ -172,7 +172,7 @@ def test_load_tokenizer_errors(tmp_path):
     with pytest.raises(SourceError, match="no tokenizer.json"):
         sources.load_tokenizer(str(tmp_path))
     for name in ("seed", "glove"):
-        with pytest.raises(SourceError, match=f"--model {name} has no tokenizer.json"):
+        with pytest.raises(SourceError, match=f"model '{name}' has no tokenizer.json"):
             sources.load_tokenizer(name)
     (tmp_path / "tokenizer.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(SourceError, match="cannot read the tokenizer"):

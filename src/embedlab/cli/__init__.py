@@ -28,13 +28,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parse(argv)
         return args.run(args)
     except KeyboardInterrupt:  # Ctrl-C, in a heavy import or a long search alike: no traceback
-        print(f"embedlab{'' if args is None else ' ' + args.command}: interrupted", file=sys.stderr)
+        print(f"embedlab{'' if args is None else ' ' + _command_name(args)}: interrupted", file=sys.stderr)
         return 130
     except USER_ERRORS as exc:
         if os.environ.get("EMBEDLAB_DEBUG"):
             raise
-        print(f"embedlab {args.command}: error: {message(exc, args)}", file=sys.stderr)
+        print(f"embedlab {_command_name(args)}: error: {message(exc, args)}", file=sys.stderr)
         return 1
+
+
+def _command_name(args: argparse.Namespace) -> str:
+    """``report``, or ``plot scale``: the command as typed, for the start of a message."""
+    figure = getattr(args, "figure", None)
+    return args.command if figure is None else f"{args.command} {figure}"
 
 
 def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -10,13 +10,17 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 
-def add_model_arguments(p: argparse.ArgumentParser, default: str = "seed") -> None:
-    p.add_argument("--model", default=default,
-                   help=f"seed, minilm, glove, or a path: a checkpoint folder, a .safetensors, "
-                        f".npy or GloVe/word2vec text file (default {default})")
+ANY_TABLE = "seed, minilm, glove, or a path: a checkpoint folder, a .safetensors, .npy or GloVe/word2vec text file"
+
+
+def add_model_arguments(p: argparse.ArgumentParser, default: str = "seed", kinds: str = ANY_TABLE,
+                        words: bool = True) -> None:
+    """--model (what ``kinds`` says it may be), --tensor and, where a table can be a .npy, --words."""
+    p.add_argument("--model", default=default, help=f"{kinds} (default {default})")
     p.add_argument("--tensor", type=given(str, "a tensor name"), help="for a checkpoint: the name of the token-embedding tensor")
-    p.add_argument("--words", type=given(str, "a word-list file"),
-                   help="for a .npy table: a file with one token per line, in row order")
+    if words:
+        p.add_argument("--words", type=given(str, "a word-list file"),
+                       help="for a .npy table: a file with one token per line, in row order")
 
 
 PROBE_HELP = ("probe token: a token string or a token id; a number that is also a token is the token, write "
@@ -107,7 +111,7 @@ def pixels(text: str) -> tuple[int, int]:
 def png_path(text: str) -> Path:
     """A file name ending in .png: figures are written as PNG only."""
     if not text.lower().endswith(".png"):
-        raise argparse.ArgumentTypeError(f"--out {text!r} must be a .png file name: figures are written as PNG")
+        raise argparse.ArgumentTypeError(f"{text!r} must be a .png file name: figures are written as PNG")
     return Path(text)
 
 

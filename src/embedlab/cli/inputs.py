@@ -24,7 +24,8 @@ def add_demo(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch", type=int, default=4, help="B, sequences in the batch (default 4)")
     p.add_argument("--seq", type=int, default=32, help="T, tokens per sequence (default 32)")
     p.add_argument("--seed", type=int, default=11, help="torch seed for the tables and the ids (default 11)")
-    p.add_argument("--max-offset", type=int, default=6, help="largest offset k of the cosine curve (default 6)")
+    p.add_argument("--max-offset", type=int, help="largest offset k of the cosine curve (default 6; T_max - 1 when "
+                                                  "smaller)")
     p.add_argument("--base", type=float, default=10000.0, help="sinusoidal base (default 10000)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(run=run_demo)
@@ -34,9 +35,9 @@ def run_demo(args: argparse.Namespace) -> int:
     from .. import api
     from ..report import formats, views
 
+    given = {"max_offset": args.max_offset} if args.max_offset is not None else {}
     result = api.demo(vocab_size=args.vocab, d_model=args.d_model, max_context_length=args.max_context,
-                      batch_size=args.batch, seq_len=args.seq, seed=args.seed, max_offset=args.max_offset,
-                      base=args.base)
+                      batch_size=args.batch, seq_len=args.seq, seed=args.seed, base=args.base, **given)
     print(formats.to_json(result) if args.json else views.demo_terminal(result), end="")
     return 0
 
@@ -52,7 +53,9 @@ def add_positions(sub: argparse._SubParsersAction) -> None:
         epilog="Examples:\n  embedlab positions --model minilm\n  embedlab positions --model path/to/checkpoint --json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    arguments.add_model_arguments(p, default="minilm")
+    arguments.add_model_arguments(p, default="minilm",
+                                  kinds="a table with learned positions: minilm, or a checkpoint folder or "
+                                        ".safetensors file holding a position table")
     p.add_argument("--base", type=float, default=10000.0, help="base of the sinusoidal table (default 10000)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(run=run_positions)
@@ -79,7 +82,9 @@ def add_encode(sub: argparse._SubParsersAction) -> None:
                '  embedlab encode --model minilm --truncate --json "a very long text ..."',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    arguments.add_model_arguments(p, default="minilm")
+    arguments.add_model_arguments(p, default="minilm", words=False,
+                                  kinds="a checkpoint with its tokenizer: minilm, or a checkpoint folder (or "
+                                        ".safetensors file) with tokenizer.json beside it")
     p.add_argument("texts", nargs="+", metavar="TEXT", help="one or more texts (one sequence each)")
     p.add_argument("--truncate", action="store_true",
                    help="cut texts longer than the position table to T_max tokens (default: an error)")
@@ -92,8 +97,6 @@ def run_encode(args: argparse.Namespace) -> int:
     from .. import api
     from ..report import formats, views
 
-    if args.words is not None:
-        args.usage_error("--words does not apply to encode: the tokenizer beside the checkpoint gives the tokens")
     result = api.encode(args.model, args.texts, truncate=args.truncate, show=args.show, tensor=args.tensor)
     print(formats.to_json(result) if args.json else views.encode_terminal(result), end="")
     return 0

@@ -79,8 +79,8 @@ ADD_OPTION = {
     "method": lambda p: p.add_argument("--method", choices=PROJECTION_METHODS, help="projection method (default pca)"),
     "tokens": lambda p: p.add_argument("--tokens", help="comma-separated tokens or ids to project, instead of the "
                                                         "probe, its neighbours and a random sample"),
-    "k": lambda p: p.add_argument("--k", type=int, help="neighbours per list (default 10; 5 for neighbors; V - 1 "
-                                                        "when smaller)"),
+    "k": lambda p: p.add_argument("--k", type=int, help="neighbours per list (default 10, 5 in the neighbors "
+                                                        "figure; V - 1 on a smaller table)"),
     "sample": lambda p: p.add_argument("--sample", type=int, help="random rows added to the projection (default 40)"),
     "seed": lambda p: p.add_argument("--seed", type=int, help="random seed of the sample, t-SNE and UMAP (default 0)"),
     "perplexity": lambda p: p.add_argument("--perplexity", type=float,

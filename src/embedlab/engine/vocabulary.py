@@ -172,7 +172,7 @@ def resolve_id(query: Any, V: int, vocabulary: Vocabulary | None = None, *, para
     if _DECIMAL.fullmatch(query.strip()):
         return _checked(int(query), V, parameter)
     if vocabulary is None:
-        raise TokenTypeError(f"table has no vocabulary: query {brief(query)} must be a token id",
+        raise TokenTypeError(f"table has no vocabulary: {parameter or 'query'} {brief(query)} must be a token id",
                              parameter=parameter, value=query,
                              expected=f"a token id in [0, {V}) (the table has no vocabulary)")
     try:

@@ -33,8 +33,9 @@ class DemoSettings:
     """What ``demo`` builds; the seed lesson's defaults.
 
     Raises ``SizeError`` (a ``ValueError``; ``parameter`` names the field) when a
-    size is below 1, and ``SizeError`` without a parameter when the tensors the
-    demo makes (tables, batch, logits) would pass ``DEMO_MAX_ELEMENTS`` elements.
+    size is below 1, when T > T_max or max_offset >= T_max, and ``SizeError``
+    without a parameter when the tensors the demo makes (tables, batch, logits)
+    would pass ``DEMO_MAX_ELEMENTS`` elements.
     """
 
     vocab_size: int = 320  # V
@@ -53,7 +54,16 @@ class DemoSettings:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise SizeError(f"{name}={value!r} must be an int of at least 1", parameter=name, value=value,
                                 expected="an int of at least 1")
-        V, D, B, T = self.vocab_size, self.d_model, self.batch_size, self.seq_len
+        V, D, B, T, T_max = self.vocab_size, self.d_model, self.batch_size, self.seq_len, self.max_context_length
+        if T > T_max:
+            raise SizeError(f"seq_len={T} exceeds max_context_length={T_max}: the position tables have T_max rows",
+                            parameter="seq_len", value=T, expected=f"at most T_max = {T_max}, the rows of the position "
+                                                                    "tables")
+        if self.max_offset >= T_max:
+            raise SizeError(f"max_offset={self.max_offset} must be below max_context_length={T_max}: rows p and "
+                            "p + k of the position tables must both exist", parameter="max_offset",
+                            value=self.max_offset, expected=f"an offset below T_max = {T_max}, so that rows p and "
+                                                            "p + k both exist")
         elements = 2 * V * D + 2 * self.max_context_length * D + B * T * (3 * D + V)  # tables, inputs, logits
         if elements > DEMO_MAX_ELEMENTS:
             raise SizeError(f"the demo would hold {elements:,} float32 values (V={V}, D={D}, B={B}, T={T}): "
@@ -80,10 +90,11 @@ class DemoResult:
     wavelengths: list[float]  # positions, one per sin/cos pair
     bands_longer_than_context: int
     too_long_error: str  # what the learned table says at T_max + 1
+    notes: tuple[str, ...] = ()  # what was adjusted without being asked (a default max_offset shrunk)
 
     def to_dict(self) -> dict[str, Any]:
-        """The fields as a JSON-able dict."""
-        return asdict(self)
+        """The fields as a JSON-able dict (notes as a list)."""
+        return {**asdict(self), "notes": list(self.notes)}
 
 
 def demo(settings: DemoSettings = DemoSettings()) -> DemoResult:

@@ -152,12 +152,15 @@ class LabResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The report's JSON object: the lab contract's keys in order (``REPORT_KEYS``), then, for
-        tables with a vocabulary, the token strings beside the ids, and the source's provenance."""
+        tables with a vocabulary, the token strings beside the ids, the source's provenance, and
+        the notes (what was adjusted without being asked), where there are any."""
         out = {key: _plain(getattr(self, key)) for key in REPORT_KEYS}
         if self.tokens is not None:
             out.update(self.tokens)
         if self.source is not None:
             out["source"] = dict(self.source)
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out
 
 

@@ -29,7 +29,7 @@ td, th { border: 1px solid #ddd; padding: 0.25rem 0.6rem; text-align: left; vert
 th { background: #f4f4f4; }
 code { background: #f4f4f4; padding: 0 0.2rem; border-radius: 3px; }
 figure { margin: 1rem 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
-figcaption, .left-out { font-size: 0.85rem; color: #555; }
+figcaption, .left-out, .note { font-size: 0.85rem; color: #555; }
 """
 
 
@@ -71,6 +71,7 @@ def report_html(result: LabResult, lang: str = DEFAULT_LANGUAGE) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>",
         f"<body><h1>{html.escape(title)}</h1>",
+        *(f'<p class="note">{html.escape(words["note"])}: {html.escape(note)}</p>' for note in result.notes),
     ]
     for section in sections:
         parts.append(f'<section id="{section.key}"><h2>{html.escape(section.heading)}</h2>')

@@ -82,7 +82,7 @@ def report_sections(result: LabResult, lang: str = DEFAULT_LANGUAGE,
     words = WORDS[lang]
     fields = _prose_fields(result, words, inline)
     sections = [
-        ReportSection(section.key, heading, inline.text(words[section.key]).format(**fields),
+        ReportSection(section.key, heading, inline.text(words[_prose_key(section, result)]).format(**fields),
                       _rows(result, section, inline), section.figures)
         for section, heading in zip(SECTIONS, words["headings"])
     ]
@@ -90,7 +90,8 @@ def report_sections(result: LabResult, lang: str = DEFAULT_LANGUAGE,
 
 
 def report_markdown(result: LabResult, lang: str = DEFAULT_LANGUAGE) -> str:
-    """``embed_report.md``: a title, then exactly five second-level sections.
+    """``embed_report.md``: a title, the notes (what was adjusted without being asked), then exactly
+    five second-level sections.
 
     Each section is prose in ``lang`` ("ko", "en", "ja", "zh") with the
     measured numbers and neighbour ids (and tokens, where the table has them),
@@ -101,6 +102,8 @@ def report_markdown(result: LabResult, lang: str = DEFAULT_LANGUAGE) -> str:
     title, sections = report_sections(result, lang)
     header = WORDS[lang]["table_header"]
     lines = [f"# {title}", ""]
+    if result.notes:
+        lines += [f"> {WORDS[lang]['note']}:", *(f"> - {MARKDOWN.text(note)}" for note in result.notes), ""]
     for section in sections:
         lines += [f"## {section.heading}", "", section.prose, ""]
         lines += [f"| {header[0]} | {header[1]} |", "|---|---|"]
@@ -126,6 +129,14 @@ _SUMMARY = {
     "dot_after_stretch": lambda r: _ids(r.dot_after_stretch, _token(r, "dot_after_stretch_tokens")),
     "rms": lambda r: f"{number(r.rms_plain)} -> {number(r.rms_scaled)}",
 }
+
+
+def _prose_key(section: Section, result: LabResult) -> str:
+    """The words of a section's prose: its own, or, where they would claim what did not happen,
+    the variant that says what did (a zero probe vector gets no longer and has no direction)."""
+    if section.key == "scale" and result.rms_plain == 0:
+        return "scale_zero"
+    return section.key
 
 
 def _prose_fields(result: LabResult, words: dict[str, Any], inline: Inline) -> dict[str, str]:

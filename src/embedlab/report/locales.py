@@ -72,6 +72,11 @@ WORDS: dict[str, dict[str, object]] = {
         },
         "table_header": ("값", "잰 수"),
         "figure_left_out": "이 그림은 뺐다: {reason}",
+        "note": "참고",
+        "scale_zero": (
+            "탐침 토큰 {probe}의 벡터는 영벡터다: √D(= √{dim})를 곱해도(Vaswani 외 2017, 3.4절) 그대로 0이고(rms: 곱하기 전 "
+            "{rms_plain}, 곱한 뒤 {rms_scaled}), 영벡터에는 방향이 없다. 이 실험실의 규칙에 따라 영벡터와의 코사인은 0.0이다."
+        ),
     },
     "en": {
         "title": "From the embedding table to the logits: lab report",
@@ -132,6 +137,12 @@ WORDS: dict[str, dict[str, object]] = {
         },
         "table_header": ("key", "measured"),
         "figure_left_out": "Figure left out: {reason}",
+        "note": "Note",
+        "scale_zero": (
+            "The vector of the probe {probe} is zero: multiplying it by √D = √{dim} (Vaswani et al. 2017, section 3.4) "
+            "leaves it zero (rms {rms_plain} before, {rms_scaled} after), and a zero vector has no direction; by the "
+            "lab's rule its cosine with any vector is 0.0."
+        ),
     },
     "ja": {
         "title": "埋め込み表からロジットまで：実験レポート",
@@ -188,6 +199,12 @@ WORDS: dict[str, dict[str, object]] = {
         },
         "table_header": ("キー", "測定値"),
         "figure_left_out": "この図は省いた：{reason}",
+        "note": "注",
+        "scale_zero": (
+            "プローブ {probe} のベクトルはゼロベクトルである：√D = √{dim} を掛けても（Vaswani ら 2017、3.4 節）ゼロのまま"
+            "（rms は {rms_plain} から {rms_scaled}）で、ゼロベクトルには向きがない。この実験の規則では、ゼロベクトルとの"
+            "コサインは 0.0 とする。"
+        ),
     },
     "zh": {
         "title": "从嵌入表到 logits：实验报告",
@@ -243,6 +260,11 @@ WORDS: dict[str, dict[str, object]] = {
         },
         "table_header": ("键", "测量值"),
         "figure_left_out": "此图从略：{reason}",
+        "note": "注",
+        "scale_zero": (
+            "探针 {probe} 的向量是零向量：乘以 √D = √{dim}（Vaswani 等 2017，第 3.4 节）后仍为零（rms 从 {rms_plain} "
+            "变为 {rms_scaled}），零向量没有方向；按本实验的规则，与零向量的余弦为 0.0。"
+        ),
     },
 }
 

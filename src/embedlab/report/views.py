@@ -103,6 +103,7 @@ def demo_terminal(result: "DemoResult") -> str:
               f"T_max={s['max_context_length']}"]
     lines += _wrapped([f"{w:.4g}" for w in bands])
     lines += ["", f"learned positions stop at T_max: {result.too_long_error}"]
+    lines += [f"note: {note}" for note in result.notes]
     return "\n".join(lines) + "\n"
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import checkpoint
 from .. import embed
-from ..errors import SourceError, UnsafeFormatError
+from ..errors import SourceError, UnsafeFormatError, brief
 from ..engine.table import EmbeddingTable, Provenance
 
 from .npy import load_npy
@@ -108,10 +108,14 @@ def _check_options(model: str, *, tensor: str | None, words: str | Path | None) 
     takes_tensor = model == "minilm" or (model not in NAMED and suffix not in (".npy", *TEXT_SUFFIXES))
     takes_words = model not in NAMED and suffix == ".npy"
     if tensor is not None and not takes_tensor:
-        raise SourceError(f"tensor= (--tensor) does not apply to {model!r}: only checkpoints (minilm, a folder, a "
-                          ".safetensors file) have named tensors")
+        raise SourceError(f"tensor={brief(tensor)} does not apply to {model!r}: only checkpoints (minilm, a folder, a "
+                          ".safetensors file) have named tensors", parameter="tensor", value=tensor,
+                          expected=f"a checkpoint as the model (minilm, a folder, a .safetensors file): {model!r} has "
+                                   "no named tensors")
     if words is not None and not takes_words:
-        raise SourceError(f"words= (--words) does not apply to {model!r}: only a .npy table takes a word list")
+        raise SourceError(f"words={brief(str(words))} does not apply to {model!r}: only a .npy table takes a word list",
+                          parameter="words", value=str(words),
+                          expected=f"a .npy table as the model: {model!r} brings its own tokens")
 
 
 def _load_path(path: Path, *, tensor: str | None, words: str | Path | None) -> EmbeddingTable:

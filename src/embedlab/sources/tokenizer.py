@@ -46,7 +46,7 @@ def load_tokenizer(model: str = "minilm") -> Any:
     if model == "minilm":
         folder = path = package_dir("minilm") / "model"
     elif model in NAMED:
-        raise SourceError(f"--model {model} has no tokenizer.json: it is a bare table, not a checkpoint "
+        raise SourceError(f"model {model!r} has no tokenizer.json: it is a bare table, not a checkpoint "
                           "(try --model minilm or a checkpoint folder)")
     else:
         path = existing_path(model, A_CHECKPOINT)
