@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from embedlab import cli
+from embedlab.errors import MODULE_EXTRAS
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -289,7 +290,7 @@ def test_each_module_of_a_hint_is_in_the_extra_it_names():
     pyproject = tomllib.loads((SRC.parent / "pyproject.toml").read_text(encoding="utf-8"))
     extras = pyproject["project"]["optional-dependencies"]
     distribution = {"sklearn": "scikit-learn", "umap": "umap-learn"}
-    for module, extra in cli.errors.EXTRAS.items():
+    for module, extra in MODULE_EXTRAS.items():
         names = {re.split(r"[<>=\[ ]", req)[0] for req in extras[extra]}
         assert distribution.get(module, module) in names, (module, extra)
     for extra in ("data", "torch", "plots"):  # the hint leaves out models beside these: they install it

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import EmbedlabError, MissingExtraError, brief, install_hint
+from ..errors import MODULE_EXTRAS, EmbedlabError, MissingExtraError, brief, install_hint
 
-__all__ = ["USER_ERRORS", "EXTRAS", "COMMAND_EXTRAS", "FLAGS", "COMMAND_FLAGS", "flag", "message"]
+__all__ = ["USER_ERRORS", "COMMAND_EXTRAS", "FLAGS", "COMMAND_FLAGS", "flag", "message"]
 
 # What the user got wrong rather than a bug: the builtins the library raises, and the
 # package EmbedlabError subclasses of them. Anything else is a bug and shows its
@@ -42,10 +42,6 @@ COMMAND_FLAGS = {
     ("plot", "d_model"): "--widths", ("plot", "num_positions"): "--max-positions",
 }
 
-# Third-party modules -> the extra that installs them, for a clear "install this" message.
-EXTRAS = {"numpy": "models", "safetensors": "models", "tokenizers": "models", "pyarrow": "models",
-          "tqdm": "models", "scipy": "models", "threadpoolctl": "models", "torch": "torch",
-          "matplotlib": "plots", "sklearn": "plots", "umap": "plots"}
 # The extras a command needs whatever its model (the model adds models or data, --html adds
 # plots), so that one install hint names them all: installing one extra per failed run, only
 # to be asked for the next, is what a hint must spare the user.
@@ -58,8 +54,8 @@ def message(exc: BaseException, args: argparse.Namespace | None = None) -> str:
     """One line for the user: what went wrong in the flags they typed, and for a missing
     library, one install hint with every extra the command needs."""
     module = (getattr(exc, "name", None) or "").split(".")[0]
-    if isinstance(exc, ModuleNotFoundError) and module in EXTRAS:
-        hint = install_hint(command_extras(args) | {EXTRAS[module]})
+    if isinstance(exc, ModuleNotFoundError) and module in MODULE_EXTRAS:
+        hint = install_hint(command_extras(args) | {MODULE_EXTRAS[module]})
         return f"this command needs {exc.name}, which is not installed: {hint} {EVERY_EXTRA}"
     if isinstance(exc, MissingExtraError) and exc.extras:
         # The library's hint names the extra of the one thing it lacked: name the whole command's.
