@@ -166,8 +166,12 @@ def test_command_output_is_the_readmes(example, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "gpt2").mkdir()
     (tmp_path / "gpt2" / "config.json").write_text(GPT2_CONFIG, encoding="utf-8")
-    assert main(argv(example.command)) == 0
-    out = capsys.readouterr().out
+    code = main(argv(example.command))
+    captured = capsys.readouterr()
+    # An example that shows an error shows stderr, and the command must fail with exit code 1.
+    failing = ": error: " in example.output.split("\n", 1)[0]
+    assert code == (1 if failing else 0), example.command
+    out = captured.err if failing else captured.out
     assert matches(example.output, out), (f"README.md line {example.line}: {example.command}\n"
                                           f"--- shown\n{example.output}--- actual\n{out}")
 
