@@ -71,7 +71,7 @@ _LAZY = {
     "ParamsResult": "measure.params",
     "load": "sources.loaders",
     "EmbeddingTable": "engine.table",
-    "Provenance": "engine.table",
+    "Provenance": "engine.provenance",
     "Vocabulary": "engine.vocabulary",
     "resolve_ids": "engine.vocabulary",
     "Neighbors": "engine.search",

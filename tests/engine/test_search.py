@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from embedlab import embed
 from embedlab.errors import ShapeError, UnknownTokenError
 from embedlab.engine.lengths import vector_norms
-from embedlab.engine.search import plan_blocks, search
+from embedlab.engine.plan import plan_blocks
+from embedlab.engine.search import search
 from embedlab.engine.table import EmbeddingTable
 
 REFERENCE = {"cosine": embed.nearest_by_cosine, "dot": embed.nearest_by_dot}

@@ -13,56 +13,19 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k,
 from __future__ import annotations
 
 import math
-import os
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..errors import ShapeError, SizeError, TokenIdError
-from .lengths import NORM_HIGH, NORM_LOW, vector_norms
-from .search import DEFAULT_MEMORY, METRICS, Neighbors, search
+from .gather import gather_rows
+from .lengths import vector_norms
+from .provenance import Provenance
+from .search import DEFAULT_MEMORY, METRICS, Neighbors, check_k, search
+from .storage import readonly_matrix
 from .vocabulary import Vocabulary, resolve_id, resolve_ids
 
-__all__ = ["EmbeddingTable", "Provenance"]
-
-
-@dataclass(frozen=True)
-class Provenance:
-    """Where a table came from.
-
-    Attributes
-    ----------
-    source : str
-        ``"seed"``, a named source (``"minilm"``, ``"glove"``) or the kind of
-        path it was read from (``"safetensors"``, ``"npy"``, ``"text"``).
-    path : str or None
-        The file or folder read, if any.
-    tensor : str or None
-        The tensor name inside a checkpoint, if any.
-    dtype : str or None
-        The dtype as stored in the file (``"F32"``, ``"float32"``, ``"BF16"``).
-    tied : bool or None
-        Whether the model's output head is this very table (weight tying);
-        ``None`` where the source has no output head to speak of (word vectors).
-    tie_evidence : str or None
-        Why ``tied`` has its value (config key, head key absent, bytes equal, ...).
-    package : str or None
-        ``"name version"`` of the PyPI package that shipped the data.
-    """
-
-    source: str
-    path: str | None = None
-    tensor: str | None = None
-    dtype: str | None = None
-    tied: bool | None = None
-    tie_evidence: str | None = None
-    package: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The fields as a JSON-able dict."""
-        return asdict(self)
+__all__ = ["EmbeddingTable"]
 
 
 class EmbeddingTable:
@@ -112,16 +75,16 @@ class EmbeddingTable:
     ) -> None:
         self._provenance = provenance or Provenance("array")
         where = _where(self._provenance)
-        self._W = _readonly_matrix(matrix, f"table{where}")  # (V, D)
+        self._W = readonly_matrix(matrix, f"table{where}")  # (V, D)
         V, D = self._W.shape
         if vocabulary is not None and not isinstance(vocabulary, Vocabulary):
             vocabulary = Vocabulary(vocabulary)
         if vocabulary is not None and len(vocabulary) != V:
             raise ShapeError(f"vocabulary has {len(vocabulary)} tokens, the table has V={V} rows")
         self._vocabulary = vocabulary
-        self._positions = None if positions is None else _readonly_matrix(positions, f"position table{where}", D)
+        self._positions = None if positions is None else readonly_matrix(positions, f"position table{where}", D)
         self._token_types = (None if token_types is None
-                             else _readonly_matrix(token_types, f"token-type table{where}", D))
+                             else readonly_matrix(token_types, f"token-type table{where}", D))
         self._norms: np.ndarray | None = None  # (V,) float64, computed on first use
 
     @classmethod
@@ -264,7 +227,7 @@ class EmbeddingTable:
         elif out.shape != shape or out.dtype != self._W.dtype or not out.flags.c_contiguous:
             raise ShapeError(f"out must be a C-contiguous {self._W.dtype} array of shape {shape}, "
                              f"got {out.dtype} {out.shape}")
-        _gather_rows(self._W, idx.reshape(-1), out.reshape(-1, shape[-1]))
+        gather_rows(self._W, idx.reshape(-1), out.reshape(-1, shape[-1]))
         return out
 
     def lookup_via_one_hot(self, ids: Any) -> np.ndarray:
@@ -410,7 +373,7 @@ class EmbeddingTable:
         ([[1, 2]], [[1, 2]])
         """
         ids = self._ids(queries).reshape(-1)  # (N,) resolved and checked at once
-        _check_k(k, self.V - 1, "V-1 (the query itself is left out)")
+        check_k(k, self.V - 1, "V-1 (the query itself is left out)")
         return self._search(None, k, metric, exclude=ids, memory=memory, progress=progress)
 
     def nearest_to_vector(self, vectors: Any, k: int, metric: str = "cosine", *, memory: int = DEFAULT_MEMORY) -> Neighbors:
@@ -439,7 +402,7 @@ class EmbeddingTable:
         bad = np.flatnonzero(~np.isfinite(Q).all(axis=1))
         if bad.size:
             raise ValueError(f"query vector {int(bad[0])} contains NaN or infinity")
-        _check_k(k, self.V, "V")
+        check_k(k, self.V, "V")
         return self._search(Q, k, metric, exclude=None, memory=memory)
 
     def _search(self, Q: np.ndarray | None, k: int, metric: str, *, exclude: np.ndarray | None,
@@ -473,107 +436,8 @@ class EmbeddingTable:
         return arr.astype(np.int64, copy=False)
 
 
-# Above this many bytes of rows a lookup is split over the cores: handing work to
-# a thread costs tens of microseconds, which only pays off on large batches (measured).
-_GATHER_SPLIT = 4 * 2**20
-_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-_gather_threads: ThreadPoolExecutor | None = None  # started on the first large lookup
-
-
-def _gather_rows(W: np.ndarray, ids: np.ndarray, out: np.ndarray) -> None:
-    """``out[i] = W[ids[i]]`` for checked ids (N,) into out (N, D), split over the cores when large."""
-    global _gather_threads
-    if out.nbytes <= _GATHER_SPLIT or _CORES == 1:
-        W.take(ids, 0, out, "clip")  # the method: np.take's Python wrapper costs a microsecond
-        return
-    if _gather_threads is None:
-        _gather_threads = ThreadPoolExecutor(_CORES - 1, thread_name_prefix="embedlab-lookup")
-    edges = np.linspace(0, len(ids), _CORES + 1).astype(int)
-    parts = [(ids[a:b], out[a:b]) for a, b in zip(edges[:-1], edges[1:])]
-    done = [_gather_threads.submit(np.take, W, part_ids, 0, part_out, "clip") for part_ids, part_out in parts[1:]]
-    np.take(W, parts[0][0], axis=0, out=parts[0][1], mode="clip")  # the first share on this thread
-    for future in done:
-        future.result()
-
-
-def _readonly_matrix(matrix: Any, what: str, width: int | None = None) -> np.ndarray:
-    if isinstance(matrix, np.ndarray) and matrix.flags.c_contiguous and _frozen(matrix):
-        arr = matrix  # a read-only row-major map or view of read-only memory: nobody can write through it
-    else:
-        arr = np.array(matrix, order="C")  # always a fresh, row-major copy
-    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
-        raise ShapeError(f"{what} must be a 2-D array with at least one row and column, got shape {arr.shape}")
-    if not np.issubdtype(arr.dtype, np.floating):
-        raise TypeError(f"{what} must be floating point, got dtype {arr.dtype}")
-    if width is not None and arr.shape[1] != width:
-        raise ShapeError(f"{what} has width {arr.shape[1]}, the token table has D={width}")
-    _check_finite(arr, what)
-    if arr.flags.writeable:
-        arr.flags.writeable = False
-    return arr
-
-
-def _frozen(arr: np.ndarray) -> bool:
-    """True when nothing can write ``arr``'s memory: it and every array it views are read-only,
-    and the buffer beneath them (a read-only map, ``bytes``) is too. A read-only view of a
-    writable array is not frozen: its owner can still change it (case C02)."""
-    base: Any = arr
-    while isinstance(base, np.ndarray):
-        if base.flags.writeable:
-            return False
-        if base.base is None:
-            return True  # a read-only array that owns its memory
-        base = base.base
-    try:
-        return memoryview(base).readonly
-    except TypeError:
-        return False
-
-
-def _check_finite(arr: np.ndarray, what: str) -> None:
-    """Refuse NaN and infinity: they make every ranking and every cosine that touches them wrong.
-
-    Also refuses a row whose length overflows float64 (finite entries near
-    1e308) or is a nonzero subnormal (entries near 1e-310); only float64
-    tables can hold them, and every length is measured in float64. Scanned in blocks of rows, so a memory-mapped table is read once
-    and no full-size boolean array is made.
-    """
-    block = max(1, 2**22 // arr.shape[1])  # rows per block, ~4M values
-    for start in range(0, arr.shape[0], block):
-        rows = arr[start:start + block]  # (b, D)
-        finite = np.isfinite(rows)
-        if not finite.all():
-            r, c = np.argwhere(~finite)[0]
-            value = arr[start + r, c]
-            raise ValueError(f"{what} holds {value} at row {start + r}, column {c}: NaN and infinity are refused")
-        if arr.dtype == np.float64 and np.abs(rows).max() > NORM_HIGH:
-            too_long = np.flatnonzero(~np.isfinite(vector_norms(rows)))
-            if too_long.size:
-                r = int(too_long[0])
-                raise ValueError(f"{what}: row {start + r} is too long for float64, its length overflows (largest "
-                                 f"entry {np.abs(rows[r]).max():.3g}); lengths are measured in float64")
-        if arr.dtype == np.float64 and ((rows != 0) & (np.abs(rows) < NORM_LOW)).any():
-            lengths = vector_norms(rows)  # (b,)
-            too_short = np.flatnonzero((lengths > 0) & (lengths < np.finfo(np.float64).tiny))
-            if too_short.size:
-                r = int(too_short[0])
-                raise ValueError(f"{what}: row {start + r} is too short for float64, its length is subnormal "
-                                 f"(largest entry {np.abs(rows[r]).max():.3g}), too imprecise to divide by; lengths "
-                                 f"are measured in float64")
-
-
 def _where(provenance: Provenance) -> str:
     """' (glove, /path, tensor X)' for error messages: which table."""
     parts = [p for p in (provenance.source, provenance.path, provenance.tensor and f"tensor {provenance.tensor}") if p]
     return f" ({', '.join(parts)})" if parts and parts != ["array"] else ""
 
-
-def _check_k(k: Any, limit: int, what: str) -> None:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"k must be an int, got {k!r}")
-    if limit < 1:
-        raise SizeError(f"k={k}: a table with one row has no other token to list", parameter="k", value=k,
-                        expected="a table of at least two rows (this one has V=1)")
-    if not 1 <= k <= limit:
-        raise SizeError(f"k={k} is out of range: expected 1 <= k <= {what} = {limit}", parameter="k", value=k,
-                        expected=f"an int from 1 to {what} = {limit}")

@@ -24,7 +24,8 @@ import numpy as np
 from . import checkpoint
 from .. import embed
 from ..errors import SourceError, UnsafeFormatError, brief
-from ..engine.table import EmbeddingTable, Provenance
+from ..engine.provenance import Provenance
+from ..engine.table import EmbeddingTable
 
 from .npy import load_npy
 from .resolve import NAMED, PICKLE_SUFFIXES, TEXT_SUFFIXES, check_model_name, existing_path, package_dir, package_version, ANY_SOURCE

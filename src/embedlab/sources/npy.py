@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import SourceError, UnsafeFormatError
-from ..engine.table import EmbeddingTable, Provenance
+from ..engine.provenance import Provenance
+from ..engine.table import EmbeddingTable
 from ..engine.vocabulary import Vocabulary
 from .word_vectors import read_words
 

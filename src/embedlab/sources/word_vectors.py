@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import MissingExtraError, SourceError
-from ..engine.table import EmbeddingTable, Provenance
+from ..engine.provenance import Provenance
+from ..engine.table import EmbeddingTable
 from ..engine.vocabulary import Vocabulary
 
 __all__ = ["load_text", "read_words", "check_unique", "parquet_words"]

@@ -1,0 +1,112 @@
+"""Floating-point precision of a neighbour search: the GEMM's dtype, its rounding margin, float64's range.
+
+The screen scores in float32 where that is safe (``gemm_dtype``); every GEMM
+score is within ``margin`` of the exact score, which is what lets the filter
+drop a row for good; and ``check_dot_range`` refuses dot products that even
+float64 cannot rank, before any work is done.
+
+Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries; ``m`` queries in a block.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .lengths import SQUARES_LOW
+
+__all__ = ["gemm_dtype", "margin", "check_dot_range", "longest_other"]
+
+
+def gemm_dtype(table_dtype: np.dtype, metric: str, q_norms: np.ndarray, row_norms: np.ndarray) -> type:
+    """The GEMM's dtype: float32 for float16/float32 tables, unless their scores leave float32's comfortable range.
+
+    Dot scores are at most ``|q| |w|``; cosine scales queries and rows to unit
+    length by ``1 / |w|``. Either way float32 is used only when every nonzero
+    length lies in [1e-15, 1e15] (and dot scores below 1e30): outside it,
+    scores or scale factors could overflow, or underflow past the rounding
+    margin, so the search runs in float64, which changes no result.
+
+    ``check_dot_range`` has refused dot products that float64 cannot hold.
+    """
+    lengths = np.concatenate([q_norms, row_norms])
+    lengths = lengths[lengths > 0]
+    if table_dtype == np.float64:
+        return np.float64
+    in_range = not lengths.size or (lengths.min() >= 1e-15 and lengths.max() <= 1e15)
+    if metric == "dot":
+        in_range = in_range and float(q_norms.max(initial=0.0)) * float(row_norms.max(initial=0.0)) <= 1e30
+    return np.float32 if in_range else np.float64
+
+
+def margin(metric: str, D: int, dtype: type, q_norms: np.ndarray, reach: np.ndarray) -> np.ndarray:
+    """A bound on |GEMM score - exact score| per query, shape (m,), float64.
+
+    ``reach`` (m,) is the length of the longest row each query is scored
+    against (its own id, left out, aside).
+
+    A dot product of length D in floating point is off by at most
+    ``D * u * sum|q_i w_i| <= D * u * |q| * |w|`` (u = eps / 2; Higham,
+    Accuracy and Stability of Numerical Algorithms, 2002, section 3.1).
+    Scaling rows and queries to unit length and rounding the float64 queries
+    and the bar to the GEMM's dtype add a few u more; (D + 8) * eps covers it
+    with room to spare. Cosine scores use unit vectors, so |q| |w| <= 1.
+    """
+    unit = (D + 8) * np.finfo(dtype).eps
+    if metric == "cosine":
+        return np.full(q_norms.shape, unit)
+    return unit * q_norms * reach
+
+
+def check_dot_range(q_norms: np.ndarray, row_norms: np.ndarray, exclude: np.ndarray | None) -> None:
+    """Refuse dot products that float64 cannot rank: (N,), (V,), (N,) ids or None.
+
+    ``|dot(q, w)| <= |q| |w|``: above about 2e307 it may overflow to inf; a
+    nonzero pair whose ``|q| |w|`` is below 1e-280 (``SQUARES_LOW``) loses its
+    digits to underflow, and with them its order. Each query is checked
+    against the longest and the shortest nonzero row other than its own id
+    (a query by id never scores itself). Zero rows and queries score 0.0 exactly.
+
+    Raises ``ValueError`` naming the query and the row.
+    """
+    V = len(row_norms)
+    if not len(q_norms) or V < 2:
+        return
+    own = np.full(len(q_norms), -1) if exclude is None else exclude  # (N,)
+    far = longest_other(row_norms, exclude, len(q_norms))  # (N,)
+    nonzero = np.flatnonzero(row_norms > 0)
+    shortest = nonzero[_two_largest(-row_norms[nonzero])]  # the shortest nonzero rows
+    with np.errstate(over="ignore", under="ignore"):
+        top = q_norms * row_norms[far]  # (N,)
+        i = int(np.argmax(top))
+        if top[i] > np.finfo(np.float64).max / 8:
+            raise ValueError(f"dot products overflow float64: {_query_name(i, exclude)} (length {q_norms[i]:.3g}) times row "
+                             f"{int(far[i])} (length {row_norms[far[i]]:.3g})")
+        if not shortest.size:
+            return
+        near = np.where(own == shortest[0], shortest[-1], shortest[0])  # (N,)
+        low = np.where((q_norms > 0) & (near != own), q_norms * row_norms[near], np.inf)  # (N,)
+        i = int(np.argmin(low))
+        if low[i] < SQUARES_LOW:
+            raise ValueError(f"dot products underflow float64: {_query_name(i, exclude)} (length {q_norms[i]:.3g}) times row "
+                             f"{int(near[i])} (length {row_norms[near[i]]:.3g}) is below {SQUARES_LOW:g}, too "
+                             f"small to rank; scale the vectors (cosine does not depend on length)")
+
+
+def _query_name(i: int, exclude: np.ndarray | None) -> str:
+    return f"query vector {i}" if exclude is None else f"token {int(exclude[i])}"
+
+
+def longest_other(row_norms: np.ndarray, exclude: np.ndarray | None, n: int) -> np.ndarray:
+    """For each of n queries the id of the longest row but its own (``exclude``): (n,) int64."""
+    longest = _two_largest(row_norms)
+    if exclude is None or longest.size < 2:
+        return np.full(n, longest[0])
+    return np.where(exclude == longest[0], longest[1], longest[0])
+
+
+def _two_largest(x: np.ndarray) -> np.ndarray:
+    """Indices of the largest and the second largest entry of x (n,), at most n of them: O(n)."""
+    if x.size <= 2:
+        return np.argsort(-x, kind="stable")
+    two = np.argpartition(x, x.size - 2)[-2:]
+    return two[np.argsort(-x[two], kind="stable")]

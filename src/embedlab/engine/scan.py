@@ -1,0 +1,190 @@
+"""The exact scan of one block of queries: screen, filter and rescore (steps 1-3 of ``search``).
+
+``search_block`` takes a block of queries (n, D) to its exact top-k: a zero
+query lists the smallest ids; the others are screened by a GEMM against every
+block of rows, filtered against a bar into a ``CandidatePool``, and the pooled
+candidates rescored in float64 as the reference scores them.
+
+Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k; ``n`` queries
+in a block, ``m`` of them nonzero, ``v`` rows in a block.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .lengths import SQUARES_HIGH, SQUARES_LOW, vector_norms
+from .plan import BlockPlan
+from .pool import CandidatePool
+from .precision import longest_other, margin
+
+__all__ = ["search_block"]
+
+
+def search_block(W, Q, k, metric, exclude, row_norms, inv_norms, dtype, plan) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k of one block of queries Q (n, D) -> ids (n, K) int64, scores (n, K) float64.
+
+    The arguments are those ``search`` has checked and prepared: the table W
+    (V, D), ``exclude`` (n,) ids or None, ``row_norms`` (V,) float64,
+    ``inv_norms`` (V,) for cosine or None, the GEMM's ``dtype`` and the
+    ``BlockPlan``. Raises ``ValueError`` for a query with NaN or infinity.
+    """
+    q64 = np.asarray(Q, dtype=np.float64)  # (n, D) the queries as the rescoring sees them
+    if not np.isfinite(q64).all():
+        raise ValueError("query vectors contain NaN or infinity")
+    q_norms = vector_norms(q64)  # (n,)
+    ids = np.empty((len(q64), k), dtype=np.int64)
+    scores = np.zeros((len(q64), k))
+    # A zero query scores exactly 0.0 against every row: its list is the
+    # smallest ids, and it takes no part in the scan.
+    for i in np.flatnonzero(q_norms == 0):
+        first = np.arange(k + 1)  # one spare for the left-out id
+        ids[i] = (first if exclude is None else first[first != exclude[i]])[:k]
+    live = np.flatnonzero(q_norms > 0)  # (m,)
+    if live.size:
+        scan = _Scan(W, q64[live], q_norms[live], None if exclude is None else exclude[live],
+                     k, metric, row_norms, inv_norms, dtype)
+        ids[live], scores[live] = scan.run(plan)
+    return ids, scores + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+class _Scan:
+    """Nonzero queries (m, D) scanned against every row of the table (steps 1-3)."""
+
+    def __init__(self, W, q64, q_norms, exclude, k, metric, row_norms, inv_norms, dtype):
+        self.W, self.q64, self.q_norms, self.exclude = W, q64, q_norms, exclude
+        self.k, self.metric, self.row_norms, self.inv_norms, self.dtype = k, metric, row_norms, inv_norms, dtype
+        unit = q64 / q_norms[:, None] if metric == "cosine" else q64
+        self.queries = unit.astype(dtype)  # (m, D) what the GEMM sees
+        reach = row_norms[longest_other(row_norms, exclude, len(q_norms))]  # (m,) the longest row each may meet
+        self.eps = margin(metric, W.shape[1], dtype, q_norms, reach)  # (m,)
+
+    def run(self, plan: BlockPlan) -> tuple[np.ndarray, np.ndarray]:
+        self.plan = plan
+        pool = self._scan(plan)
+        ids = np.empty((len(pool.ids), self.k), dtype=np.int64)
+        scores = np.empty((len(pool.ids), self.k))
+        step = max(1, plan.rescore // pool.ids.shape[1])
+        for s in range(0, len(pool.ids), step):
+            part = np.arange(s, min(s + step, len(pool.ids)))
+            ids[part], scores[part] = self._exact_top_k(part, pool.ids[part])
+        return ids, scores
+
+    def _first_bar(self) -> np.ndarray:
+        """A first bar from rows spread over the whole table, shape (m,).
+
+        Vocabularies are ordered (special tokens first, then by frequency),
+        so the first block of rows alone would set a poor bar. The k-th best
+        GEMM score among a strided sample, less 2 eps, is below every exact
+        score of the final top-k: k sampled rows score at least that.
+        """
+        V, k = len(self.W), self.k
+        sample = np.unique(np.linspace(0, V - 1, self.plan.sample).astype(np.int64))  # (s,) ascending
+        S = self._scores(sample)  # (m, s)
+        kth = np.partition(S, S.shape[1] - k, axis=1)[:, S.shape[1] - k]  # (m,)
+        return kth - 2 * self.eps
+
+    def _scan(self, plan: BlockPlan) -> CandidatePool:
+        """Screen every row, block by block; return the pooled candidates."""
+        m, V = len(self.queries), len(self.W)
+        pool = CandidatePool(m, self.k)
+        bar = self._first_bar()  # (m,)
+        S_buf = np.empty(m * plan.rows, dtype=self.dtype)  # reused: (m, v) views of it
+        mask_buf = np.empty(m * plan.rows, dtype=bool)
+        rows_buf = np.empty((plan.rows, self.W.shape[1]), dtype=self.dtype)  # scaled rows, reused
+        for v0 in range(0, V, plan.rows):
+            v1 = min(V, v0 + plan.rows)
+            S = self._scores(np.arange(v0, v1), out=S_buf[:m * (v1 - v0)].reshape(m, v1 - v0),
+                             rows_buf=rows_buf)  # (m, v)
+            bar = np.maximum(bar, pool.scores[:, self.k - 1] - 2 * self.eps)  # the pool's k-th best raises it
+            mask = np.greater_equal(S, bar.astype(self.dtype)[:, None], out=mask_buf[:S.size].reshape(S.shape))
+            self._pool_marked(S, mask, v0, pool, 0, m)
+        return pool
+
+    def _pool_marked(self, S, mask, v0, pool, a, b) -> None:
+        """Pool the marked entries of queries [a, b), at most ``plan.batch`` at a time."""
+        batch = self.plan.batch
+        if b - a > 1 and np.count_nonzero(mask[a:b]) > batch:  # rare: keep the index arrays small
+            mid = (a + b) // 2
+            self._pool_marked(S, mask, v0, pool, a, mid)
+            self._pool_marked(S, mask, v0, pool, mid, b)
+            return
+        found = np.flatnonzero(mask[a:b])  # survivors, by query then by id
+        for s in range(0, found.size, batch):
+            r, c = np.divmod(found[s:s + batch], S.shape[1])
+            pool.add(r + a, c + v0, S[a:b].ravel()[found[s:s + batch]], self.eps, self._settle)
+
+    def _scores(self, ids: np.ndarray, out: np.ndarray | None = None,
+                rows_buf: np.ndarray | None = None) -> np.ndarray:
+        """GEMM scores of the queries against rows ``ids`` (s,), ascending -> (m, s).
+
+        A run of ids is sliced (a view); a sample is gathered. Rows scaled to
+        unit length (cosine) or to the GEMM's dtype go to ``rows_buf`` (s, D)
+        where given: a fresh array per block would cost a page fault per 4 KiB.
+        The query's own id, where it is among them, scores -inf.
+        """
+        run = slice(ids[0], ids[-1] + 1) if ids[-1] - ids[0] + 1 == ids.size else ids
+        rows = self.W[run]  # (s, D)
+        scaled = None if rows_buf is None else rows_buf[:len(ids)]
+        if self.inv_norms is not None:  # unit rows; zero rows stay 0
+            rows = np.multiply(rows, self.inv_norms[run, None], out=scaled, dtype=self.dtype)
+        elif rows.dtype != self.dtype and scaled is not None:  # float16 rows: the GEMM runs in float32
+            np.copyto(scaled, rows)
+            rows = scaled
+        elif rows.dtype != self.dtype:
+            rows = rows.astype(self.dtype)
+        # Only a query's own row can overflow (precision.check_dot_range): it is set to -inf below.
+        with np.errstate(over="ignore"):
+            S = np.matmul(self.queries, rows.T, out=out)  # (m, s)
+        if self.exclude is not None:
+            at = np.minimum(np.searchsorted(ids, self.exclude), ids.size - 1)  # (m,)
+            own = np.flatnonzero(ids[at] == self.exclude)
+            S[own, at[own]] = -np.inf
+        return S
+
+    def _settle(self, i: int, cand: np.ndarray) -> np.ndarray:
+        """The exact top-k ids of one query's candidates (c,), taken in chunks."""
+        top = cand[:0]
+        step = max(1, self.plan.rescore - self.k)
+        for s in range(0, cand.size, step):
+            chunk = np.concatenate([top, cand[s:s + step]])[None, :]  # (1, c)
+            top = self._exact_top_k(np.array([i]), chunk)[0][0]
+        return top
+
+    def _exact_top_k(self, qi: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Exact top-k by (-score, id) of candidates (h, L), -1 empty -> ids, scores (h, K)."""
+        valid = cand >= 0
+        if self.exclude is not None:  # a query by id never lists itself, whatever its screening score
+            valid &= cand != self.exclude[qi][:, None]
+        scores = np.full(cand.shape, -np.inf)
+        scores[valid] = self._exact_scores(np.broadcast_to(qi[:, None], cand.shape)[valid], cand[valid])
+        ids = np.where(valid, cand, len(self.W))  # an empty slot sorts last
+        order = np.lexsort((ids, -scores), axis=-1)[:, :self.k]  # (h, K)
+        return np.take_along_axis(ids, order, axis=1), np.take_along_axis(scores, order, axis=1)
+
+    def _exact_scores(self, qi: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """Scores as the reference computes them, in float64: (r,) pairs -> (r,)."""
+        rows = np.asarray(self.W[ids], dtype=np.float64)  # (r, D)
+        queries = self.q64[qi]  # (r, D)
+        q_norms, w_norms = self.q_norms[qi], self.row_norms[ids]  # (r,), (r,)
+        out = np.zeros(len(ids))  # (r,)
+        # Out-of-range pairs (inf / inf, 0 / 0) are measured again below.
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            dots = np.einsum("ij,ij->i", queries, rows)  # (r,)
+            if self.metric == "dot":
+                return dots
+            both = q_norms * w_norms  # (r,)
+            np.divide(dots, both, out=out, where=both > 0)
+        # Lengths whose product leaves [1e-280, 1e300] (underflowing to 0.0
+        # included) over- or underflow the dot product: the cosine does not
+        # change with length, so take it of the unit vectors (as
+        # ``embed.cosine`` rescales such vectors).
+        nonzero = (q_norms > 0) & (w_norms > 0)
+        odd = np.flatnonzero(nonzero & ((both < SQUARES_LOW) | (both > SQUARES_HIGH)))
+        if odd.size:
+            unit_q = queries[odd] / q_norms[odd, None]
+            unit_w = rows[odd] / w_norms[odd, None]
+            out[odd] = np.einsum("ij,ij->i", unit_q, unit_w)
+        return np.clip(out, -1.0, 1.0, out=out)
+
+
