@@ -290,7 +290,8 @@ def params(V: int | None = None, D: int | None = None, *, config: str | os.PathL
         For none or several forms, an option of another form (named), D
         missing beside V, or both factor and target_V.
     SizeError, ConfigError, SourceError, DtypeError
-        As ``measure.params.from_numbers``, ``from_config``, ``from_checkpoint`` and ``growth``.
+        As ``measure.params.from_numbers`` and ``growth``, ``measure.model_params.from_config`` and
+        ``from_checkpoint``.
 
     >>> r = params(512, 64)
     >>> r.count.breakdown.total, r.growth.bigger_V, r.growth.saved
@@ -300,14 +301,15 @@ def params(V: int | None = None, D: int | None = None, *, config: str | os.PathL
     sizes = {"D": D, "tied": tied, "T_max": T_max, "positions": positions, "type_vocab": type_vocab, "other": other}
     form = _params_form(given, sizes, tensor)
     count_of = _module("measure.params", "parameter counts")
+    read_from = _module("measure.model_params", "parameter counts")  # a config or a checkpoint
     if form == "V":
         count = count_of.from_numbers(V, D, tied=True if tied is None else tied, T_max=T_max, positions=positions,
                                       type_vocab=type_vocab or 0, other=other or 0, dtype=dtype or "fp32")
     elif form == "config":
-        count = count_of.from_config(config, dtype=dtype or "fp32")
+        count = read_from.from_config(config, dtype=dtype or "fp32")
     else:
         path = _module("sources", "checkpoints").checkpoint_path(model)
-        count = count_of.from_checkpoint(path, tensor=tensor, dtype=dtype)
+        count = read_from.from_checkpoint(path, tensor=tensor, dtype=dtype)
     if factor is None and target_V is None:
         factor = 2
     return count_of.ParamsResult(count, count_of.growth(count.breakdown, factor=factor, target_V=target_V))

@@ -2,7 +2,7 @@
 
 The files are written byte by byte by the test (8-byte little-endian header
 length, JSON header, raw F32 data), never by the safetensors library. Each
-verdict is checked where a user meets it: ``params.from_checkpoint``,
+verdict is checked where a user meets it: ``model_params.from_checkpoint``,
 ``sources.load`` and ``embedlab params``.
 """
 
@@ -12,7 +12,7 @@ import importlib.util
 
 import pytest
 
-from embedlab.measure import params
+from embedlab.measure import model_params
 from embedlab.cli import main
 from embedlab.errors import TyingConflictError
 from safetensors_writer import f32, write_config, write_index, write_safetensors
@@ -42,7 +42,7 @@ def _loaded(folder):
 @pytest.mark.parametrize("config", [{"tie_word_embeddings": True}, {}])
 def test_a_no_head_key_and_a_config_that_ties_is_tied(tmp_path, config):
     folder = _folder(tmp_path, **config)
-    count = params.from_checkpoint(folder)
+    count = model_params.from_checkpoint(folder)
     assert (count.breakdown.tied, count.stored_twice, count.conflict) == (True, False, None)
     assert (count.breakdown.token, count.breakdown.head, count.breakdown.total) == (6, 0, 6)
     assert _loaded(folder).tied is True
@@ -50,7 +50,7 @@ def test_a_no_head_key_and_a_config_that_ties_is_tied(tmp_path, config):
 
 def test_b_head_equal_to_the_table_is_stored_twice_and_counted_once(tmp_path):
     folder = _folder(tmp_path, head=TABLE)
-    count = params.from_checkpoint(folder)
+    count = model_params.from_checkpoint(folder)
     assert (count.breakdown.tied, count.stored_twice, count.conflict) == (True, True, None)
     assert "stored twice, tied in meaning" in count.tie_evidence
     assert (count.breakdown.head, count.breakdown.total) == (0, 6)   # not 12
@@ -59,19 +59,19 @@ def test_b_head_equal_to_the_table_is_stored_twice_and_counted_once(tmp_path):
 
 
 def test_b_equal_head_with_a_config_saying_untied_is_a_reported_conflict(tmp_path):
-    count = params.from_checkpoint(_folder(tmp_path, head=TABLE, tie_word_embeddings=False))
+    count = model_params.from_checkpoint(_folder(tmp_path, head=TABLE, tie_word_embeddings=False))
     assert count.stored_twice is True
     assert "config says untied" in count.conflict
 
 
 def test_c_different_head_is_untied_and_counted(tmp_path):
-    count = params.from_checkpoint(_folder(tmp_path, head=OTHER_HEAD, tie_word_embeddings=False))
+    count = model_params.from_checkpoint(_folder(tmp_path, head=OTHER_HEAD, tie_word_embeddings=False))
     assert (count.breakdown.tied, count.breakdown.head, count.breakdown.total, count.conflict) == (False, 6, 12, None)
 
 
 def test_c_different_head_with_a_config_that_ties_is_a_conflict_never_resolved(tmp_path, capsys):
     folder = _folder(tmp_path, head=OTHER_HEAD, tie_word_embeddings=True)
-    count = params.from_checkpoint(folder)
+    count = model_params.from_checkpoint(folder)
     assert count.breakdown.tied is False and count.breakdown.head == 6    # the file's head is counted
     assert "config says tied" in count.conflict and "lm_head.weight" in count.conflict
     assert main(["params", "--model", str(folder)]) == 0
@@ -82,7 +82,7 @@ def test_c_different_head_with_a_config_that_ties_is_a_conflict_never_resolved(t
 def test_d_no_head_and_a_config_saying_untied_names_lm_head(tmp_path, capsys):
     folder = _folder(tmp_path, tie_word_embeddings=False)
     with pytest.raises(TyingConflictError, match=r"lm_head\.weight"):
-        params.from_checkpoint(folder)
+        model_params.from_checkpoint(folder)
     assert main(["params", "--model", str(folder)]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "lm_head.weight" in err
@@ -99,6 +99,6 @@ def test_sharded_checkpoints_give_the_same_verdicts(tmp_path, head, tied, stored
     write_safetensors(tmp_path / "model-00002-of-00002.safetensors", {"lm_head.weight": ("F32", (3, 2), head)})
     write_index(tmp_path, {"wte.weight": "model-00001-of-00002.safetensors",
                            "lm_head.weight": "model-00002-of-00002.safetensors"})
-    count = params.from_checkpoint(tmp_path)
+    count = model_params.from_checkpoint(tmp_path)
     assert (count.breakdown.tied, count.stored_twice) == (tied, stored_twice)
     assert count.breakdown.total == (6 if tied else 12)

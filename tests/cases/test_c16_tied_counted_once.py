@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from embedlab.measure import params
+from embedlab.measure import model_params, params
 from safetensors_writer import f32, write_config, write_safetensors
 
 TABLE = f32(*range(15))
@@ -48,7 +48,7 @@ def test_from_a_file(tmp_path, head, config, total, non_embedding):
         tensors["lm_head.weight"] = ("F32", (5, 3), head)
     write_safetensors(tmp_path / "model.safetensors", tensors)
     write_config(tmp_path, vocab_size=5, n_embd=3, **config)
-    b = params.from_checkpoint(tmp_path).breakdown
+    b = model_params.from_checkpoint(tmp_path).breakdown
     assert (b.total, b.non_embedding) == (total, non_embedding)
 
 
@@ -56,7 +56,7 @@ def test_stories15m_sized_file_storing_both_keys_counts_one_table(tmp_path):
     table = os.urandom(32000 * 288 * 4)
     write_safetensors(tmp_path / "model.safetensors", {"tok_embeddings.weight": ("F32", (32000, 288), table),
                                                        "output.weight": ("F32", (32000, 288), table)})
-    count = params.from_checkpoint(tmp_path)
+    count = model_params.from_checkpoint(tmp_path)
     assert count.stored_twice is True
     assert count.breakdown.token == 9_216_000
     assert count.breakdown.tables == 9_216_000          # not 18,432,000

@@ -80,7 +80,7 @@ def test_neighbors_echoes_a_long_unknown_model_cut(capsys):
     ("matplotlib", lambda: __import__("embedlab.report.plots", fromlist=["x"])._matplotlib_figure()),
     ("sklearn", lambda: __import__("embedlab.measure.projection", fromlist=["x"])._sklearn("decomposition")),
     ("scipy", lambda: __import__("embedlab.measure.hubs", fromlist=["x"])._scipy_stats()),
-    ("safetensors", lambda: __import__("embedlab.sources.checkpoint", fromlist=["x"])._open("x.safetensors")),
+    ("safetensors", lambda: __import__("embedlab.sources.safetensors", fromlist=["x"])._open("x.safetensors")),
 ])
 def test_missing_extras_carry_their_extras(monkeypatch, module, raise_site):
     import sys

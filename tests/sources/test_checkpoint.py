@@ -1,95 +1,22 @@
-"""checkpoint: safetensors headers read by hand, buffers, tying from the bytes.
+"""checkpoint: tensor roles, buffers, config.json, tying from the bytes.
 
 Fixtures are written byte by byte (tests/safetensors_writer.py), never with
-the safetensors library, so both the reader and the library are checked
-against the format itself.
+the safetensors library.
 """
 
 from __future__ import annotations
 
 import doctest
-import importlib.util
-import struct
 
 import pytest
 
-from embedlab.sources import checkpoint
+from embedlab.sources import checkpoint, safetensors
 from embedlab.errors import SourceError, TyingConflictError
 from safetensors_writer import f32, write_config, write_index, write_safetensors
-
-HAS_SAFETENSORS = importlib.util.find_spec("safetensors") is not None and importlib.util.find_spec("numpy") is not None
 
 
 def test_doctests() -> None:
     assert doctest.testmod(checkpoint).failed == 0
-
-
-def test_headers_give_names_shapes_dtypes_and_where_the_bytes_lie(tmp_path):
-    path = write_safetensors(tmp_path / "m.safetensors", {
-        "wte.weight": ("F32", (3, 2), f32(1, 2, 3, 4, 5, 6)),
-        "embeddings.position_ids": ("I64", (1, 4), struct.pack("<4q", 0, 1, 2, 3)),
-    })
-    infos = checkpoint.tensor_infos(path)
-    assert list(infos) == ["wte.weight", "embeddings.position_ids"]
-    table, ids = infos["wte.weight"], infos["embeddings.position_ids"]
-    assert (table.shape, table.dtype, table.numel, table.nbytes) == ((3, 2), "F32", 6, 24)
-    assert (ids.shape, ids.dtype, ids.nbytes) == ((1, 4), "I64", 32)
-    # The data starts right after the 8-byte length and the header; the table's 24 bytes come first.
-    header_len = struct.unpack("<Q", path.read_bytes()[:8])[0]
-    assert table.span == (8 + header_len, 8 + header_len + 24)
-    assert path.read_bytes()[table.span[0]:table.span[1]] == f32(1, 2, 3, 4, 5, 6)
-
-
-def test_metadata_entry_is_not_a_tensor(tmp_path):
-    raw = b'{"__metadata__": {"format": "pt"}, "w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}'
-    path = tmp_path / "m.safetensors"
-    path.write_bytes(struct.pack("<Q", len(raw)) + raw + f32(7))
-    assert list(checkpoint.tensor_infos(path)) == ["w"]
-
-
-@pytest.mark.skipif(not HAS_SAFETENSORS, reason="needs safetensors and numpy")
-def test_hand_written_file_reads_back_through_the_library(tmp_path):
-    path = write_safetensors(tmp_path / "m.safetensors", {"wte.weight": ("F32", (3, 2), f32(1, 2, 3, 4, 5, 6))})
-    assert checkpoint.read_tensor(checkpoint.tensor_infos(path)["wte.weight"]).tolist() == [[1, 2], [3, 4], [5, 6]]
-
-
-def test_truncated_header_names_the_declared_length(tmp_path):
-    path = tmp_path / "cut.safetensors"
-    path.write_bytes(struct.pack("<Q", 1000) + b'{"w": {"dt')
-    with pytest.raises(SourceError, match=r"declares 1000 header bytes but only 10 follow") as err:
-        checkpoint.tensor_infos(path)
-    assert str(path) in str(err.value)
-    assert isinstance(err.value, ValueError)
-
-
-def test_file_shorter_than_the_length_prefix(tmp_path):
-    path = tmp_path / "tiny.safetensors"
-    path.write_bytes(b"\x05\x00\x00")
-    with pytest.raises(SourceError, match=r"3 bytes, too short for the 8-byte header length"):
-        checkpoint.tensor_infos(path)
-
-
-def test_truncated_data_names_the_tensor_and_both_sizes(tmp_path):
-    path = write_safetensors(tmp_path / "m.safetensors", {"wte.weight": ("F32", (3, 2), f32(1, 2, 3, 4, 5, 6))})
-    path.write_bytes(path.read_bytes()[:-4])
-    with pytest.raises(SourceError, match=r"'wte.weight' ends at data byte 24 but the file holds 20 data bytes"):
-        checkpoint.tensor_infos(path)
-
-
-@pytest.mark.parametrize("entry, message", [
-    ('{"w": {"dtype": "F99", "shape": [1], "data_offsets": [0, 4]}}', r"unknown dtype 'F99'"),
-    ('{"w": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}}', r"bad shape \[-1\]"),
-    ('{"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}}', r"needs 8 bytes, but its data_offsets \[0, 4\] hold 4"),
-    ('{"w": {"dtype": "F32"}}', r"malformed header entry"),
-    ('[1, 2]', r"must be a JSON object, got list"),
-    ('{"w": ', r"not JSON"),
-])
-def test_malformed_headers_name_the_value(tmp_path, entry, message):
-    raw = entry.encode()
-    path = tmp_path / "bad.safetensors"
-    path.write_bytes(struct.pack("<Q", len(raw)) + raw + b"\x00" * 8)
-    with pytest.raises(SourceError, match=message):
-        checkpoint.tensor_infos(path)
 
 
 @pytest.mark.parametrize("name, shape, dtype, is_buffer", [
@@ -103,25 +30,12 @@ def test_malformed_headers_name_the_value(tmp_path, entry, message):
     ("wte.weight", (50257, 768), "BF16", False),
 ])
 def test_buffer_reason(tmp_path, name, shape, dtype, is_buffer):
-    info = checkpoint.TensorInfo(name, shape, dtype, tmp_path / "m.safetensors")
+    info = safetensors.TensorInfo(name, shape, dtype, tmp_path / "m.safetensors")
     assert (checkpoint.buffer_reason(info) is not None) is is_buffer
 
 
-def test_sharded_index_reads_every_shard_and_reports_a_missing_one(tmp_path):
-    write_safetensors(tmp_path / "model-00001-of-00002.safetensors", {"wte.weight": ("F32", (3, 2), f32(*range(6)))})
-    write_safetensors(tmp_path / "model-00002-of-00002.safetensors", {"lm_head.weight": ("F32", (3, 2), f32(*range(6)))})
-    write_index(tmp_path, {"wte.weight": "model-00001-of-00002.safetensors",
-                           "lm_head.weight": "model-00002-of-00002.safetensors"})
-    infos = checkpoint.tensor_infos(tmp_path)
-    assert {n: i.path.name for n, i in infos.items()} == {
-        "wte.weight": "model-00001-of-00002.safetensors", "lm_head.weight": "model-00002-of-00002.safetensors"}
-    (tmp_path / "model-00002-of-00002.safetensors").unlink()
-    with pytest.raises(SourceError, match=r"missing: .*model-00002-of-00002.safetensors"):
-        checkpoint.tensor_infos(tmp_path)
-
-
 def _verdict(folder):
-    infos = checkpoint.tensor_infos(folder)
+    infos = safetensors.tensor_infos(folder)
     return checkpoint.decide_tying(infos, checkpoint.find_roles(infos), checkpoint.read_config(folder))
 
 

@@ -4,10 +4,12 @@ The token table W_E is (V, D); an output head W_U is (V, D) too. Tied (W_U is
 W_E) the pair costs V*D parameters, untied 2*V*D, and both grow with V while D
 stays put. Three ways in, one ``Breakdown`` out:
 
-* ``from_numbers(V, D, ...)``: sizes given by hand;
-* ``from_config(path)``: a Hugging Face ``config.json`` alone (the tables only);
-* ``from_checkpoint(path)``: every tensor of a safetensors checkpoint, read
-  from its headers, buffers set apart, tying decided from the file.
+* ``from_numbers(V, D, ...)``: sizes given by hand (here);
+* ``model_params.from_config(path)``: a Hugging Face ``config.json`` alone
+  (the tables only);
+* ``model_params.from_checkpoint(path)``: every tensor of a safetensors
+  checkpoint, read from its headers, buffers set apart, tying decided from
+  the file.
 
 ``growth`` sets a breakdown beside the same model at a bigger V, tied and untied.
 
@@ -26,30 +28,18 @@ int4 half a byte per parameter, rounded up per tensor (5 int4 parameters take
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
-from ..sources import checkpoint
-from ..errors import ChoiceError, ConfigError, DtypeError, SizeError, SourceError
+from ..errors import ChoiceError, DtypeError, SizeError
 
 __all__ = [
     "DTYPES", "POSITION_KINDS", "Breakdown", "Bytes", "Buffer", "Count", "Growth", "ParamsResult",
-    "tensor_bytes", "from_numbers", "from_config", "from_checkpoint", "growth",
+    "tensor_bytes", "from_numbers", "growth",
 ]
 
 # dtype -> bytes per parameter as a fraction (numerator, denominator): int4 packs two per byte.
 DTYPES: dict[str, tuple[int, int]] = {"fp32": (4, 1), "fp16": (2, 1), "bf16": (2, 1), "int8": (1, 1), "int4": (1, 2)}
 POSITION_KINDS = ("learned", "sinusoidal", "rotary", "none")
-# safetensors dtype -> the dtype a checkpoint's bytes are shown in by default.
-FILE_DTYPES = {"F32": "fp32", "F16": "fp16", "BF16": "bf16", "I8": "int8"}
-
-WIDTH_KEYS = ("hidden_size", "n_embd", "d_model")
-LIMIT_KEYS = ("max_position_embeddings", "n_positions")
-ROTARY_KEYS = ("rope_theta", "rotary_dim", "rotary_pct", "rotary_emb_base", "partial_rotary_factor", "rope_scaling")
-# Families whose configs may name no rotary key at all (LLaMA 1 has none) but rotate all the same.
-ROTARY_FAMILIES = frozenset({"llama", "mistral", "mixtral", "qwen2", "gemma", "gemma2", "gpt_neox", "gptj",
-                             "phi", "phi3", "stablelm", "olmo", "falcon"})
-ALIBI_FAMILIES = frozenset({"bloom", "mpt"})
 
 
 def tensor_bytes(numel: int, dtype: str) -> int:
@@ -416,122 +406,6 @@ def from_numbers(V: int, D: int, *, tied: bool = True, T_max: int | None = None,
     return Count(breakdown, "numbers", None, positions, T_max, type_vocab, {}, evidence)
 
 
-def from_config(config: str | Path | dict[str, Any], *, dtype: str = "fp32") -> Count:
-    """Count the tables from a Hugging Face ``config.json`` alone.
-
-    Read: ``vocab_size``; the width under ``hidden_size``, ``n_embd`` or
-    ``d_model`` (the first present); the position limit
-    ``max_position_embeddings`` or ``n_positions``; ``type_vocab_size``;
-    the position kind (``position_embedding_type``, rotary keys such as
-    ``rope_theta``, ``alibi``, else ``model_type`` for families known to
-    rotate or use ALiBi, else a learned table when a limit is given); and
-    ``tie_word_embeddings`` (true when absent, as in Hugging Face).
-    ``Count.keys`` says which key each number came from. A config does not
-    describe the layers: ``other`` is None (unknown).
-
-    Parameters
-    ----------
-    config : str, Path or dict
-        The JSON file, a folder holding ``config.json``, or the parsed object.
-    dtype : str
-        What bytes are counted in.
-
-    Raises
-    ------
-    ConfigError
-        (a ``SourceError``, a ``ValueError``) for a config without
-        ``vocab_size`` or a width, or with a size that is not a positive int;
-        it names the key and value.
-    SourceError
-        For a missing or unreadable file.
-
-    >>> c = from_config({"vocab_size": 50257, "n_embd": 768, "n_positions": 1024})
-    >>> c.breakdown.token, c.breakdown.position, c.keys["D"]
-    (38597376, 786432, 'n_embd=768')
-    """
-    path = None
-    if not isinstance(config, dict):
-        path = str(config)
-        config = checkpoint.read_config_file(config)
-    where = path or "config"
-    V, v_key = _config_size(config, ("vocab_size",), where, "vocabulary size V")
-    D, d_key = _config_size(config, WIDTH_KEYS, where, "model width D")
-    positions, why = _position_kind(config)
-    T_max, limit_key = _config_size(config, LIMIT_KEYS, where, None)
-    type_vocab, type_key = _config_size(config, ("type_vocab_size",), where, None, minimum=0)
-    tied, tie_key = checkpoint.config_ties(config) or (True, "")  # never None for a dict
-    keys = {"V": v_key, "D": d_key, "positions": why}
-    keys.update({k: v for k, v in (("T_max", limit_key), ("type_vocab", type_key)) if v})
-    keys["tied"] = tie_key
-    position = T_max * D if positions == "learned" and T_max else 0
-    breakdown = Breakdown(V, D, token=V * D, position=position, token_type=(type_vocab or 0) * D,
-                          head=0 if tied else V * D, other=None, tied=tied, dtype=dtype)
-    return Count(breakdown, "config", path, positions, T_max, type_vocab or 0, keys, f"config: {tie_key}")
-
-
-def from_checkpoint(path: str | Path, *, tensor: str | None = None, dtype: str | None = None) -> Count:
-    """Count every parameter of a safetensors checkpoint from its headers.
-
-    Each tensor's shape comes from the file headers (never its data); integer
-    tensors and known buffers (``checkpoint.buffer_reason``) are set apart as
-    ``Count.buffers``. The token, position and type tables and the head are
-    found by name (``checkpoint.find_roles``); everything else is ``other``.
-    Tying (``checkpoint.decide_tying``): no head and the config ties -> tied;
-    a head with the very bytes of the table -> stored twice, tied in meaning,
-    counted once (the only data read: the two tensors, compared byte for
-    byte); a different head -> untied and counted. A config that disagrees
-    with the file is reported in ``Count.conflict``.
-
-    Parameters
-    ----------
-    path : str or Path
-        A ``.safetensors`` file or a checkpoint folder (shards included).
-    tensor : str, optional
-        The token table's name, instead of finding it by name.
-    dtype : str, optional
-        What bytes are counted in; default the token table's dtype in the
-        file (fp32 for a dtype without a name here).
-
-    Raises
-    ------
-    SourceError
-        For a missing, truncated or malformed file, or a token table that is
-        not a float parameter.
-    TyingConflictError
-        When the config says untied but the file holds no output head
-        (the message names ``lm_head.weight``).
-    """
-    infos = checkpoint.tensor_infos(path)
-    roles = checkpoint.find_roles(infos, tensor)
-    config = checkpoint.read_config(path)
-    verdict = checkpoint.decide_tying(infos, roles, config)
-    table = infos[roles.token]  # type: ignore[index]
-    if checkpoint.buffer_reason(table):
-        raise SourceError(f"token table {table.name!r} has dtype {table.dtype}: not a float parameter "
-                          "(quantized checkpoints are not counted)")
-    V, D = table.shape
-    counted_head = roles.head if roles.head is not None and not verdict.stored_twice else None
-    tensors = {"token": roles.token, "position": roles.positions, "token_type": roles.token_types,
-               "head": roles.head}
-    tensors = {role: name for role, name in tensors.items() if name is not None}
-    buffers = tuple(Buffer(i.name, i.shape, i.dtype, i.numel, i.nbytes, reason) for i in infos.values()
-                    if (reason := checkpoint.buffer_reason(i)) is not None)
-    kept = {i.name for i in buffers} | set(tensors.values())
-    other_tensors = tuple(i.numel for i in infos.values() if i.name not in kept)
-    positions, T_max = _checkpoint_positions(infos, roles, config)
-
-    def numel(name: str | None) -> int:
-        return infos[name].numel if name is not None else 0
-
-    breakdown = Breakdown(V, D, token=table.numel, position=numel(roles.positions),
-                          token_type=numel(roles.token_types), head=numel(counted_head),
-                          other=sum(other_tensors), tied=verdict.tied,
-                          dtype=dtype or FILE_DTYPES.get(table.dtype, "fp32"), other_tensors=other_tensors)
-    type_vocab = infos[roles.token_types].shape[0] if roles.token_types else 0
-    return Count(breakdown, "checkpoint", str(path), positions, T_max, type_vocab, {}, verdict.evidence,
-                 stored_twice=verdict.stored_twice, conflict=verdict.conflict, tensors=tensors,
-                 buffers=buffers, stored_bytes=sum(i.nbytes for i in infos.values()))
-
 
 def growth(breakdown: Breakdown, *, factor: int | None = None, target_V: int | None = None) -> Growth:
     """The same model at a bigger vocabulary, tied and untied, beside today's.
@@ -593,51 +467,3 @@ def _dtype(dtype: str) -> tuple[int, int]:
     except (KeyError, TypeError):
         raise DtypeError(f"unknown dtype {dtype!r}: expected one of {', '.join(DTYPES)}", parameter="dtype",
                          value=dtype, expected=f"one of {', '.join(DTYPES)}") from None
-
-
-def _config_size(config: dict[str, Any], keys: tuple[str, ...], where: str, needed: str | None,
-                 minimum: int = 1) -> tuple[int | None, str]:
-    """(value, "key=value") of the first key present; (None, "") when none is and none is needed."""
-    key = next((k for k in keys if config.get(k) is not None), None)
-    if key is None:
-        if needed is None:
-            return None, ""
-        expected = f"the key {keys[0]}" if len(keys) == 1 else f"one of the keys {', '.join(keys)}"
-        raise ConfigError(f"{where} has no {needed}: expected {expected}")
-    value = config[key]
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{where}: {key} must be an int >= {minimum}, got {value!r}")
-    return value, f"{key}={value}"
-
-
-def _position_kind(config: dict[str, Any]) -> tuple[str, str]:
-    """(kind, the key it rests on) from a config, in the order the docstring of from_config gives."""
-    stated = config.get("position_embedding_type")
-    if stated == "rotary":
-        return "rotary", "position_embedding_type=rotary"
-    rotary = next((k for k in ROTARY_KEYS if config.get(k) is not None), None)
-    if rotary:
-        return "rotary", f"{rotary} present: rotary"
-    family = config.get("model_type")
-    if config.get("alibi") is True or family in ALIBI_FAMILIES:
-        because = "alibi=true" if config.get("alibi") is True else f"model_type={family}"
-        return "none", f"{because}: ALiBi, no position table"
-    if family in ROTARY_FAMILIES:
-        return "rotary", f"model_type={family}: rotary"
-    limit = next((k for k in LIMIT_KEYS if config.get(k) is not None), None)
-    if limit:
-        # BERT keeps its learned table even with relative_key attention.
-        return "learned", f"{limit} present" + (f", position_embedding_type={stated}" if stated else "") + ": learned"
-    return "none", f"no {' or '.join(LIMIT_KEYS)}: no position table"
-
-
-def _checkpoint_positions(infos: dict[str, checkpoint.TensorInfo], roles: checkpoint.Roles,
-                          config: dict[str, Any] | None) -> tuple[str, int | None]:
-    """A learned table in the file wins; otherwise what the config says (rotary or none)."""
-    if roles.positions is not None:
-        return "learned", infos[roles.positions].shape[0]
-    if config is None:
-        return "none", None
-    kind, _ = _position_kind(config)
-    limit = next((config[k] for k in LIMIT_KEYS if isinstance(config.get(k), int)), None)
-    return ("none" if kind == "learned" else kind), limit

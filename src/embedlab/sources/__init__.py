@@ -3,9 +3,10 @@
 ``load(model)`` takes a named table (``seed``, ``minilm``, ``glove``) or a path
 (a Hugging Face style folder, a ``.safetensors`` file, a ``.npy`` with a word
 list, GloVe/word2vec text), resolved once (``resolve``). One module per kind of
-file: ``checkpoint`` (safetensors headers, tensor roles, weight tying), ``npy``,
-``word_vectors`` (text vectors and word lists), ``tokenizer`` (tokenizer.json and
-vocabulary files); ``loaders`` dispatches. Nothing is read with pickle.
+file: ``safetensors`` (headers, one tensor at a time), ``checkpoint`` (tensor
+roles, buffers, config.json, weight tying), ``npy``, ``word_vectors`` (text
+vectors and word lists), ``tokenizer`` (tokenizer.json and vocabulary files);
+``loaders`` dispatches. Nothing is read with pickle.
 
 The public names below are imported lazily (NumPy is needed only once a table
 is read), so ``from embedlab import sources`` costs nothing; a missing extra is

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import checkpoint
+from . import checkpoint, safetensors
 from .. import embed
 from ..errors import SourceError, UnsafeFormatError, brief
 from ..engine.provenance import Provenance
@@ -86,10 +86,10 @@ def load_checkpoint(path: str | Path, *, tensor: str | None = None, source: str 
     Only the tensors used are read. The vocabulary comes from ``tokenizer.json``
     (the ``tokenizers`` library) or ``vocab.txt`` beside the weights.
 
-    Raises ``SourceError``/``TyingConflictError`` as ``checkpoint`` does.
+    Raises ``SourceError``/``TyingConflictError`` as ``safetensors`` and ``checkpoint`` do.
     """
     path = Path(path)
-    infos = checkpoint.tensor_infos(path)
+    infos = safetensors.tensor_infos(path)
     roles = checkpoint.find_roles(infos, tensor)
     verdict = checkpoint.decide_tying(infos, roles, checkpoint.read_config(path))
     matrix = _read_readonly(infos[roles.token])
@@ -138,8 +138,8 @@ def _load_path(path: Path, *, tensor: str | None, words: str | Path | None) -> E
     raise SourceError(f"unsupported file {path}: expected a folder, .safetensors, .npy, .txt or .vec")
 
 
-def _read_readonly(info: checkpoint.TensorInfo) -> np.ndarray:
-    array = np.asarray(checkpoint.read_tensor(info))
+def _read_readonly(info: safetensors.TensorInfo) -> np.ndarray:
+    array = np.asarray(safetensors.read_tensor(info))
     if not np.issubdtype(array.dtype, np.floating):
         raise SourceError(f"tensor {info.name!r} has dtype {info.dtype}, expected a floating table")
     array.flags.writeable = False  # a fresh array of ours: hand it over read-only, no second copy
