@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 
-ANY_TABLE = "seed, minilm, glove, or a path: a checkpoint folder, a .safetensors, .npy or GloVe/word2vec text file"
+ANY_TABLE = "seed, minilm, glove, or a path: a checkpoint folder, a .safetensors, .gguf, .npy or GloVe/word2vec text file"
 
 
 def add_model_arguments(p: argparse.ArgumentParser, default: str = "seed", kinds: str = ANY_TABLE,

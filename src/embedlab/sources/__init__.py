@@ -1,10 +1,11 @@
 """Sources: the only code that reads files. A model name or path -> an ``EmbeddingTable``.
 
 ``load(model)`` takes a named table (``seed``, ``minilm``, ``glove``) or a path
-(a Hugging Face style folder, a ``.safetensors`` file, a ``.npy`` with a word
-list, GloVe/word2vec text), resolved once (``resolve``). One module per kind of
-file: ``safetensors`` (headers, one tensor at a time), ``checkpoint`` (tensor
-roles, buffers, config.json, weight tying), ``npy``, ``word_vectors`` (text
+(a Hugging Face style folder, a ``.safetensors`` file, a llama.cpp ``.gguf``
+file, a ``.npy`` with a word list, GloVe/word2vec text), resolved once
+(``resolve``). One module per kind of file: ``safetensors`` (headers, one
+tensor at a time), ``checkpoint`` (tensor roles, buffers, config.json, weight
+tying), ``gguf`` (llama.cpp files, through the gguf library), ``npy``, ``word_vectors`` (text
 vectors and word lists), ``tokenizer`` (tokenizer.json and vocabulary files);
 ``loaders`` dispatches. Nothing is read with pickle.
 
@@ -24,7 +25,7 @@ from ..errors import missing_extra
 _PUBLIC = {
     "load": "loaders", "load_checkpoint": "loaders",
     "NAMED": "resolve", "package_dir": "resolve", "checkpoint_path": "resolve",
-    "load_npy": "npy", "load_vectors": "npy",
+    "load_gguf": "gguf", "load_npy": "npy", "load_vectors": "npy",
     "load_text": "word_vectors", "read_words": "word_vectors",
     "load_tokenizer": "tokenizer",
 }

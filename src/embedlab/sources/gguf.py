@@ -1,0 +1,297 @@
+"""GGUF, llama.cpp's file format: tensor infos, metadata and tables, read with the ``gguf`` library.
+
+A GGUF file is a header of typed key/value metadata (``general.architecture``,
+``llama.context_length``, the vocabulary ``tokenizer.ggml.tokens``), a list of
+tensor infos (name, dimensions, GGML type, offset) and the tensors' data,
+many of them quantised in blocks (Q8_0: 32 weights in 34 bytes). Everything is
+read through ``gguf.GGUFReader`` (a memory map: only the tensors used are
+touched) and dequantised to float32 with ``gguf.quants.dequantize``; nothing
+is read with pickle, nothing is downloaded.
+
+GGUF lists a tensor's dimensions fastest-varying first (ggml's ``ne``): the
+token table ``token_embd.weight`` of a model with V tokens of width D is
+stored as ``ne = [D, V]``. ``GGUFTensor.shape`` is in NumPy order, rows first
+(``(V, D)``), the order ``ReaderTensor.data`` is laid out in.
+
+The names that matter here are llama.cpp's (``gguf.constants.TENSOR_NAMES``):
+
+=============  ==========================
+role           tensor
+=============  ==========================
+token table    ``token_embd.weight``
+positions      ``position_embd.weight``
+token types    ``token_types.weight``
+output head    ``output.weight``
+=============  ==========================
+
+llama.cpp ties by absence: a file without ``output.weight`` uses
+``token_embd.weight`` as the output head.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..engine.provenance import Provenance
+from ..engine.table import EmbeddingTable
+from ..errors import MissingExtraError, SourceError, brief
+
+__all__ = ["TOKEN", "POSITIONS", "TOKEN_TYPES", "HEAD", "INTEGER_TYPES", "GGUFTensor", "GGUFFile", "TieVerdict",
+           "load_gguf", "decide_tying", "bits_per_weight"]
+
+TOKEN, POSITIONS, TOKEN_TYPES, HEAD = "token_embd.weight", "position_embd.weight", "token_types.weight", "output.weight"
+TOKENS_KEY = "tokenizer.ggml.tokens"
+# GGML types that hold integers: such a tensor is no table of weights.
+INTEGER_TYPES = frozenset({"I8", "I16", "I32", "I64"})
+
+
+@dataclass(frozen=True)
+class GGUFTensor:
+    """One tensor of a GGUF file, from its tensor info.
+
+    Attributes
+    ----------
+    name : str
+        llama.cpp's name (``"token_embd.weight"``).
+    shape : tuple of int
+        NumPy order, rows first: ``(V, D)`` for the token table (the file's
+        ``ne`` reversed).
+    type : str
+        The GGML type it is stored in (``"F32"``, ``"BF16"``, ``"Q8_0"``).
+    numel : int
+        Number of weights (an exact int).
+    nbytes : int
+        Bytes of its data in the file, in its own type (Q8_0: 34 per 32 weights).
+    """
+
+    name: str
+    shape: tuple[int, ...]
+    type: str
+    numel: int
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class TieVerdict:
+    """Whether the output head is the token table, and why (``decide_tying``).
+
+    ``tied`` True when ``output.weight`` is absent or holds the very bytes of
+    the token table (``stored_twice``); False for a different head.
+    """
+
+    tied: bool
+    stored_twice: bool
+    evidence: str
+
+
+class GGUFFile:
+    """A GGUF file opened for reading (memory-mapped by ``gguf.GGUFReader``).
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.gguf`` file.
+
+    Raises
+    ------
+    SourceError
+        If the file is missing, is not GGUF (bad magic, unknown version) or is
+        truncated or malformed (names the file and what the reader said).
+    MissingExtraError
+        If the ``gguf`` library is not installed (the ``models`` extra).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        reader_class = _gguf().GGUFReader
+        try:
+            self._reader = reader_class(self.path, "r")
+        except FileNotFoundError:
+            raise SourceError(f"no such file: {self.path}") from None
+        except (OSError, ValueError, KeyError, IndexError) as exc:  # the reader's words for a bad file
+            raise SourceError(f"cannot read {self.path} as GGUF: {exc or type(exc).__name__}") from None
+        self._by_name = {t.name: t for t in self._reader.tensors}
+        self.tensors = {t.name: _info(t) for t in self._reader.tensors}
+
+    @property
+    def architecture(self) -> str | None:
+        """``general.architecture`` (``"llama"``), or None when the file does not say."""
+        value = self.value("general.architecture")
+        return value if isinstance(value, str) else None
+
+    def value(self, key: str) -> Any:
+        """A scalar or string metadata value (``"llama.context_length"`` -> 2048); None when absent or an array."""
+        field = self._reader.get_field(key)
+        if field is None or len(field.types) != 1:
+            return None
+        if field.types[0] == _gguf().GGUFValueType.STRING:
+            return _text(field.parts[field.data[0]])
+        return field.contents()
+
+    def tokens(self, V: int) -> list[str | None] | None:
+        """The vocabulary ``tokenizer.ggml.tokens`` in id order, padded with None to V; None when absent.
+
+        Token bytes that are not UTF-8 are shown with U+FFFD rather than refused.
+
+        Raises
+        ------
+        SourceError
+            If the key is not an array of strings, or lists more tokens than the table has rows.
+        """
+        field = self._reader.get_field(TOKENS_KEY)
+        if field is None:
+            return None
+        value_type = _gguf().GGUFValueType
+        if field.types != [value_type.ARRAY, value_type.STRING]:
+            raise SourceError(f"{self.path}: {TOKENS_KEY} must be an array of strings, got "
+                              f"{'/'.join(t.name for t in field.types)}")
+        tokens: list[str | None] = [_text(field.parts[i]) for i in field.data]  # field.data: where each string lies
+        if len(tokens) > V:
+            raise SourceError(f"{self.path}: {TOKENS_KEY} lists {len(tokens)} tokens, but {TOKEN} has only V={V} "
+                              "rows: the vocabulary and the table do not belong together")
+        return tokens + [None] * (V - len(tokens))
+
+    def read(self, name: str) -> np.ndarray:
+        """A 2-D tensor as float32 (rows, columns), dequantised by ``gguf.quants.dequantize``; read-only.
+
+        An F32 tensor is the memory map itself (nothing is copied); any other
+        type is dequantised into a fresh array.
+
+        Raises
+        ------
+        SourceError
+            If the tensor is absent, not 2-D, stored as integers, or in a type
+            the gguf library cannot dequantise (names the type).
+        """
+        info = self.matrix_info(name)
+        tensor = self._by_name[name]
+        try:
+            # F64 is read as it is: the gguf library dequantises the float types up to F32 only.
+            array = tensor.data if info.type == "F64" else _gguf().quants.dequantize(tensor.data, tensor.tensor_type)
+        except NotImplementedError:
+            raise SourceError(f"tensor {name!r} of {self.path} is stored as {info.type}, which the gguf library "
+                              "cannot dequantise") from None
+        array = np.asarray(array).reshape(info.shape)
+        if array.flags.writeable:
+            array.flags.writeable = False  # a fresh array of ours: hand it over read-only, no second copy
+        return array
+
+    def matrix_info(self, name: str) -> GGUFTensor:
+        """The info of a 2-D float or quantised tensor; ``SourceError`` (naming the 2-D tensors) otherwise."""
+        if name not in self.tensors:
+            matrices = ", ".join(f"{t.name} {list(t.shape)}" for t in self.tensors.values() if len(t.shape) == 2)
+            raise SourceError(f"tensor {brief(name)} is not in {self.path}; 2-D tensors: {matrices or '(none)'}",
+                              parameter="tensor", value=name, expected=f"a 2-D tensor: {matrices or '(none)'}")
+        info = self.tensors[name]
+        if len(info.shape) != 2:
+            raise SourceError(f"tensor {name!r} of {self.path} has shape {info.shape}, expected a 2-D (V, D) table")
+        if info.type in INTEGER_TYPES:
+            raise SourceError(f"tensor {name!r} of {self.path} is stored as {info.type}, expected a float or "
+                              "quantised table")
+        return info
+
+    def same_bytes(self, a: str, b: str) -> bool:
+        """Whether two tensors are stored in the same type and shape with the very same bytes."""
+        ta, tb = self._by_name[a], self._by_name[b]
+        if ta.tensor_type != tb.tensor_type or self.tensors[a].shape != self.tensors[b].shape:
+            return False
+        return bool(np.array_equal(ta.data.view(np.uint8), tb.data.view(np.uint8)))
+
+
+def load_gguf(path: str | Path, *, tensor: str | None = None) -> EmbeddingTable:
+    """Load the token table of a GGUF file, with its vocabulary and position table.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.gguf`` file.
+    tensor : str, optional
+        The token table's name; default ``token_embd.weight``.
+
+    Returns
+    -------
+    EmbeddingTable
+        W_E (V, D) float32, dequantised from the file's type (F32 kept as
+        the memory map); the vocabulary from ``tokenizer.ggml.tokens`` (None
+        for ids past its end); ``position_embd.weight`` (T_max, D) and
+        ``token_types.weight`` where the file has them. The provenance names
+        the stored type (``"Q8_0"``) and the tie verdict (``decide_tying``).
+
+    Raises
+    ------
+    SourceError
+        As ``GGUFFile`` and ``GGUFFile.read``: a missing, malformed or
+        truncated file, a token table that is absent, not 2-D or integer.
+    MissingExtraError
+        If the ``gguf`` library is not installed.
+    """
+    file = GGUFFile(path)
+    name = tensor or TOKEN
+    matrix = file.read(name)  # (V, D)
+    verdict = decide_tying(file, name)
+    positions = file.read(POSITIONS) if POSITIONS in file.tensors else None  # (T_max, D)
+    types = file.read(TOKEN_TYPES) if TOKEN_TYPES in file.tensors else None  # (type vocabulary, D)
+    prov = Provenance("gguf", path=str(file.path), tensor=name, dtype=file.tensors[name].type, tied=verdict.tied,
+                      tie_evidence=verdict.evidence)
+    return EmbeddingTable(matrix, vocabulary=file.tokens(len(matrix)), positions=positions, token_types=types,
+                          provenance=prov)
+
+
+def decide_tying(file: GGUFFile, token: str = TOKEN) -> TieVerdict:
+    """Whether the output head is the token table, from the tensor infos (llama.cpp's rule).
+
+    No ``output.weight`` -> tied (llama.cpp then reads the head from
+    ``token_embd.weight``); ``output.weight`` with the very type, shape and
+    bytes of the table -> stored twice, tied in meaning; otherwise untied.
+    """
+    if HEAD not in file.tensors or HEAD == token:
+        return TieVerdict(True, False, f"no {HEAD} in the file: llama.cpp uses {token} as the output head")
+    table, head = file.tensors[token], file.tensors[HEAD]
+    if file.same_bytes(token, HEAD):
+        return TieVerdict(True, True, f"{HEAD} is stored with the very bytes of {token}: stored twice, tied in meaning")
+    return TieVerdict(False, False, f"{HEAD} {head.shape} {head.type} differs from {token} {table.shape} {table.type}: "
+                                    "a separate output head")
+
+
+def bits_per_weight(kind: str) -> float:
+    """Bits one weight takes in a GGML type: 8 * bytes per block / weights per block (``gguf.GGML_QUANT_SIZES``).
+
+    Raises ``SourceError`` for a type the gguf library does not know.
+
+    >>> bits_per_weight("F16"), bits_per_weight("Q8_0"), bits_per_weight("Q4_0")
+    (16.0, 8.5, 4.5)
+    """
+    library = _gguf()
+    try:
+        block, size = library.GGML_QUANT_SIZES[library.GGMLQuantizationType[kind]]
+    except KeyError:
+        raise SourceError(f"unknown GGML type {brief(kind)}") from None
+    return 8 * size / block
+
+
+# -- helpers -----------------------------------------------------------------
+
+def _gguf() -> Any:
+    """The ``gguf`` library, imported on first use; ``MissingExtraError`` naming the extra without it."""
+    try:
+        import gguf
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] != "gguf":
+            raise
+        raise MissingExtraError.for_module("gguf", "GGUF files", ("models",)) from None
+    return gguf
+
+
+def _info(tensor: Any) -> GGUFTensor:
+    """A ``ReaderTensor`` as a ``GGUFTensor``: ``ne`` reversed into NumPy order, bytes as stored."""
+    shape = tuple(int(n) for n in reversed(tensor.shape.tolist()))  # ne = [D, V] -> (V, D)
+    return GGUFTensor(tensor.name, shape, tensor.tensor_type.name, math.prod(shape), int(tensor.n_bytes))
+
+
+def _text(part: np.ndarray) -> str:
+    return bytes(part).decode("utf-8", errors="replace")

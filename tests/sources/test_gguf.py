@@ -1,0 +1,175 @@
+"""sources.gguf: llama.cpp files read through the gguf library, checked against what the tests wrote.
+
+Every file is written here with ``gguf.GGUFWriter`` (tests/gguf_writer.py).
+Expected tables are the arrays written, or, for the lossy types, the library's
+own ``gguf.quants.dequantize`` of the bytes it quantised, or of the bytes its
+``GGUFReader`` finds in the file; expected neighbours come from NumPy
+arithmetic on those arrays. Nothing expected comes from embedlab.
+"""
+
+from __future__ import annotations
+
+import doctest
+
+import numpy as np
+import pytest
+
+import embedlab
+from embedlab.errors import SourceError
+from gguf_writer import gguf, stored, write_gguf
+from embedlab.sources import gguf as gguf_source
+
+V, D, T = 32, 32, 8  # D = 32: one Q8_0 / Q4_0 block per row
+TOKENS = [f"tok{i}" for i in range(V)]
+
+
+@pytest.fixture
+def arrays() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(20260917)
+    return {"token": rng.standard_normal((V, D)).astype(np.float32),  # (V, D)
+            "position": rng.standard_normal((T, D)).astype(np.float32),  # (T_max, D)
+            "head": rng.standard_normal((V, D)).astype(np.float32),  # (V, D)
+            "norm": np.ones(D, dtype=np.float32),  # (D,)
+            "ffn": rng.standard_normal((2 * D, D)).astype(np.float32)}  # (2D, D)
+
+
+def _llama(path, arrays, kind="F32", *, head=None, tokens=TOKENS, positions=False):
+    tensors = {"token_embd.weight": (arrays["token"], kind),
+               "blk.0.attn_norm.weight": (arrays["norm"], "F32"),
+               "blk.0.ffn_up.weight": (arrays["ffn"], "F16")}
+    if positions:
+        tensors["position_embd.weight"] = (arrays["position"], "F32")
+    if head is not None:
+        tensors["output.weight"] = head
+    return write_gguf(path, tensors, tokens=tokens, context_length=T)
+
+
+def test_doctests() -> None:
+    assert doctest.testmod(gguf_source).failed == 0
+
+
+def test_an_f32_table_is_the_array_written_with_its_tokens_and_positions(tmp_path, arrays):
+    table = embedlab.load(str(_llama(tmp_path / "m.gguf", arrays, positions=True)))
+    assert np.array_equal(table.W_E, arrays["token"])  # F32 is stored exactly
+    assert table.W_E.shape == (V, D)  # rows are tokens, though the file lists ne = [D, V]
+    assert np.array_equal(table.positions, arrays["position"])
+    assert list(table.vocabulary.index_to_token) == TOKENS
+    prov = table.provenance
+    assert (prov.source, prov.tensor, prov.dtype, prov.tied) == ("gguf", "token_embd.weight", "F32", True)
+    assert "no output.weight" in prov.tie_evidence
+
+
+@pytest.mark.parametrize("kind", ["F32", "F16", "BF16", "Q8_0", "Q4_0"])
+def test_each_type_is_dequantised_as_the_library_does(tmp_path, arrays, kind):
+    path = _llama(tmp_path / f"{kind}.gguf", arrays, kind)
+    table = embedlab.load(path)
+    assert table.provenance.dtype == kind
+    assert table.W_E.dtype == np.float32
+    np.testing.assert_array_equal(table.W_E, stored(arrays["token"], kind))
+    # and as the library's reader finds the bytes in the file
+    found = next(t for t in gguf.GGUFReader(path).tensors if t.name == "token_embd.weight")
+    np.testing.assert_array_equal(table.W_E, gguf.quants.dequantize(found.data, found.tensor_type))
+
+
+def test_q8_0_stays_within_half_a_step_of_each_block(tmp_path, arrays):
+    # Q8_0 (ggml-quants.c): one scale d = max|x| / 127 per block of 32, x ~ d * round(x / d), with d
+    # stored as fp16 (relative error up to 2**-11, times |round(x / d)| <= 127)
+    table = embedlab.load(_llama(tmp_path / "q.gguf", arrays, "Q8_0"))
+    step = np.abs(arrays["token"]).max(axis=1, keepdims=True) / 127  # (V, 1): one block per row here
+    assert np.all(np.abs(table.W_E - arrays["token"]) <= step * (0.5 + 127 * 2.0**-11))
+    assert not np.array_equal(table.W_E, arrays["token"])  # lossy: the file does not hold the floats
+
+
+def test_the_table_is_read_only(tmp_path, arrays):
+    for kind in ("F32", "Q8_0"):
+        table = embedlab.load(_llama(tmp_path / f"{kind}.gguf", arrays, kind))
+        with pytest.raises(ValueError):
+            table.W_E[0, 0] = 1.0
+
+
+def test_a_separate_output_head_means_untied(tmp_path, arrays):
+    table = embedlab.load(_llama(tmp_path / "u.gguf", arrays, head=(arrays["head"], "Q8_0")))
+    assert table.provenance.tied is False
+    assert "a separate output head" in table.provenance.tie_evidence
+
+
+def test_a_head_with_the_very_bytes_of_the_table_is_tied(tmp_path, arrays):
+    table = embedlab.load(_llama(tmp_path / "twice.gguf", arrays, "Q8_0", head=(arrays["token"], "Q8_0")))
+    assert table.provenance.tied is True
+    assert "stored twice" in table.provenance.tie_evidence
+
+
+def test_the_same_values_in_another_type_are_a_separate_head(tmp_path, arrays):
+    table = embedlab.load(_llama(tmp_path / "f16.gguf", arrays, "F32", head=(arrays["token"], "F16")))
+    assert table.provenance.tied is False
+
+
+def test_a_short_token_list_leaves_the_last_ids_without_a_string(tmp_path, arrays):
+    table = embedlab.load(_llama(tmp_path / "short.gguf", arrays, tokens=TOKENS[:30]))
+    assert table.vocabulary.index_to_token == (*TOKENS[:30], None, None)
+
+
+def test_more_tokens_than_rows_is_refused(tmp_path, arrays):
+    path = _llama(tmp_path / "long.gguf", arrays, tokens=[*TOKENS, "extra"])
+    with pytest.raises(SourceError, match=r"lists 33 tokens, but token_embd.weight has only V=32 rows"):
+        embedlab.load(path)
+
+
+def test_token_bytes_that_are_not_utf8_are_shown_with_the_replacement_character(tmp_path, arrays):
+    tokens = [t.encode() for t in TOKENS[:-1]] + [b"\xff\xfe"]
+    table = embedlab.load(_llama(tmp_path / "bytes.gguf", arrays, tokens=tokens))
+    assert table.vocabulary.token(V - 1) == "\ufffd\ufffd"
+
+
+def test_without_tokens_the_table_has_no_vocabulary(tmp_path, arrays):
+    table = embedlab.load(_llama(tmp_path / "bare.gguf", arrays, tokens=None))
+    assert table.vocabulary is None
+
+
+def test_tensor_names_another_table(tmp_path, arrays):
+    path = _llama(tmp_path / "m.gguf", arrays)
+    table = embedlab.load(path, tensor="blk.0.ffn_up.weight")
+    np.testing.assert_array_equal(table.W_E, arrays["ffn"].astype(np.float16).astype(np.float32))
+    assert table.vocabulary.index_to_token == (*TOKENS, *[None] * D)  # 2D rows: the last D have no token
+    assert table.provenance.tensor == "blk.0.ffn_up.weight"
+
+
+def test_a_missing_tensor_names_the_2d_tensors(tmp_path, arrays):
+    path = _llama(tmp_path / "m.gguf", arrays)
+    with pytest.raises(SourceError, match=r"tensor 'nope' is not in .*2-D tensors: token_embd.weight \[32, 32\]"):
+        embedlab.load(path, tensor="nope")
+    with pytest.raises(SourceError, match=r"has shape \(32,\), expected a 2-D \(V, D\) table"):
+        embedlab.load(path, tensor="blk.0.attn_norm.weight")
+
+
+def test_an_integer_table_is_refused(tmp_path):
+    path = write_gguf(tmp_path / "int.gguf", {"token_embd.weight": (np.arange(V * D).reshape(V, D), "I32")})
+    with pytest.raises(SourceError, match=r"stored as I32, expected a float or quantised table"):
+        embedlab.load(path)
+
+
+def test_a_file_that_is_not_gguf_names_the_file(tmp_path):
+    path = tmp_path / "fake.gguf"
+    path.write_bytes(b"not a gguf file at all")
+    with pytest.raises(SourceError, match=r"cannot read .*fake.gguf as GGUF"):
+        embedlab.load(path)
+
+
+def test_a_truncated_file_is_a_source_error(tmp_path, arrays):
+    whole = _llama(tmp_path / "whole.gguf", arrays).read_bytes()
+    for keep in (12, 200, len(whole) - 100):
+        cut = tmp_path / f"cut{keep}.gguf"
+        cut.write_bytes(whole[:keep])
+        with pytest.raises(SourceError, match="cut"):
+            embedlab.load(cut)
+
+
+def test_neighbours_of_a_quantised_table_match_numpy_on_the_dequantised_array(tmp_path, arrays):
+    path = _llama(tmp_path / "q.gguf", arrays, "Q8_0")
+    W = stored(arrays["token"], "Q8_0").astype(np.float64)  # (V, D), what the file holds
+    unit = W / np.linalg.norm(W, axis=1, keepdims=True)
+    scores = unit @ unit[5]  # (V,) cosine to tok5
+    scores[5] = -np.inf  # the query itself is left out
+    expected = [int(i) for i in np.argsort(-scores, kind="stable")[:4]]
+    result = embedlab.neighbors(str(path), "tok5", k=4)
+    assert [row["id"] for row in result.to_dict()["queries"][0]["lists"]["cosine"]] == expected
