@@ -262,7 +262,8 @@ def hubs(table_or_model: Table, *, k: int | None = None, queries: int | None = N
 
 # The options that belong to one form of params only; beside another form they would be ignored.
 _SIZES_ONLY = ("D", "tied", "T_max", "positions", "type_vocab", "other")
-_FORMS = {"V": "a model described by its sizes", "config": "a config.json alone", "model": "a safetensors checkpoint"}
+_FORMS = {"V": "a model described by its sizes", "config": "a config.json alone",
+          "model": "a safetensors checkpoint or a GGUF file"}
 
 
 def params(V: int | None = None, D: int | None = None, *, config: str | os.PathLike | dict | None = None,
@@ -275,8 +276,8 @@ def params(V: int | None = None, D: int | None = None, *, config: str | os.PathL
     Three forms, exactly one: sizes (``V`` and ``D``, with ``tied`` (default
     True), ``T_max``, ``positions``, ``type_vocab``, ``other``), a Hugging
     Face ``config`` (a config.json, its folder or its dict), or a safetensors
-    ``model`` (``"minilm"`` or a path; headers only, ``tensor`` to name the
-    token table). ``dtype``: fp32 (default; a checkpoint: its own), fp16,
+    or GGUF ``model`` (``"minilm"`` or a path; headers or tensor infos only,
+    ``tensor`` to name the token table). ``dtype``: fp32 (default; a checkpoint: its own), fp16,
     bf16, int8 or int4. The bigger vocabulary is ``factor`` times V (default
     2) or ``target_V``.
 
@@ -291,7 +292,7 @@ def params(V: int | None = None, D: int | None = None, *, config: str | os.PathL
         missing beside V, or both factor and target_V.
     SizeError, ConfigError, SourceError, DtypeError
         As ``measure.params.from_numbers`` and ``growth``, ``measure.model_params.from_config`` and
-        ``from_checkpoint``.
+        ``from_checkpoint``, ``measure.gguf_params.from_gguf``.
 
     >>> r = params(512, 64)
     >>> r.count.breakdown.total, r.growth.bigger_V, r.growth.saved
@@ -309,7 +310,10 @@ def params(V: int | None = None, D: int | None = None, *, config: str | os.PathL
         count = read_from.from_config(config, dtype=dtype or "fp32")
     else:
         path = _module("sources", "checkpoints").checkpoint_path(model)
-        count = read_from.from_checkpoint(path, tensor=tensor, dtype=dtype)
+        if path.suffix.lower() == ".gguf":  # llama.cpp: counted from its tensor infos
+            count = _module("measure.gguf_params", "GGUF files").from_gguf(path, tensor=tensor, dtype=dtype)
+        else:
+            count = read_from.from_checkpoint(path, tensor=tensor, dtype=dtype)
     if factor is None and target_V is None:
         factor = 2
     return count_of.ParamsResult(count, count_of.growth(count.breakdown, factor=factor, target_V=target_V))

@@ -114,9 +114,9 @@ def test_number_options_are_refused_beside_a_config(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, line", [
     (["--vocab", "5", "--d-model", "3", "--tensor", "x"],
-     "--tensor does not apply with --vocab: it belongs with --model (a safetensors checkpoint)"),
+     "--tensor does not apply with --vocab: it belongs with --model (a safetensors checkpoint or a GGUF file)"),
     (["--config", "CONFIG", "--tensor", "x"],
-     "--tensor does not apply with --config: it belongs with --model (a safetensors checkpoint)"),
+     "--tensor does not apply with --config: it belongs with --model (a safetensors checkpoint or a GGUF file)"),
     (["--model", "MODEL", "--other", "0"],
      "--other does not apply with --model: it belongs with --vocab (a model described by its sizes)"),
     (["--model", "MODEL", "--d-model", "3", "--positions", "none", "--type-vocab", "2"],
@@ -124,7 +124,7 @@ def test_number_options_are_refused_beside_a_config(tmp_path, capsys):
      "(a model described by its sizes)"),
     (["--config", "CONFIG", "--untied", "--tensor", "x"],
      "--untied does not apply with --config: it belongs with --vocab (a model described by its sizes); "
-     "--tensor does not apply with --config: it belongs with --model (a safetensors checkpoint)"),
+     "--tensor does not apply with --config: it belongs with --model (a safetensors checkpoint or a GGUF file)"),
     (["--vocab", "5"], "--vocab needs --d-model (the model width D)"),
 ])
 def test_an_option_of_another_form_is_a_usage_error_naming_its_form(tmp_path, capsys, argv, line):

@@ -11,7 +11,7 @@ from . import arguments
 # The three forms of params (what is counted), and the options that belong to one form only:
 # beside another form they would be silently ignored, so they are usage errors.
 PARAMS_FORMS = {"vocab": "a model described by its sizes", "config": "a config.json alone",
-                "model": "a safetensors checkpoint"}
+                "model": "a safetensors checkpoint or a GGUF file"}
 PARAMS_FORM_OPTIONS = {"vocab": ("d_model", "untied", "max_positions", "positions", "type_vocab", "other"),
                        "model": ("tensor",)}
 
@@ -20,17 +20,20 @@ def add(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "params", help="parameters and bytes of the tables, tied and untied, now and at a bigger vocabulary",
         description="Count the token table, position and token-type tables and the output head (0 when tied), "
-                    "from sizes, from a config.json alone or from a safetensors checkpoint (headers only), "
+                    "from sizes, from a config.json alone, from a safetensors checkpoint (headers only) "
+                    "or from a llama.cpp GGUF file (tensor infos only), "
                     "and set them beside the same model at a bigger vocabulary, tied and untied.",
         epilog="Examples:\n  embedlab params --vocab 50000 --d-model 768 --max-positions 1024 --dtype bf16\n"
                "  embedlab params --config path/to/config.json --factor 2\n"
-               "  embedlab params --model minilm --json",
+               "  embedlab params --model minilm --json\n"
+               "  embedlab params --model path/to/model.gguf",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--vocab", type=int, metavar="V", help="vocabulary size V (with --d-model)")
     what.add_argument("--config", type=arguments.given(Path, "a config.json or its folder"), help="a Hugging Face config.json (or its folder)")
-    what.add_argument("--model", help="minilm or a safetensors checkpoint: a folder or a .safetensors file")
+    what.add_argument("--model", help="minilm, a safetensors checkpoint (a folder or a .safetensors file) "
+                                         "or a llama.cpp .gguf file")
     p.add_argument("--d-model", type=int, metavar="D", help="model width D (with --vocab)")
     p.add_argument("--untied", action="store_true", help="a separate output head (default: tied)")
     p.add_argument("--max-positions", type=int, metavar="T_max", help="maximum context T_max")

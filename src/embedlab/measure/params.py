@@ -9,7 +9,7 @@ stays put. Three ways in, one ``Breakdown`` out:
   (the tables only);
 * ``model_params.from_checkpoint(path)``: every tensor of a safetensors
   checkpoint, read from its headers, buffers set apart, tying decided from
-  the file.
+  the file; ``gguf_params.from_gguf(path)`` the same for a llama.cpp file.
 
 ``growth`` sets a breakdown beside the same model at a bigger V, tied and untied.
 
@@ -211,7 +211,7 @@ class Count:
     ----------
     breakdown : Breakdown
     source : str
-        "numbers", "config" or "checkpoint".
+        "numbers", "config", "checkpoint" or "gguf".
     path : str or None
         The config or checkpoint read.
     positions : str
@@ -234,6 +234,12 @@ class Count:
         For a checkpoint: the saved tensors left out of the parameters.
     stored_bytes : int or None
         For a checkpoint: data bytes in its files, buffers and duplicates included.
+    file_bytes : Bytes or None
+        For a GGUF file: the bytes of each part as the file stores it, each
+        tensor in its own type (Q8_0: 34 bytes per 32 weights); None elsewhere.
+    file_types : dict of str -> str
+        For a GGUF file: part ("token", "head", "other", ...) -> the type it is
+        stored in (``"Q8_0"``; ``"F32/Q4_K"`` for a part in several).
     """
 
     breakdown: Breakdown
@@ -249,9 +255,14 @@ class Count:
     tensors: dict[str, str] = field(default_factory=dict)
     buffers: tuple[Buffer, ...] = ()
     stored_bytes: int | None = None
+    file_bytes: Bytes | None = None
+    file_types: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """The facts, then the breakdown's ``to_dict`` keys, as JSON-able values (buffer shapes as lists)."""
+        """The facts, then the breakdown's ``to_dict`` keys, as JSON-able values (buffer shapes as lists).
+
+        ``file_bytes`` holds the same keys as ``bytes`` (``null`` when the source has no storage types of its own).
+        """
         b = self.breakdown
         return {
             "source": self.source, "path": self.path,
@@ -260,6 +271,7 @@ class Count:
             "conflict": self.conflict, "keys": self.keys, "tensors": self.tensors,
             "buffers": [dict(asdict(buf), shape=list(buf.shape)) for buf in self.buffers],
             "stored_bytes": self.stored_bytes,
+            "file_bytes": None if self.file_bytes is None else asdict(self.file_bytes), "file_types": self.file_types,
             **b.to_dict(),
         }
 

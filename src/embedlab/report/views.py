@@ -44,10 +44,11 @@ def params_terminal(count: Count, growth: Growth) -> str:
                          f"{buf.reason}; not a parameter") for buf in count.buffers]
     if count.stored_bytes is not None:
         facts.append(("stored bytes", human(count.stored_bytes, human_bytes) + ": every tensor in the files"))
-    return "\n".join([terminal_table(facts), _parts_table(b), _growth_table(growth)])
+    return "\n".join([terminal_table(facts), _parts_table(b, count), _growth_table(growth)])
 
 
-def _parts_table(b: Breakdown) -> str:
+def _parts_table(b: Breakdown, count: Count) -> str:
+    """Each part's parameters and bytes in ``b.dtype``; for a GGUF file, its bytes as stored too."""
     byte = b.bytes
     head_note = " (tied: the token table)" if b.tied and not b.head else ""
     rows = [("token table", b.token, byte.token), ("position table", b.position, byte.position),
@@ -59,8 +60,16 @@ def _parts_table(b: Breakdown) -> str:
         cells.append(("other", human_count(b.other), f"{b.other:,}", human_bytes(byte.other or 0), f"{byte.other:,}"))
     total = "total" if b.other is not None else "total (tables only)"
     cells.append((total, human_count(b.total), f"{b.total:,}", human_bytes(byte.total), f"{byte.total:,}"))
-    cells.append(("tables' share", percent(b.share), "", "", ""))
-    return terminal_table(cells, headers=("part", "parameters", "exact", f"bytes ({b.dtype})", "exact bytes"))
+    headers = ("part", "parameters", "exact", f"bytes ({b.dtype})", "exact bytes")
+    if count.file_bytes is not None:  # the file's own storage types, beside the named dtype
+        stored, types = count.file_bytes, count.file_types
+        column = [(stored.token, "token"), (stored.position, "position"), (stored.token_type, "token_type"),
+                  (stored.head, "head"), (stored.other, "other"), (stored.total, None)]
+        cells = [(*row, f"{n:,}" + (f" ({types[part]})" if part in types else ""))
+                 for row, (n, part) in zip(cells, column)]
+        headers += ("bytes in the file",)
+    cells.append(("tables' share", percent(b.share), *[""] * (len(headers) - 2)))
+    return terminal_table(cells, headers=headers)
 
 
 def _growth_table(g: Growth) -> str:
