@@ -94,7 +94,8 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
     Returns
     -------
     LabResult
-        ``notes`` says what was adjusted without being asked (a default probe or k shrunk to fit).
+        ``notes`` says what was adjusted without being asked (a default probe or k shrunk to fit), and
+        that the probe's token string is repeated in the vocabulary where it is (``Vocabulary.repeat_note``).
 
     Raises
     ------
@@ -119,7 +120,7 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
     probe_id, probe_notes = (resolve_probe(table, probe), ()) if probe is not None else default_probe(table)
     settings = lab.LabSettings(probe=probe_id, k=k, stretch_factor=stretch_factor, growth_factor=growth)
     result = lab.measure(engine, settings, seed=seed, source=source, figures=figures)
-    return replace(result, notes=probe_notes + k_notes)
+    return replace(result, notes=probe_notes + _repeat_note(table, probe_id) + k_notes)
 
 
 def resolve_probe(table: Table, probe: int | str | None = None) -> int:
@@ -169,6 +170,13 @@ def default_probe(table: Table) -> tuple[int, tuple[str, ...]]:
     if V < 1:
         raise errors.TokenIdError("the table has no rows (V=0): there is no token to probe")
     return 0, (f"probe = 0: the default id {DEFAULT_PROBE_ID} is beyond V = {V}",)
+
+
+def _repeat_note(table: Table, probe: int) -> tuple[str, ...]:
+    """The note that the probe's token string is repeated in the vocabulary, where it is."""
+    _, vocabulary = _size_and_vocabulary(table)
+    note = None if vocabulary is None else vocabulary.repeat_note(probe)
+    return () if note is None else (note,)
 
 
 def _size_and_vocabulary(table: Table) -> tuple[int, Any]:

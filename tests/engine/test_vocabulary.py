@@ -97,3 +97,38 @@ def test_the_resolver_module_imports_only_the_standard_library():
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0}
     assert imported <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+# -- repeated token strings -----------------------------------------------------------
+
+def test_a_repeated_string_means_its_first_id_unless_the_source_says_otherwise():
+    tokens = ["<s>", "<unk>", "x", "<unk>", "<s>"]
+    assert Vocabulary(tokens).id("<unk>") == 1
+    told = Vocabulary(tokens, owners={"<unk>": 3, "<s>": 4}, rule="the last copy")
+    assert (told.id("<unk>"), told.id("<s>"), told.id("x")) == (3, 4, 2)
+    assert [told.token(i) for i in range(5)] == tokens  # every id keeps its own string
+    assert resolve_ids(["id:1", "id:0", "<unk>"], 5, told) == [1, 0, 3]
+
+
+def test_repeats_list_every_id_holding_the_string():
+    vocab = Vocabulary(["a", "b", "a", None, "a", None])
+    assert vocab.repeats("a") == (0, 2, 4)
+    assert vocab.repeats("b") == () and vocab.repeats("zz") == ()
+
+
+def test_the_repeat_note_names_the_ids_the_meaning_and_the_rule():
+    vocab = Vocabulary(["a", "b", "a", "a"], owners={"a": 3}, rule="the last copy, as X reads it")
+    expected = ("token 'a' is repeated: ids 0, 2 and 3 hold it; 'a' means id 3 (the last copy, as X reads it); "
+                "id:0, id:2 reach the others")
+    assert vocab.repeat_note(0) == vocab.repeat_note(3) == expected
+    assert vocab.repeat_note(1) is None
+
+
+def test_an_owner_that_does_not_hold_its_string_is_refused():
+    from embedlab.errors import ChoiceError
+
+    with pytest.raises(ChoiceError, match="token 'a' the id 1, which holds 'b'") as caught:
+        Vocabulary(["a", "b", "a"], owners={"a": 1})
+    assert isinstance(caught.value, ValueError) and caught.value.parameter == "owners"
+    with pytest.raises(ValueError, match="the id 7, which holds None"):
+        Vocabulary(["a", "b"], owners={"a": 7})

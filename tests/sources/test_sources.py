@@ -283,7 +283,6 @@ def test_missing_data_package_names_the_extra(monkeypatch):
     ("2 2\na 1 2\nb 3 4 5\n", "line 3.*2 values, got 4 fields"),
     ("a 1 2\nb 3 4 5\nc 6 7\n", "line 2.*2 values, got 4 fields"),
     ("-3 2\na 1 2\n", "header declares -3"),
-    ("a 1 2\nb 3 4\na 5 6\n", "'a' appears twice"),
 ])
 def test_text_loader_is_strict(tmp_path, text, match):
     path = tmp_path / "v.txt"
@@ -299,7 +298,7 @@ def test_text_loader_skips_a_byte_order_mark(tmp_path):
     assert table.vocabulary.index_to_token == ("a", "b") and table.D == 2
 
 
-@pytest.mark.parametrize("words, match", [("a\n\nc\n", "line 2 is empty"), ("a\nb\na\n", "'a' appears twice")])
+@pytest.mark.parametrize("words, match", [("a\n\nc\n", "line 2 is empty")])
 def test_word_lists_are_strict(tmp_path, words, match):
     np.save(tmp_path / "t.npy", np.zeros((3, 2), dtype=np.float32))
     (tmp_path / "w.txt").write_text(words, encoding="utf-8")
@@ -464,3 +463,51 @@ def test_a_word_list_that_is_not_utf8_names_the_line(tmp_path):
                                  "one token per line")
     words.write_bytes(b"\xef\xbb\xbfa\nb\n")
     assert sources.read_words(words) == ["a", "b"]  # the byte-order mark is not part of the first token
+
+
+# -- repeated tokens: read as each file's own reader reads them (C23) ------------------------------
+
+def _table_folder(folder, V):
+    write_safetensors(folder / "model.safetensors",
+                      {"embeddings.word_embeddings.weight": array(np.eye(V, 2, dtype=np.float32))})
+    return folder
+
+
+def test_a_unigram_tokenizer_json_with_repeats_reads_as_the_tokenizers_library_does(tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    pieces = ["<s>", "<unk>", "<unk>", "<s>", "le"]
+    spec = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+            "pre_tokenizer": None, "post_processor": None, "decoder": None,
+            "model": {"type": "Unigram", "unk_id": 1, "vocab": [[p, -1.0] for p in pieces]}}
+    (_table_folder(tmp_path, 6) / "tokenizer.json").write_text(json.dumps(spec), encoding="utf-8")
+    oracle = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    table = sources.load(str(tmp_path))
+    assert table.vocabulary.index_to_token == (*pieces, None)  # id 5: a padding row past the tokenizer
+    assert {p: table.token_id(p) for p in pieces} == {p: oracle.token_to_id(p) for p in pieces}
+    assert "'<unk>' is repeated: ids 1 and 2" in table.vocabulary.repeat_note(1)
+
+
+def test_a_vocab_json_with_a_repeated_key_keeps_both_ids_and_means_the_last(tmp_path):
+    text = '{"a": 0, "b": 1, "a": 2}'
+    (_table_folder(tmp_path, 3) / "vocab.json").write_text(text, encoding="utf-8")
+    table = sources.load(str(tmp_path))
+    assert table.vocabulary.index_to_token == ("a", "b", "a")
+    assert table.token_id("a") == json.loads(text)["a"] == 2
+
+
+def test_word_vector_text_with_a_repeated_word_keeps_every_row_and_means_the_first(tmp_path):
+    path = tmp_path / "v.txt"
+    path.write_text("3 2\na 1 2\nb 3 4\na 5 6\n", encoding="utf-8")
+    table = sources.load(str(path))
+    assert table.W_E.tolist() == [[1, 2], [3, 4], [5, 6]]  # nothing dropped: id:2 reaches the second 'a'
+    assert table.token_id("a") == 0 and table.token_id("id:2") == 2
+    gensim = pytest.importorskip("gensim")
+    oracle = gensim.models.KeyedVectors.load_word2vec_format(str(path))  # keeps the first 'a', drops the row
+    assert table.lookup([table.token_id("a")]).tolist() == [oracle["a"].tolist()]
+
+
+def test_a_word_list_with_a_repeated_word_loads_and_means_the_first(tmp_path):
+    np.save(tmp_path / "t.npy", np.zeros((3, 2), dtype=np.float32))
+    (tmp_path / "w.txt").write_text("a\nb\na\n", encoding="utf-8")
+    table = sources.load(str(tmp_path / "t.npy"), words=tmp_path / "w.txt")
+    assert table.token_id("a") == 0 and table.vocabulary.repeats("a") == (0, 2)

@@ -11,11 +11,14 @@ from __future__ import annotations
 import difflib
 import numbers
 import re
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
-from ..errors import TokenIdError, TokenTypeError, UnknownTokenError, brief
+from ..errors import ChoiceError, TokenIdError, TokenTypeError, UnknownTokenError, brief
 
-__all__ = ["Vocabulary", "resolve_id", "resolve_ids"]
+__all__ = ["FIRST_COPY", "Vocabulary", "resolve_id", "resolve_ids"]
+
+# Which id a repeated token string means when the source does not say.
+FIRST_COPY = "the first copy"
 
 
 class Vocabulary:
@@ -25,16 +28,48 @@ class Vocabulary:
     ----------
     tokens : iterable of str or None
         ``tokens[i]`` is the string of token id ``i``; ``None`` where the source
-        has none. If a string appears twice, the smaller id owns it.
+        has none.
+    owners : mapping of str to int, optional
+        For a string that several ids hold (a repeated token), the id the
+        string means: the one the source's own reader gives it (a tokenizer's
+        ``get_vocab``; ``BertTokenizer`` keeps the last copy of a line of
+        ``vocab.txt``). A whole token -> id map may be given; each id must
+        hold its string. A string left out means its smallest id.
+    rule : str, optional
+        How ``owners`` was chosen, in words, for the notes that say a token is
+        repeated (``"the last copy, as transformers' BertTokenizer reads
+        vocab.txt"``); default ``FIRST_COPY``.
+
+    Every id keeps its string whatever ``owners`` says, so each copy of a
+    repeated token is shown as itself and reached by ``id:N``.
+
+    Raises
+    ------
+    ChoiceError
+        (a ``ValueError``) if ``owners`` gives a string an id that does not
+        hold it, naming both.
 
     >>> v = Vocabulary(["[PAD]", "king", "queen"])
     >>> v.id("queen"), v.token(1), len(v)
     (2, 'king', 3)
+    >>> v = Vocabulary(["<s>", "<unk>", "<unk>"], owners={"<unk>": 2}, rule="the last copy")
+    >>> v.id("<unk>"), v.token(1), v.repeats("<unk>")
+    (2, '<unk>', (1, 2))
     """
 
-    def __init__(self, tokens: Iterable[str | None]) -> None:
+    def __init__(self, tokens: Iterable[str | None], *, owners: Mapping[str, int] | None = None,
+                 rule: str = FIRST_COPY) -> None:
         self._tokens: tuple[str | None, ...] = tuple(tokens)
+        self._owners = dict(owners or {})
+        self.rule = rule
         self._index: dict[str, int] | None = None  # built on first use
+        self._repeated: dict[str, tuple[int, ...]] | None = None
+        for token, i in self._owners.items():
+            if not (isinstance(i, int) and 0 <= i < len(self._tokens) and self._tokens[i] == token):
+                held = self._tokens[i] if isinstance(i, int) and 0 <= i < len(self._tokens) else None
+                raise ChoiceError(f"owners gives token {brief(token)} the id {brief(i)}, which holds {brief(held)}",
+                                  parameter="owners", value={token: i},
+                                  expected=f"an id whose string is {brief(token)}")
 
     def __len__(self) -> int:
         return len(self._tokens)
@@ -46,14 +81,45 @@ class Vocabulary:
 
     @property
     def token_to_index(self) -> dict[str, int]:
-        """Map token string -> token id (a new dict each call is avoided: do not mutate)."""
+        """Map token string -> the token id it means (built once: do not mutate).
+
+        A repeated string means its id in ``owners``, else its smallest id.
+        """
         if self._index is None:
             index: dict[str, int] = {}
             for i, tok in enumerate(self._tokens):
                 if tok is not None and tok not in index:
                     index[tok] = i
+            index.update(self._owners)
             self._index = index
         return self._index
+
+    def repeats(self, token: str) -> tuple[int, ...]:
+        """Every id that holds ``token``, in id order, when more than one does; else ``()``."""
+        if self._repeated is None:
+            holders: dict[str, list[int]] = {}
+            for i, tok in enumerate(self._tokens):
+                if tok is not None:
+                    holders.setdefault(tok, []).append(i)
+            self._repeated = {tok: tuple(ids) for tok, ids in holders.items() if len(ids) > 1}
+        return self._repeated.get(token, ())
+
+    def repeat_note(self, token_id: int) -> str | None:
+        """A sentence saying that the string of ``token_id`` is repeated, and which id it means; else ``None``.
+
+        >>> Vocabulary(["a", "b", "a"]).repeat_note(2)
+        "token 'a' is repeated: ids 0 and 2 hold it; 'a' means id 0 (the first copy); id:2 reaches the other"
+        """
+        token = self._tokens[token_id] if 0 <= token_id < len(self._tokens) else None
+        ids = () if token is None else self.repeats(token)
+        if not ids:
+            return None
+        owner = self.token_to_index[token]
+        others = [i for i in ids if i != owner]
+        held = ", ".join(map(str, ids[:-1])) + f" and {ids[-1]}"
+        reach = ", ".join(f"id:{i}" for i in others)
+        return (f"token {brief(token)} is repeated: ids {held} hold it; {brief(token)} means id {owner} ({self.rule}); "
+                f"{reach} {'reaches the other' if len(others) == 1 else 'reach the others'}")
 
     def token(self, token_id: int) -> str:
         """The string of ``token_id``; ``<id N>`` when the source has none.

@@ -21,7 +21,7 @@ from ..engine.search import DEFAULT_MEMORY, METRICS, Neighbors
 from ..engine.table import EmbeddingTable
 from .defaults import fit_default
 
-__all__ = ["Listed", "QueryLists", "NeighborsResult", "neighbor_lists", "DEFAULT_K"]
+__all__ = ["Listed", "QueryLists", "NeighborsResult", "neighbor_lists", "repeat_notes", "DEFAULT_K"]
 
 DEFAULT_K = 10  # rows per list when k is not given (V - 1 on a smaller table)
 
@@ -90,7 +90,8 @@ class NeighborsResult:
     source : dict or None
         The table's provenance.
     notes : tuple of str
-        What was adjusted without being asked: a default k shrunk to fit the table.
+        What was adjusted without being asked (a default k shrunk to fit the
+        table), and which queries are repeated tokens (``Vocabulary.repeat_note``).
     """
 
     k: int
@@ -159,6 +160,7 @@ def neighbor_lists(
         raise ValueError("give at least one query: a token, a token id or a vector")
     limit, limit_name = (table.V - 1, "V - 1") if ids else (table.V, "V")  # a vector leaves no row out
     k, notes = fit_default(k, DEFAULT_K, limit, "k", limit_name)
+    notes += repeat_notes(table, ids)
     norms = table.norms()  # (V,)
     found: list[QueryLists] = []
     if ids:
@@ -174,6 +176,19 @@ def neighbor_lists(
                                     lists={m: _listed(table, lists[m], n, norms) for m in metrics}))
     return NeighborsResult(k=k, metrics=metrics, queries=found, median_norm=float(np.median(norms)),
                            max_norm=float(norms.max()), source=table.provenance.to_dict(), notes=notes)
+
+
+def repeat_notes(table: EmbeddingTable, ids: Sequence[int]) -> tuple[str, ...]:
+    """One note per distinct token string among ``ids`` that several ids hold: which id the string means.
+
+    >>> t = EmbeddingTable([[1.0], [2.0], [3.0]], vocabulary=["a", "b", "a"])
+    >>> repeat_notes(t, [2, 1])
+    ("token 'a' is repeated: ids 0 and 2 hold it; 'a' means id 0 (the first copy); id:2 reaches the other",)
+    """
+    if table.vocabulary is None:
+        return ()
+    notes = (table.vocabulary.repeat_note(int(i)) for i in ids)
+    return tuple(dict.fromkeys(note for note in notes if note is not None))
 
 
 def _listed(table: EmbeddingTable, found: Neighbors, n: int, norms: np.ndarray) -> list[Listed]:

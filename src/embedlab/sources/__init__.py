@@ -2,11 +2,12 @@
 
 ``load(model)`` takes a named table (``seed``, ``minilm``, ``glove``) or a path
 (a Hugging Face style folder, a ``.safetensors`` file, a llama.cpp ``.gguf``
-file, a ``.npy`` with a word list, GloVe/word2vec text), resolved once
-(``resolve``). One module per kind of file: ``safetensors`` (headers, one
-tensor at a time), ``checkpoint`` (tensor roles, buffers, config.json, weight
-tying), ``gguf`` (llama.cpp files, through the gguf library), ``npy``, ``word_vectors`` (text
-vectors and word lists), ``tokenizer`` (tokenizer.json and vocabulary files);
+file, a ``.npy`` with a word list, GloVe/word2vec text or word2vec binary),
+resolved once (``resolve``). One module per kind of file: ``safetensors``
+(headers, one tensor at a time), ``checkpoint`` (tensor roles, buffers,
+config.json, weight tying), ``gguf`` (llama.cpp files, through the gguf
+library), ``npy``, ``word_vectors`` (text vectors and word lists), ``word2vec``
+(the binary format), ``tokenizer`` (tokenizer.json and vocabulary files);
 ``loaders`` dispatches. Nothing is read with pickle.
 
 The public names below are imported lazily (NumPy is needed only once a table
@@ -26,7 +27,7 @@ _PUBLIC = {
     "load": "loaders", "load_checkpoint": "loaders",
     "NAMED": "resolve", "package_dir": "resolve", "checkpoint_path": "resolve",
     "load_gguf": "gguf", "load_npy": "npy", "load_vectors": "npy",
-    "load_text": "word_vectors", "read_words": "word_vectors",
+    "load_text": "word_vectors", "read_words": "word_vectors", "load_word2vec_binary": "word2vec",
     "load_tokenizer": "tokenizer",
 }
 

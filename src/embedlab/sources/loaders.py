@@ -8,12 +8,13 @@
 * a path: a Hugging Face style folder (config.json + *.safetensors
   [+ tokenizer.json]), one ``.safetensors`` file (``tensor=`` to choose), a
   llama.cpp ``.gguf`` file, a ``.npy`` table (``words=`` for its word list),
-  or GloVe / word2vec text.
+  GloVe / word2vec text, or word2vec binary (recognised by its content,
+  whatever its suffix).
 
 Data packages are found on disk without importing them (their ``__init__``
 may import heavy libraries); nothing is ever downloaded. Formats that can run
 code on load (pickle: ``.bin``, ``.pt``, ``.pth``, ``.ckpt``, ``.pkl``) are
-refused.
+refused; a ``.bin`` that holds word2vec binary vectors is read, never unpickled.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from .gguf import load_gguf
 from .npy import load_npy
 from .resolve import GGUF_SUFFIXES, NAMED, PICKLE_SUFFIXES, TEXT_SUFFIXES, check_model_name, existing_path, package_dir, package_version, ANY_SOURCE
 from .tokenizer import folder_vocabulary
+from .word2vec import is_word2vec_binary, load_word2vec_binary
 from .word_vectors import load_text, parquet_words
 
 __all__ = ["load", "load_checkpoint"]
@@ -123,6 +125,12 @@ def _check_options(model: str, *, tensor: str | None, words: str | Path | None) 
 
 def _load_path(path: Path, *, tensor: str | None, words: str | Path | None) -> EmbeddingTable:
     suffix = path.suffix.lower()
+    if path.is_file() and suffix not in (".npy", ".safetensors", *GGUF_SUFFIXES) and is_word2vec_binary(path):
+        if tensor is not None:
+            raise SourceError(f"tensor={brief(tensor)} does not apply to {path}: word2vec binary vectors have no "
+                              "named tensors", parameter="tensor", value=tensor,
+                              expected="a checkpoint as the model (minilm, a folder, a .safetensors file)")
+        return load_word2vec_binary(path)
     if suffix in PICKLE_SUFFIXES:
         raise UnsafeFormatError(f"refusing to load {path}: a {suffix} file is a pickle, which can run code when "
                                 "loaded; convert it to .safetensors first")

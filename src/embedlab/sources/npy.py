@@ -13,7 +13,7 @@ from ..errors import SourceError, UnsafeFormatError
 from ..engine.provenance import Provenance
 from ..engine.table import EmbeddingTable
 from ..engine.vocabulary import Vocabulary
-from .word_vectors import read_words
+from .word_vectors import GENSIM_RULE, read_words
 
 __all__ = ["NPY_MAGIC", "load_npy", "load_vectors", "read_npy"]
 
@@ -23,6 +23,16 @@ NPY_MAGIC = b"\x93NUMPY"  # the first 6 bytes of every .npy file
 
 def load_npy(path: str | Path, *, words: str | Path | None = None) -> EmbeddingTable:
     """A (V, D) ``.npy`` table, memory-mapped read-only, without pickle.
+
+    ``words`` is a word list, one token per line in row order
+    (``word_vectors.read_words``). A word on several lines keeps every row
+    and means its first one, as in word-vector files (gensim keeps the first
+    copy): the rows are the data, so none is dropped and nothing is refused,
+    and ``id:N`` reaches each copy. No tokenizer lies beside a bare table to
+    choose otherwise, and a list exported from one whose vocabulary repeats a
+    string (CamemBERT's repeats ``<s>``, ``</s>`` and ``<unk>``) would
+    otherwise not load at all. The vocabulary records the repeats, so
+    ``neighbors`` and the report say so where a repeated word is asked for.
 
     Raises ``SourceError`` for a file that is empty, is not a ``.npy`` file,
     is truncated, is not a 2-D float array or whose row count differs from
@@ -39,7 +49,7 @@ def load_npy(path: str | Path, *, words: str | Path | None = None) -> EmbeddingT
         tokens = read_words(words)
         if len(tokens) != matrix.shape[0]:
             raise SourceError(f"{path} has {matrix.shape[0]} rows but {words} has {len(tokens)} words")
-        vocab = Vocabulary(tokens)
+        vocab = Vocabulary(tokens, rule=GENSIM_RULE)
     prov = Provenance("npy", path=str(path), dtype=str(matrix.dtype), tie_evidence="a bare table: no output head")
     return EmbeddingTable(matrix, vocabulary=vocab, provenance=prov)
 

@@ -2,7 +2,8 @@
 
 Named tables live in PyPI data packages, found on disk without importing them (their
 ``__init__`` may import heavy libraries); nothing is ever downloaded. Formats that can
-run code on load (pickle: ``.bin``, ``.pt``, ``.pth``, ``.ckpt``, ``.pkl``) are refused.
+run code on load (pickle: ``.bin``, ``.pt``, ``.pth``, ``.ckpt``, ``.pkl``) are refused;
+word2vec binary vectors, often named ``.bin`` too, are told apart by their content.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from .. import embed
 from ..errors import MissingExtraError, SourceError, UnsafeFormatError, brief, install_hint
+from .word2vec import is_word2vec_binary
 
 __all__ = ["NAMED", "ANY_SOURCE", "A_CHECKPOINT", "PICKLE_SUFFIXES", "TEXT_SUFFIXES", "GGUF_SUFFIXES", "package_dir", "checkpoint_path", "check_model_name", "existing_path", "file_kind", "package_version"]
 
@@ -72,6 +74,8 @@ def checkpoint_path(model: str) -> Path:
     if model in NAMED:
         raise SourceError(f"{model!r} is a table without a checkpoint: expected {A_CHECKPOINT}")
     path = existing_path(model, A_CHECKPOINT)
+    if path.is_file() and is_word2vec_binary(path):
+        raise SourceError(f"{path} is {file_kind(path)}, not a checkpoint: expected {A_CHECKPOINT}")
     if path.suffix.lower() in PICKLE_SUFFIXES or (path.is_dir() and not any(path.glob("*.safetensors"))
                                                   and any(path.glob("*.bin"))):
         raise UnsafeFormatError(f"refusing to read {path}: pickle weights can run code when loaded; "
@@ -108,6 +112,8 @@ def file_kind(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix == ".npy":
         return "a .npy table file (a bare table has no tokenizer)"
+    if path.is_file() and is_word2vec_binary(path):
+        return "a word2vec binary file (word vectors have no tokenizer)"
     if suffix in TEXT_SUFFIXES:
         return "a GloVe/word2vec text file (word vectors have no tokenizer)"
     if suffix in PICKLE_SUFFIXES:

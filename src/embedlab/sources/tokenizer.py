@@ -67,32 +67,80 @@ def load_tokenizer(model: str = "minilm") -> Any:
         raise SourceError(f"cannot read the tokenizer {file}: {exc}") from None
 
 def folder_vocabulary(folder: Path, size: int) -> Vocabulary | None:
-    """Token strings from tokenizer.json, vocab.txt or vocab.json; ids past the table are dropped."""
-    tokens: list[str | None] = [None] * size
-    mapping: dict[str, int] | None = None
-    if (folder / "tokenizer.json").is_file():
-        mapping = _tokenizer_vocab(folder / "tokenizer.json")
-    elif (folder / "vocab.txt").is_file():
-        mapping = {t: i for i, t in reversed(list(enumerate(read_words(folder / "vocab.txt"))))}
-    elif (folder / "vocab.json").is_file():
-        mapping = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
-    if mapping is None:
-        return None
-    beyond = max(mapping.values(), default=-1)
-    if beyond >= size:
-        raise SourceError(f"the tokenizer in {folder} has token ids up to {beyond}, but the table has only V={size} "
-                          "rows: the tokenizer and the weights do not belong together")
-    for token, i in mapping.items():
-        if 0 <= i < size and tokens[i] is None:
-            tokens[i] = token
-    return Vocabulary(tokens)
+    """Token strings of a checkpoint folder, read as the checkpoint's own tokenizer reads them.
 
-def _tokenizer_vocab(path: Path) -> dict[str, int]:
+    From ``tokenizer.json`` (the ``tokenizers`` library: each id's string is
+    ``id_to_token``, and a repeated string means the id ``get_vocab`` gives
+    it), else ``vocab.txt`` (lines as ``read_words``; a repeated line means
+    its last copy, as transformers' ``BertTokenizer``/``load_vocab`` keeps
+    it), else ``vocab.json`` (a repeated key means its last entry, as
+    ``json.load`` in ``GPT2Tokenizer``). Every id keeps its own string, so
+    each copy of a repeated token is shown and reached by ``id:N``; ids past
+    the tokenizer (padding rows of the table) have none. ``None`` when the
+    folder holds none of the three files.
+
+    Parameters
+    ----------
+    folder : Path
+        The checkpoint folder.
+    size : int
+        V, the rows of the token table.
+
+    Raises
+    ------
+    SourceError
+        For a tokenizer with ids ``>= V`` (it and the weights do not belong
+        together), or a file that cannot be read.
+    MissingExtraError
+        For ``tokenizer.json`` without the ``tokenizers`` library.
+    """
+    if (folder / "tokenizer.json").is_file():
+        tokens, owners, rule = _tokenizer_json(folder / "tokenizer.json", size)
+    elif (folder / "vocab.txt").is_file():
+        tokens = read_words(folder / "vocab.txt")
+        owners = {t: i for i, t in enumerate(tokens)}  # a later line overwrites: load_vocab's OrderedDict
+        rule = "the last copy, as transformers' BertTokenizer reads vocab.txt"
+    elif (folder / "vocab.json").is_file():
+        pairs = _json_pairs(folder / "vocab.json")
+        tokens = [None] * (max((i for _, i in pairs), default=-1) + 1)
+        for token, i in pairs:
+            tokens[i] = token if tokens[i] is None else tokens[i]
+        owners = dict(pairs)  # a later key overwrites, as json.load does
+        rule = "the last entry, as json.load reads vocab.json"
+    else:
+        return None
+    if len(tokens) > size:
+        raise SourceError(f"the tokenizer in {folder} has token ids up to {len(tokens) - 1}, but the table has only "
+                          f"V={size} rows: the tokenizer and the weights do not belong together")
+    tokens = [*tokens, *[None] * (size - len(tokens))]  # padding rows past the tokenizer have no string
+    return Vocabulary(tokens, owners={t: i for t, i in owners.items() if tokens[i] == t}, rule=rule)
+
+
+def _tokenizer_json(path: Path, size: int) -> tuple[list[str | None], dict[str, int], str]:
+    """(string of each id, the id each string means, the rule) as the ``tokenizers`` library reads ``path``."""
     try:
         from tokenizers import Tokenizer
     except ImportError:
         raise MissingExtraError.for_module("tokenizers", "tokenizer.json files", ("models",)) from None
     try:
-        return Tokenizer.from_file(str(path)).get_vocab(with_added_tokens=True)
+        tokenizer = Tokenizer.from_file(str(path))
     except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
         raise SourceError(f"cannot read the tokenizer {path}: {exc}") from None
+    owners = tokenizer.get_vocab(with_added_tokens=True)
+    top = max(max(owners.values(), default=-1), size - 1)
+    tokens = [tokenizer.id_to_token(i) for i in range(top + 1)]
+    while len(tokens) > size and tokens[-1] is None:
+        tokens.pop()
+    return tokens, owners, "the id the tokenizers library's get_vocab gives it"
+
+
+def _json_pairs(path: Path) -> list[tuple[str, int]]:
+    """The (token, id) entries of ``vocab.json`` in file order, repeated keys included."""
+    try:
+        pairs = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=list)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SourceError(f"cannot read the vocabulary {path}: {exc}") from None
+    if not isinstance(pairs, list) or not all(isinstance(p, tuple) and isinstance(p[1], int)
+                                              and not isinstance(p[1], bool) and p[1] >= 0 for p in pairs):
+        raise SourceError(f"{path} is not a vocabulary: expected a JSON object of token -> id (ids >= 0)")
+    return pairs
