@@ -5,7 +5,8 @@
 list, GloVe/word2vec text), resolved once (``resolve``). One module per kind of
 file: ``safetensors`` (headers, one tensor at a time), ``checkpoint`` (tensor
 roles, buffers, config.json, weight tying), ``npy``, ``word_vectors`` (text
-vectors and word lists), ``tokenizer`` (tokenizer.json and vocabulary files);
+vectors and word lists), ``tokenizer`` (tokenizer.json and vocabulary files),
+``input_rule`` (a family's position offset, token scale and embedding LayerNorm);
 ``loaders`` dispatches. Nothing is read with pickle.
 
 The public names below are imported lazily (NumPy is needed only once a table
@@ -27,6 +28,7 @@ _PUBLIC = {
     "load_npy": "npy", "load_vectors": "npy",
     "load_text": "word_vectors", "read_words": "word_vectors",
     "load_tokenizer": "tokenizer",
+    "read_input_rule": "input_rule",
 }
 
 __all__ = list(_PUBLIC)
