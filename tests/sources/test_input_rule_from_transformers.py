@@ -129,3 +129,11 @@ def test_the_hand_fallback_says_it_is_one():
 def test_a_table_not_from_a_checkpoint_has_the_plain_rule():
     rule = sources.read_input_rule(embedlab.EmbeddingTable([[1.0, 0.0]]))
     assert (rule.position_offset, rule.scale, rule.layer_norm) == (0, None, None)
+
+
+def test_t5_says_its_tied_head_scales_by_d_to_the_minus_half():
+    rule = rule_from_config({"model_type": "t5", "d_model": 16, "num_heads": 2, "d_kv": 8}, 16)
+    assert rule.scale is None  # the input embedding is not scaled
+    assert any("D^-0.5 = 0.25" in note for note in rule.notes)
+    untied = rule_from_config({"model_type": "t5", "d_model": 16, "tie_word_embeddings": False}, 16)
+    assert not any("D^-0.5" in note for note in untied.notes)

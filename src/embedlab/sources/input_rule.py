@@ -40,6 +40,7 @@ PAD_COUNTED = ("roberta", "xlm-roberta", "camembert", "longformer", "data2vec-te
                "xmod", "mpnet")  # positions from padding_idx + 1, padding skipped
 OFFSET_TWO = ("opt",)  # OPTLearnedPositionalEmbedding.offset, padding skipped
 SQRT_D = ("gemma", "gemma2", "gemma3_text")  # GemmaTextScaledWordEmbedding: sqrt(D) in the weights' dtype
+HEAD_SCALED = ("t5", "mt5", "umt5")  # tied head reads h * D**-0.5 (T5ForConditionalGeneration.forward)
 TORCH_DTYPES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32", "F64": "float64"}
 
 
@@ -81,10 +82,15 @@ def rule_from_config(config: dict[str, Any], D: int, stored_dtype: str | None = 
     """
     family = config.get("model_type")
     try:
-        return _from_transformers(config, D, stored_dtype)
+        rule = _from_transformers(config, D, stored_dtype)
     except Exception as exc:  # not installed, or a family it cannot build: the fallback says why
         reason = f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}" if str(exc) else type(exc).__name__
-        return _by_hand(family, config, D, stored_dtype, reason)
+        rule = _by_hand(family, config, D, stored_dtype, reason)
+    if family in HEAD_SCALED and config.get("tie_word_embeddings", True):
+        head = (f"the tied head scales the last hidden vector by D^-0.5 = {D ** -0.5:.6g} before it "
+                "(T5ForConditionalGeneration; noted by hand): the input embedding is not scaled")
+        rule = InputRule(**{**rule.__dict__, "notes": (*rule.notes, head)})
+    return rule
 
 
 # -- from transformers ---------------------------------------------------------
