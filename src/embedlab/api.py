@@ -350,13 +350,18 @@ def positions(table_or_model: Table, *, base: float = DEFAULT_BASE, tensor: str 
     """A learned position table against the sinusoidal one of its size (``embedlab positions``).
 
     Returns ``measure.positions.PositionComparison``; raises ``SourceError``
-    for a table without a position table (GloVe, the seed table).
+    for a table without a position table (GloVe, the seed table). A
+    checkpoint whose family numbers positions from a later row (RoBERTa:
+    padding_idx + 1, OPT: 2) is measured on the rows its tokens use.
     """
     measure = _module("measure.positions", "position comparisons")
-    return measure.compare_table_positions(_table(table_or_model, tensor, words), base=base)
+    table = _table(table_or_model, tensor, words)
+    from_path = isinstance(table_or_model, (str, os.PathLike))
+    rule = _module("sources", "real tables").read_input_rule(table) if from_path else None
+    return measure.compare_table_positions(table, base=base, rule=rule)
 
 
-def encode(model: str | os.PathLike, texts: str | Sequence[str], *, truncate: bool = False, show: int = 3,
+def encode(model: str | os.PathLike, texts: str | Sequence[str], *, truncate: bool | None = None, show: int = 3,
            tensor: str | None = None) -> Encoding:
     """Text -> tokens -> ids -> vectors -> the (B, T, D) input, step by step (``embedlab encode``).
 
@@ -366,8 +371,11 @@ def encode(model: str | os.PathLike, texts: str | Sequence[str], *, truncate: bo
         ``"minilm"`` or a checkpoint with its ``tokenizer.json``.
     texts : str or sequence of str
         One text, or B texts (one sequence each).
-    truncate : bool
-        Cut texts longer than the position table to T_max tokens instead of raising.
+    truncate : bool or None
+        ``None``: cut at the truncation length saved in tokenizer.json, as the
+        tokenizer does; refuse a longer text where none is saved. ``True``:
+        cut (at the saved length, else at the usable positions). ``False``:
+        never cut; refuse a text longer than the positions the model can use.
     show : int
         Leading values kept of each vector, >= 0.
 
@@ -383,8 +391,8 @@ def encode(model: str | os.PathLike, texts: str | Sequence[str], *, truncate: bo
     measure = _module("measure.encode", "input embeddings")
     tokenizer = sources.load_tokenizer(model)  # first: a file with no tokenizer beside it says so
     table = sources.load(model, tensor=tensor)
-    return measure.encode(table, tokenizer, [texts] if isinstance(texts, str) else list(texts), truncate=truncate,
-                          show=show)
+    return measure.encode(table, tokenizer, [texts] if isinstance(texts, str) else list(texts),
+                          rule=sources.read_input_rule(table), truncate=truncate, show=show)
 
 
 def demo(**settings: Any) -> DemoResult:

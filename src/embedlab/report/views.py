@@ -137,6 +137,7 @@ def positions_terminal(result: "PositionComparison") -> str:
                  f"needs >= {number(v.threshold)}; independent random rows: 0 +- {fixed(v.random_spread, 4)}); "
                  f"likeness {'falls' if v.decays else 'does not fall'} from {fixed(L.by_offset[0], 4, sign=True)} at "
                  f"k={L.offsets[0]} to {fixed(L.by_offset[-1], 4, sign=True)} at k={L.offsets[-1]}.")
+    lines += [f"note: {note}" for note in result.notes]
     return "\n".join(lines) + "\n"
 
 
@@ -144,12 +145,18 @@ def encode_terminal(result: "Encoding") -> str:
     """``embedlab encode``: a row per token with the first values and norm of each vector."""
     name = result.source["source"] if result.source else "table"
     lines = [f"embedlab encode: {name}, {len(result.texts)} text(s) -> (B, T, D) = {shape_text(result.shape)}",
-             "input = " + " + ".join(c for c in result.components if c != "input")]
-    headers = ("t", "token", "id", "type", *(_VECTOR_HEADERS.get(c, c) for c in result.components))
+             "input = " + " + ".join(c for c in result.components if c not in _NOT_SUMMED[bool("scaled_token" in
+                                                                                           result.components)])]
+    if "layer_norm" in result.components:
+        lines.append("the first block sees layer_norm = LayerNorm(input)")
+    numbered = result.position_offset != 0  # the row of the position table differs from t: show it
+    headers = ("t", *(("pos id",) if numbered else ()), "token", "id", "type",
+               *(_VECTOR_HEADERS.get(c, c) for c in result.components))
     for b, text in enumerate(result.texts):
         cut = f", cut from {result.original_lengths[b]}" if result.original_lengths[b] != result.lengths[b] else ""
         lines += ["", f"text {b + 1}: {text!r} ({result.lengths[b]} tokens{cut})"]
-        rows = [(r.position, r.token + (" (pad)" if r.padding else ""), r.id, r.type_id,
+        rows = [(r.position, *((r.position_id,) if numbered else ()), r.token + (" (pad)" if r.padding else ""),
+                 r.id, r.type_id,
                  *(_vector(r.vectors[c]) for c in result.components)) for r in result.rows if r.sequence == b]
         lines.append(terminal_table(rows, headers).rstrip("\n"))
     if result.same_token:
@@ -219,7 +226,9 @@ def hubs_terminal(result: HubsResult) -> str:
 
 
 _VECTOR_HEADERS = {"token": "token vector", "position": "position vector", "token_type": "type vector",
-                   "input": "input (the sum)"}
+                   "input": "input (the sum)", "scaled_token": "scaled token", "layer_norm": "after LayerNorm"}
+# Vectors shown but not summed into the input: the LayerNorm's output, and the raw token row where it is scaled.
+_NOT_SUMMED = {False: ("input", "layer_norm"), True: ("input", "layer_norm", "token")}
 
 
 def _vector(summary: dict[str, Any]) -> str:

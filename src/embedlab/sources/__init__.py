@@ -7,7 +7,8 @@ resolved once (``resolve``). One module per kind of file: ``safetensors``
 (headers, one tensor at a time), ``checkpoint`` (tensor roles, buffers,
 config.json, weight tying), ``gguf`` (llama.cpp files, through the gguf
 library), ``npy``, ``word_vectors`` (text vectors and word lists), ``word2vec``
-(the binary format), ``tokenizer`` (tokenizer.json and vocabulary files);
+(the binary format), ``tokenizer`` (tokenizer.json and vocabulary files),
+``input_rule`` (a family's position offset, token scale and embedding LayerNorm);
 ``loaders`` dispatches. Nothing is read with pickle.
 
 The public names below are imported lazily (NumPy is needed only once a table
@@ -29,6 +30,7 @@ _PUBLIC = {
     "load_gguf": "gguf", "load_npy": "npy", "load_vectors": "npy",
     "load_text": "word_vectors", "read_words": "word_vectors", "load_word2vec_binary": "word2vec",
     "load_tokenizer": "tokenizer",
+    "read_input_rule": "input_rule",
 }
 
 __all__ = list(_PUBLIC)

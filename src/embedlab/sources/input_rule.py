@@ -1,0 +1,197 @@
+"""A checkpoint's input rule: position offset, token scale and embedding LayerNorm of its family.
+
+Read from the family's own code where transformers is installed: the model
+is built from ``config.json`` on PyTorch's meta device (no weights, no
+memory), and its modules say the rule:
+
+* a learned position embedding with an ``offset`` (OPT's
+  ``OPTLearnedPositionalEmbedding``, BART's): positions start at that row;
+* an embeddings module with ``create_position_ids_from_input_ids`` (RoBERTa
+  and its kin): that very function is run on probe ids, and its first
+  position is the offset (padding_idx + 1);
+* an input embedding with an ``embed_scale`` (Gemma's
+  ``GemmaTextScaledWordEmbedding``, BART with ``scale_embedding``): a copy
+  of that class with one row of ones, in the checkpoint's dtype, returns
+  the factor as the model computes it (Gemma casts sqrt(D) to bfloat16:
+  55.5 for D = 3072).
+
+Without transformers (or for a family it does not know) a short table by
+hand stands in, and the rule's notes say it is a fallback. The LayerNorm is
+read from the checkpoint's ``embeddings.LayerNorm.weight``/``bias`` with
+``layer_norm_eps`` from the config (transformers' default 1e-12 when absent).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..engine.input_rule import InputRule, LayerNorm, round_to_stored
+from ..engine.table import EmbeddingTable
+from . import checkpoint, safetensors
+
+__all__ = ["read_input_rule", "rule_from_config"]
+
+LAYER_NORM_NAMES = ("embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias")
+# The fallback by hand, for a family transformers cannot build here.
+PAD_COUNTED = ("roberta", "xlm-roberta", "camembert", "longformer", "data2vec-text", "roberta-prelayernorm",
+               "xmod", "mpnet")  # positions from padding_idx + 1, padding skipped
+OFFSET_TWO = ("opt",)  # OPTLearnedPositionalEmbedding.offset, padding skipped
+SQRT_D = ("gemma", "gemma2", "gemma3_text")  # GemmaTextScaledWordEmbedding: sqrt(D) in the weights' dtype
+HEAD_SCALED = ("t5", "mt5", "umt5")  # tied head reads h * D**-0.5 (T5ForConditionalGeneration.forward)
+TORCH_DTYPES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32", "F64": "float64"}
+
+
+def read_input_rule(table: EmbeddingTable) -> InputRule:
+    """The input rule of the checkpoint a table was read from; the plain rule for any other table.
+
+    Parameters
+    ----------
+    table : EmbeddingTable
+        As ``sources.load`` returns it; its provenance names the checkpoint.
+
+    Returns
+    -------
+    InputRule
+
+    Raises
+    ------
+    SourceError
+        For a config.json that is not a JSON object.
+    """
+    prov = table.provenance
+    if prov.path is None or prov.source not in ("safetensors", "minilm"):
+        return InputRule()
+    config = checkpoint.read_config(prov.path)
+    if config is None:
+        return InputRule(notes=("no config.json: positions from row 0, no scale, no LayerNorm",))
+    rule = rule_from_config(config, table.D, prov.dtype)
+    return InputRule(**{**rule.__dict__, "layer_norm": _layer_norm(prov.path, config, table.D)})
+
+
+def rule_from_config(config: dict[str, Any], D: int, stored_dtype: str | None = None) -> InputRule:
+    """Position offset and token scale of a config's family (no LayerNorm: that is in the weights).
+
+    transformers' own classes first; the table by hand where it cannot
+    build the family, with a note saying so.
+
+    >>> rule_from_config({"model_type": "opt"}, 16).position_offset
+    2
+    """
+    family = config.get("model_type")
+    try:
+        rule = _from_transformers(config, D, stored_dtype)
+    except Exception as exc:  # not installed, or a family it cannot build: the fallback says why
+        reason = f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}" if str(exc) else type(exc).__name__
+        rule = _by_hand(family, config, D, stored_dtype, reason)
+    if family in HEAD_SCALED and config.get("tie_word_embeddings", True):
+        head = (f"the tied head scales the last hidden vector by D^-0.5 = {D ** -0.5:.6g} before it "
+                "(T5ForConditionalGeneration; noted by hand): the input embedding is not scaled")
+        rule = InputRule(**{**rule.__dict__, "notes": (*rule.notes, head)})
+    return rule
+
+
+# -- from transformers ---------------------------------------------------------
+
+def _from_transformers(config: dict[str, Any], D: int, stored_dtype: str | None) -> InputRule:
+    import torch
+    from transformers import AutoConfig, AutoModel
+
+    settings = {k: v for k, v in config.items() if k not in ("model_type", "transformers_version")}
+    cfg = AutoConfig.for_model(config["model_type"], **settings)
+    with torch.device("meta"):
+        model = AutoModel.from_config(cfg)  # shapes only: nothing allocated
+    offset, skip, notes = 0, False, []
+    for module in model.modules():
+        if isinstance(module, torch.nn.Embedding) and isinstance(getattr(module, "offset", None), int):
+            offset, skip = module.offset, "attention_mask" in _forward_parameters(module)
+            notes.append(f"positions start at row {offset}: transformers {type(module).__name__}.offset")
+            break
+        if callable(getattr(module, "create_position_ids_from_input_ids", None)) and module.padding_idx is not None:
+            pad = int(module.padding_idx)
+            probe = module.create_position_ids_from_input_ids(torch.tensor([[pad + 1, pad, pad + 1]]), pad)
+            offset, skip = int(probe[0, 0]), int(probe[0, 2]) == int(probe[0, 0]) + 1
+            notes.append(f"positions start at row {offset} (padding_idx + 1): transformers "
+                         f"{type(module).__name__}.create_position_ids_from_input_ids")
+            break
+    else:
+        notes.append(f"positions from row 0: transformers {type(model).__name__} adds no offset")
+    scale, scale_text = _scale_from_module(model.get_input_embeddings(), D, stored_dtype)
+    if scale is not None:
+        notes.append(f"token vectors times {scale_text}: transformers {type(model.get_input_embeddings()).__name__}")
+    return InputRule(family=config["model_type"], position_offset=offset, skip_padding=skip, scale=scale,
+                     scale_text=scale_text, scale_dtype=_rounding(stored_dtype) if scale is not None else None,
+                     notes=tuple(notes))
+
+
+def _scale_from_module(embedding: Any, D: int, stored_dtype: str | None) -> tuple[float | None, str | None]:
+    """The factor a scaled input embedding applies, run in the stored dtype on a one-row copy of its class."""
+    import torch
+
+    factor = getattr(embedding, "scalar_embed_scale", getattr(embedding, "embed_scale", None))
+    if factor is None:
+        return None, None
+    factor = float(factor)
+    if factor == 1.0:
+        return None, None
+    dtype = getattr(torch, TORCH_DTYPES.get(stored_dtype or "F32", "float32"))
+    one_row = type(embedding)(1, 1, None, embed_scale=factor).to(dtype)  # the family's forward, 1 token, D = 1
+    with torch.no_grad():
+        one_row.weight.fill_(1.0)
+        computed = float(one_row(torch.tensor([[0]]))[0, 0, 0])
+    return computed, _scale_words(factor, computed, D, stored_dtype)
+
+
+def _forward_parameters(module: Any) -> tuple[str, ...]:
+    import inspect
+
+    return tuple(inspect.signature(module.forward).parameters)
+
+
+# -- by hand (fallback) --------------------------------------------------------
+
+def _by_hand(family: Any, config: dict[str, Any], D: int, stored_dtype: str | None, reason: str) -> InputRule:
+    why = f"read by hand (fallback: transformers could not build {family!r}: {reason})"
+    if family in PAD_COUNTED:
+        pad = config.get("pad_token_id", 1)
+        return InputRule(family=family, position_offset=int(pad) + 1, skip_padding=True,
+                         notes=(f"positions start at row {int(pad) + 1} (padding_idx + 1), {why}",))
+    if family in OFFSET_TWO:
+        return InputRule(family=family, position_offset=2, skip_padding=True,
+                         notes=(f"positions start at row 2, {why}",))
+    if family in SQRT_D:
+        computed = float(round_to_stored(np.array([np.float32(math.sqrt(D))]), _rounding(stored_dtype) or "F32")[0])
+        text = _scale_words(math.sqrt(D), computed, D, stored_dtype)
+        return InputRule(family=family, scale=computed, scale_text=text, scale_dtype=_rounding(stored_dtype),
+                         notes=(f"token vectors times {text}, {why}",))
+    return InputRule(family=family if isinstance(family, str) else None,
+                     notes=(f"positions from row 0, no scale: {why}",) if family else ())
+
+
+# -- helpers -----------------------------------------------------------------
+
+def _layer_norm(path: str, config: dict[str, Any], D: int) -> LayerNorm | None:
+    infos = safetensors.tensor_infos(path)
+    found = {}
+    for wanted in LAYER_NORM_NAMES:
+        hits = [n for n, i in infos.items() if (n == wanted or n.endswith("." + wanted)) and i.shape == (D,)]
+        if not hits:
+            return None
+        found[wanted] = np.asarray(safetensors.read_tensor(infos[min(hits, key=len)]), dtype=np.float64)
+    eps = float(config.get("layer_norm_eps", 1e-12))  # BertConfig's default
+    return LayerNorm(found[LAYER_NORM_NAMES[0]], found[LAYER_NORM_NAMES[1]], eps)
+
+
+def _rounding(stored_dtype: str | None) -> str | None:
+    """The 16-bit dtype a family's scaled vectors are rounded to, or None for float32 and wider."""
+    return stored_dtype if stored_dtype in ("BF16", "F16") else None
+
+
+def _scale_words(factor: float, computed: float, D: int, stored_dtype: str | None) -> str:
+    exact = math.isclose(factor, math.sqrt(D), rel_tol=1e-9)
+    name = f"sqrt(D) = sqrt({D}) = {factor:.10g}" if exact else f"{factor:.10g}"
+    if stored_dtype in ("BF16", "F16") and computed != float(np.float32(factor)):
+        return f"{name}, which the model computes in {stored_dtype} as {computed:.10g}"
+    return name
