@@ -48,6 +48,14 @@ def test_params_of_the_checkpoint_equal_the_model_objects(hf_families, name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_params_of_the_config_alone_equal_the_model_objects(hf_families, name):
+    truth = hf_families[name]
+    count = embedlab.params(config=str(truth.path / "config.json")).count
+    assert _breakdown(count) == _expected(truth)
+    assert count.built == truth.head_class
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_load_reads_the_token_table_positions_and_tie_as_transformers(hf_families, name):
     truth = hf_families[name]
     table = embedlab.load(str(truth.path))
