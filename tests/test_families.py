@@ -69,3 +69,16 @@ def test_load_reads_the_token_table_positions_and_tie_as_transformers(hf_familie
         assert str(truth.positions.shape) in table.provenance.note
     else:
         np.testing.assert_array_equal(np.asarray(table.positions), truth.positions)
+
+
+@pytest.mark.parametrize("name", ["bert", "albert"])
+def test_growth_counts_the_output_bias_and_keeps_a_factorised_projection(hf_families, name):
+    """At 2V, transformers' own model at 2V (the oracle) has every V-sized tensor doubled, the projection kept."""
+    import transformers
+
+    truth = hf_families[name]
+    family = truth.family
+    bigger = getattr(transformers, family.model_class)(
+        getattr(transformers, family.config_class)(**{**family.settings, "vocab_size": 2 * truth.token.shape[0]}))
+    g = embedlab.params(model=str(truth.path), factor=2).growth
+    assert g.tied_bigger.total == sum(p.numel() for p in bigger.parameters())
