@@ -75,3 +75,16 @@ def word_tokenizer():
         special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
     )
     return tk
+
+
+# -- tiny checkpoints of many model families, built once per run with transformers --
+
+@pytest.fixture(scope="session")
+def hf_families(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """name -> ``families.Truth``: each family of ``families.FAMILIES`` saved once per run (a few seconds)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import families
+
+    root = tmp_path_factory.mktemp("families")
+    return {f.name: families.build(f, root / f.name) for f in families.FAMILIES}

@@ -32,14 +32,35 @@ def test_doctests() -> None:
 
 # -- from a config.json ----------------------------------------------------------
 
-def test_gpt2_config(tmp_path):
+@pytest.fixture
+def no_transformers(monkeypatch):
+    """As if transformers were not installed: configs read by hand, family defaults unknown."""
+    from embedlab.sources import hf
+
+    monkeypatch.setattr(hf, "available", lambda: False)
+    monkeypatch.setattr(hf, "family_ties", lambda model_type: None)
+
+
+def test_gpt2_config_read_with_transformers_is_exact(tmp_path):
+    pytest.importorskip("transformers")
     count = model_params.from_config(write_config(tmp_path, **GPT2_CONFIG))
     b = count.breakdown
     assert (b.V, b.D, b.token, b.position, b.head, b.tied) == (50257, 768, 38_597_376, 786_432, 0, True)
+    assert (b.total, count.built, count.T_max) == (GPT2_TOTAL, "GPT2LMHeadModel", 1024)
+    assert "gpt2 defaults to true" in count.keys["tied"]
+    assert "transformers" in count.reader
+
+
+def test_gpt2_config_by_hand_names_its_keys_and_no_unstated_tie(tmp_path, no_transformers):
+    count = model_params.from_config(write_config(tmp_path, **GPT2_CONFIG))
+    b = count.breakdown
+    assert (b.V, b.D, b.token, b.position, b.head, b.tied) == (50257, 768, 38_597_376, 786_432, 0, None)
     assert count.keys["V"] == "vocab_size=50257"
     assert count.keys["D"] == "n_embd=768"
     assert count.keys["T_max"] == "n_positions=1024"
-    assert "tie_word_embeddings absent" in count.keys["tied"]
+    assert "absent; the family's default decides" in count.keys["tied"]
+    assert "pip install -c constraints.txt -e '.[hf]'" in count.keys["tied"]
+    assert "total is unknown" in count.reader and "not checked" in count.reader
     assert (b.other, b.share, b.non_embedding, b.total) == (None, None, None, 38_597_376 + 786_432)
 
 
@@ -138,7 +159,10 @@ def test_minilm_config_alone():
     count = model_params.from_config(sources.checkpoint_path("minilm") / "config.json")
     b = count.breakdown
     assert (b.token, b.position, b.token_type, b.tied) == (11_720_448, 196_608, 768, True)
-    assert count.keys["D"] == "hidden_size=384" and count.keys["type_vocab"] == "type_vocab_size=2"
+    if count.built is None:  # read by hand
+        assert count.keys["D"] == "hidden_size=384" and count.keys["type_vocab"] == "type_vocab_size=2"
+    else:  # architectures names BertModel: no head, the published total with the pooler
+        assert (count.built, b.head, b.total) == ("BertModel", 0, 22_713_216)
 
 
 def test_untied_checkpoint_grows_both_tables(tmp_path):
@@ -176,7 +200,8 @@ def test_bad_configs_name_the_key_and_value(config, names):
 
 @pytest.mark.parametrize("config, message", [
     ({"hidden_size": 8}, "config has no vocabulary size V: expected the key vocab_size"),
-    ({"vocab_size": 100}, "config has no model width D: expected one of the keys hidden_size, n_embd, d_model"),
+    ({"vocab_size": 100}, "config has no model width D: expected one of the keys "
+                        "embedding_size, word_embed_proj_dim, hidden_size, n_embd, d_model, dim"),
 ])
 def test_a_missing_size_is_named_in_plain_words(config, message):
     with pytest.raises(ConfigError) as err:

@@ -34,6 +34,9 @@ class Provenance:
         Why ``tied`` has its value (config key, head key absent, bytes equal, ...).
     package : str or None
         ``"name version"`` of the PyPI package that shipped the data.
+    note : str or None
+        What the source holds but the table leaves out, and why (OPT's position
+        table, wider than its factorised token table).
     """
 
     source: str
@@ -43,6 +46,7 @@ class Provenance:
     tied: bool | None = None
     tie_evidence: str | None = None
     package: str | None = None
+    note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a JSON-able dict."""

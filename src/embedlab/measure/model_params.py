@@ -3,9 +3,10 @@
 Two ways in, one ``params.Count`` out (``params.from_numbers`` is the third,
 sizes given by hand):
 
-* ``from_config(path)``: a Hugging Face ``config.json`` alone (the tables
-  only): which key gives V, D and T_max, and the position kind the config
-  implies (learned, rotary, ALiBi or none);
+* ``from_config(path)``: a Hugging Face ``config.json`` alone: with
+  transformers, the model it describes built on the meta device and counted
+  exactly; without, the tables from the common keys (which key gives V, D
+  and T_max, the position kind the config implies), the total unknown;
 * ``from_checkpoint(path)``: every tensor of a safetensors checkpoint, read
   from its headers, buffers set apart, tying decided from the file.
 
@@ -22,8 +23,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, SourceError
-from ..sources import checkpoint, safetensors
+from ..errors import ConfigError, SourceError, install_hint
+from ..sources import checkpoint, hf, safetensors
 from .params import Breakdown, Buffer, Count
 
 __all__ = ["from_config", "from_checkpoint"]
@@ -31,7 +32,9 @@ __all__ = ["from_config", "from_checkpoint"]
 # safetensors dtype -> the dtype a checkpoint's bytes are shown in by default.
 FILE_DTYPES = {"F32": "fp32", "F16": "fp16", "BF16": "bf16", "I8": "int8"}
 
-WIDTH_KEYS = ("hidden_size", "n_embd", "d_model")
+WIDTH_KEYS = ("hidden_size", "n_embd", "d_model", "dim")
+# A factorised token table is narrower than the model (ALBERT's embedding_size, OPT's word_embed_proj_dim).
+TABLE_WIDTH_KEYS = ("embedding_size", "word_embed_proj_dim")
 LIMIT_KEYS = ("max_position_embeddings", "n_positions")
 ROTARY_KEYS = ("rope_theta", "rotary_dim", "rotary_pct", "rotary_emb_base", "partial_rotary_factor", "rope_scaling")
 # Families whose configs may name no rotary key at all (LLaMA 1 has none) but rotate all the same.
@@ -41,17 +44,24 @@ ALIBI_FAMILIES = frozenset({"bloom", "mpt"})
 
 
 def from_config(config: str | Path | dict[str, Any], *, dtype: str = "fp32") -> Count:
-    """Count the tables from a Hugging Face ``config.json`` alone.
+    """Count the parameters of the model a Hugging Face ``config.json`` describes.
 
-    Read: ``vocab_size``; the width under ``hidden_size``, ``n_embd`` or
-    ``d_model`` (the first present); the position limit
-    ``max_position_embeddings`` or ``n_positions``; ``type_vocab_size``;
-    the position kind (``position_embedding_type``, rotary keys such as
-    ``rope_theta``, ``alibi``, else ``model_type`` for families known to
-    rotate or use ALiBi, else a learned table when a limit is given); and
-    ``tie_word_embeddings`` (true when absent, as in Hugging Face).
-    ``Count.keys`` says which key each number came from. A config does not
-    describe the layers: ``other`` is None (unknown).
+    With transformers installed and a ``model_type`` it knows, the model is
+    built as transformers builds it, on the meta device (no memory, no
+    weights; ``sources.hf.count_config``): the class ``architectures`` names,
+    else the family's usual head, and ``Count.built`` says which. Every
+    table, the tie, output biases and the exact total come from that model.
+
+    Otherwise the common keys are read by hand: ``vocab_size``; the token
+    table's width under ``embedding_size`` or ``word_embed_proj_dim`` (a
+    factorised table), else ``hidden_size``, ``n_embd``, ``d_model`` or
+    ``dim``; the position limit ``max_position_embeddings`` or
+    ``n_positions``; ``type_vocab_size``; the position kind
+    (``position_embedding_type``, rotary keys, ALiBi, else learned when a
+    limit is given); and the tie (``checkpoint.config_ties``: the key, else
+    the family's default, which without transformers is unknown: ``tied``
+    None, never a guess). ``other`` is None: the total is unknown and the
+    family's rules are not checked, as ``Count.reader`` says.
 
     Parameters
     ----------
@@ -78,8 +88,44 @@ def from_config(config: str | Path | dict[str, Any], *, dtype: str = "fp32") -> 
         path = str(config)
         config = checkpoint.read_config_file(config)
     where = path or "config"
+    family = config.get("model_type")
+    if isinstance(family, str) and hf.available():
+        try:
+            counted = hf.count_config(config, where)
+        except ConfigError as exc:
+            return _by_hand(config, path, where, dtype, f"by hand: {exc}")
+        return _from_model(counted, config, path, dtype)
+    why = ("no model_type" if not isinstance(family, str)
+           else f"transformers is not installed: {install_hint(('hf',))}")
+    return _by_hand(config, path, where, dtype, f"by hand ({why}): common keys only; the total is unknown "
+                                                "and the family's rules were not checked")
+
+
+def _from_model(m: Any, config: dict[str, Any], path: str | None, dtype: str) -> Count:
+    """A Count of the model transformers built (``hf.ModelCount``)."""
+    says = checkpoint.config_ties(config) or (None, "")  # never None for a dict
+    evidence = f"{m.built}: " + ("no output head" if m.tied is None else
+                                 "the head is the token table" if m.tied else "a separate output head")
+    evidence += f" (config: {says[1]})"
+    tied = says[0] if m.tied is None else m.tied  # a model without a head keeps what the config says
+    kind, why = _position_kind(config)
+    if m.position:
+        kind, why = "learned", f"{m.tensors['position']} ({m.T_max}, {m.position // m.T_max})"
+    elif kind == "learned":
+        kind, why = "none", f"{m.built} has no learned position table (relative positions)"
+    limit = m.T_max or next((config[k] for k in LIMIT_KEYS if isinstance(config.get(k), int)), None)
+    breakdown = Breakdown(m.V, m.D, token=m.token, position=m.position, token_type=m.token_type, head=m.head,
+                          other=sum(m.other), tied=tied, dtype=dtype, other_tensors=m.other,
+                          vocab_bias=m.vocab_bias)
+    keys = {"V": f"{m.tensors['token']} ({m.V}, {m.D})", "positions": why, "tied": says[1]}
+    reader = f"{m.library}: {m.built} built from the config on the meta device"
+    return Count(breakdown, "config", path, kind, limit, m.type_vocab, keys, evidence, built=m.built, reader=reader)
+
+
+def _by_hand(config: dict[str, Any], path: str | None, where: str, dtype: str, reader: str) -> Count:
+    """The tables from the common keys alone: ``other`` unknown."""
     V, v_key = _config_size(config, ("vocab_size",), where, "vocabulary size V")
-    D, d_key = _config_size(config, WIDTH_KEYS, where, "model width D")
+    D, d_key = _config_size(config, TABLE_WIDTH_KEYS + WIDTH_KEYS, where, "model width D")
     positions, why = _position_kind(config)
     T_max, limit_key = _config_size(config, LIMIT_KEYS, where, None)
     type_vocab, type_key = _config_size(config, ("type_vocab_size",), where, None, minimum=0)
@@ -89,8 +135,9 @@ def from_config(config: str | Path | dict[str, Any], *, dtype: str = "fp32") -> 
     keys["tied"] = tie_key
     position = T_max * D if positions == "learned" and T_max else 0
     breakdown = Breakdown(V, D, token=V * D, position=position, token_type=(type_vocab or 0) * D,
-                          head=0 if tied else V * D, other=None, tied=tied, dtype=dtype)
-    return Count(breakdown, "config", path, positions, T_max, type_vocab or 0, keys, f"config: {tie_key}")
+                          head=0 if tied in (True, None) else V * D, other=None, tied=tied, dtype=dtype)
+    return Count(breakdown, "config", path, positions, T_max, type_vocab or 0, keys, f"config: {tie_key}",
+                 reader=reader)
 
 
 def from_checkpoint(path: str | Path, *, tensor: str | None = None, dtype: str | None = None) -> Count:
@@ -147,14 +194,17 @@ def from_checkpoint(path: str | Path, *, tensor: str | None = None, dtype: str |
     def numel(name: str | None) -> int:
         return infos[name].numel if name is not None else 0
 
+    vocab_bias = sum(i.numel for i in infos.values() if i.name not in kept and i.shape == (V,))  # output biases
     breakdown = Breakdown(V, D, token=table.numel, position=numel(roles.positions),
                           token_type=numel(roles.token_types), head=numel(counted_head),
                           other=sum(other_tensors), tied=verdict.tied,
-                          dtype=dtype or FILE_DTYPES.get(table.dtype, "fp32"), other_tensors=other_tensors)
+                          dtype=dtype or FILE_DTYPES.get(table.dtype, "fp32"), other_tensors=other_tensors,
+                          vocab_bias=vocab_bias)
     type_vocab = infos[roles.token_types].shape[0] if roles.token_types else 0
+    files = tuple(dict.fromkeys(str(i.path) for i in infos.values()))
     return Count(breakdown, "checkpoint", str(path), positions, T_max, type_vocab, {}, verdict.evidence,
                  stored_twice=verdict.stored_twice, conflict=verdict.conflict, tensors=tensors,
-                 buffers=buffers, stored_bytes=sum(i.nbytes for i in infos.values()))
+                 buffers=buffers, stored_bytes=sum(i.nbytes for i in infos.values()), files=files)
 
 # -- helpers -----------------------------------------------------------------
 

@@ -100,6 +100,10 @@ class Breakdown:
     other_tensors : tuple of int
         Parameters of each tensor in ``other``, so that int4 rounds up per
         tensor; empty means ``other`` is taken as one tensor.
+    vocab_bias : int
+        Parameters in ``other`` that grow with V: output biases of V entries
+        each (BERT's ``cls.predictions.bias``). A factorised projection
+        (ALBERT's E -> hidden) does not grow with V and is not among them.
 
     Raises
     ------
@@ -119,6 +123,7 @@ class Breakdown:
     tied: bool | None
     dtype: str = "fp32"
     other_tensors: tuple[int, ...] = field(default=(), repr=False)
+    vocab_bias: int = 0
 
     def __post_init__(self) -> None:
         _size(self.V, "V")
@@ -129,6 +134,10 @@ class Breakdown:
             _size(self.other, "other", minimum=0)
         if self.other_tensors and sum(self.other_tensors) != self.other:
             raise SizeError(f"other_tensors sum to {sum(self.other_tensors)}, but other is {self.other}")
+        if self.vocab_bias % self.V or self.vocab_bias > (self.other or 0):
+            raise SizeError(f"vocab_bias {self.vocab_bias} must be whole biases of V={self.V} entries within "
+                            f"other={self.other}", parameter="vocab_bias", value=self.vocab_bias,
+                            expected=f"a multiple of V={self.V} no larger than other")
         _dtype(self.dtype)
 
     @property
@@ -170,9 +179,19 @@ class Breakdown:
         return Bytes(*parts, other, sum(parts) + (other or 0))
 
     def with_vocab(self, V: int) -> Breakdown:
-        """The same model at vocabulary size V: token (and a separate head) become V*D."""
+        """The same model at vocabulary size V: token (and a separate head) become V*D, each output bias V."""
         V = _size(V, "V")
-        return replace(self, V=V, token=V * self.D, head=V * self.D if self.head else 0)
+        biases = self.vocab_bias // self.V
+        changes: dict[str, Any] = {}
+        if biases:
+            tensors = list(self.other_tensors)
+            if tensors:
+                for _ in range(biases):
+                    tensors.remove(self.V)  # each bias of V entries becomes one of the new V
+                tensors += [V] * biases
+            changes = {"other": (self.other or 0) + biases * (V - self.V), "vocab_bias": biases * V,
+                       "other_tensors": tuple(tensors)}
+        return replace(self, V=V, token=V * self.D, head=V * self.D if self.head else 0, **changes)
 
     def with_tied(self, tied: bool) -> Breakdown:
         """The same model tied (head 0) or untied (head V*D)."""
@@ -240,6 +259,13 @@ class Count:
     file_types : dict of str -> str
         For a GGUF file: part ("token", "head", "other", ...) -> the type it is
         stored in (``"Q8_0"``; ``"F32/Q4_K"`` for a part in several).
+    files : tuple of str
+        For a checkpoint: the files counted (those transformers loads).
+    built : str or None
+        For a config read with transformers: the model class built (the head changes the total).
+    reader : str
+        How a config was read: with transformers (exact, every family rule), or
+        by hand (common keys only: total unknown, family rules not checked).
     """
 
     breakdown: Breakdown
@@ -257,6 +283,9 @@ class Count:
     stored_bytes: int | None = None
     file_bytes: Bytes | None = None
     file_types: dict[str, str] = field(default_factory=dict)
+    files: tuple[str, ...] = ()
+    built: str | None = None
+    reader: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The facts, then the breakdown's ``to_dict`` keys, as JSON-able values (buffer shapes as lists).
@@ -272,6 +301,7 @@ class Count:
             "buffers": [dict(asdict(buf), shape=list(buf.shape)) for buf in self.buffers],
             "stored_bytes": self.stored_bytes,
             "file_bytes": None if self.file_bytes is None else asdict(self.file_bytes), "file_types": self.file_types,
+            "files": list(self.files), "built": self.built, "reader": self.reader,
             **b.to_dict(),
         }
 

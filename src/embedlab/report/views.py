@@ -35,7 +35,10 @@ def params_terminal(count: Count, growth: Growth) -> str:
              ("positions", count.positions + (f", T_max={count.T_max}" if count.T_max is not None else "")),
              ("token types", str(count.type_vocab)),
              ("tied", f"{number(b.tied)}: {count.tie_evidence}")]
+    if count.reader:
+        facts.append(("read", count.reader))
     facts += [(f"key for {what}", key) for what, key in count.keys.items() if what != "tied"]  # tied: shown above
+    facts += [("file counted", name) for name in count.files]
     if count.stored_twice:
         facts.append(("stored twice", f"{count.tensors['head']}: counted once"))
     if count.conflict:

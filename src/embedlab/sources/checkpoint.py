@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import SourceError, TyingConflictError, brief
+from ..errors import SourceError, TyingConflictError, brief, install_hint
+from . import hf
 from .safetensors import TensorInfo, same_bytes
 
 __all__ = [
@@ -173,11 +174,12 @@ def find_roles(infos: dict[str, TensorInfo], tensor: str | None = None) -> Roles
 def decide_tying(infos: dict[str, TensorInfo], roles: Roles, config: dict[str, Any] | None) -> TieVerdict:
     """Decide whether the output head is the token table (weight tying).
 
-    The rules: head absent and the config ties (``tie_word_embeddings``, true
-    when absent, as in Hugging Face) -> tied; head present with bytes identical
-    to the table -> stored twice, tied in meaning; head present and different
-    -> untied. A config that says tied while the head differs is a conflict,
-    reported in the verdict, never silently resolved.
+    The rules: head absent and the config ties (``config_ties``: the key, else
+    the family's default in transformers) -> tied; head present with bytes
+    identical to the table -> stored twice, tied in meaning; head present and
+    different -> untied. A config that says tied while the head differs is a
+    conflict, reported in the verdict, never silently resolved; a config
+    that says nothing (the family's default unknown) is never a conflict.
 
     Raises
     ------
@@ -191,17 +193,20 @@ def decide_tying(infos: dict[str, TensorInfo], roles: Roles, config: dict[str, A
     if roles.head is None:
         if says is None:
             return TieVerdict(None, False, "no output head in the file and no config.json")
+        if says[0] is None:
+            return TieVerdict(None, False, f"no output head in the file; config: {says[1]}")
         if says[0]:
             return TieVerdict(True, False, f"no output head in the file; config: {says[1]}")
         raise TyingConflictError(
             f"config says untied ({says[1]}) but the file has no output head "
-            f"(lm_head.weight or another head name): the head's weights are missing"
+            f"(lm_head.weight or another head name): the head's weights are missing",
+            parameter="tie_word_embeddings", value=False, expected="an output head in the file (lm_head.weight)"
         )
     table, head = infos[roles.token], infos[roles.head]
     same = table.shape == head.shape and table.dtype == head.dtype and same_bytes(table, head)
     if same:
         note = f"{roles.head} is stored with the very bytes of {roles.token}: stored twice, tied in meaning"
-        conflict = None if says is None or says[0] else f"config says untied ({says[1]}) but the head equals the table"
+        conflict = f"config says untied ({says[1]}) but the head equals the table" if says and says[0] is False else None
         return TieVerdict(True, True, note, conflict)
     note = f"{roles.head} {head.shape} differs from {roles.token} {table.shape}: a separate output head"
     conflict = f"config says tied ({says[1]}) but the file holds a different {roles.head}" if says and says[0] else None
@@ -239,23 +244,41 @@ def buffer_reason(info: TensorInfo) -> str | None:
     return None
 
 
-def config_ties(config: dict[str, Any] | None) -> tuple[bool, str] | None:
-    """What a config says about tying: (tied, the key and value it rests on), or ``None`` without a config.
+def config_ties(config: dict[str, Any] | None) -> tuple[bool | None, str] | None:
+    """What a config says about tying: (tied, what it rests on), or ``None`` without a config.
 
-    ``tie_word_embeddings`` absent means true, as in Hugging Face. Raises
-    ``SourceError`` if its value is not a JSON boolean.
+    ``tie_word_embeddings`` (in a nested ``text_config`` first, where a family
+    keeps its language model there) decides when present. When absent, the
+    family's default decides, as transformers' config class for
+    ``model_type`` sets it (``hf.family_ties``: Llama false, GPT-2 true); with
+    no ``model_type``, transformers' base default (true). A family whose
+    default cannot be read (transformers not installed) gives ``tied`` None,
+    never a guess. Raises ``SourceError`` if the value is not a JSON boolean.
 
     >>> config_ties({"vocab_size": 8})
-    (True, 'tie_word_embeddings absent, which means true')
+    (True, "tie_word_embeddings absent, no model_type: transformers' base default, true")
+    >>> config_ties({"model_type": "llama", "tie_word_embeddings": False})
+    (False, 'tie_word_embeddings=false')
     """
     if config is None:
         return None
-    if "tie_word_embeddings" in config:
-        value = config["tie_word_embeddings"]
-        if not isinstance(value, bool):
-            raise SourceError(f"config tie_word_embeddings must be true or false, got {value!r}")
-        return value, f"tie_word_embeddings={str(value).lower()}"
-    return True, "tie_word_embeddings absent, which means true"
+    text = config.get("text_config")
+    for holder, prefix in ((text, "text_config."), (config, "")):
+        if isinstance(holder, dict) and "tie_word_embeddings" in holder:
+            value = holder["tie_word_embeddings"]
+            if not isinstance(value, bool):
+                raise SourceError(f"config {prefix}tie_word_embeddings must be true or false, got {value!r}",
+                                  parameter="tie_word_embeddings", value=value, expected="true or false")
+            return value, f"{prefix}tie_word_embeddings={str(value).lower()}"
+    family = config.get("model_type")
+    if not isinstance(family, str):
+        return True, "tie_word_embeddings absent, no model_type: transformers' base default, true"
+    default = hf.family_ties(family)
+    if default is None:
+        unknown = ("transformers is not installed: " + install_hint(("hf",)) if not hf.available()
+                   else "transformers does not know this family")
+        return None, f"tie_word_embeddings absent; the family's default decides (model_type={family}; {unknown})"
+    return default, f"tie_word_embeddings absent: model_type={family} defaults to {str(default).lower()} in transformers"
 
 
 # -- helpers -----------------------------------------------------------------

@@ -99,9 +99,15 @@ def load_checkpoint(path: str | Path, *, tensor: str | None = None, source: str 
     matrix = _read_readonly(infos[roles.token])
     positions = _read_readonly(infos[roles.positions]) if roles.positions else None
     types = _read_readonly(infos[roles.token_types]) if roles.token_types else None
+    note = None
+    if positions is not None and positions.shape[1] != matrix.shape[1]:
+        # OPT-350m: tokens (V, 512) are projected to D=1024 before its (T_max + 2, 1024) positions are added.
+        note = (f"position table {roles.positions} {positions.shape} left out: its width is not the token "
+                f"table's {matrix.shape[1]} (a projection sits between them)")
+        positions = None
     evidence = verdict.evidence + (f"; CONFLICT: {verdict.conflict}" if verdict.conflict else "")
     prov = Provenance(source, path=str(path), tensor=roles.token, dtype=infos[roles.token].dtype,
-                      tied=verdict.tied, tie_evidence=evidence, package=package)
+                      tied=verdict.tied, tie_evidence=evidence, package=package, note=note)
     folder = path if path.is_dir() else path.parent
     return EmbeddingTable(matrix, vocabulary=folder_vocabulary(folder, len(matrix)),
                           positions=positions, token_types=types, provenance=prov)

@@ -73,8 +73,10 @@ def tensor_infos(path: str | Path) -> dict[str, TensorInfo]:
     Parameters
     ----------
     path : str or Path
-        A ``.safetensors`` file, or a folder with ``model.safetensors.index.json``
-        (shards) or ``*.safetensors`` files.
+        A ``.safetensors`` file, or a folder: the files transformers loads
+        from it (the shards ``model.safetensors.index.json`` lists, else
+        ``model.safetensors``; other copies beside them, such as Mistral's
+        ``consolidated.safetensors``, are left out), else its ``*.safetensors`` files.
 
     Returns
     -------
@@ -166,6 +168,9 @@ def _safetensors_files(path: Path) -> list[Path]:
         if missing:
             raise SourceError(f"shards named in {index} are missing: {', '.join(missing)}")
         return files
+    if (path / "model.safetensors").is_file():
+        # What transformers loads: another copy beside it (Mistral's consolidated.safetensors) is not the model.
+        return [path / "model.safetensors"]
     files = sorted(path.glob("*.safetensors"))
     if not files:
         raise SourceError(f"no .safetensors file in {path}")

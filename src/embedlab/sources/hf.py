@@ -1,0 +1,213 @@
+"""Model families read as Hugging Face ``transformers`` reads them: tie defaults and exact counts from a config.
+
+A ``config.json`` names its family (``model_type``); the family's config class
+in transformers holds the defaults of the keys a config leaves out (Llama:
+``tie_word_embeddings`` false; GPT-2: true), and the family's model class says
+which tables exist and how wide they are (ALBERT's factorised 128-wide table,
+OPT's projection, T5's one shared table). Both are read here from transformers
+itself, never from a table kept by hand:
+
+* ``family_ties(model_type)``: the family's default for ``tie_word_embeddings``;
+* ``count_config(config)``: the model the config describes, built on the
+  meta device (shapes, no memory, no weights), counted table by table.
+
+torch and transformers are imported inside the functions: without them
+``family_ties`` answers None and ``count_config`` raises ``MissingExtraError``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..errors import ConfigError, MissingExtraError
+
+__all__ = ["ModelCount", "available", "family_ties", "count_config"]
+
+# Keys of a saved config.json that describe the file, not the model.
+_FILE_KEYS = ("model_type", "transformers_version", "_name_or_path")
+# The heads tried, in order, when a config names no class of transformers (the family's usual head).
+_AUTO_HEADS = ("AutoModelForSeq2SeqLM", "AutoModelForMaskedLM", "AutoModelForCausalLM", "AutoModel")
+# Module names (the last part) of learned absolute position tables and of token-type tables.
+_POSITION_MODULES = ("position_embeddings", "wpe", "embed_positions")
+_TYPE_MODULES = ("token_type_embeddings",)
+
+
+@dataclass(frozen=True)
+class ModelCount:
+    """The parameters of a model built from a config, as transformers builds it.
+
+    Attributes
+    ----------
+    built : str
+        The class built (``"LlamaForCausalLM"``); the head changes the total.
+    V, D : int
+        The token table's shape (V, D): D is its own width (ALBERT's
+        ``embedding_size``), not necessarily the model's ``hidden_size``.
+    token, position, token_type, head : int
+        Parameters of the token table, the learned position table (0 for
+        rotary, ALiBi or relative positions), the token-type table and a
+        separate output head (0 when tied or absent).
+    other : tuple of int
+        Parameters of every other tensor, one entry per tensor.
+    vocab_bias : int
+        Parameters in ``other`` that grow with V: output biases of V entries.
+    tied : bool or None
+        Whether the output head is the token table (the same Parameter); None without a head.
+    T_max : int or None
+        Rows of the learned position table; None without one.
+    type_vocab : int
+        Rows of the token-type table; 0 where there is none.
+    tensors : dict of str -> str
+        Role -> the module's parameter name in the model built.
+    library : str
+        ``"transformers 5.24.0"``: what built it.
+    """
+
+    built: str
+    V: int
+    D: int
+    token: int
+    position: int
+    token_type: int
+    head: int
+    other: tuple[int, ...]
+    vocab_bias: int
+    tied: bool | None
+    T_max: int | None
+    type_vocab: int
+    tensors: dict[str, str]
+    library: str = ""
+
+
+def available() -> bool:
+    """Whether torch and transformers can be imported."""
+    try:
+        import torch
+        import transformers
+    except ImportError:
+        return False
+    return bool(torch and transformers)
+
+
+def family_ties(model_type: str) -> bool | None:
+    """The default of ``tie_word_embeddings`` for a family, as transformers' config class sets it.
+
+    A family that keeps its language model in a nested ``text_config``
+    (Gemma 3, LLaVA) answers with that config's default. None when
+    transformers is not installed or does not know ``model_type``.
+
+    >>> family_ties("llama"), family_ties("gpt2")  # with transformers installed
+    (False, True)
+    """
+    try:
+        import transformers
+    except ImportError:
+        return None
+    try:
+        config = transformers.AutoConfig.for_model(model_type)
+    except (ValueError, KeyError):
+        return None
+    text = getattr(config, "text_config", None)
+    for holder in (text, config):
+        value = getattr(holder, "tie_word_embeddings", None)
+        if isinstance(value, bool):
+            return value
+    return None
+
+
+def count_config(config: dict[str, Any], where: str = "config") -> ModelCount:
+    """Count a model described by a config as transformers builds it, on the meta device.
+
+    The class built is the one the config's ``architectures`` names (when
+    transformers has it), else the family's usual head: the first of
+    seq2seq LM, masked LM, causal LM and the bare model that transformers'
+    Auto classes map ``model_type`` to. The model is made under
+    ``torch.device("meta")``: every shape, no memory, no weights.
+
+    Parameters
+    ----------
+    config : dict
+        A parsed ``config.json`` with a ``model_type``.
+    where : str
+        The file's name, for messages.
+
+    Raises
+    ------
+    ConfigError
+        For a config without ``model_type``, a family transformers does not
+        know, or a config transformers refuses (its message is kept).
+    MissingExtraError
+        When torch or transformers is not installed.
+    """
+    try:
+        import torch
+        import transformers
+    except ImportError as exc:
+        raise MissingExtraError.for_module(exc.name or "transformers", "exact counts from a config",
+                                           ("hf",)) from None
+    model_type = config.get("model_type")
+    try:
+        cfg = transformers.AutoConfig.for_model(model_type).__class__.from_dict(
+            {k: v for k, v in config.items() if k not in _FILE_KEYS})
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{where}: transformers {transformers.__version__} cannot read model_type="
+                          f"{model_type!r}: {exc}", parameter="config", value=model_type,
+                          expected="a model_type transformers knows") from None
+    build = _model_class(transformers, cfg, config.get("architectures"))
+    try:
+        with torch.device("meta"):
+            model = build(cfg)
+    except Exception as exc:  # transformers' own checks on the config (head counts, sizes)
+        raise ConfigError(f"{where}: transformers cannot build {getattr(build, '__name__', build)} from it: {exc}",
+                          parameter="config", value=model_type, expected="a config transformers can build") from None
+    return replace(_count(model), library=f"transformers {transformers.__version__}")
+
+
+def _model_class(transformers: Any, cfg: Any, architectures: Any) -> Any:
+    """The class named by ``architectures`` if transformers has it, else the family's usual head."""
+    if isinstance(architectures, list) and architectures and isinstance(architectures[0], str):
+        named = getattr(transformers, architectures[0], None)
+        if isinstance(named, type):
+            return named
+    for auto in _AUTO_HEADS:
+        mapping = getattr(transformers, auto)._model_mapping
+        if type(cfg) in mapping:
+            return mapping[type(cfg)]
+    raise ConfigError(f"transformers has no model class for model_type={cfg.model_type!r}", parameter="config",
+                      value=cfg.model_type, expected="a model_type with a model class in transformers")
+
+
+def _count(model: Any) -> ModelCount:
+    """Every table, the tie and the rest of a model object, each Parameter once."""
+    table = model.get_input_embeddings().weight  # (V, D)
+    head_module = model.get_output_embeddings()
+    head = None if head_module is None else head_module.weight  # (V, D) or absent
+    tied = None if head is None else head is table
+    V, D = table.shape
+    names = {id(p): n for n, p in model.named_parameters()}  # named_parameters() lists a shared one once
+    positions = _module_weight(model, _POSITION_MODULES)
+    types = _module_weight(model, _TYPE_MODULES)
+    roles = {"token": table, "position": positions, "token_type": types, "head": None if tied else head}
+    kept = {id(p) for p in roles.values() if p is not None}
+    other = [p for p in model.parameters() if id(p) not in kept]
+    return ModelCount(
+        built=type(model).__name__, V=V, D=D, token=table.numel(),
+        position=0 if positions is None else positions.numel(),
+        token_type=0 if types is None else types.numel(),
+        head=0 if tied or head is None else head.numel(),
+        other=tuple(p.numel() for p in other),
+        vocab_bias=sum(p.numel() for p in other if tuple(p.shape) == (V,)),
+        tied=tied, T_max=None if positions is None else positions.shape[0],
+        type_vocab=0 if types is None else types.shape[0],
+        tensors={role: names[id(p)] for role, p in roles.items() if p is not None and id(p) in names},
+    )
+
+
+def _module_weight(model: Any, last_names: tuple[str, ...]) -> Any:
+    """The 2-D weight of the first module whose name ends with one of ``last_names``; None if none."""
+    for name, module in model.named_modules():
+        weight = getattr(module, "weight", None)
+        if name.rsplit(".", 1)[-1] in last_names and weight is not None and weight.dim() == 2:
+            return weight
+    return None
