@@ -190,6 +190,9 @@ def compose(table: EmbeddingTable, ids: Any, type_ids: Any = None, *, rule: Inpu
     and returned as the table's dtype, float32 at least. A table without a
     position table contributes none (its positions act inside attention, or
     nowhere); one without a token-type table ignores type_ids.
+    A factorised table (ALBERT, ELECTRA, OPT: E < D) gives the embedding
+    module's E-wide output: the Linear E -> D the family applies after that
+    module is left out, and the rule's notes name it.
 
     Parameters
     ----------

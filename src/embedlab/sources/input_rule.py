@@ -17,8 +17,16 @@ memory), and its modules say the rule:
 
 Without transformers (or for a family it does not know) a short table by
 hand stands in, and the rule's notes say it is a fallback. The LayerNorm is
-read from the checkpoint's ``embeddings.LayerNorm.weight``/``bias`` with
-``layer_norm_eps`` from the config (transformers' default 1e-12 when absent).
+read from the checkpoint's ``embeddings.LayerNorm.weight``/``bias`` (BLOOM:
+``word_embeddings_layernorm``) with the config's ``layer_norm_eps`` (BLOOM:
+``layer_norm_epsilon``), else the family's default as transformers sets it
+(1e-12 without transformers).
+
+A factorised table (ALBERT, ELECTRA, OPT with ``word_embed_proj_dim``) is E
+wide where the blocks are D wide: the family widens the embedding module's
+output with a Linear E -> D outside that module (and OPT adds its positions
+after it). embedlab stops at the embedding module's output; the rule's
+notes name the Linear, as transformers names it, and say it is left out.
 """
 
 from __future__ import annotations
@@ -34,7 +42,9 @@ from . import checkpoint, safetensors
 
 __all__ = ["read_input_rule", "rule_from_config"]
 
-LAYER_NORM_NAMES = ("embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias")
+LAYER_NORMS = (("embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias"),  # BERT family
+               ("word_embeddings_layernorm.weight", "word_embeddings_layernorm.bias"))  # BLOOM
+EPS_KEYS = ("layer_norm_eps", "layer_norm_epsilon")  # BERT family, BLOOM
 # The fallback by hand, for a family transformers cannot build here.
 PAD_COUNTED = ("roberta", "xlm-roberta", "camembert", "longformer", "data2vec-text", "roberta-prelayernorm",
                "xmod", "mpnet")  # positions from padding_idx + 1, padding skipped
@@ -103,10 +113,10 @@ def _from_transformers(config: dict[str, Any], D: int, stored_dtype: str | None)
     cfg = AutoConfig.for_model(config["model_type"], **settings)
     with torch.device("meta"):
         model = AutoModel.from_config(cfg)  # shapes only: nothing allocated
-    offset, skip, notes = 0, False, []
-    for module in model.modules():
+    offset, skip, notes, learned = 0, False, [], None
+    for name, module in model.named_modules():
         if isinstance(module, torch.nn.Embedding) and isinstance(getattr(module, "offset", None), int):
-            offset, skip = module.offset, "attention_mask" in _forward_parameters(module)
+            offset, skip, learned = module.offset, "attention_mask" in _forward_parameters(module), (name, module)
             notes.append(f"positions start at row {offset}: transformers {type(module).__name__}.offset")
             break
         if callable(getattr(module, "create_position_ids_from_input_ids", None)) and module.padding_idx is not None:
@@ -121,6 +131,7 @@ def _from_transformers(config: dict[str, Any], D: int, stored_dtype: str | None)
     scale, scale_text = _scale_from_module(model.get_input_embeddings(), D, stored_dtype)
     if scale is not None:
         notes.append(f"token vectors times {scale_text}: transformers {type(model.get_input_embeddings()).__name__}")
+    notes.extend(_widening(model, learned))
     return InputRule(family=config["model_type"], position_offset=offset, skip_padding=skip, scale=scale,
                      scale_text=scale_text, scale_dtype=_rounding(stored_dtype) if scale is not None else None,
                      notes=tuple(notes))
@@ -142,6 +153,31 @@ def _scale_from_module(embedding: Any, D: int, stored_dtype: str | None) -> tupl
         one_row.weight.fill_(1.0)
         computed = float(one_row(torch.tensor([[0]]))[0, 0, 0])
     return computed, _scale_words(factor, computed, D, stored_dtype)
+
+
+def _widening(model: Any, learned: tuple[str, Any] | None) -> list[str]:
+    """A note naming the Linear E -> D after a factorised embedding module, which embedlab leaves out.
+
+    ``learned`` is the (name, module) of an offset position table (OPT's),
+    which the family adds after that Linear, in width D.
+    """
+    import torch
+
+    E = model.get_input_embeddings().embedding_dim
+    D = getattr(model.config, "hidden_size", None)
+    if not isinstance(D, int) or D == E:
+        return []
+    found = [(name, m) for name, m in model.named_modules()
+             if isinstance(m, torch.nn.Linear) and (m.in_features, m.out_features) == (E, D)]
+    if not found:
+        return [f"the token table is E={E} wide and the blocks D={D}: transformers {type(model).__name__} widens "
+                "it in a step embedlab does not find, and leaves out"]
+    name, module = found[0]
+    note = (f"left out: transformers {type(model).__name__}.{name}, a Linear E={E} -> D={D} the first block "
+            f"reads the embeddings through; compose and encode stop before it, at the E={E} vectors")
+    if learned is not None and learned[1].embedding_dim == D:
+        note += f", and leave out the positions ({learned[0]}, D={D} wide) the family adds after it"
+    return [note]
 
 
 def _forward_parameters(module: Any) -> tuple[str, ...]:
@@ -173,15 +209,31 @@ def _by_hand(family: Any, config: dict[str, Any], D: int, stored_dtype: str | No
 # -- helpers -----------------------------------------------------------------
 
 def _layer_norm(path: str, config: dict[str, Any], D: int) -> LayerNorm | None:
+    """The first embedding LayerNorm of ``LAYER_NORMS`` the checkpoint saves, D wide; None without one."""
     infos = safetensors.tensor_infos(path)
-    found = {}
-    for wanted in LAYER_NORM_NAMES:
-        hits = [n for n, i in infos.items() if (n == wanted or n.endswith("." + wanted)) and i.shape == (D,)]
-        if not hits:
-            return None
-        found[wanted] = np.asarray(safetensors.read_tensor(infos[min(hits, key=len)]), dtype=np.float64)
-    eps = float(config.get("layer_norm_eps", 1e-12))  # BertConfig's default
-    return LayerNorm(found[LAYER_NORM_NAMES[0]], found[LAYER_NORM_NAMES[1]], eps)
+    for names in LAYER_NORMS:
+        found = []
+        for wanted in names:
+            hits = [n for n, i in infos.items() if (n == wanted or n.endswith("." + wanted)) and i.shape == (D,)]
+            if hits:
+                found.append(np.asarray(safetensors.read_tensor(infos[min(hits, key=len)]), dtype=np.float64))
+        if len(found) == 2:
+            return LayerNorm(found[0], found[1], _eps(config))
+    return None
+
+
+def _eps(config: dict[str, Any]) -> float:
+    """The LayerNorm eps a config saves, else its family's default in transformers, else BertConfig's 1e-12."""
+    for key in EPS_KEYS:
+        if key in config:
+            return float(config[key])
+    try:
+        from transformers import AutoConfig
+
+        defaults = AutoConfig.for_model(config["model_type"])
+    except Exception:  # not installed, or a family it does not know
+        return 1e-12
+    return float(next((getattr(defaults, k) for k in EPS_KEYS if hasattr(defaults, k)), 1e-12))
 
 
 def _rounding(stored_dtype: str | None) -> str | None:
