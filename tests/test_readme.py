@@ -8,7 +8,8 @@ number of lines left out, and ``.../`` in a line for the start of a shortened pa
 Commands that take minutes (hubs over the whole of GloVe) and commands without
 shown output (figures, other models' sizes) are parsed with the real parser only.
 
-The sections "Python" and "Using the library" hold Python examples, tested elsewhere.
+The sections "Python", "Your own model" and "Using the library" hold Python examples, run by
+``--doctest-glob=README.md``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pytest
 from embedlab.cli import build_parser, main
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-SKIPPED_SECTIONS = ("## Python", "## Using the library")
+SKIPPED_SECTIONS = ("## Python", "## Your own model", "## Using the library")
 # Examples whose full run takes minutes: parsed only (hubs over all 400,000 GloVe rows, ~6 min).
 PARSE_ONLY = {"embedlab hubs --model glove"}
 # The data packages behind --model NAME (extra "data"); the other examples need none.

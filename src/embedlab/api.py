@@ -11,7 +11,8 @@ renders), never text::
 
 A table argument (``table_or_model``) is an ``EmbeddingTable``, a model name
 or path (``"seed"``, ``"minilm"``, ``"glove"``, a checkpoint folder, a
-``.safetensors``/``.npy``/text file: ``sources.load(..., tensor=, words=)``),
+``.safetensors``/``.gguf``/``.npy`` file, GloVe/word2vec text or word2vec binary:
+``sources.load(..., tensor=, words=)``),
 or a list of V rows of D floats. Tokens are accepted wherever ids are
 (``engine.vocabulary.resolve_ids``). Counts left at their default (``k``,
 ``top``) shrink to fit a small table and the result's ``notes`` say so; a
