@@ -241,3 +241,12 @@ def test_counting_needs_neither_numpy_nor_safetensors(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert "stored twice, tied in meaning" in result.stdout
+
+
+def test_an_unknown_family_falls_back_by_hand_with_a_short_reason(tmp_path):
+    pytest.importorskip("transformers")
+    # transformers' own message lists every model_type it knows (thousands of characters).
+    count = model_params.from_config({"model_type": "nosuchfamily", "vocab_size": 10, "hidden_size": 4})
+    assert count.breakdown.token == 10 * 4
+    assert "cannot read model_type='nosuchfamily'" in count.reader
+    assert len(count.reader) < 400

@@ -152,16 +152,23 @@ def count_config(config: dict[str, Any], where: str = "config") -> ModelCount:
             {k: v for k, v in config.items() if k not in _FILE_KEYS})
     except (ValueError, KeyError, TypeError) as exc:
         raise ConfigError(f"{where}: transformers {transformers.__version__} cannot read model_type="
-                          f"{model_type!r}: {exc}", parameter="config", value=model_type,
+                          f"{model_type!r}: {_reason(exc)}", parameter="config", value=model_type,
                           expected="a model_type transformers knows") from None
     build = _model_class(transformers, cfg, config.get("architectures"))
     try:
         with torch.device("meta"):
             model = build(cfg)
     except Exception as exc:  # transformers' own checks on the config (head counts, sizes)
-        raise ConfigError(f"{where}: transformers cannot build {getattr(build, '__name__', build)} from it: {exc}",
+        raise ConfigError(f"{where}: transformers cannot build {getattr(build, '__name__', build)} from it: {_reason(exc)}",
                           parameter="config", value=model_type, expected="a config transformers can build") from None
     return replace(_count(model), library=f"transformers {transformers.__version__}")
+
+
+def _reason(exc: Exception, limit: int = 160) -> str:
+    """transformers' message, cut to its first line and ``limit`` characters: some list every
+    family it knows (hundreds of names), which would bury the line they stand in."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text):,} characters)"
 
 
 def _model_class(transformers: Any, cfg: Any, architectures: Any) -> Any:
