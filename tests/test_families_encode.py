@@ -11,8 +11,8 @@ reads for that checkpoint, must give the very same vectors (float32).
 
 Where the family puts a step after that module and before the first block
 (ALBERT's ``embedding_hidden_mapping_in``, ELECTRA's ``embeddings_project``,
-OPT's ``project_in`` with its positions added after it), embedlab stops at the
-module's output and its rule must say so in a note naming the step.
+OPT's ``project_in`` with its positions added after it), that step is run
+too, by the model's own modules: the truth is what the first block reads.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.torch
 NAMES = [f.name for f in FAMILIES]
 IDS = [[5, 17, 999, 3, 250], [40, 41, 42, 7, 5]]  # (B, T) = (2, 5): no family's pad id (0, 1), token 5 twice
 # the step each factorised family takes after its embedding module, as transformers names the module
-LEFT_OUT = {"albert": "encoder.embedding_hidden_mapping_in", "electra": "embeddings_project",
+PROJECTED = {"albert": "encoder.embedding_hidden_mapping_in", "electra": "embeddings_project",
             "opt": "decoder.project_in"}
 
 
@@ -44,13 +44,18 @@ def _model(truth):
 
 
 def _family_input(name, model, ids):
-    """What the family's own embedding module returns for ids (B, T): (B, T, E) float32."""
-    if name in ("bert", "roberta", "distilbert", "albert", "electra", "deberta-v2"):
+    """What the first block reads for ids (B, T), built by the family's own modules: (B, T, D) float32."""
+    if name == "albert":
+        return model.encoder.embedding_hidden_mapping_in(model.embeddings(input_ids=ids))  # E -> D after the LN
+    if name == "electra":
+        return model.embeddings_project(model.embeddings(input_ids=ids))  # E -> D after the LN
+    if name in ("bert", "roberta", "distilbert", "deberta-v2"):
         return model.embeddings(input_ids=ids)  # token + position + type, LayerNorm (dropout off in eval)
     if name == "gpt2":
         return model.wte(ids) + model.wpe(torch.arange(ids.shape[1])[None, :])  # (B, T, D)
-    if name == "opt":
-        return model.decoder.embed_tokens(ids)  # (B, T, E): project_in and positions follow outside it
+    if name == "opt":  # OPTDecoder.forward: project_in(embed_tokens(ids)) + embed_positions(attention_mask)
+        decoder = model.decoder
+        return decoder.project_in(decoder.embed_tokens(ids)) + decoder.embed_positions(torch.ones_like(ids))
     if name == "bloom":
         return model.word_embeddings_layernorm(model.word_embeddings(ids))  # (B, T, D)
     if name == "t5":
@@ -87,15 +92,36 @@ def test_roberta_padding_reads_the_padding_row_as_transformers(hf_families):
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", sorted(LEFT_OUT))
-def test_a_projection_after_the_embedding_module_is_named_in_a_note(hf_families, name):
-    """ALBERT, ELECTRA and OPT widen E to D after the embedding module; embedlab says it stops before that."""
+@pytest.mark.parametrize("name", sorted(PROJECTED))
+def test_a_projection_after_the_embedding_module_is_applied_and_named(hf_families, name):
+    """ALBERT, ELECTRA and OPT widen E to D after the embedding module; embedlab applies that Linear."""
     truth = hf_families[name]
     model = _model(truth)
-    module = model.get_submodule(LEFT_OUT[name])
+    module = model.get_submodule(PROJECTED[name])
     E, D = truth.token.shape[1], model.config.hidden_size
     assert (module.in_features, module.out_features) == (E, D)  # the step exists, as transformers builds it
     table = sources.load(str(truth.path))
-    notes = " ".join(sources.read_input_rule(table).notes)
-    assert LEFT_OUT[name] in notes
-    assert f"E={E}" in notes and f"D={D}" in notes
+    rule = sources.read_input_rule(table)
+    assert rule.projection is not None and rule.projection.name == PROJECTED[name]
+    np.testing.assert_array_equal(rule.projection.weight, module.weight.detach().numpy())  # (D, E)
+    got = compose(table, np.array(IDS), rule=rule)
+    assert got.shape == (2, 5, D)
+    notes = " ".join(rule.notes)
+    assert f"projected: {PROJECTED[name]}" in notes and f"E={E}" in notes and f"D={D}" in notes
+
+
+def test_a_checkpoint_without_the_projection_stops_at_E_and_says_so(hf_families, tmp_path):
+    """The same ALBERT folder with the Linear's tensors removed: the E-wide output, and a note naming the step."""
+    from safetensors.numpy import load_file, save_file
+    import shutil
+
+    truth = hf_families["albert"]
+    folder = tmp_path / "albert"
+    shutil.copytree(truth.path, folder)
+    weights = {k: v for k, v in load_file(folder / "model.safetensors").items() if "embedding_hidden_mapping_in" not in k}
+    save_file(weights, folder / "model.safetensors")
+    table = sources.load(str(folder))
+    rule = sources.read_input_rule(table)
+    assert rule.projection is None
+    assert compose(table, np.array(IDS), rule=rule).shape == (2, 5, truth.token.shape[1])
+    assert "left out: encoder.embedding_hidden_mapping_in" in " ".join(rule.notes)

@@ -376,7 +376,8 @@ def encode(model: str | os.PathLike, texts: str | Sequence[str], *, truncate: bo
         ``None``: cut at the truncation length saved in tokenizer.json, as the
         tokenizer does; refuse a longer text where none is saved. ``True``:
         cut (at the saved length, else at the usable positions). ``False``:
-        never cut; refuse a text longer than the positions the model can use.
+        never cut; refuse a text longer than the saved length (with none
+        saved, than the positions the model can use).
     show : int
         Leading values kept of each vector, >= 0.
 

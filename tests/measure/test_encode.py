@@ -210,9 +210,11 @@ def test_minilm_long_text():
     result = encode(table, tokenizer, [text])  # cut where the tokenizer cuts, by default
     assert result.shape == [1, 128, 384] and result.original_lengths == [602] and result.truncated
     assert any("saves truncation at 128 tokens: encode cuts there" in note for note in result.notes)
-    with pytest.raises(ContextLengthError, match=r"602 tokens.*T_max=512"):
-        encode(table, tokenizer, [text], truncate=False)  # no cut: only the 512 positions limit
-    assert encode(table, tokenizer, ["apples " * 200], truncate=False).shape == [1, 202, 384]
+    with pytest.raises(ContextLengthError, match=r"602 tokens, more than the 128 tokens tokenizer.json saves"):
+        encode(table, tokenizer, [text], truncate=False)  # no cut: refused at the saved length
+    with pytest.raises(ContextLengthError, match=r"text 1 has 202 tokens.*leave out truncate=False"):
+        encode(table, tokenizer, ["apples " * 200], truncate=False)  # fits the 512 positions, not the 128
+    assert encode(table, tokenizer, ["apples " * 126], truncate=False).shape == [1, 128, 384]
     assert encode(table, tokenizer, [text], truncate=True).shape == [1, 128, 384]
 
 
@@ -238,15 +240,18 @@ def test_encode_cli_refuses_surrogate_escaped_argv(capsys):
                                        "character 4\n")
 
 
-def test_saved_truncation_cuts_by_default_and_no_truncate_refuses_only_past_the_positions(word_tokenizer):
+def test_saved_truncation_cuts_by_default_and_no_truncate_refuses_past_it(word_tokenizer):
     word_tokenizer.enable_truncation(4)  # as a tokenizer.json that saves a truncation length
     table = _table(positions=6)
     result = encode(table, word_tokenizer, ["a b c a"])  # 6 tokens: cut to 4, as the tokenizer cuts
     assert result.lengths == [4] and result.original_lengths == [6] and result.truncated
     assert any("saves truncation at 4 tokens: encode cuts there" in note for note in result.notes)
-    assert encode(table, word_tokenizer, ["a b c a"], truncate=False).lengths == [6]  # fits the 6 positions
-    with pytest.raises(ContextLengthError, match=r"7 tokens.*T_max=6"):
-        encode(table, word_tokenizer, ["a b c a b"], truncate=False)
+    with pytest.raises(ContextLengthError, match=r"6 tokens, more than the 4 tokens tokenizer.json saves"):
+        encode(table, word_tokenizer, ["a b c a"], truncate=False)  # fits the 6 positions, not the saved 4
+    assert encode(table, word_tokenizer, ["a b"], truncate=False).lengths == [4]
+    word_tokenizer.enable_truncation(10)  # saved longer than the 6 positions: cut at the positions
+    result = encode(table, word_tokenizer, ["a b c a b c a"])
+    assert result.lengths == [6] and any("cuts at the 6 positions the model can use" in n for n in result.notes)
 
 
 def test_an_offset_shifts_the_rows_read_and_shortens_the_limit(word_tokenizer):

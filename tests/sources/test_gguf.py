@@ -71,6 +71,40 @@ def test_each_type_is_dequantised_as_the_library_does(tmp_path, arrays, kind):
     np.testing.assert_array_equal(table.W_E, gguf.quants.dequantize(found.data, found.tensor_type))
 
 
+# K-quants (llama.cpp's ggml-common.h): super-blocks of 256 values; where each fp16 scale sits in a block
+K_QUANTS = {"Q2_K": (84, (80, 82)), "Q3_K": (110, (108,)), "Q4_K": (144, (0, 2)), "Q5_K": (176, (0, 2)),
+            "Q6_K": (210, (208,))}  # type -> (bytes per block, byte offsets of its fp16 scales d, dmin)
+
+
+@pytest.mark.parametrize("kind", sorted(K_QUANTS))
+def test_k_quants_are_dequantised_as_the_library_does(tmp_path, kind):
+    """gguf-py writes K-quant bytes but cannot quantise to them: the blocks are random bytes, with finite
+    fp16 scales, and the truth is the library's own ``dequantize`` of those bytes."""
+    size, scales = K_QUANTS[kind]
+    rows, D_k = 6, 512  # two super-blocks per row
+    rng = np.random.default_rng(7)
+    blocks = rng.integers(0, 256, size=(rows, D_k // 256, size), dtype=np.uint8)
+    for offset in scales:  # a finite scale of about 0.01 (fp16 bits, little-endian)
+        blocks[:, :, offset:offset + 2] = np.frombuffer(np.float16(0.01).tobytes(), dtype=np.uint8)
+    raw = blocks.reshape(rows, -1)  # (V, bytes per row)
+    path = tmp_path / f"{kind}.gguf"
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_token_list([f"k{i}" for i in range(rows)])
+    writer.add_tensor("token_embd.weight", raw, raw_dtype=gguf.GGMLQuantizationType[kind])
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    table = embedlab.load(path)
+    expected = gguf.quants.dequantize(raw, gguf.GGMLQuantizationType[kind])  # (V, D)
+    assert table.W_E.shape == (rows, D_k) and table.provenance.dtype == kind
+    assert np.isfinite(expected).all()
+    np.testing.assert_array_equal(table.W_E, expected.astype(np.float32))
+    found = embedlab.neighbors(str(path), "k0", k=2).to_dict()  # and it is searched like any table
+    unit = expected / np.linalg.norm(expected, axis=1, keepdims=True)  # (V, D)
+    assert [hit["id"] for hit in found["queries"][0]["lists"]["cosine"]] == [int(i) for i in np.argsort(-(unit[1:] @ unit[0]), kind="stable")[:2] + 1]
+
+
 def test_q8_0_stays_within_half_a_step_of_each_block(tmp_path, arrays):
     # Q8_0 (ggml-quants.c): one scale d = max|x| / 127 per block of 32, x ~ d * round(x / d), with d
     # stored as fp16 (relative error up to 2**-11, times |round(x / d)| <= 127)

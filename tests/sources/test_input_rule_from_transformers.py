@@ -137,3 +137,44 @@ def test_t5_says_its_tied_head_scales_by_d_to_the_minus_half():
     assert any("D^-0.5 = 0.25" in note for note in rule.notes)
     untied = rule_from_config({"model_type": "t5", "d_model": 16, "tie_word_embeddings": False}, 16)
     assert not any("D^-0.5" in note for note in untied.notes)
+
+
+def _factorised_opt(tmp_path):
+    """An OPT with word_embed_proj_dim E = 8 < D = 16: project_in widens the token vectors, then positions."""
+    torch.manual_seed(0)
+    config = transformers.OPTConfig(vocab_size=100, hidden_size=16, num_hidden_layers=1, ffn_dim=32,
+                                    num_attention_heads=2, max_position_embeddings=10, pad_token_id=1,
+                                    word_embed_proj_dim=8)
+    model = transformers.OPTModel(config).eval()
+    _save(model, tmp_path, special=(2, 2, 1))
+    return model
+
+
+def _opt_first_block_input(model, ids):
+    """OPTDecoder.forward up to its first layer: project_in(embed_tokens(ids)) + embed_positions(mask)."""
+    mask = (ids != 1).long()
+    with torch.no_grad():
+        return (model.decoder.project_in(model.decoder.embed_tokens(ids)) + model.decoder.embed_positions(mask)).numpy()
+
+
+def test_factorised_opt_widens_the_tokens_then_adds_its_positions(tmp_path):
+    model = _factorised_opt(tmp_path)
+    result = embedlab.encode(str(tmp_path), TEXTS, show=16)
+    assert result.shape[2] == 16 and result.summands == ["projected", "position"]
+    np.testing.assert_allclose(_output(result, "input"), _opt_first_block_input(model, _ids(result)), atol=1e-6)
+    assert result.T_max == 12 and result.usable_positions == 10
+
+
+def test_the_hand_fallback_widens_a_factorised_opt_too(tmp_path, monkeypatch):
+    """Without transformers' model (monkeypatched to fail), the table by hand names project_in and positions."""
+    from embedlab.sources import input_rule
+
+    model = _factorised_opt(tmp_path)
+
+    def fail(*args, **kwargs):
+        raise ImportError("transformers is not installed")
+
+    monkeypatch.setattr(input_rule, "_from_transformers", fail)
+    result = embedlab.encode(str(tmp_path), TEXTS, show=16)
+    np.testing.assert_allclose(_output(result, "input"), _opt_first_block_input(model, _ids(result)), atol=1e-6)
+    assert any("hand (fallback)" in note for note in result.notes)

@@ -92,8 +92,8 @@ def add_encode(sub: argparse._SubParsersAction) -> None:
                           "use (T_max less the family's offset); default: cut only where tokenizer.json saves a "
                           "length, else refuse")
     cut.add_argument("--no-truncate", dest="truncate", action="store_const", const=False,
-                     help="never cut, not even at the length tokenizer.json saves: refuse a text longer than the "
-                          "positions the model can use")
+                     help="never cut: refuse a text longer than the length tokenizer.json saves (or, with none "
+                          "saved, than the positions the model can use)")
     p.add_argument("--show", type=int, default=3, help="leading values shown of each vector (default 3)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(run=run_encode)

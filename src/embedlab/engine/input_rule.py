@@ -6,6 +6,8 @@ family (``sources.input_rule`` reads them from transformers' classes)::
     pos[b, t] = offset + (number of non-padding tokens before t)   # RoBERTa: offset = padding_idx + 1; OPT: 2
     x[b, t]   = scale * W_E[ids[b, t]] + W_pos[pos[b, t]] (+ W_type[type_ids[b, t]])   # Gemma: scale = sqrt(D)
     y[b, t]   = LayerNorm(x[b, t]) = (x - mean) / sqrt(var + eps) * weight + bias     # BERT family
+    z[b, t]   = W_proj y[b, t] + b_proj    # a factorised table, E -> D: ALBERT, ELECTRA (after the LayerNorm)
+    z[b, t]   = W_proj (scale * W_E[ids[b, t]]) + W_pos[pos[b, t]]     # OPT: its D-wide positions come after
 
 A family that counts from an offset never uses the first ``offset`` rows of
 its position table for a token: a table of T_max rows holds
@@ -22,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LayerNorm", "InputRule", "round_to_stored"]
+__all__ = ["LayerNorm", "InputProjection", "InputRule", "round_to_stored"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,48 @@ class LayerNorm:
 
 
 @dataclass(frozen=True)
+class InputProjection:
+    """The Linear E -> D a family puts between a factorised token table (E wide) and its D-wide blocks.
+
+    ALBERT (Lan et al. 2020, section 3.1, "factorized embedding
+    parameterization") and ELECTRA widen the embedding module's output, after
+    its LayerNorm; OPT widens the token vectors (``project_in``) and adds its
+    D-wide positions after that.
+
+    Attributes
+    ----------
+    name : str
+        The module as transformers names it in the base model
+        (``"encoder.embedding_hidden_mapping_in"``, ``"embeddings_project"``,
+        ``"decoder.project_in"``).
+    weight : numpy.ndarray, shape (D, E)
+        As ``torch.nn.Linear`` stores it: ``z = x @ weight.T + bias``.
+    bias : numpy.ndarray, shape (D,), or None
+        None where the Linear has none (OPT's ``project_in``).
+    positions : numpy.ndarray, shape (T_max, D), or None
+        The position table added after the projection (OPT), in place of an
+        E-wide one added before it.
+    positions_name : str or None
+        That table's module name (``"decoder.embed_positions"``).
+    """
+
+    name: str
+    weight: np.ndarray  # (D, E)
+    bias: np.ndarray | None = None  # (D,)
+    positions: np.ndarray | None = None  # (T_max, D)
+    positions_name: str | None = None
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        """``x @ weight.T + bias`` over the last axis, in float64; (..., E) -> (..., D).
+
+        >>> InputProjection("p", np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])).apply(np.array([1.0, 2.0])).tolist()
+        [1.0, 3.0, 4.0]
+        """
+        z = np.asarray(x, dtype=np.float64) @ self.weight.astype(np.float64).T  # (..., D)
+        return z if self.bias is None else z + self.bias.astype(np.float64)
+
+
+@dataclass(frozen=True)
 class InputRule:
     """How a family builds the first block's input from its tables.
 
@@ -73,6 +117,9 @@ class InputRule:
         vectors in, where that rounds them; ``None`` for float32 or wider.
     layer_norm : LayerNorm or None
         The embedding LayerNorm, where the checkpoint has one.
+    projection : InputProjection or None
+        The Linear E -> D after a factorised table (ALBERT, ELECTRA, OPT),
+        where the checkpoint saves it.
     notes : tuple of str
         Where each rule was read: a transformers class, or a fallback by hand.
     """
@@ -84,6 +131,7 @@ class InputRule:
     scale_text: str | None = None
     scale_dtype: str | None = None
     layer_norm: LayerNorm | None = None
+    projection: InputProjection | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def usable_positions(self, T_max: int) -> int:

@@ -9,6 +9,8 @@ checkpoint's tables (NumPy), as its family builds it (``InputRule``)::
             + W_pos[pos[b, t]]                 # position vector    (B, T, D)
             + W_type[type_ids[b, t]]           # token-type vector  (B, T, D), BERT-style checkpoints
     y[b, t] = LayerNorm(x[b, t])               # where the checkpoint has an embedding LayerNorm (BERT family)
+    z[b, t] = W_proj y[b, t] + b_proj          # a factorised table (E < D): ALBERT, ELECTRA widen it to D;
+                                               # OPT widens the token vector, then adds its D-wide positions
 
 The same token has the same token vector wherever it stands; its input vector
 changes with its position (and type). ``tokenize`` splits texts with the
@@ -69,8 +71,8 @@ class TokenRow:
 
     ``vectors`` maps each of ``Encoding.components`` (``"token"``,
     ``"scaled_token"``, ``"position"``, ``"token_type"``, ``"input"`` (the
-    sum), ``"layer_norm"``, where the checkpoint has them) to ``{"first":
-    [...], "norm": float}``.
+    sum), ``"layer_norm"``, ``"projected"`` (the Linear E -> D of a factorised
+    table), where the checkpoint has them) to ``{"first": [...], "norm": float}``.
     """
 
     sequence: int
@@ -105,7 +107,8 @@ class Encoding:
     T_max: int | None  # rows of the position table; None where the checkpoint has none
     position_offset: int  # rows before position 0 (RoBERTa: padding_idx + 1; OPT: 2)
     usable_positions: int | None  # T_max - position_offset: the longest text the model takes
-    components: list[str]  # the vectors shown, in order: the summands, "input" (their sum), "layer_norm"
+    components: list[str]  # the vectors shown, in order: the summands, "input" (their sum), "layer_norm", ...
+    summands: list[str]  # the components summed into "input"; the last component is what the first block sees
     lengths: list[int]
     original_lengths: list[int]
     truncated: bool
@@ -136,10 +139,10 @@ def encode(table: EmbeddingTable, tokenizer: Any, texts: Sequence[str], *, rule:
         offset, token scale, embedding LayerNorm. The plain rule by default.
     truncate : bool or None
         ``None`` (default): cut at the truncation length saved in
-        tokenizer.json, as the tokenizer does, and refuse longer texts where
-        none is saved. ``True``: cut to the saved length, or to the usable
-        positions. ``False``: never cut; refuse a text longer than the usable
-        positions.
+        tokenizer.json, as the tokenizer does, and refuse a text longer than
+        the usable positions where none is saved. ``True``: cut to the saved
+        length, or to the usable positions. ``False``: never cut; refuse a
+        text longer than the saved length (or the usable positions).
     show : int
         How many leading values of each vector to keep, >= 0.
 
@@ -152,7 +155,8 @@ def encode(table: EmbeddingTable, tokenizer: Any, texts: Sequence[str], *, rule:
     ContextLengthError
         (a ``ValueError``) for a text with more tokens than the model's usable
         positions (T_max less the offset), naming the tokens that fit and the
-        offset, unless it is cut.
+        offset, unless it is cut; with ``truncate=False``, also for a text
+        longer than the saved truncation length, naming it.
     ValueError
         For no texts or show < 0.
     """
@@ -160,20 +164,22 @@ def encode(table: EmbeddingTable, tokenizer: Any, texts: Sequence[str], *, rule:
         raise SizeError(f"show must be an int >= 0, got {show!r}", parameter="show", value=show,
                         expected="an int >= 0")
     rule = rule or InputRule()
-    T_max = None if table.positions is None else table.positions.shape[0]
+    T_max = None if _position_table(table, rule) is None else _position_table(table, rule).shape[0]
     usable = None if T_max is None else rule.usable_positions(T_max)
-    saved = None if tokenizer.truncation is None or truncate is False else int(tokenizer.truncation["max_length"])
+    saved = None if tokenizer.truncation is None else int(tokenizer.truncation["max_length"])
     limits = [n for n in (saved, usable) if n is not None]
-    cut_at = min(limits) if limits and (saved is not None or truncate) else None
-    toks = tokenize(tokenizer, texts, max_length=usable if cut_at is None else cut_at, truncate=cut_at is not None,
-                    limit=_limit_words(T_max, usable, rule))
+    max_length = min(limits) if limits else None  # the tokens a text may hold
+    cut = max_length is not None and truncate is not False and (saved is not None or truncate is True)
+    toks = tokenize(tokenizer, texts, max_length=max_length, truncate=cut,
+                    limit=_limit_words(T_max, usable, rule, saved), hint=_hint(saved, max_length))
     vectors = _vectors(table, rule, toks.ids, toks.type_ids, toks.padding)  # name -> (B, T, D) float64
     x = _output(table, vectors)  # (B, T, D): what the first block sees
     pos_ids = None if T_max is None else rule.position_ids(toks.padding)  # (B, T)
+    summands = _summands(vectors, rule)
     rows = [_row(toks, vectors, pos_ids, b, t, show) for b in range(x.shape[0]) for t in range(x.shape[1])]
     return Encoding(
         texts=list(texts), shape=list(x.shape), T_max=T_max, position_offset=rule.position_offset,
-        usable_positions=usable, components=list(vectors), lengths=toks.lengths,
+        usable_positions=usable, components=list(vectors), summands=summands, lengths=toks.lengths,
         original_lengths=toks.original_lengths, truncated=toks.lengths != toks.original_lengths, rows=rows,
         same_token=_same_tokens(toks, vectors["token"], x),
         notes=_notes(table, tokenizer, rule, saved, truncate, usable), source=table.provenance.to_dict(),
@@ -190,9 +196,11 @@ def compose(table: EmbeddingTable, ids: Any, type_ids: Any = None, *, rule: Inpu
     and returned as the table's dtype, float32 at least. A table without a
     position table contributes none (its positions act inside attention, or
     nowhere); one without a token-type table ignores type_ids.
-    A factorised table (ALBERT, ELECTRA, OPT: E < D) gives the embedding
-    module's E-wide output: the Linear E -> D the family applies after that
-    module is left out, and the rule's notes name it.
+    A factorised table (ALBERT, ELECTRA, OPT: E < D) is widened by the rule's
+    ``projection``, the Linear E -> D the family applies after its embedding
+    module (OPT adds its D-wide positions after it), so the result is D wide;
+    where the checkpoint saves no such Linear it stays E wide, as the rule's
+    notes say.
 
     Parameters
     ----------
@@ -209,6 +217,7 @@ def compose(table: EmbeddingTable, ids: Any, type_ids: Any = None, *, rule: Inpu
     Returns
     -------
     numpy.ndarray, shape (B, T, D)
+        D is the blocks' width: the table's, or the projection's output.
 
     Raises
     ------
@@ -231,7 +240,7 @@ def compose(table: EmbeddingTable, ids: Any, type_ids: Any = None, *, rule: Inpu
 
 
 def tokenize(tokenizer: Any, texts: Sequence[str], *, max_length: int | None = None,
-             truncate: bool = False, limit: str | None = None) -> Tokens:
+             truncate: bool = False, limit: str | None = None, hint: str | None = None) -> Tokens:
     """Tokenize texts with a ``tokenizers.Tokenizer`` and pad them to the longest.
 
     The truncation and padding saved in ``tokenizer.json`` are ignored (a
@@ -240,7 +249,8 @@ def tokenize(tokenizer: Any, texts: Sequence[str], *, max_length: int | None = N
     ``truncate``, which cuts it to ``max_length`` (special tokens kept).
     Padding uses the saved pad token, else the first of ``PAD_TOKENS`` the
     vocabulary has. ``limit`` says in words what max_length is (by default
-    "the position table's T_max=... rows").
+    "the position table's T_max=... rows"); ``hint`` how to get past it (by
+    default: pass truncate=True).
 
     Raises
     ------
@@ -264,8 +274,9 @@ def tokenize(tokenizer: Any, texts: Sequence[str], *, max_length: int | None = N
         if not truncate:
             i = int(np.argmax(original))
             what = limit or f"the position table's T_max={max_length} rows"
-            raise ContextLengthError(f"text {i + 1} has {original[i]} tokens, more than {what} (pass truncate=True "
-                                     f"(--truncate) to cut it to {max_length} tokens)", parameter="texts",
+            how = hint or f"pass truncate=True (--truncate) to cut it to {max_length} tokens"
+            raise ContextLengthError(f"text {i + 1} has {original[i]} tokens, more than {what} ({how})",
+                                     parameter="texts",
                                      value=original[i], expected=f"at most {max_length} tokens: {what}")
         tk.enable_truncation(max_length)
         found = tk.encode_batch(texts)
@@ -289,13 +300,19 @@ def tokenize(tokenizer: Any, texts: Sequence[str], *, max_length: int | None = N
 
 def _vectors(table: EmbeddingTable, rule: InputRule, ids: Any, type_ids: Any, padding: np.ndarray
              ) -> dict[str, np.ndarray]:
-    """The vectors to show, each (B, T, D) float64, checked before any is taken: the summands, in
-    order, then ``"input"`` (their sum) and ``"layer_norm"`` where the rule has one."""
+    """The vectors to show, each (B, T, width) float64, checked before any is taken, in the order the
+    family builds them: the summands, then ``"input"`` (their sum), ``"layer_norm"`` and ``"projected"``
+    where the rule has them. The last one is what the first block sees.
+
+    OPT (a projection with its own positions) widens the token vectors first,
+    so its summands are ``"projected"`` and the D-wide ``"position"``.
+    """
     idx = np.asarray(ids)
     if idx.ndim != 2:
         raise ShapeError(f"ids must be (B, T), got shape {idx.shape}")
     T = idx.shape[1]
-    T_max = None if table.positions is None else table.positions.shape[0]
+    positions = _position_table(table, rule)  # (T_max, width) or None
+    T_max = None if positions is None else positions.shape[0]
     if T_max is not None and T > rule.usable_positions(T_max):
         usable = rule.usable_positions(T_max)
         raise ContextLengthError(f"sequence of {T} tokens is longer than {_limit_words(T_max, usable, rule)}",
@@ -303,34 +320,56 @@ def _vectors(table: EmbeddingTable, rule: InputRule, ids: Any, type_ids: Any, pa
     types = np.zeros(idx.shape, dtype=np.int64) if type_ids is None else np.asarray(type_ids)
     if types.shape != idx.shape:
         raise ShapeError(f"type_ids have shape {types.shape}, ids have {idx.shape}")
-    tok = table.lookup(idx).astype(np.float64)  # (B, T, D) checks ids against [0, V)
+    tok = table.lookup(idx).astype(np.float64)  # (B, T, E) checks ids against [0, V)
     parts = {"token": tok}
     if rule.scale is not None:
-        parts["scaled_token"] = rule.scale_tokens(tok)  # (B, T, D) as the family's module computes it
-    if table.positions is not None:
+        parts["scaled_token"] = rule.scale_tokens(tok)  # (B, T, E) as the family's module computes it
+    late = rule.projection is not None and rule.projection.positions is not None  # OPT: widen, then positions
+    if late:
+        parts["projected"] = rule.projection.apply(parts["scaled_token" if rule.scale is not None else "token"])
+    if positions is not None:
         rows = rule.position_ids(padding)  # (B, T) along time, never batch
-        parts["position"] = table.positions.astype(np.float64)[rows]  # (B, T, D)
+        parts["position"] = positions.astype(np.float64)[rows]  # (B, T, width)
     if table.token_types is not None:
         n_types = table.token_types.shape[0]
         if types.size and (types.min() < 0 or types.max() >= n_types):
             bad = int(types.min() if types.min() < 0 else types.max())
             raise TokenIdError(f"token type id {bad} is out of range for {n_types} token types")
-        parts["token_type"] = table.token_types.astype(np.float64)[types]  # (B, T, D)
-    summands = [v for name, v in parts.items() if name != "token" or rule.scale is None]
-    parts["input"] = sum(summands)  # (B, T, D) float64: rounded once, at the end
+        parts["token_type"] = table.token_types.astype(np.float64)[types]  # (B, T, E)
+    parts["input"] = sum(parts[name] for name in _summands(parts, rule))  # float64: rounded once, at the end
     if rule.layer_norm is not None:
-        parts["layer_norm"] = rule.layer_norm.apply(parts["input"])  # (B, T, D) what the first block sees
+        parts["layer_norm"] = rule.layer_norm.apply(parts["input"])  # (B, T, E)
+    if rule.projection is not None and not late:
+        parts["projected"] = rule.projection.apply(parts[list(parts)[-1]])  # (B, T, D): ALBERT, ELECTRA
     return parts
 
 
+def _summands(parts: Any, rule: InputRule) -> list[str]:
+    """The names summed into ``"input"``, in order: the token vector (scaled, or widened first where the
+    rule says so), the position and the token-type vector, where present."""
+    late = rule.projection is not None and rule.projection.positions is not None
+    first = "projected" if late else "scaled_token" if rule.scale is not None else "token"
+    return [first] + [name for name in ("position", "token_type") if name in parts]
+
+
+def _position_table(table: EmbeddingTable, rule: InputRule) -> np.ndarray | None:
+    """The position table the family adds: the D-wide one after its projection (OPT), else the table's."""
+    if rule.projection is not None and rule.projection.positions is not None:
+        return rule.projection.positions  # (T_max, D)
+    return table.positions  # (T_max, E) or None
+
+
 def _output(table: EmbeddingTable, vectors: dict[str, np.ndarray]) -> np.ndarray:
-    """The last vector (after the LayerNorm, else the sum) in the table's dtype, float32 at least."""
-    x = vectors["layer_norm" if "layer_norm" in vectors else "input"]  # (B, T, D) float64
+    """The last vector (what the first block sees) in the table's dtype, float32 at least."""
+    x = vectors[list(vectors)[-1]]  # (B, T, D) float64
     return x.astype(np.result_type(table.dtype, np.float32))
 
 
-def _limit_words(T_max: int | None, usable: int | None, rule: InputRule) -> str:
-    """What the length limit is, for a message: the position table's rows less the family's offset."""
+def _limit_words(T_max: int | None, usable: int | None, rule: InputRule, saved: int | None = None) -> str:
+    """What the length limit is, for a message: the truncation length tokenizer.json saves, where it is
+    the shorter, else the position table's rows less the family's offset."""
+    if saved is not None and (usable is None or saved <= usable):
+        return f"the {saved} tokens tokenizer.json saves as its truncation length"
     if T_max is None or usable is None:
         return "the limit"
     if rule.position_offset == 0:
@@ -338,6 +377,13 @@ def _limit_words(T_max: int | None, usable: int | None, rule: InputRule) -> str:
     return (f"the {usable} positions this model can use: its position table has T_max={T_max} rows and "
             f"{rule.family or 'the family'} numbers positions from row {rule.position_offset} "
             f"(offset {rule.position_offset})")
+
+
+def _hint(saved: int | None, max_length: int | None) -> str | None:
+    """How to get past the limit, for a message; None for the default (pass truncate=True)."""
+    if saved is None or max_length is None:
+        return None
+    return f"leave out truncate=False (--no-truncate) to cut it to {max_length} tokens, as the tokenizer does"
 
 
 def _row(toks: Tokens, vectors: dict[str, np.ndarray], pos_ids: np.ndarray | None, b: int, t: int,
@@ -395,21 +441,21 @@ def _pad(saved: Any, tk: Any, lengths: list[int]) -> tuple[int, str]:
 def _notes(table: EmbeddingTable, tokenizer: Any, rule: InputRule, saved: int | None, truncate: bool | None,
            usable: int | None) -> list[str]:
     notes = list(rule.notes)
-    if saved is not None:
-        notes.append(f"tokenizer.json saves truncation at {saved} tokens: encode cuts there, as the tokenizer does "
-                     "(truncate=False (--no-truncate) keeps every token"
-                     + (f", up to the {usable} usable positions)" if usable is not None else ")"))
-    elif truncate is False and tokenizer.truncation is not None:
-        notes.append(f"tokenizer.json saves truncation at {tokenizer.truncation['max_length']} tokens; not applied "
-                     "(truncate=False)")
+    if saved is not None and truncate is not False:
+        where = "there" if usable is None or saved <= usable else f"at the {usable} positions the model can use"
+        notes.append(f"tokenizer.json saves truncation at {saved} tokens: encode cuts {where}, as the tokenizer "
+                     "does (truncate=False (--no-truncate) refuses a longer text instead)")
+    elif saved is not None:
+        notes.append(f"tokenizer.json saves truncation at {saved} tokens: a longer text is refused (truncate=False)")
     if rule.scale is not None:
         notes.append(f"token vectors are scaled by {rule.scale_text} before the sum")
     if rule.layer_norm is not None:
-        notes.append(f"layer_norm: the sum after the embeddings' LayerNorm (eps={rule.layer_norm.eps:g}), the vector "
-                     "the first block sees (dropout is off at inference)")
+        seen = "" if rule.projection is not None else ", the vector the first block sees"
+        notes.append(f"layer_norm: the sum after the embeddings' LayerNorm (eps={rule.layer_norm.eps:g}){seen} "
+                     "(dropout is off at inference)")
     elif table.token_types is not None:
         notes.append("the sum; this checkpoint saves no embeddings.LayerNorm to apply after it")
-    if table.positions is None:
+    if _position_table(table, rule) is None:
         notes.append("this checkpoint has no position table: its positions act inside attention, or nowhere")
     return notes
 

@@ -148,10 +148,14 @@ def encode_terminal(result: "Encoding") -> str:
     """``embedlab encode``: a row per token with the first values and norm of each vector."""
     name = result.source["source"] if result.source else "table"
     lines = [f"embedlab encode: {name}, {len(result.texts)} text(s) -> (B, T, D) = {shape_text(result.shape)}",
-             "input = " + " + ".join(c for c in result.components if c not in _NOT_SUMMED[bool("scaled_token" in
-                                                                                           result.components)])]
+             "input = " + " + ".join(result.summands)]
+    if "projected" in result.summands:
+        lines.append("projected = the Linear E -> D of the token vector; the first block sees input")
     if "layer_norm" in result.components:
-        lines.append("the first block sees layer_norm = LayerNorm(input)")
+        lines.append("layer_norm = LayerNorm(input)" + ("" if "projected" in result.components
+                                                        else "; the first block sees layer_norm"))
+    if "projected" in result.components and "projected" not in result.summands:
+        lines.append(f"projected = the Linear E -> D of {result.components[-2]}; the first block sees projected")
     numbered = result.position_offset != 0  # the row of the position table differs from t: show it
     headers = ("t", *(("pos id",) if numbered else ()), "token", "id", "type",
                *(_VECTOR_HEADERS.get(c, c) for c in result.components))
@@ -229,9 +233,8 @@ def hubs_terminal(result: HubsResult) -> str:
 
 
 _VECTOR_HEADERS = {"token": "token vector", "position": "position vector", "token_type": "type vector",
-                   "input": "input (the sum)", "scaled_token": "scaled token", "layer_norm": "after LayerNorm"}
-# Vectors shown but not summed into the input: the LayerNorm's output, and the raw token row where it is scaled.
-_NOT_SUMMED = {False: ("input", "layer_norm"), True: ("input", "layer_norm", "token")}
+                   "input": "input (the sum)", "scaled_token": "scaled token", "layer_norm": "after LayerNorm",
+                   "projected": "projected (E -> D)"}
 
 
 def _vector(summary: dict[str, Any]) -> str:

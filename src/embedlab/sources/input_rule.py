@@ -24,9 +24,11 @@ read from the checkpoint's ``embeddings.LayerNorm.weight``/``bias`` (BLOOM:
 
 A factorised table (ALBERT, ELECTRA, OPT with ``word_embed_proj_dim``) is E
 wide where the blocks are D wide: the family widens the embedding module's
-output with a Linear E -> D outside that module (and OPT adds its positions
-after it). embedlab stops at the embedding module's output; the rule's
-notes name the Linear, as transformers names it, and say it is left out.
+output with a Linear E -> D outside that module (and OPT adds its D-wide
+positions after it). transformers' model names that Linear (the one Linear
+E -> D in the model); its weight and bias are read from the checkpoint, so
+the rule ends where the first block begins. A checkpoint that does not save
+it gets a note saying the step is left out.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.input_rule import InputRule, LayerNorm, round_to_stored
+from ..engine.input_rule import InputProjection, InputRule, LayerNorm, round_to_stored
 from ..engine.table import EmbeddingTable
 from . import checkpoint, safetensors
 
@@ -50,6 +52,8 @@ PAD_COUNTED = ("roberta", "xlm-roberta", "camembert", "longformer", "data2vec-te
                "xmod", "mpnet")  # positions from padding_idx + 1, padding skipped
 OFFSET_TWO = ("opt",)  # OPTLearnedPositionalEmbedding.offset, padding skipped
 SQRT_D = ("gemma", "gemma2", "gemma3_text")  # GemmaTextScaledWordEmbedding: sqrt(D) in the weights' dtype
+PROJECTED = {"albert": ("encoder.embedding_hidden_mapping_in", None), "electra": ("embeddings_project", None),
+             "opt": ("decoder.project_in", "decoder.embed_positions")}  # the Linear E -> D, positions after it
 HEAD_SCALED = ("t5", "mt5", "umt5")  # tied head reads h * D**-0.5 (T5ForConditionalGeneration.forward)
 TORCH_DTYPES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32", "F64": "float64"}
 
@@ -77,8 +81,11 @@ def read_input_rule(table: EmbeddingTable) -> InputRule:
     config = checkpoint.read_config(prov.path)
     if config is None:
         return InputRule(notes=("no config.json: positions from row 0, no scale, no LayerNorm",))
-    rule = rule_from_config(config, table.D, prov.dtype)
-    return InputRule(**{**rule.__dict__, "layer_norm": _layer_norm(prov.path, config, table.D)})
+    rule, names = _rule(config, table.D, prov.dtype)
+    layer_norm = _layer_norm(prov.path, config, table.D)
+    projection = None if names is None else _projection(prov.path, table.D, *names[:2])
+    notes = rule.notes if names is None else (*rule.notes, _projection_note(rule.family, table.D, names, projection))
+    return InputRule(**{**rule.__dict__, "layer_norm": layer_norm, "projection": projection, "notes": notes})
 
 
 def rule_from_config(config: dict[str, Any], D: int, stored_dtype: str | None = None) -> InputRule:
@@ -90,22 +97,30 @@ def rule_from_config(config: dict[str, Any], D: int, stored_dtype: str | None = 
     >>> rule_from_config({"model_type": "opt"}, 16).position_offset
     2
     """
+    return _rule(config, D, stored_dtype)[0]
+
+
+def _rule(config: dict[str, Any], D: int, stored_dtype: str | None) -> tuple[InputRule, tuple[str, str | None, str] | None]:
+    """``rule_from_config``, and the names of a factorised table's Linear E -> D and of the positions added
+    after it (None where the table is as wide as the blocks)."""
     family = config.get("model_type")
     try:
-        rule = _from_transformers(config, D, stored_dtype)
+        rule, names = _from_transformers(config, D, stored_dtype)
     except Exception as exc:  # not installed, or a family it cannot build: the fallback says why
         reason = f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}" if str(exc) else type(exc).__name__
         rule = _by_hand(family, config, D, stored_dtype, reason)
+        names = _projection_by_hand(family, config, D)
     if family in HEAD_SCALED and config.get("tie_word_embeddings", True):
         head = (f"the tied head scales the last hidden vector by D^-0.5 = {D ** -0.5:.6g} before it "
                 "(T5ForConditionalGeneration; noted by hand): the input embedding is not scaled")
         rule = InputRule(**{**rule.__dict__, "notes": (*rule.notes, head)})
-    return rule
+    return rule, names
 
 
 # -- from transformers ---------------------------------------------------------
 
-def _from_transformers(config: dict[str, Any], D: int, stored_dtype: str | None) -> InputRule:
+def _from_transformers(config: dict[str, Any], D: int, stored_dtype: str | None
+                       ) -> tuple[InputRule, tuple[str, str | None, str] | None]:
     import torch
     from transformers import AutoConfig, AutoModel
 
@@ -131,10 +146,11 @@ def _from_transformers(config: dict[str, Any], D: int, stored_dtype: str | None)
     scale, scale_text = _scale_from_module(model.get_input_embeddings(), D, stored_dtype)
     if scale is not None:
         notes.append(f"token vectors times {scale_text}: transformers {type(model.get_input_embeddings()).__name__}")
-    notes.extend(_widening(model, learned))
+    names, widening = _widening(model, learned)
+    notes.extend(widening)
     return InputRule(family=config["model_type"], position_offset=offset, skip_padding=skip, scale=scale,
                      scale_text=scale_text, scale_dtype=_rounding(stored_dtype) if scale is not None else None,
-                     notes=tuple(notes))
+                     notes=tuple(notes)), names
 
 
 def _scale_from_module(embedding: Any, D: int, stored_dtype: str | None) -> tuple[float | None, str | None]:
@@ -155,29 +171,28 @@ def _scale_from_module(embedding: Any, D: int, stored_dtype: str | None) -> tupl
     return computed, _scale_words(factor, computed, D, stored_dtype)
 
 
-def _widening(model: Any, learned: tuple[str, Any] | None) -> list[str]:
-    """A note naming the Linear E -> D after a factorised embedding module, which embedlab leaves out.
+def _widening(model: Any, learned: tuple[str, Any] | None) -> tuple[tuple[str, str | None, str] | None, list[str]]:
+    """The Linear E -> D after a factorised embedding module, as transformers' model names it.
 
-    ``learned`` is the (name, module) of an offset position table (OPT's),
-    which the family adds after that Linear, in width D.
+    Returns ``(linear_name, positions_name, source)``, where ``positions_name`` is
+    the offset position table (OPT's, from ``learned``) when it is D wide and
+    so added after the Linear, and a note where the model widens the table in
+    a step that is not one Linear; ``(None, [])`` for a table as wide as the
+    blocks.
     """
     import torch
 
     E = model.get_input_embeddings().embedding_dim
     D = getattr(model.config, "hidden_size", None)
     if not isinstance(D, int) or D == E:
-        return []
-    found = [(name, m) for name, m in model.named_modules()
+        return None, []
+    found = [name for name, m in model.named_modules()
              if isinstance(m, torch.nn.Linear) and (m.in_features, m.out_features) == (E, D)]
     if not found:
-        return [f"the token table is E={E} wide and the blocks D={D}: transformers {type(model).__name__} widens "
-                "it in a step embedlab does not find, and leaves out"]
-    name, module = found[0]
-    note = (f"left out: transformers {type(model).__name__}.{name}, a Linear E={E} -> D={D} the first block "
-            f"reads the embeddings through; compose and encode stop before it, at the E={E} vectors")
-    if learned is not None and learned[1].embedding_dim == D:
-        note += f", and leave out the positions ({learned[0]}, D={D} wide) the family adds after it"
-    return [note]
+        return None, [f"the token table is E={E} wide and the blocks D={D}: transformers {type(model).__name__} "
+                      "widens it in a step embedlab does not find, and leaves out"]
+    after = learned[0] if learned is not None and learned[1].embedding_dim == D else None
+    return (found[0], after, f"transformers {type(model).__name__}"), []
 
 
 def _forward_parameters(module: Any) -> tuple[str, ...]:
@@ -206,7 +221,48 @@ def _by_hand(family: Any, config: dict[str, Any], D: int, stored_dtype: str | No
                      notes=(f"positions from row 0, no scale: {why}",) if family else ())
 
 
+def _projection_by_hand(family: Any, config: dict[str, Any], D: int) -> tuple[str, str | None, str] | None:
+    """``PROJECTED``'s names for a factorised family whose config says E != D (fallback by hand)."""
+    width = config.get("hidden_size")
+    if not isinstance(width, int) or width == D or family not in PROJECTED:
+        return None
+    return (*PROJECTED[family], "hand (fallback)")
+
+
 # -- helpers -----------------------------------------------------------------
+
+def _projection(path: str, E: int, linear: str, positions: str | None) -> InputProjection | None:
+    """The Linear E -> D (and the D-wide positions after it) the checkpoint saves; None where it saves no weight."""
+    infos = safetensors.tensor_infos(path)
+
+    def tensor(wanted: str, ok: Any) -> np.ndarray | None:
+        hits = [n for n, i in infos.items() if (n == wanted or n.endswith("." + wanted)) and ok(i.shape)]
+        return np.asarray(safetensors.read_tensor(infos[min(hits, key=len)])) if hits else None
+
+    weight = tensor(f"{linear}.weight", lambda shape: len(shape) == 2 and shape[1] == E)  # (D, E)
+    if weight is None:
+        return None
+    D = weight.shape[0]
+    bias = tensor(f"{linear}.bias", lambda shape: shape == (D,))
+    table = None if positions is None else tensor(f"{positions}.weight", lambda shape: len(shape) == 2
+                                                  and shape[1] == D)  # (T_max, D)
+    return InputProjection(linear, weight, bias, table, positions if table is not None else None)
+
+
+def _projection_note(family: Any, E: int, names: tuple[str, str | None, str], found: InputProjection | None) -> str:
+    """What the rule does after the embedding module of a factorised table, in one line."""
+    linear, positions, source = names
+    if found is None:
+        return (f"left out: {linear} (named by {source}), the Linear E={E} -> D the first block reads the "
+                f"embeddings through; this checkpoint saves no {linear}.weight, so compose and encode stop at the "
+                f"E={E} vectors")
+    D = found.weight.shape[0]
+    text = (f"projected: {linear} (named by {source}), the Linear E={E} -> D={D} the model applies before its "
+            "first block")
+    if positions is not None and found.positions is None:
+        return text + f"; left out: the positions {positions} (no D={D}-wide table saved)"
+    return text + (f"; the positions ({positions}, D={D} wide) are added after it" if found.positions is not None
+                   else "")
 
 def _layer_norm(path: str, config: dict[str, Any], D: int) -> LayerNorm | None:
     """The first embedding LayerNorm of ``LAYER_NORMS`` the checkpoint saves, D wide; None without one."""
