@@ -270,7 +270,7 @@ def hubs(table_or_model: Table, *, k: int | None = None, queries: int | None = N
 # -- parameters ----------------------------------------------------------------------
 
 # The options that belong to one form of params only; beside another form they would be ignored.
-_SIZES_ONLY = ("D", "tied", "T_max", "positions", "type_vocab", "other")
+_SIZES_ONLY = ("D", "tied", "T_max", "positions", "type_vocab", "other", "heads", "layers", "d_ff")
 _FORMS = {"V": "a model described by its sizes", "config": "a config.json alone",
           "model": "a safetensors checkpoint or a GGUF file"}
 
@@ -279,11 +279,13 @@ def params(V: int | None = None, D: int | None = None, *, config: str | os.PathL
            model: str | os.PathLike | None = None, tied: bool | None = None, T_max: int | None = None,
            positions: str | None = None, type_vocab: int | None = None, other: int | None = None,
            tensor: str | None = None, dtype: str | None = None, factor: int | None = None,
-           target_V: int | None = None) -> "ParamsResult":
+           target_V: int | None = None, heads: int | None = None, layers: int | None = None,
+           d_ff: int | None = None) -> "ParamsResult":
     """Parameters and bytes of the tables, tied and untied, now and at a bigger V (``embedlab params``).
 
     Three forms, exactly one: sizes (``V`` and ``D``, with ``tied`` (default
-    True), ``T_max``, ``positions``, ``type_vocab``, ``other``), a Hugging
+    True), ``T_max``, ``positions``, ``type_vocab``, ``other``, and the
+    blocks' ``heads``, ``layers`` and ``d_ff`` for a dimension plan), a Hugging
     Face ``config`` (a config.json, its folder or its dict), or a safetensors
     or GGUF ``model`` (``"minilm"`` or a path; headers or tensor infos only,
     ``tensor`` to name the token table). ``dtype``: fp32 (default; a checkpoint: its own), fp16,
@@ -308,13 +310,15 @@ def params(V: int | None = None, D: int | None = None, *, config: str | os.PathL
     (32768, 1024, 32768)
     """
     given = {"V": V, "config": config, "model": model}
-    sizes = {"D": D, "tied": tied, "T_max": T_max, "positions": positions, "type_vocab": type_vocab, "other": other}
+    sizes = {"D": D, "tied": tied, "T_max": T_max, "positions": positions, "type_vocab": type_vocab, "other": other,
+             "heads": heads, "layers": layers, "d_ff": d_ff}
     form = _params_form(given, sizes, tensor)
     count_of = _module("measure.params", "parameter counts")
     read_from = _module("measure.model_params", "parameter counts")  # a config or a checkpoint
     if form == "V":
         count = count_of.from_numbers(V, D, tied=True if tied is None else tied, T_max=T_max, positions=positions,
-                                      type_vocab=type_vocab or 0, other=other or 0, dtype=dtype or "fp32")
+                                      type_vocab=type_vocab or 0, other=other or 0, dtype=dtype or "fp32",
+                                      heads=heads, layers=layers, d_ff=d_ff)
     elif form == "config":
         count = read_from.from_config(config, dtype=dtype or "fp32")
     else:

@@ -152,3 +152,25 @@ def test_one_form_is_required(capsys):
         main(["params"])
     assert exit_.value.code == 2
     assert "--vocab" in capsys.readouterr().err
+
+
+def test_heads_and_layers_add_the_dimension_plan(capsys):
+    code, out, _ = run(capsys, "--vocab", "512", "--d-model", "64", "--heads", "4", "--layers", "2", "--json")
+    plan = json.loads(out)["plan"]
+    assert code == 0 and (plan["heads"], plan["head_dim"], plan["d_ff"], plan["layers"]) == (4, 16, 256, 2)
+    assert plan["parts"]["attention"] == 2 * (4 * 64 * 64 + 4 * 64)  # W_Q, W_K, W_V, W_O with biases, per layer
+    assert json.loads(out)["params"]["total"] == plan["total"] == 32768 + plan["parts"]["attention"] + 2 * (
+        2 * 64 * 256 + 256 + 64) + 2 * 4 * 64 + 2 * 64
+
+
+def test_plan_flags_belong_with_the_sizes(capsys):
+    assert "--heads does not apply with --model" in _usage_error(capsys, "--model", "minilm", "--heads", "4")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--heads", "5", "--layers", "2"], "--heads 5: expected a divisor of D=64"),
+    (["--layers", "2"], "--heads is missing"),
+])
+def test_bad_plan_sizes_name_the_flag(capsys, argv, message):
+    code, _, err = run(capsys, "--vocab", "512", "--d-model", "64", *argv)
+    assert code == 1 and message in err and err.count("\n") == 1

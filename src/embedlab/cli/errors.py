@@ -31,7 +31,8 @@ FLAGS = {
     "V": "--vocab", "D": "--d-model", "T_max": "--max-positions", "max_positions": "--max-positions",
     "vocab_size": "--vocab", "d_model": "--d-model", "max_context_length": "--max-context",
     "batch_size": "--batch", "seq_len": "--seq", "max_offset": "--max-offset", "tensor": "--tensor",
-    "words": "--words", "memory": "--memory", "probe": "--probe",
+    "words": "--words", "memory": "--memory", "probe": "--probe", "heads": "--heads", "layers": "--layers",
+    "d_ff": "--d-ff",
 }
 # (command, parameter) -> flag, where a command spells a parameter its own way: in report
 # and plot, EmbeddingTable.stretch's `factor` is --stretch-factor (params has --factor);

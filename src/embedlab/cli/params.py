@@ -12,7 +12,8 @@ from . import arguments
 # beside another form they would be silently ignored, so they are usage errors.
 PARAMS_FORMS = {"vocab": "a model described by its sizes", "config": "a config.json alone",
                 "model": "a safetensors checkpoint or a GGUF file"}
-PARAMS_FORM_OPTIONS = {"vocab": ("d_model", "untied", "max_positions", "positions", "type_vocab", "other"),
+PARAMS_FORM_OPTIONS = {"vocab": ("d_model", "untied", "max_positions", "positions", "type_vocab", "other", "heads",
+                                  "layers", "d_ff"),
                        "model": ("tensor",)}
 
 
@@ -26,6 +27,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         epilog="Examples:\n  embedlab params --vocab 50000 --d-model 768 --max-positions 1024 --dtype bf16\n"
                "  embedlab params --config path/to/config.json --factor 2\n"
                "  embedlab params --model minilm --json\n"
+               "  embedlab params --vocab 512 --d-model 64 --heads 4 --layers 2\n"
                "  embedlab params --model path/to/model.gguf",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -41,6 +43,11 @@ def add(sub: argparse._SubParsersAction) -> None:
                    help="position kind (default: learned with --max-positions, else none)")
     p.add_argument("--type-vocab", type=int, help="rows of a token-type table (BERT: 2; default 0)")
     p.add_argument("--other", type=int, help="every other parameter of the model (default 0: the tables alone)")
+    p.add_argument("--heads", type=int, metavar="h", help="attention heads h (with --layers): count the blocks and "
+                                                          "show the dimension plan (d_k = D / h)")
+    p.add_argument("--layers", type=int, metavar="L", help="layers L (with --heads)")
+    p.add_argument("--d-ff", type=int, metavar="d_ff", help="feed-forward width (with --heads and --layers; "
+                                                             "default 4 x D)")
     p.add_argument("--tensor", type=arguments.given(str, "a tensor name"), help="with --model: the name of the token-embedding tensor")
     grow = p.add_mutually_exclusive_group()
     grow.add_argument("--factor", type=_int_or_float, help="vocabulary growth factor, a whole number (default 2)")
@@ -58,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
     result = api.params(args.vocab, args.d_model, config=args.config, model=args.model,
                         tied=False if args.untied else None, T_max=args.max_positions, positions=args.positions,
                         type_vocab=args.type_vocab, other=args.other, tensor=args.tensor, dtype=args.dtype,
-                        factor=args.factor, target_V=args.target_vocab)
+                        factor=args.factor, target_V=args.target_vocab, heads=args.heads, layers=args.layers,
+                        d_ff=args.d_ff)
     print(formats.to_json(result) if args.json else views.params_terminal(result.count, result.growth), end="")
     return 0
 

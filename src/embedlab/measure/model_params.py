@@ -25,6 +25,7 @@ from typing import Any
 
 from ..errors import ConfigError, SourceError, install_hint
 from ..sources import checkpoint, hf, safetensors
+from . import dimensions
 from .params import Breakdown, Buffer, Count
 
 __all__ = ["from_config", "from_checkpoint"]
@@ -119,7 +120,10 @@ def _from_model(m: Any, config: dict[str, Any], path: str | None, dtype: str) ->
                           vocab_bias=m.vocab_bias)
     keys = {"V": f"{m.tensors['token']} ({m.V}, {m.D})", "positions": why, "tied": says[1]}
     reader = f"{m.library}: {m.built} built from the config on the meta device"
-    return Count(breakdown, "config", path, kind, limit, m.type_vocab, keys, evidence, built=m.built, reader=reader)
+    plan = dimensions.plan_from_parameters(m.parameters, _model_width(m.config, m.D), config=m.config,
+                                           roles=m.tensors, source=f"the {m.built} transformers built")
+    return Count(breakdown, "config", path, kind, limit, m.type_vocab, keys, evidence, built=m.built, reader=reader,
+                 plan=plan)
 
 
 def _by_hand(config: dict[str, Any], path: str | None, where: str, dtype: str, reader: str) -> Count:
@@ -136,8 +140,11 @@ def _by_hand(config: dict[str, Any], path: str | None, where: str, dtype: str, r
     position = T_max * D if positions == "learned" and T_max else 0
     breakdown = Breakdown(V, D, token=V * D, position=position, token_type=(type_vocab or 0) * D,
                           head=0 if tied in (True, None) else V * D, other=None, tied=tied, dtype=dtype)
+    numbers, widths = dimensions.config_numbers(config, _model_width(config, D))
+    plan = dimensions.DimensionPlan(D=_model_width(config, D), parts=None, keys=widths,
+                                    source="the config's keys, read by hand", **numbers)
     return Count(breakdown, "config", path, positions, T_max, type_vocab or 0, keys, f"config: {tie_key}",
-                 reader=reader)
+                 reader=reader, plan=plan)
 
 
 def from_checkpoint(path: str | Path, *, tensor: str | None = None, dtype: str | None = None) -> Count:
@@ -202,11 +209,25 @@ def from_checkpoint(path: str | Path, *, tensor: str | None = None, dtype: str |
                           vocab_bias=vocab_bias)
     type_vocab = infos[roles.token_types].shape[0] if roles.token_types else 0
     files = tuple(dict.fromkeys(str(i.path) for i in infos.values()))
+    settings = (hf.config_defaults(config) or config) if config is not None else {}
+    counted = [(i.name, i.shape) for i in infos.values() if i.name not in {b.name for b in buffers}
+               and not (verdict.stored_twice and i.name == roles.head)]
+    plan = dimensions.plan_from_parameters(counted, _model_width(settings, D), config=settings, roles=tensors,
+                                           source="the checkpoint's tensors" + (", its config's widths" if config
+                                                                                 else ""))
     return Count(breakdown, "checkpoint", str(path), positions, T_max, type_vocab, {}, verdict.evidence,
                  stored_twice=verdict.stored_twice, conflict=verdict.conflict, tensors=tensors,
-                 buffers=buffers, stored_bytes=sum(i.nbytes for i in infos.values()), files=files)
+                 buffers=buffers, stored_bytes=sum(i.nbytes for i in infos.values()), files=files, plan=plan)
 
 # -- helpers -----------------------------------------------------------------
+
+def _model_width(config: dict[str, Any], table_width: int) -> int:
+    """The blocks' width D from a config (``WIDTH_KEYS``, nested ``text_config`` first), else the table's."""
+    text = config.get("text_config")
+    merged = {**config, **text} if isinstance(text, dict) else config
+    return next((merged[k] for k in WIDTH_KEYS if isinstance(merged.get(k), int) and not isinstance(merged[k], bool)
+                 and merged[k] >= 1), table_width)
+
 
 def _config_size(config: dict[str, Any], keys: tuple[str, ...], where: str, needed: str | None,
                  minimum: int = 1) -> tuple[int | None, str]:

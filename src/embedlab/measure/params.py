@@ -31,6 +31,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..errors import ChoiceError, DtypeError, SizeError
+from . import dimensions
+from .dimensions import DimensionPlan
 
 __all__ = [
     "DTYPES", "POSITION_KINDS", "Breakdown", "Bytes", "Buffer", "Count", "Growth", "ParamsResult",
@@ -266,6 +268,9 @@ class Count:
     reader : str
         How a config was read: with transformers (exact, every family rule), or
         by hand (common keys only: total unknown, family rules not checked).
+    plan : DimensionPlan or None
+        The widths through the model (h, d_k, d_ff, L) and its parameters by
+        part (``measure.dimensions``); None where the sizes do not say.
     """
 
     breakdown: Breakdown
@@ -286,6 +291,7 @@ class Count:
     files: tuple[str, ...] = ()
     built: str | None = None
     reader: str = ""
+    plan: DimensionPlan | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The facts, then the breakdown's ``to_dict`` keys, as JSON-able values (buffer shapes as lists).
@@ -302,6 +308,7 @@ class Count:
             "stored_bytes": self.stored_bytes,
             "file_bytes": None if self.file_bytes is None else asdict(self.file_bytes), "file_types": self.file_types,
             "files": list(self.files), "built": self.built, "reader": self.reader,
+            "plan": None if self.plan is None else self.plan.to_dict(),
             **b.to_dict(),
         }
 
@@ -390,7 +397,8 @@ class ParamsResult:
 
 
 def from_numbers(V: int, D: int, *, tied: bool = True, T_max: int | None = None, positions: str | None = None,
-                 type_vocab: int = 0, other: int = 0, dtype: str = "fp32") -> Count:
+                 type_vocab: int = 0, other: int = 0, dtype: str = "fp32", heads: int | None = None,
+                 layers: int | None = None, d_ff: int | None = None) -> Count:
     """Count the tables of a model described by its sizes.
 
     Parameters
@@ -410,6 +418,10 @@ def from_numbers(V: int, D: int, *, tied: bool = True, T_max: int | None = None,
         Every other parameter, >= 0, taken as one tensor (default 0: the tables alone).
     dtype : str
         What bytes are counted in (see ``DTYPES``).
+    heads, layers, d_ff : int, optional
+        h and L (both, or neither) and the feed-forward width (default 4 * D):
+        the blocks are then counted (``dimensions.from_numbers``, the GPT-2
+        layout) as ``other``, and ``Count.plan`` shows the dimension plan.
 
     Returns
     -------
@@ -419,7 +431,9 @@ def from_numbers(V: int, D: int, *, tied: bool = True, T_max: int | None = None,
     ------
     SizeError
         For a size that is zero or negative where it must be positive, or not
-        a whole number; for learned positions without T_max.
+        a whole number; for learned positions without T_max; for heads
+        without layers (or the reverse), d_ff without both, or ``other``
+        given with them.
     TypeError
         For a size that is not a number, or ``tied`` not a bool.
     ValueError
@@ -442,10 +456,32 @@ def from_numbers(V: int, D: int, *, tied: bool = True, T_max: int | None = None,
                         value=None, expected="the rows of the position table, an int >= 1")
     type_vocab, other = _size(type_vocab, "type_vocab", minimum=0), _size(other, "other", minimum=0)
     position = T_max * D if positions == "learned" and T_max is not None else 0
+    plan = _plan(D, heads, layers, d_ff, other, tables=V * D + position + type_vocab * D, head=0 if tied else V * D)
+    if plan is not None:
+        other = plan.parts["attention"] + plan.parts["feed_forward"] + plan.parts["norms"]
     breakdown = Breakdown(V, D, token=V * D, position=position, token_type=type_vocab * D,
                           head=0 if tied else V * D, other=other, tied=tied, dtype=dtype)
     evidence = "tied as given" if tied else "untied as given"
-    return Count(breakdown, "numbers", None, positions, T_max, type_vocab, {}, evidence)
+    return Count(breakdown, "numbers", None, positions, T_max, type_vocab, {}, evidence, plan=plan)
+
+
+def _plan(D: int, heads: int | None, layers: int | None, d_ff: int | None, other: int, *, tables: int,
+          head: int) -> DimensionPlan | None:
+    """The blocks' plan from h and L (``dimensions.from_numbers``); None when neither is given."""
+    if heads is None and layers is None:
+        if d_ff is not None:
+            raise SizeError("d_ff needs heads and layers: the blocks are counted from h, L and d_ff together",
+                            parameter="d_ff", value=d_ff, expected="heads and layers given with it")
+        return None
+    if heads is None or layers is None:
+        missing, given = ("heads", layers) if heads is None else ("layers", heads)
+        raise SizeError(f"{missing} is needed with {'layers' if heads is None else 'heads'}={given}: the blocks "
+                        "are counted from h and L together", parameter=missing, value=None,
+                        expected="an int >= 1, given with the other (h and L count the blocks together)")
+    if other:
+        raise SizeError(f"other={other} and heads/layers both count the blocks: give one", parameter="other",
+                        value=other, expected="none: heads and layers count the other parameters (the blocks)")
+    return dimensions.from_numbers(D, heads=heads, layers=layers, d_ff=d_ff, tables=tables, head=head)
 
 
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # only for the annotations: these modules need NumPy / torch
     from ..measure.encode import Encoding
     from ..measure.neighbors import NeighborsResult
     from ..measure.demo import DemoResult
+    from ..measure.dimensions import DimensionPlan
     from ..measure.params import Breakdown, Count, Growth
     from ..measure.positions import PositionComparison
 
@@ -47,7 +48,31 @@ def params_terminal(count: Count, growth: Growth) -> str:
                          f"{buf.reason}; not a parameter") for buf in count.buffers]
     if count.stored_bytes is not None:
         facts.append(("stored bytes", human(count.stored_bytes, human_bytes) + ": every tensor in the files"))
-    return "\n".join([terminal_table(facts), _parts_table(b, count), _growth_table(growth)])
+    blocks = [terminal_table(facts), _parts_table(b, count)]
+    if count.plan is not None:
+        blocks.append(_plan_tables(count.plan))
+    return "\n".join([*blocks, _growth_table(growth)])
+
+
+_PART_NAMES = {"embedding": "embedding tables", "attention": "attention", "feed_forward": "feed-forward",
+               "norms": "norms", "head": "output head", "other": "other"}
+
+
+def _plan_tables(plan: "DimensionPlan") -> str:
+    """The widths D runs through (with the key each came from) and the parameters by part with their shares."""
+    widths = [("D (d_model)", plan.D, ""), ("h (attention heads)", plan.heads, plan.keys.get("heads", "")),
+              ("d_k (head width)", plan.head_dim, plan.keys.get("head_dim", "")),
+              ("h_kv (key/value heads)", plan.kv_heads, plan.keys.get("kv_heads", "")),
+              ("d_ff (feed-forward)", plan.d_ff, plan.keys.get("d_ff", "")),
+              ("L (layers)", plan.layers, plan.keys.get("layers", ""))]
+    rows = [(name, "unknown" if value is None else f"{value:,}", key) for name, value, key in widths]
+    text = f"dimension plan: {plan.source}\n" + terminal_table(rows, headers=("width", "value", "from"))
+    if plan.parts is None:
+        return text + "parameters by part: unknown (the model was not built; install the hf extra)\n"
+    shares = plan.shares() or {}
+    cells = [(_PART_NAMES.get(part, part), human_count(n), f"{n:,}", percent(shares[part])) for part, n in plan.parts.items()]
+    cells.append(("total", human_count(plan.total or 0), f"{plan.total:,}", percent(1.0 if plan.total else 0.0)))
+    return text + "\n" + terminal_table(cells, headers=("part of the model", "parameters", "exact", "share"))
 
 
 def _parts_table(b: Breakdown, count: Count) -> str:

@@ -17,7 +17,7 @@ torch and transformers are imported inside the functions: without them
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import ConfigError, MissingExtraError
@@ -62,6 +62,11 @@ class ModelCount:
         Role -> the module's parameter name in the model built.
     library : str
         ``"transformers 5.24.0"``: what built it.
+    parameters : tuple of (str, tuple of int)
+        Every parameter once (``named_parameters()``), its name and shape.
+    config : dict
+        The config as transformers holds it (``to_dict()``): every key, the
+        family's defaults filled in.
     """
 
     built: str
@@ -78,6 +83,8 @@ class ModelCount:
     type_vocab: int
     tensors: dict[str, str]
     library: str = ""
+    parameters: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    config: dict[str, Any] = field(default_factory=dict)
 
 
 def available() -> bool:
@@ -88,6 +95,25 @@ def available() -> bool:
     except ImportError:
         return False
     return bool(torch and transformers)
+
+
+def config_defaults(config: dict[str, Any]) -> dict[str, Any] | None:
+    """A config with its family's defaults filled in, as transformers' config class reads it.
+
+    ``None`` without transformers, without a ``model_type``, or for a config
+    its class refuses: the caller reads the keys the file has.
+    """
+    model_type = config.get("model_type")
+    if not isinstance(model_type, str) or not available():
+        return None
+    import transformers
+
+    try:
+        cfg = transformers.AutoConfig.for_model(model_type).__class__.from_dict(
+            {k: v for k, v in config.items() if k not in _FILE_KEYS})
+    except Exception:  # a family it does not know, or a config it refuses: the file's keys stand
+        return None
+    return cfg.to_dict()
 
 
 def family_ties(model_type: str) -> bool | None:
@@ -208,6 +234,8 @@ def _count(model: Any) -> ModelCount:
         tied=tied, T_max=None if positions is None else positions.shape[0],
         type_vocab=0 if types is None else types.shape[0],
         tensors={role: names[id(p)] for role, p in roles.items() if p is not None and id(p) in names},
+        parameters=tuple((n, tuple(p.shape)) for n, p in model.named_parameters()),
+        config=model.config.to_dict(),
     )
 
 
