@@ -137,3 +137,14 @@ def test_api_and_cli_count_a_gguf_model(tmp_path, capsys):
     assert main(["params", "--model", str(path)]) == 0
     text = capsys.readouterr().out
     assert "bytes in the file" in text and f"{V * 34:,} (Q8_0)" in text
+
+
+def test_the_dimension_plan_reads_the_metadata_widths(tmp_path):
+    """llama.cpp's ``llama.attention.head_count`` etc. give h, h_kv and L; the tensors give the parts."""
+    path = write_gguf(tmp_path / "plan.gguf", _tensors("F32"), context_length=T,
+                      extra={"llama.attention.head_count": 4, "llama.attention.head_count_kv": 2,
+                             "llama.block_count": 1, "llama.feed_forward_length": F})
+    plan = gguf_params.from_gguf(path).plan
+    assert (plan.heads, plan.kv_heads, plan.head_dim, plan.layers, plan.d_ff) == (4, 2, D // 4, 1, F)
+    assert plan.parts["norms"] == D and plan.parts["feed_forward"] == 2 * D * F  # attn_norm; ffn_up + ffn_down
+    assert plan.parts["embedding"] == V * D and plan.total == V * D + OTHER

@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..sources import gguf
+from . import dimensions
 from .params import Breakdown, Buffer, Bytes, Count
 
 __all__ = ["from_gguf"]
@@ -91,14 +92,32 @@ def from_gguf(path: str | Path, *, tensor: str | None = None, dtype: str | None 
     if others:
         file_types["other"] = "/".join(sorted({i.type for i in others}))
     positions, T_max, keys = _positions(file, roles, V, D, token)
+    counted_infos = [(i.name, i.shape) for i in infos.values() if i.name not in {b.name for b in buffers}
+                     and not (i.name == roles.get("head") and "head" not in counted)]
+    plan = dimensions.plan_from_parameters(counted_infos, D, config=_widths(file), roles=roles,
+                                           source="the file's tensor infos, its metadata's widths")
     return Count(breakdown, "gguf", str(path), positions, T_max,
                  infos[roles["token_type"]].shape[0] if "token_type" in roles else 0, keys, verdict.evidence,
                  stored_twice=verdict.stored_twice, tensors=roles, buffers=buffers,
                  stored_bytes=sum(i.nbytes for i in infos.values()),
-                 file_bytes=Bytes(*parts, other_bytes, sum(parts) + other_bytes), file_types=file_types)
+                 file_bytes=Bytes(*parts, other_bytes, sum(parts) + other_bytes), file_types=file_types, plan=plan)
 
 
 # -- helpers -----------------------------------------------------------------
+
+# llama.cpp's metadata keys (gguf-py's Keys.LLM / Keys.Attention, prefixed by the architecture) -> the
+# config keys ``dimensions.config_numbers`` reads.
+WIDTH_KEYS = {"attention.head_count": "num_attention_heads", "attention.head_count_kv": "num_key_value_heads",
+              "attention.key_length": "head_dim", "feed_forward_length": "intermediate_size",
+              "block_count": "num_hidden_layers"}
+
+
+def _widths(file: gguf.GGUFFile) -> dict[str, int]:
+    """The dimension plan's widths from the file's ``{arch}.*`` metadata, as config keys."""
+    arch = file.architecture
+    found = {config_key: file.value(f"{arch}.{key}") for key, config_key in WIDTH_KEYS.items()} if arch else {}
+    return {k: v for k, v in found.items() if isinstance(v, int) and not isinstance(v, bool)}
+
 
 def _positions(file: gguf.GGUFFile, roles: dict[str, str], V: int, D: int,
                token: str) -> tuple[str, int | None, dict[str, str]]:
