@@ -14,7 +14,9 @@ Heavy libraries stay where they belong: PyTorch in ``nn.py`` (and lazily, inside
 functions, in the transformers-backed reader under ``sources/`` and in the search
 kernels under ``engine/``); transformers lazily, inside functions, under ``sources/`` only; matplotlib in ``report/plots.py``; scikit-learn and
 umap-learn in ``measure/projection.py``. The modules the seed report runs on import
-the standard library alone at import time.
+the standard library alone at import time. The deployment reductions
+(``engine/compression.py``) import scikit-learn (PCA) and faiss (product
+quantisation) lazily, inside the functions that need them.
 """
 
 import ast
@@ -46,7 +48,8 @@ HEAVY = {
     "torch": ({"nn.py", "measure/demo.py"}, {"sources", "engine"}),
     "transformers": (set(), {"sources"}),
     "matplotlib": ({"report/plots.py"}, set()),
-    "sklearn": ({"measure/projection.py"}, set()),
+    "sklearn": ({"measure/projection.py"}, {"engine"}),  # engine/compression.py's PCA, lazily
+    "faiss": (set(), {"engine"}),  # engine/compression.py's product quantisation, lazily
     "umap": ({"measure/projection.py"}, set()),
 }
 

@@ -62,6 +62,7 @@ _LAZY = {
     "report": "api",
     "neighbors": "api",
     "hubs": "api",
+    "compress": "api",
     "params": "api",
     "positions": "api",
     "encode": "api",

@@ -38,6 +38,7 @@ from .measure.defaults import fit_default
 
 if TYPE_CHECKING:  # annotations only: these modules need NumPy / torch
     from .engine.table import EmbeddingTable
+    from .measure.compress import CompressResult
     from .measure.demo import DemoResult
     from .measure.encode import Encoding
     from .measure.hubs import HubsResult
@@ -45,7 +46,7 @@ if TYPE_CHECKING:  # annotations only: these modules need NumPy / torch
     from .measure.params import ParamsResult
     from .measure.positions import PositionComparison
 
-__all__ = ["report", "neighbors", "hubs", "params", "positions", "encode", "demo", "resolve_probe", "default_probe",
+__all__ = ["report", "neighbors", "hubs", "compress", "params", "positions", "encode", "demo", "resolve_probe", "default_probe",
            "DEFAULT_PROBE_TOKEN", "DEFAULT_PROBE_ID", "REPORT_K", "DEFAULT_MEMORY",
            "DEFAULT_BASE"]
 
@@ -265,6 +266,44 @@ def hubs(table_or_model: Table, *, k: int | None = None, queries: int | None = N
     measure = _module("measure.hubs", "hub counts")
     return measure.measure_hubs(_table(table_or_model, tensor, words), k, n_queries=queries, seed=seed, top=top,
                                 memory=memory, progress=progress)
+
+
+def compress(table_or_model: Table, *, methods: Sequence[str] | None = None, dims: Sequence[int] | None = None,
+             queries: int | None = None, k: int | None = None, rescore: int = 4, pq_m: int | None = None,
+             seed: int = 0, memory: int = DEFAULT_MEMORY, progress: Callable[[int], None] | None = None,
+             tensor: str | None = None, words: str | os.PathLike | None = None) -> "CompressResult":
+    """Neighbours kept against bytes saved, for PCA, truncation, int8, binary and pq (``embedlab compress``).
+
+    Parameters
+    ----------
+    table_or_model : EmbeddingTable, str, os.PathLike or list of list of float
+    methods : sequence of str, optional
+        Of ``"pca"``, ``"truncate"``, ``"int8"``, ``"binary"``, ``"pq"``; default all (pq where faiss is installed).
+    dims : sequence of int, optional
+        d' for pca and truncate; default D/2, D/4, D/8.
+    queries : int, optional
+        N rows sampled with ``seed`` as queries; default 1,000 (V on a smaller table, with a note).
+    k : int, optional
+        Neighbours compared; default 10 (V - 1 on a smaller table, with a note).
+    rescore : int
+        int8 and binary rescore a shortlist of ``rescore * k`` exactly.
+    pq_m : int, optional
+        pq's sub-quantisers (dividing D); default the divisor of D nearest D / 8.
+    seed : int
+        Seed of the queries, PCA's row sample and pq's k-means.
+    memory : int
+        Working memory of each search, bytes.
+    progress : callable, optional
+        Called with the number of searches done.
+
+    Returns
+    -------
+    CompressResult
+        As ``measure.compress.compress``; it names the errors it raises.
+    """
+    measure = _module("measure.compress", "compression measurements")
+    return measure.compress(_table(table_or_model, tensor, words), methods=methods, dims=dims, n_queries=queries,
+                            k=k, rescore=rescore, pq_m=pq_m, seed=seed, memory=memory, progress=progress)
 
 
 # -- parameters ----------------------------------------------------------------------

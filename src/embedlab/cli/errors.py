@@ -32,7 +32,7 @@ FLAGS = {
     "vocab_size": "--vocab", "d_model": "--d-model", "max_context_length": "--max-context",
     "batch_size": "--batch", "seq_len": "--seq", "max_offset": "--max-offset", "tensor": "--tensor",
     "words": "--words", "memory": "--memory", "probe": "--probe", "heads": "--heads", "layers": "--layers",
-    "d_ff": "--d-ff",
+    "d_ff": "--d-ff", "dims": "--dims", "methods": "--methods", "rescore": "--rescore", "pq_m": "--pq-m",
 }
 # (command, parameter) -> flag, where a command spells a parameter its own way: in report
 # and plot, EmbeddingTable.stretch's `factor` is --stretch-factor (params has --factor);

@@ -15,13 +15,14 @@ if TYPE_CHECKING:  # only for the annotations: these modules need NumPy / torch
     from ..measure.hubs import HubsResult
     from ..measure.encode import Encoding
     from ..measure.neighbors import NeighborsResult
+    from ..measure.compress import CompressResult
     from ..measure.demo import DemoResult
     from ..measure.dimensions import DimensionPlan
     from ..measure.params import Breakdown, Count, Growth
     from ..measure.positions import PositionComparison
 
 __all__ = ["params_terminal", "demo_terminal", "positions_terminal", "encode_terminal", "neighbors_terminal",
-           "hubs_terminal"]
+           "hubs_terminal", "compress_terminal"]
 
 
 def params_terminal(count: Count, growth: Growth) -> str:
@@ -270,3 +271,28 @@ def _vector(summary: dict[str, Any]) -> str:
 
 def _wrapped(cells: Sequence[str], per_line: int = 12) -> list[str]:
     return ["  " + " ".join(cells[i:i + per_line]) for i in range(0, len(cells), per_line)]
+
+
+def compress_terminal(result: "CompressResult") -> str:
+    """``embedlab compress``: one row per method and size, bytes beside recall@k, top-1, rho and rescored recall."""
+    name = source_name(result.source) if result.source else "table"
+    r = result
+    lines = [f"embedlab compress: {name}, V={r.V:,} x D={r.D}, {r.n_queries:,} queries, k={r.k}; exact lists by "
+             f"embedlab's exact search, each query leaving itself out"]
+    headers = ("method", "size", "bytes/token", "table", f"recall@{r.k} cos", "dot", "top-1 cos", "dot",
+               f"rho@{r.spearman_top} cos", "dot", f"rescored@{r.shortlist} cos", "dot")
+    cells = [("full", f"{r.D} x {r.dtype}", f"{r.full_bytes_per_token:,}", human_bytes(r.full_table_bytes),
+              *(["1.000"] * 6), "-", "-")]
+    for row in r.rows:
+        cos, dot = row.metrics["cosine"], row.metrics["dot"]
+        per_token = f"{row.bytes_per_token:,.0f}" if row.bytes_per_token == int(row.bytes_per_token) \
+            else f"{row.bytes_per_token:,.2f}"
+        cells.append((row.method, row.size, per_token, human_bytes(row.table_bytes),
+                       fixed(cos.recall, 3), fixed(dot.recall, 3), fixed(cos.top1, 3), fixed(dot.top1, 3),
+                       "-" if cos.spearman is None else fixed(cos.spearman, 3),
+                       "-" if dot.spearman is None else fixed(dot.spearman, 3),
+                       "-" if cos.rescored_recall is None else fixed(cos.rescored_recall, 3),
+                       "-" if dot.rescored_recall is None else fixed(dot.rescored_recall, 3)))
+    lines.append(terminal_table(cells, headers=headers).rstrip("\n"))
+    lines += [f"note: {note}" for note in r.notes]
+    return "\n".join(lines) + "\n"
