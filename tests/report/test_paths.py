@@ -35,6 +35,14 @@ def test_shown_source_copies_and_replaces_the_path_wherever_it_is_quoted():
     assert source == kept  # the caller's dict, and the absolute path in it, unchanged
 
 
+def test_shown_source_rewrites_lists_and_leaves_a_relative_path_alone_elsewhere():
+    count = {"source": "checkpoint", "path": "/m/tiny", "files": ["/m/tiny/a.safetensors", "/m/tiny/b.safetensors"]}
+    assert formats.shown_source(count, cwd="/w")["files"] == ["tiny/a.safetensors", "tiny/b.safetensors"]
+    here = {"source": "checkpoint", "path": ".", "tie_evidence": "config.json says tied."}
+    assert formats.shown_source(here, cwd="/w/lab") == {"source": "checkpoint", "path": "lab",
+                                                        "tie_evidence": "config.json says tied."}
+
+
 def test_to_json_shows_every_provenance_path_and_keeps_the_object():
     class Result:
         def __init__(self):

@@ -283,7 +283,7 @@ def shown_path(path: str | os.PathLike, package: str | None = None, cwd: str | o
 
 def shown_source(source: dict[str, Any], cwd: str | os.PathLike | None = None) -> dict[str, Any]:
     """A copy of a provenance dict (``Provenance.to_dict``) as reports show it: ``path`` by ``shown_path``,
-    and the absolute path, wherever another field quotes it, replaced the same way.
+    and the absolute path, wherever another field (or a list of strings in one) quotes it, replaced the same way.
 
     The dict given is left as it is: the absolute path stays available to code.
 
@@ -295,6 +295,15 @@ def shown_source(source: dict[str, Any], cwd: str | os.PathLike | None = None) -
         return dict(source)
     shown = shown_path(path, source.get("package"), cwd)
     full = os.path.normpath(os.path.join(os.fspath(cwd if cwd is not None else os.getcwd()), path))
-    return {key: shown if key == "path" else
-            value.replace(full, shown).replace(path, shown) if isinstance(value, str) and key != "source" else value
+    quoted = [p for p in dict.fromkeys((path, full)) if os.path.isabs(p)]  # a relative "." would match any dot
+
+    def unquoted(value: Any) -> Any:
+        if isinstance(value, list):  # the files a count read, say
+            return [unquoted(item) for item in value]
+        if isinstance(value, str):
+            for name in quoted:
+                value = value.replace(name, shown)
+        return value
+
+    return {key: shown if key == "path" else value if key == "source" else unquoted(value)
             for key, value in source.items()}
