@@ -35,6 +35,7 @@ from . import embed, errors
 from .engine.vocabulary import resolve_id
 from .measure import lab
 from .measure.defaults import fit_default
+from .report import run
 
 if TYPE_CHECKING:  # annotations only: these modules need NumPy / torch
     from .engine.table import EmbeddingTable
@@ -97,7 +98,9 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
     -------
     LabResult
         ``notes`` says what was adjusted without being asked (a default probe or k shrunk to fit), and
-        that the probe's token string is repeated in the vocabulary where it is (``Vocabulary.repeat_note``).
+        that the probe's token string is repeated in the vocabulary where it is (``Vocabulary.repeat_note``);
+        ``run`` records embedlab's version, the date (``report.run.report_date``) and this call
+        (``embedlab.report('minilm', probe='king')``; ``None`` for a table passed as an object).
 
     Raises
     ------
@@ -111,6 +114,8 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
     SourceError, MissingExtraError
         For a model that cannot be loaded.
     """
+    call = _report_call(table_or_model, probe=probe, k=k, stretch_factor=stretch_factor, growth=growth,
+                        tensor=tensor, words=words, figures=figures)
     engine, table, seed, source = _lab_engine(table_or_model, tensor, words)
     V = engine.V
     if V < 2:
@@ -122,7 +127,15 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
     probe_id, probe_notes = (resolve_probe(table, probe), ()) if probe is not None else default_probe(table)
     settings = lab.LabSettings(probe=probe_id, k=k, stretch_factor=stretch_factor, growth_factor=growth)
     result = lab.measure(engine, settings, seed=seed, source=source, figures=figures)
-    return replace(result, notes=probe_notes + _repeat_note(table, probe_id) + k_notes)
+    return replace(result, notes=probe_notes + _repeat_note(table, probe_id) + k_notes, run=run.record(call))
+
+
+def _report_call(table_or_model: Table, **given: Any) -> str | None:
+    """``embedlab.report('minilm', probe='king')``: the call as written, arguments left at their default left out;
+    ``None`` for a table passed as an object or a list of rows (``report.run.call_form``)."""
+    seed = isinstance(table_or_model, str) and table_or_model == "seed"
+    changed = {name: value for name, value in given.items() if value != report.__kwdefaults__[name]}
+    return run.call_form("embedlab.report", [] if seed else [table_or_model], changed)
 
 
 def resolve_probe(table: Table, probe: int | str | None = None) -> int:

@@ -64,7 +64,7 @@ def test_unknown_method_and_size_are_usage_errors(tmp_path):
 def test_report_html_on_the_seed(tmp_path):
     assert cli.main(["report", "--html", "--out", str(tmp_path)]) == 0
     text = (tmp_path / "embed_report.html").read_text(encoding="utf-8")
-    assert text.count("<h2>") == 5 and text.count("data:image/png;base64,") == 6
+    assert text.count("<h2>") == 5 and text.count('<svg width="1200" height="800"') == 6 and "<img" not in text
     assert sorted(p.name for p in tmp_path.iterdir()) == ["embed_report.html", "embed_report.json", "embed_report.md"]
 
 
@@ -129,7 +129,7 @@ def test_report_html_on_a_table_smaller_than_its_counts(tmp_path, capsys, V):
     assert cli.main(["report", "--html", "--model", _save(tmp_path, V, 3), "--probe", "0", "--k", "2",
                      "--out", str(tmp_path / "o")]) == 0
     text = (tmp_path / "o" / "embed_report.html").read_text(encoding="utf-8")
-    assert text.count("<img") == 6 and '<p class="left-out">' not in text
+    assert text.count("<figure>") == 6 and '<p class="left-out">' not in text
     assert "note:" not in capsys.readouterr().out
 
 
@@ -155,7 +155,7 @@ def test_report_html_leaves_out_a_projection_it_cannot_make_and_says_why(tmp_pat
     assert cli.main(["report", "--html", "--lang", "en", "--model", _save(tmp_path, V, D), "--probe", "0",
                      "--k", k, "--out", str(tmp_path / "o")]) == 0
     text = (tmp_path / "o" / "embed_report.html").read_text(encoding="utf-8")
-    assert text.count("<img") == 5  # every figure but the projection
+    assert text.count("<figure>") == 5  # every figure but the projection
     assert f'<p class="left-out">Figure left out: {reason.replace(">", "&gt;")}</p>' in text
     assert f"note: embed_report.html leaves a figure out: {reason}\n" in capsys.readouterr().out
 

@@ -174,3 +174,53 @@ def test_bands_figure_marks_every_wavelength():
     # 2 pi base^(2k/D), computed here: the first band is 2 pi, D=32's k-th band is D=64's (2k)-th
     assert np.allclose(marks[0][0], 2 * np.pi) and np.allclose(marks[1][5], 2 * np.pi * 10000 ** (10 / 32))
     assert np.allclose(marks[1], marks[0][::2])
+
+
+# -- SVG with text kept as text (the HTML report's figures) ---------------------------------
+
+def _svg_figure(label: str = "王様 king", size=(640, 480)):
+    fig = plots.new_figure(*size)
+    ax = fig.add_subplot()
+    ax.scatter([0.0, 1.0], [0.0, 1.0])
+    ax.annotate(label, (0.5, 0.5))
+    ax.set_title("a < b & c")
+    return fig
+
+
+@pytest.mark.parametrize("size", [(1200, 800), (640, 480), (1234, 567)])
+def test_svg_has_the_figures_pixel_size_and_its_points_as_viewbox(size):
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(plots.svg_text(_svg_figure(size=size), "f"))
+    assert (root.get("width"), root.get("height")) == tuple(str(n) for n in size)
+    assert root.get("viewBox") == f"0 0 {size[0] * 72 / plots.DPI:g} {size[1] * 72 / plots.DPI:g}"
+
+
+def test_svg_keeps_text_as_text_with_no_metadata():
+    import xml.etree.ElementTree as ET
+
+    svg = plots.svg_text(_svg_figure(), "f")
+    texts = [el.text for el in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text")]
+    assert "王様 king" in texts and "a < b & c" in texts  # no glyph outlines: the viewer draws them
+    assert "<metadata" not in svg and "dc:date" not in svg and "matplotlib.org" not in svg
+
+
+def test_svg_ids_carry_the_prefix_and_two_figures_share_none():
+    import re
+
+    one, two = plots.svg_text(_svg_figure(), "one"), plots.svg_text(_svg_figure(), "two")
+    ids = [re.findall(r'\bid="([^"]+)"', svg) for svg in (one, two)]
+    assert ids[0] and all(i.startswith("one-") for i in ids[0]) and all(i.startswith("two-") for i in ids[1])
+    assert not set(ids[0]) & set(ids[1])
+    refs = re.findall(r'url\(#([^)]+)\)|href="#([^"]+)"', one)
+    assert refs and {a or b for a, b in refs} <= set(ids[0])  # every reference points inside the figure
+
+
+def test_svg_of_the_same_figure_is_the_same_text():
+    assert plots.svg_text(_svg_figure(), "f") == plots.svg_text(_svg_figure(), "f")
+
+
+@pytest.mark.parametrize("prefix", ["", "1fig", "fig 1", 'a"b'])
+def test_svg_refuses_a_prefix_that_is_not_an_id(prefix):
+    with pytest.raises(ValueError, match="id prefix"):
+        plots.svg_text(_svg_figure(), prefix)

@@ -52,6 +52,7 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args, unknown = build_parser().parse_known_args(argv)
     if unknown:
         args.usage_error(f"unrecognized arguments: {' '.join(unknown)}")
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command line, for the report's run record
     return args
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 from ..report.locales import DEFAULT_LANGUAGE, LANGUAGES
@@ -13,7 +14,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report", help="the lab report: lookup, tying, neighbours, sqrt(d) scaling",
         description="Measure the lab's experiments on one table and write embed_report.json and "
-                    "embed_report.md into --out.",
+                    "embed_report.md into --out. Each records embedlab's version, the date (UTC; "
+                    "SOURCE_DATE_EPOCH fixes it) and this command line, with no absolute path.",
         epilog="Examples:\n  embedlab report --out out/\n"
                "  embedlab report --model minilm --probe king --out out/minilm --lang en",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -22,7 +24,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--probe", type=arguments.given(str, "a token string or a token id"), help=arguments.PROBE_HELP)
     p.add_argument("--out", type=arguments.given(Path, "a folder"), default=Path("."), help="folder for the report files (default: .)")
     p.add_argument("--lang", choices=LANGUAGES, default=DEFAULT_LANGUAGE,
-                   help=f"language of the Markdown report (default {DEFAULT_LANGUAGE})")
+                   help=f"language of the Markdown and HTML reports (default {DEFAULT_LANGUAGE})")
     p.add_argument("--k", type=int, help="neighbours per list (default 5; V - 1 on a smaller table, said in a note)")
     p.add_argument("--stretch-factor", type=float, default=4.0,
                    help="factor for the stretched row, the 5th cosine neighbour or the last when --k is "
@@ -36,11 +38,13 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import api
-    from ..report import files, formats, lab as lab_report
+    from ..report import files, formats, lab as lab_report, run as run_record
 
     arguments.check_model_options(args)
     result = api.report(args.model, probe=args.probe, k=args.k, stretch_factor=args.stretch_factor,
                         growth=args.growth, tensor=args.tensor, words=args.words, figures=args.html)
+    # The report records the command line as typed (absolute paths shown relative), not the API call.
+    result = replace(result, run=replace(result.run, command=run_record.command_line(["embedlab", *args.argv])))
     texts: dict[Path, str | bytes] = {
         args.out / "embed_report.json": formats.to_json(result),
         args.out / "embed_report.md": lab_report.report_markdown(result, args.lang),

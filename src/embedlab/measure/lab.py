@@ -104,12 +104,14 @@ class LabResult:
     Counts are exact ints (parameters, multiplications); lists of token ids
     are best first. ``tokens`` (token strings beside each id list) and
     ``source`` (provenance) are set for tables that have them and left
-    ``None`` for the seed table. The last four fields are not part of the
-    report's JSON: ``settings`` (what was measured), ``stretch`` and ``scale``
-    (every score, length and cosine behind the lists and the rms, for the
-    figures), ``views`` (the norms and the projection, measured with
-    ``figures=True``, else ``None``) and ``notes`` (what a caller adjusted
-    without being asked, e.g. a default k shrunk to fit the table).
+    ``None`` for the seed table. The fields from ``settings`` on are not part
+    of the report's required JSON keys: ``settings`` (what was measured),
+    ``stretch`` and ``scale`` (every score, length and cosine behind the lists
+    and the rms, for the figures), ``views`` (the norms and the projection,
+    measured with ``figures=True``, else ``None``), ``notes`` (what a caller
+    adjusted without being asked, e.g. a default k shrunk to fit the table) and
+    ``run`` (a ``report.run.Run``: embedlab's version, the date and the call or
+    command line; set by ``embedlab.report`` and the CLI, ``None`` from ``measure``).
     """
 
     vocab: int
@@ -149,11 +151,13 @@ class LabResult:
     scale: ScaleComparison | None = None
     views: LabViews | None = None
     notes: tuple[str, ...] = ()
+    run: Any = None
 
     def to_dict(self) -> dict[str, Any]:
         """The report's JSON object: the lab contract's keys in order (``REPORT_KEYS``), then, for
-        tables with a vocabulary, the token strings beside the ids, the source's provenance, and
-        the notes (what was adjusted without being asked), where there are any."""
+        tables with a vocabulary, the token strings beside the ids, the source's provenance, the
+        notes (what was adjusted without being asked), where there are any, and the run record
+        (``run``: version, date, command), where there is one."""
         out = {key: _plain(getattr(self, key)) for key in REPORT_KEYS}
         if self.tokens is not None:
             out.update(self.tokens)
@@ -161,11 +165,13 @@ class LabResult:
             out["source"] = dict(self.source)
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.run is not None:
+            out["run"] = self.run.to_dict()
         return out
 
 
 # Fields of LabResult that are not part of the report's required JSON keys.
-_NOT_REPORTED = ("tokens", "source", "settings", "stretch", "scale", "views", "notes")
+_NOT_REPORTED = ("tokens", "source", "settings", "stretch", "scale", "views", "notes", "run")
 # The report's required JSON keys, in order (the lab contract of embed_report.json).
 REPORT_KEYS = tuple(f.name for f in fields(LabResult) if f.name not in _NOT_REPORTED)
 

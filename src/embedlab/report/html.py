@@ -1,35 +1,57 @@
 """``embed_report.html``: the lab report as one self-contained web page.
 
 The same five sections as the Markdown (``report.lab.report_sections``), each with
-its prose, its table of measured values and its figures embedded as PNG data
-URIs. No network, no JavaScript, no external file: the page can be mailed or
-opened offline. Standard library at import; matplotlib (the ``plots`` extra) draws the figures.
+its prose, its table of measured values and its figures, inlined as SVG whose text
+stays text: the browser draws every script (Hangul, kanji, kana, Arabic) with its
+own fonts, tokens are found with Ctrl+F, and figures are sharp at any zoom. Each
+figure is an image to assistive technology (``role="img"``), named by alt text
+written from its numbers (``report.alt_text``), distinct from its visible caption,
+with its width and height in pixels. A footer records embedlab's version, the date
+and the command (``report.run``). No network, no JavaScript, no external file, no
+absolute local path: the page can be mailed or opened offline. Standard library at
+import; matplotlib (the ``plots`` extra) draws the figures.
 """
 
 from __future__ import annotations
 
-import base64
 import html
+import re
 
 from ..measure.lab import LabResult
+from .alt_text import figure_alt_text
 from .locales import DEFAULT_LANGUAGE, WORDS
 from .formats import Inline
-from .lab import report_sections
+from .lab import report_sections, run_line
 
 __all__ = ["report_html"]
 
 HTML_INLINE = Inline(code=lambda token: f"<code>{html.escape(token)}</code>", text=html.escape)
 
+# Fonts a browser finds for CJK tokens, the report language's own first (one Han character is drawn
+# differently in Korean, Japanese and Chinese type); each list ends where the system's fallback takes over.
+CJK_FONTS = {
+    "ko": ("Noto Sans CJK KR", "Source Han Sans K", "Apple SD Gothic Neo", "Malgun Gothic"),
+    "ja": ("Noto Sans CJK JP", "Source Han Sans", "Hiragino Sans", "Yu Gothic", "Meiryo"),
+    "zh": ("Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC", "Microsoft YaHei"),
+}
+FONT_ORDER = {"ko": ("ko", "ja", "zh"), "en": ("ko", "ja", "zh"), "ja": ("ja", "ko", "zh"), "zh": ("zh", "ja", "ko")}
+
 STYLE = """
-body { font-family: system-ui, sans-serif; max-width: 70rem; margin: 2rem auto; padding: 0 1rem;
-       line-height: 1.5; color: #222; }
+:root { --cjk-fonts: FONTS; }
+body { font-family: system-ui, "Segoe UI", Roboto, Helvetica, Arial, var(--cjk-fonts), sans-serif; max-width: 70rem;
+       margin: 2rem auto; padding: 0 1rem; line-height: 1.5; color: #222; }
 h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; margin-top: 2.5rem; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; margin: 1rem 0; font-size: 0.9rem; }
 td, th { border: 1px solid #ddd; padding: 0.25rem 0.6rem; text-align: left; vertical-align: top; }
+td { overflow-wrap: anywhere; }
 th { background: #f4f4f4; }
-code { background: #f4f4f4; padding: 0 0.2rem; border-radius: 3px; }
-figure { margin: 1rem 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
-figcaption, .left-out, .note { font-size: 0.85rem; color: #555; }
+code { background: #f4f4f4; padding: 0 0.2rem; border-radius: 3px; font-size: 0.9em;
+       font-family: ui-monospace, Menlo, Consolas, "DejaVu Sans Mono", var(--cjk-fonts), monospace; }
+figure { margin: 1rem 0; }
+figcaption { margin-top: 0.3rem; }
+figure svg { display: block; max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption, .left-out, .note, footer { font-size: 0.85rem; color: #555; }
+footer { margin-top: 3rem; border-top: 1px solid #ddd; padding-top: 0.5rem; }
 """
 
 
@@ -46,9 +68,11 @@ def report_html(result: LabResult, lang: str = DEFAULT_LANGUAGE) -> str:
     Returns
     -------
     str
-        A complete HTML5 document; figures are PNG data URIs. A figure the
-        table is too small for (``result.views.left_out``) is one line saying
-        why, where the figure would be.
+        A complete HTML5 document; figures are inline ``<svg role="img">``
+        elements, each named by its alt text (``<title>``, ``aria-labelledby``).
+        A figure the table is too small for (``result.views.left_out``) is one
+        line saying why, where the figure would be. The footer (``run_line``)
+        is there where ``result.run`` is set (``embedlab.report``, the CLI).
 
     Raises
     ------
@@ -64,12 +88,14 @@ def report_html(result: LabResult, lang: str = DEFAULT_LANGUAGE) -> str:
     title, sections = report_sections(result, lang, HTML_INLINE)
     words = WORDS[lang]
     header = words["table_header"]
+    fonts = ", ".join(f'"{font}"' for script in FONT_ORDER[lang] for font in CJK_FONTS[script])
     parts = [
         "<!DOCTYPE html>",
         f'<html lang="{lang}">',
         '<head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>",
+        *([f'<meta name="generator" content="embedlab {html.escape(result.run.version)}">'] if result.run else []),
+        f"<title>{html.escape(title)}</title><style>{STYLE.replace('FONTS', fonts)}</style></head>",
         f"<body><h1>{html.escape(title)}</h1>",
         *(f'<p class="note">{html.escape(words["note"])}: {html.escape(note)}</p>' for note in result.notes),
     ]
@@ -84,10 +110,23 @@ def report_html(result: LabResult, lang: str = DEFAULT_LANGUAGE) -> str:
             if reason is not None:
                 parts.append(f'<p class="left-out">{html.escape(words["figure_left_out"].format(reason=reason))}</p>')
                 continue
-            data = base64.b64encode(plots.png_bytes(plots.lab_figure(name, result))).decode("ascii")
-            caption = html.escape(words["captions"][name])
-            parts.append(f'<figure><img src="data:image/png;base64,{data}" alt="{caption}">'
-                         f"<figcaption>{caption}</figcaption></figure>")
+            svg = plots.svg_text(plots.lab_figure(name, result), f"fig-{name}")
+            parts.append(_figure(svg, f"fig-{name}", figure_alt_text(name, result, lang), words["captions"][name]))
         parts.append("</section>")
+    if result.run is not None:
+        parts.append(f"<footer><p>{run_line(result.run, lang, HTML_INLINE)}</p></footer>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _figure(svg: str, prefix: str, alt: str, caption: str) -> str:
+    """One ``<figure>``: the SVG document ``svg`` (from ``plots.svg_text``, ids starting with ``prefix``)
+    inlined as an image named by ``alt``, described by ``caption``; its text in the page's CJK fonts
+    (``--cjk-fonts``) after matplotlib's own (the one it measured the text with), before the generic family."""
+    svg = svg[svg.index("<svg"):]  # no XML prolog or DOCTYPE inside HTML
+    svg = re.sub(r' xmlns(:xlink)?="[^"]*"', "", svg)  # the HTML parser puts inline SVG in its namespace
+    svg = re.sub(r"(font-family: [^;\"]*?)(, ?sans-serif)", r"\1, var(--cjk-fonts)\2", svg)
+    opening = svg.index(">")
+    return (f'<figure>{svg[:opening]} role="img" aria-labelledby="{prefix}-alt" aria-describedby="{prefix}-caption">'
+            f'<title id="{prefix}-alt">{html.escape(alt)}</title>{svg[opening + 1:]}'
+            f'<figcaption id="{prefix}-caption">{html.escape(caption)}</figcaption></figure>')

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..measure.lab import REPORT_KEYS, LabResult, LabSettings
-from .formats import MARKDOWN, TERMINAL, Inline, number, source_name, terminal_table
+from .formats import MARKDOWN, TERMINAL, Inline, number, shown_source, source_name, terminal_table
 from .locales import DEFAULT_LANGUAGE, WORDS
 
-__all__ = ["Section", "SECTIONS", "ReportSection", "report_sections",
+__all__ = ["Section", "SECTIONS", "ReportSection", "report_sections", "run_line",
            "report_markdown", "report_terminal"]
 
 
@@ -91,11 +91,12 @@ def report_sections(result: LabResult, lang: str = DEFAULT_LANGUAGE,
 
 def report_markdown(result: LabResult, lang: str = DEFAULT_LANGUAGE) -> str:
     """``embed_report.md``: a title, the notes (what was adjusted without being asked), then exactly
-    five second-level sections.
+    five second-level sections, then, after a rule, the run line (``run_line``) where the result has one.
 
     Each section is prose in ``lang`` ("ko", "en", "ja", "zh") with the
     measured numbers and neighbour ids (and tokens, where the table has them),
-    then a table of that section's measured keys.
+    then a table of that section's measured keys. Paths are shown as
+    ``formats.shown_path`` writes them, never absolute.
 
     Raises ``ValueError`` for an unknown language.
     """
@@ -109,7 +110,23 @@ def report_markdown(result: LabResult, lang: str = DEFAULT_LANGUAGE) -> str:
         lines += [f"| {header[0]} | {header[1]} |", "|---|---|"]
         lines += [f"| `{key}` | {value} |" for key, value in section.rows]
         lines.append("")
+    if result.run is not None:
+        lines += ["---", "", run_line(result.run, lang, MARKDOWN), ""]
     return "\n".join(lines)
+
+
+def run_line(run: Any, lang: str = DEFAULT_LANGUAGE, inline: Inline | None = None) -> str:
+    """Who wrote the report, when, with which command (a ``report.run.Run``), in ``lang`` and ``inline`` format:
+    ``Written by embedlab 0.1.0 on 2026-09-17T08:00:00Z (UTC) with `embedlab report --out out```.
+
+    Raises ``KeyError`` for an unknown language.
+    """
+    inline = inline or MARKDOWN
+    with_command, without = WORDS[lang]["run"]
+    fields = {"version": inline.text(run.version), "date": inline.text(run.date)}
+    if run.command is None:
+        return inline.text(without).format(**fields)
+    return inline.text(with_command).format(**fields, command=inline.code(run.command))
 
 
 def report_terminal(result: LabResult, written: Sequence[Path]) -> str:
@@ -187,8 +204,9 @@ def _rows(result: LabResult, section: Section, inline: Inline) -> list[tuple[str
             shown = tokens if isinstance(tokens, list) else [tokens]
             cell += " " + ", ".join(inline.code(t) for t in shown)
         rows.append((key, cell))
-    if section is SECTIONS[0] and result.source is not None:
-        rows += [(f"source.{key}", inline.text(number(value))) for key, value in result.source.items() if value is not None]
+    if section is SECTIONS[0] and result.source is not None:  # the path relative, by file name, or by package
+        rows += [(f"source.{key}", inline.text(number(value))) for key, value in shown_source(result.source).items()
+                 if value is not None]
     return rows
 
 

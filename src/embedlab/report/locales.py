@@ -1,4 +1,6 @@
-"""The lab report's words: title, the five section headings and their prose,
+"""The lab report's words: title, the five section headings and their prose, the
+figures' captions and alt text (``alt``: what each figure shows, from its
+numbers), and the run line (who wrote the report, when, with which command),
 in Korean (the default), English, Japanese and Chinese.
 
 Standard library only. Templates are ``str.format`` strings whose fields are
@@ -73,6 +75,26 @@ WORDS: dict[str, dict[str, object]] = {
         "table_header": ("값", "잰 수"),
         "figure_left_out": "이 그림은 뺐다: {reason}",
         "note": "참고",
+        "run": ("embedlab {version}, {date}(UTC)에 만듦. 명령: {command}", "embedlab {version}, {date}(UTC)에 만듦."),
+        "alt": {
+            "projection": "{method}로 2차원에 투영한 행 {n}개의 산점도. 축 1은 {x0}에서 {x1}까지, 축 2는 {y0}에서 {y1}까지. "
+                          "탐침 {probe}의 자리는 {at}. {groups}.",
+            "group": "{name}({n}개): {items}",
+            "sample": "무작위 표본 {n}개",
+            "groups": {"cosine": "코사인 이웃", "dot": "내적 이웃", "both": "두 목록 모두에 든 이웃", "chosen": "고른 행"},
+            "norms": "행 {n}개의 노름 히스토그램: {low}부터 {high}까지 구간 {bins}개, 행 수는 로그 눈금. 가장 많은 구간({a}–{b})에 "
+                     "{peak}개가 있다. 가장 긴 행 {top}개: {longest}.",
+            "cost": "막대그래프: 탐침의 벡터를 조회로 얻으면 곱셈 {lookup}번, 원-핫 곱으로 얻으면 {one_hot}번(V × D = {V} × {D}). "
+                    "두 벡터의 가장 큰 차이는 {diff}.",
+            "params": "표와 출력 머리의 매개변수 막대그래프: V = {V}일 때 묶으면 {tied}개, 따로 두면 {untied}개; V = {bigger_V}일 때 "
+                      "묶으면 {bigger_tied}개, 따로 두면 {bigger_untied}개.",
+            "stretch": "탐침 {probe}에 가장 가까운 행 {k}개의 막대그래프 네 개(가까운 순). 늘이기 전 코사인: {cos_before}. 늘이기 전 "
+                       "내적: {dot_before}. {target} 행을 ×{factor}로 늘인 뒤 코사인: {cos_after}; 내적: {dot_after}.",
+            "scale": "왼쪽: 행 {n}개의 길이, √D = {factor}를 곱하기 전 → 후: {lengths}. 오른쪽: 각 행과 탐침 {probe}의 코사인, "
+                     "곱하기 전 → 후: {cosines}.",
+            "sep": ", ",
+            "clause_sep": "; ",
+        },
         "scale_zero": (
             "탐침 토큰 {probe}의 벡터는 영벡터다: √D(= √{dim})를 곱해도(Vaswani 외 2017, 3.4절) 그대로 0이고(rms: 곱하기 전 "
             "{rms_plain}, 곱한 뒤 {rms_scaled}), 영벡터에는 방향이 없다. 이 실험실의 규칙에 따라 영벡터와의 코사인은 0.0이다."
@@ -138,6 +160,29 @@ WORDS: dict[str, dict[str, object]] = {
         "table_header": ("key", "measured"),
         "figure_left_out": "Figure left out: {reason}",
         "note": "Note",
+        "run": ("Written by embedlab {version} on {date} (UTC) with {command}",
+                "Written by embedlab {version} on {date} (UTC)."),
+        "alt": {
+            "projection": "Scatter plot of {n} rows projected to 2-D by {method}; axis 1 runs from {x0} to {x1}, axis 2 from "
+                          "{y0} to {y1}. The probe, {probe}, is at {at}; {groups}.",
+            "group": "{name} ({n}): {items}",
+            "sample": "{n} sampled rows",
+            "groups": {"cosine": "cosine neighbours", "dot": "dot-product neighbours", "both": "neighbours in both lists",
+                       "chosen": "chosen rows"},
+            "norms": "Histogram of {n} row norms from {low} to {high} in {bins} bins, rows counted on a log scale; the "
+                     "fullest bin, {a} to {b}, holds {peak} rows. The {top} longest rows: {longest}.",
+            "cost": "Bar chart: the probe's vector by lookup takes {lookup} multiplications, by the one-hot product "
+                    "{one_hot} (V × D = {V} × {D}); the two vectors differ by at most {diff}.",
+            "params": "Bar chart of the parameters of the table and the output head: at V = {V}, {tied} tied and "
+                      "{untied} untied; at V = {bigger_V}, {bigger_tied} tied and {bigger_untied} untied.",
+            "stretch": "Four bar charts of the {k} nearest rows to the probe {probe}, nearest first. Cosine before: "
+                       "{cos_before}. Dot product before: {dot_before}. After stretching the row of {target} "
+                       "×{factor}, cosine: {cos_after}; dot product: {dot_after}.",
+            "scale": "Left, the lengths of {n} rows before → after multiplying by √D = {factor}: {lengths}. Right, each "
+                     "row's cosine with the probe {probe} before → after: {cosines}.",
+            "sep": ", ",
+            "clause_sep": "; ",
+        },
         "scale_zero": (
             "The vector of the probe {probe} is zero: multiplying it by √D = √{dim} (Vaswani et al. 2017, section 3.4) "
             "leaves it zero (rms {rms_plain} before, {rms_scaled} after), and a zero vector has no direction; by the "
@@ -200,6 +245,26 @@ WORDS: dict[str, dict[str, object]] = {
         "table_header": ("キー", "測定値"),
         "figure_left_out": "この図は省いた：{reason}",
         "note": "注",
+        "run": ("embedlab {version} が {date}（UTC）に作成。コマンド：{command}", "embedlab {version} が {date}（UTC）に作成。"),
+        "alt": {
+            "projection": "{method} で 2 次元に射影した {n} 行の散布図。軸 1 は {x0} から {x1}、軸 2 は {y0} から {y1} まで。"
+                          "プローブ {probe} の位置は {at}。{groups}。",
+            "group": "{name}（{n} 個）：{items}",
+            "sample": "無作為標本 {n} 個",
+            "groups": {"cosine": "コサイン近傍", "dot": "内積近傍", "both": "両方のリストにある近傍", "chosen": "選んだ行"},
+            "norms": "{n} 行のノルムのヒストグラム：{low} から {high} まで {bins} 区間、行数は対数目盛。最も多い区間（{a}–{b}）に "
+                     "{peak} 行。最も長い {top} 行：{longest}。",
+            "cost": "棒グラフ：プローブのベクトルを参照で得ると掛け算 {lookup} 回、ワンホット積では {one_hot} 回（V × D = {V} × "
+                    "{D}）。二つのベクトルの最大の差は {diff}。",
+            "params": "表と出力ヘッドのパラメータ数の棒グラフ：V = {V} で共有 {tied} 個、非共有 {untied} 個；V = {bigger_V} で"
+                      "共有 {bigger_tied} 個、非共有 {bigger_untied} 個。",
+            "stretch": "プローブ {probe} に最も近い {k} 行の棒グラフ四つ（近い順）。伸ばす前のコサイン：{cos_before}。伸ばす前の"
+                       "内積：{dot_before}。{target} の行を ×{factor} に伸ばした後のコサイン：{cos_after}；内積：{dot_after}。",
+            "scale": "左：{n} 行の長さ、√D = {factor} を掛ける前 → 後：{lengths}。右：各行とプローブ {probe} のコサイン、"
+                     "掛ける前 → 後：{cosines}。",
+            "sep": "、",
+            "clause_sep": "；",
+        },
         "scale_zero": (
             "プローブ {probe} のベクトルはゼロベクトルである：√D = √{dim} を掛けても（Vaswani ら 2017、3.4 節）ゼロのまま"
             "（rms は {rms_plain} から {rms_scaled}）で、ゼロベクトルには向きがない。この実験の規則では、ゼロベクトルとの"
@@ -261,6 +326,26 @@ WORDS: dict[str, dict[str, object]] = {
         "table_header": ("键", "测量值"),
         "figure_left_out": "此图从略：{reason}",
         "note": "注",
+        "run": ("由 embedlab {version} 于 {date}（UTC）生成。命令：{command}", "由 embedlab {version} 于 {date}（UTC）生成。"),
+        "alt": {
+            "projection": "用 {method} 投影到二维的 {n} 行的散点图。轴 1 从 {x0} 到 {x1}，轴 2 从 {y0} 到 {y1}。探针 {probe} 位于 {at}。"
+                          "{groups}。",
+            "group": "{name}（{n} 个）：{items}",
+            "sample": "随机样本 {n} 个",
+            "groups": {"cosine": "余弦近邻", "dot": "点积近邻", "both": "同在两个列表中的近邻", "chosen": "选定的行"},
+            "norms": "{n} 行范数的直方图：从 {low} 到 {high} 共 {bins} 个区间，行数取对数刻度。最多的区间（{a}–{b}）有 {peak} "
+                     "行。最长的 {top} 行：{longest}。",
+            "cost": "柱状图：用查表得到探针的向量需要 {lookup} 次乘法，用独热乘积需要 {one_hot} 次（V × D = {V} × {D}）。"
+                    "两个向量的最大差为 {diff}。",
+            "params": "嵌入表与输出头参数量的柱状图：V = {V} 时共享 {tied} 个、不共享 {untied} 个；V = {bigger_V} 时共享 "
+                      "{bigger_tied} 个、不共享 {bigger_untied} 个。",
+            "stretch": "与探针 {probe} 最近的 {k} 行的四个柱状图（由近到远）。拉长前的余弦：{cos_before}。拉长前的点积："
+                       "{dot_before}。把 {target} 的行拉长 ×{factor} 后的余弦：{cos_after}；点积：{dot_after}。",
+            "scale": "左：{n} 行乘以 √D = {factor} 之前 → 之后的长度：{lengths}。右：各行与探针 {probe} 的余弦，之前 → 之后："
+                     "{cosines}。",
+            "sep": "、",
+            "clause_sep": "；",
+        },
         "scale_zero": (
             "探针 {probe} 的向量是零向量：乘以 √D = √{dim}（Vaswani 等 2017，第 3.4 节）后仍为零（rms 从 {rms_plain} "
             "变为 {rms_scaled}），零向量没有方向；按本实验的规则，与零向量的余弦为 0.0。"

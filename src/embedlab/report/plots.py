@@ -1,4 +1,4 @@
-"""Figures: measurement results -> matplotlib Figures, and PNG bytes.
+"""Figures: measurement results -> matplotlib Figures, and PNG bytes or SVG text.
 
 Each function takes a result a measurement produced and draws it; nothing is
 computed here beyond placing marks. Axes carry units, titles say what was
@@ -10,13 +10,14 @@ figures can be made from any thread and nothing opens a window.
 from __future__ import annotations
 
 import io
+import re
 import warnings
 from typing import Any
 
 from ..errors import MissingExtraError
 
 __all__ = ["lab_figure", 
-    "new_figure", "png_bytes", "DPI",
+    "new_figure", "png_bytes", "svg_text", "DPI",
     "projection_figure", "norms_figure", "stretch_figure", "scale_figure",
     "cost_figure", "params_figure", "positions_figure", "bands_figure",
 ]
@@ -49,6 +50,55 @@ def png_bytes(fig: Any) -> bytes:
         warnings.filterwarnings("ignore", message="Matplotlib currently does not support")
         fig.savefig(buffer, format="png", dpi=DPI)
     return buffer.getvalue()
+
+
+def svg_text(fig: Any, id_prefix: str = "fig") -> str:
+    """The figure as an SVG document whose text stays text, ``width`` x ``height`` in CSS pixels.
+
+    Written with ``svg.fonttype = "none"``: every title, label and token is a
+    ``<text>`` element the viewer draws with its own fonts, so any script shows
+    where the viewer has a font for it, tokens can be found with Ctrl+F, and the
+    figure is sharp at any zoom. ``width``/``height`` are the figure's pixel size
+    (as ``png_bytes``'s PNG; the ``viewBox`` keeps matplotlib's points), and the
+    document carries no metadata (no date, no links).
+
+    Every ``id`` (and each ``url(#...)``/``href="#..."`` that refers to one)
+    starts with ``id_prefix`` + ``-``, and the prefix salts matplotlib's hashed
+    ids, so several figures inlined in one HTML page never share an id, and
+    the same figure drawn twice gives the same text.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    id_prefix : str
+        Letters, digits, ``-`` and ``_``, starting with a letter.
+
+    Raises
+    ------
+    ValueError
+        For an ``id_prefix`` that is not a valid id start (``"fig 1"``, ``"1fig"``).
+
+    >>> svg = svg_text(new_figure(200, 100), "a")
+    >>> 'width="200" height="100" viewBox="0 0 144 72"' in svg, 'id="a-figure_1"' in svg
+    (True, True)
+    """
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", id_prefix):
+        raise ValueError(f"id prefix {id_prefix!r} must be letters, digits, '-' or '_', starting with a letter")
+    import matplotlib  # present: the figure was made with it
+
+    buffer = io.StringIO()
+    metadata = dict.fromkeys(("Creator", "Date", "Format", "Type"))  # None drops each: no date, no URLs
+    with warnings.catch_warnings(), matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": id_prefix}):
+        # matplotlib measures each text with its own font to lay the figure out; with text kept
+        # as text it draws no glyph, so "Glyph ... missing from font" is about the measuring
+        # only: the viewer draws the token with a font that has it.
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+        warnings.filterwarnings("ignore", message="Matplotlib currently does not support")
+        fig.savefig(buffer, format="svg", metadata=metadata)
+    width, height = (round(float(n) * fig.dpi) for n in fig.get_size_inches())
+    text = re.sub(r'(<svg\b[^>]*?) width="[^"]*" height="[^"]*"', rf'\1 width="{width}" height="{height}"',
+                  buffer.getvalue(), count=1)
+    return re.sub(r'(\bid="|url\(#|href="#)', rf"\g<1>{id_prefix}-", text)
 
 
 def projection_figure(proj: Any, fig: Any = None) -> Any:
