@@ -48,6 +48,7 @@ HEAVY = {
     "matplotlib": ({"report/plots.py"}, set()),
     "sklearn": ({"measure/projection.py"}, set()),
     "umap": ({"measure/projection.py"}, set()),
+    "plotly": ({"report/projector.py"}, set()),
 }
 
 
