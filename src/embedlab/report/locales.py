@@ -315,7 +315,7 @@ PROJECTOR_WORDS: dict[str, dict[str, object]] = {
                      "are measured in all D.",
         "search": "Search a token",
         "search_hint": "Type part of a token, or id:N. Enter selects the first match.",
-        "matches": "{count} matching points",
+        "matches": "Matches: {count}",
         "no_match": "No token in this projection matches.",
         "color_by": "Colour by",
         "color_group": "neighbour group",

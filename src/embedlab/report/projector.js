@@ -21,8 +21,10 @@
   const coords = ["x", "y", "z"].slice(0, data.dims).map((axis) => fig.data[0][axis]);
   const plot = document.getElementById("plot");
   const MATCHES_LISTED = 12;
+  const camera = JSON.stringify(fig.layout.scene ? fig.layout.scene.camera : null);  // Plotly updates the layout it draws
 
   let selected = null;   // the selected point (index into ids), or null
+  let overlay = [];      // the points drawn again on top, labelled: the selected one and its neighbours
   let colourBy = "group";
   let drawn = false;     // before the first draw, updates go into the figure: one draw, not three
 
@@ -91,12 +93,19 @@
     return ids.map((id, i) => (id === own ? "selected" : groups.get(id) || fallback[i]));
   }
 
+  const normRange = range(data.rows.norms, data.rows.norms.keys());
+
+  // Trace 0 by group or by length; the selection's own markers (trace 1) likewise, on the same scale.
   function recolour() {
+    const groups = pointGroups();
+    const scale = {"marker.colorscale": ["Viridis"], "marker.cmin": [normRange[0]], "marker.cmax": [normRange[1]]};
     if (colourBy === "norm") {
-      restyle({"marker.color": [data.rows.norms], "marker.colorscale": ["Viridis"], "marker.showscale": [true],
+      restyle({"marker.color": [data.rows.norms], "marker.showscale": [true], ...scale,
                "marker.colorbar": [{title: {text: words.color_norm}, thickness: 12}]}, 0);
+      restyle({"marker.color": [overlay.map((r) => data.rows.norms[r])], ...scale}, 1);
     } else {
-      restyle({"marker.color": [pointGroups().map((g) => colors[g])], "marker.showscale": [false]}, 0);
+      restyle({"marker.color": [groups.map((g) => colors[g])], "marker.showscale": [false]}, 0);
+      restyle({"marker.color": [overlay.map((r) => colors[groups[r]])]}, 1);
     }
     drawLegend();
   }
@@ -123,11 +132,11 @@
     const groups = neighbourGroups(i);
     const rows = [i];
     for (const id of groups.keys()) if (rowOf.has(id)) rows.push(rowOf.get(id));
+    overlay = rows;
     const update = {
       text: [rows.map((r) => plotlyText(shown(ids[r])))],
       hovertext: [rows.map((r) => hoverText(ids[r]))],
       customdata: [rows.map((r) => ids[r])],
-      "marker.color": [rows.map((r, j) => (j === 0 ? colors.selected : colors[groups.get(ids[r])]))],
     };
     ["x", "y", "z"].slice(0, data.dims).forEach((axis, c) => { update[axis] = [rows.map((r) => coords[c][r])]; });
     restyle(update, 1);
@@ -215,32 +224,47 @@
       li.appendChild(button);
       return li;
     }));
-    const update = {};
-    ["x", "y", "z"].slice(0, data.dims).forEach((axis, c) => { update[axis] = [found.map((i) => coords[c][i])]; });
-    restyle(update, 2);
-    if (found.length) zoomTo(found);
+    ringed = found;
+    if (!ringPending) {  // the list answers at once; the rings and the zoom are drawn once per frame, in one update
+      ringPending = true;
+      requestAnimationFrame(drawRings);
+    }
     return found;
   }
 
-  // 2-D: show the matches' bounding box with a margin; a 3-D scene keeps its camera (the rings show them).
+  let ringed = [];
+  let ringPending = false;
+
+  function drawRings() {
+    ringPending = false;
+    const rings = {};
+    ["x", "y", "z"].slice(0, data.dims).forEach((axis, c) => { rings[axis] = [ringed.map((i) => coords[c][i])]; });
+    if (!drawn) return restyle(rings, 2);
+    Plotly.update(plot, rings, ringed.length ? zoomTo(ringed) : {}, [2]);
+  }
+
+  const extent = coords.map((values) => range(values, values.keys()));
+
+  function range(values, subset) {
+    let lo = Infinity, hi = -Infinity;
+    for (const i of subset) { lo = Math.min(lo, values[i]); hi = Math.max(hi, values[i]); }
+    return [lo, hi];
+  }
+
+  // 2-D: the matches' bounding box with a margin, as a layout update; a 3-D scene keeps its camera (the rings
+  // show the matches).
   function zoomTo(rows) {
-    if (data.dims !== 2) return;
-    const range = (values, subset) => {
-      let lo = Infinity, hi = -Infinity;
-      for (const i of subset) { lo = Math.min(lo, values[i]); hi = Math.max(hi, values[i]); }
-      return [lo, hi];
-    };
-    const all = [...Array(n).keys()];
+    if (data.dims !== 2) return {};
     const update = {};
     coords.forEach((values, c) => {
       const [lo, hi] = range(values, rows);
-      const [flo, fhi] = range(values, all);
+      const [flo, fhi] = extent[c];
       // A margin of 15%, and never narrower than 30% of the whole cloud: the matches keep some context.
       const half = Math.max((hi - lo) * 0.65, (fhi - flo) * 0.15, 1e-9);
       const middle = (lo + hi) / 2;
       update[(c === 0 ? "xaxis" : "yaxis") + ".range"] = [middle - half, middle + half];
     });
-    Plotly.relayout(plot, update);
+    return update;
   }
 
   function resetView() {
@@ -248,7 +272,7 @@
     input.value = "";
     search("");
     if (data.dims === 2) Plotly.relayout(plot, {"xaxis.autorange": true, "yaxis.autorange": true});
-    else Plotly.relayout(plot, {"scene.camera": {eye: {x: 1.25, y: 1.25, z: 1.25}, center: {x: 0, y: 0, z: 0}}});
+    else Plotly.relayout(plot, {"scene.camera": JSON.parse(camera)});
   }
 
   // -- start -------------------------------------------------------------------------

@@ -49,6 +49,7 @@ METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}  # as the field w
 # A token given (--tokens) that is none of these is dark grey; the other points light grey.
 GROUP_COLORS = {"selected": "#d62728", "cosine": "#1f77b4", "dot": "#ff7f0e", "both": "#9467bd",
                 "chosen": "#555555", "other": "#c7c7c7"}
+CAMERA_3D = {"eye": {"x": 1.5, "y": 1.5, "z": 1.2}, "center": {"x": 0, "y": 0, "z": 0}}
 LABEL_ALL = 60  # up to this many points, every point is labelled; beyond, the selected one and its neighbours
 DATA_ID = "embedlab-data"
 
@@ -110,7 +111,7 @@ def projector_figure(result: Any) -> Any:
     hover = "%{hovertext}<extra></extra>"  # the script sets each point's text (its token) and hovertext (and id)
     # Smaller and fainter as the cloud grows; in 3-D fainter still, so near points do not hide the selection.
     size = (9 if n <= 500 else 6 if n <= 3000 else 4) - ((4 if n > 500 else 2) if result.dims == 3 else 0)
-    marker = {"size": size, "color": GROUP_COLORS["other"], "opacity": 0.85 if result.dims == 2 else 0.5}
+    marker = {"size": size, "color": GROUP_COLORS["other"], "opacity": 0.85 if result.dims == 2 or n <= 500 else 0.5}
     mode = "markers+text" if n <= LABEL_ALL else "markers"
     overlay = "markers" if n <= LABEL_ALL else "markers+text"  # every point labelled already, or only these
     text = {"size": 14, "color": "#222222"}
@@ -123,8 +124,11 @@ def projector_figure(result: Any) -> Any:
                                hovertemplate=hover, marker={"size": size + 4}, textfont=text),
                   go.Scatter3d(x=[], y=[], z=[], mode="markers", hoverinfo="skip", marker=rings)]
         axis = {"showticklabels": False, "showspikes": False}
-        layout = {"scene": {f"{a}axis": {**axis, "title": {"text": name}} for a, name in zip("xyz", names)}
-                  | {"aspectmode": "data"}}
+        # A 3-D scene clips what lies beyond its axes, labels included: pad the ranges (more above, where
+        # labels go), and step the camera back a little from Plotly's default so the axis titles fit.
+        layout = {"scene": {f"{a}axis": {**axis, "title": {"text": name}, "range": _padded(coords[a], a == "z")}
+                            for a, name in zip("xyz", names)}
+                  | {"aspectmode": "data", "camera": CAMERA_3D}}
     else:
         traces = [go.Scattergl(**coords, mode=mode, customdata=ids, hovertemplate=hover, marker=marker,
                                textposition="top center", textfont=text),
@@ -223,6 +227,13 @@ def _summary(result: Any, words: dict[str, Any]) -> str:
     else:
         points = html.escape(words["points_tokens"])
     return html.escape(words["summary"]).format(V=f"{result.V:,}", D=f"{result.D:,}", points=points, k=result.k)
+
+
+def _padded(values: list[float], above: bool) -> list[float]:
+    """An axis range around ``values`` with a margin of 8%, 20% on the upper side when ``above``."""
+    lo, hi = min(values), max(values)
+    span = hi - lo or 1.0
+    return [lo - 0.08 * span, hi + (0.2 if above else 0.08) * span]
 
 
 def _short(x: float) -> float:
