@@ -105,44 +105,50 @@ def projector_figure(result: Any) -> Any:
     Returns ``plotly.graph_objects.Figure``; raises ``MissingExtraError`` as ``projector_html``.
     """
     go = require_plotly().graph_objects
-    points, ids = result.points, result.ids.tolist()  # (n, dims), (n,)
-    n = len(ids)
-    coords = {axis: [round(v, 6) for v in points[:, c].tolist()] for c, axis in enumerate("xyz"[:result.dims])}
-    hover = "%{hovertext}<extra></extra>"  # the script sets each point's text (its token) and hovertext (and id)
-    # Smaller and fainter as the cloud grows; in 3-D fainter still, so near points do not hide the selection.
-    size = (9 if n <= 500 else 6 if n <= 3000 else 4) - ((4 if n > 500 else 2) if result.dims == 3 else 0)
-    marker = {"size": size, "color": GROUP_COLORS["other"], "opacity": 0.85 if result.dims == 2 or n <= 500 else 0.5}
-    mode = "markers+text" if n <= LABEL_ALL else "markers"
-    overlay = "markers" if n <= LABEL_ALL else "markers+text"  # every point labelled already, or only these
-    text = {"size": 14, "color": "#222222"}
-    rings = {"symbol": "circle-open", "size": marker["size"] + 10, "color": "#111111", "line": {"width": 2}}
+    ids = result.ids.tolist()  # (n,)
+    coords = {axis: [round(v, 6) for v in result.points[:, c].tolist()] for c, axis in enumerate("xyz"[:result.dims])}
+    style = _style(len(ids), result.dims)
+    points = go.Scatter3d if result.dims == 3 else go.Scattergl
+    overlay = go.Scatter3d if result.dims == 3 else go.Scatter  # 2-D: SVG text, shaped by the browser (CJK, RTL)
+    empty = {axis: [] for axis in coords}
+    traces = [points(**coords, customdata=ids, mode=style["mode"], marker=style["marker"], **LABELS),
+              overlay(**empty, mode=style["overlay"], marker=style["selected"], **LABELS),
+              points(**empty, mode="markers", hoverinfo="skip", marker=style["rings"])]
+    return go.Figure(traces, layout={**_axes(result, coords), **LAYOUT})
+
+
+# Both labelled traces: the script sets each point's text (its token) and hovertext (token and id).
+LABELS = {"hovertemplate": "%{hovertext}<extra></extra>", "textposition": "top center",
+          "textfont": {"size": 14, "color": "#222222"}}
+LAYOUT = {"template": "plotly_white", "showlegend": False, "hovermode": "closest", "uirevision": "keep",
+          "margin": {"l": 30, "r": 10, "t": 10, "b": 30}, "font": {"family": "system-ui, sans-serif"},
+          "hoverlabel": {"font": {"size": 14}}}
+
+
+def _style(n: int, dims: int) -> dict[str, Any]:
+    """Modes and markers for n points: smaller and fainter as the cloud grows, and in 3-D, where near
+    points would hide the selection; every point labelled up to ``LABEL_ALL``, else the selection only."""
+    size = (9 if n <= 500 else 6 if n <= 3000 else 4) - ((4 if n > 500 else 2) if dims == 3 else 0)
+    return {"mode": "markers+text" if n <= LABEL_ALL else "markers",
+            "overlay": "markers" if n <= LABEL_ALL else "markers+text",
+            "marker": {"size": size, "color": GROUP_COLORS["other"], "opacity": 0.85 if dims == 2 or n <= 500 else 0.5},
+            "selected": {"size": size + 4} | ({"line": {"width": 1, "color": "#ffffff"}} if dims == 2 else {}),
+            "rings": {"symbol": "circle-open", "size": size + 10, "color": "#111111", "line": {"width": 2}}}
+
+
+def _axes(result: Any, coords: dict[str, list[float]]) -> dict[str, Any]:
+    """The axes, named by the method (``PCA 1``), without tick labels: the units mean nothing."""
     names = [f"{METHOD_NAMES[result.method]} {c + 1}" for c in range(result.dims)]
-    if result.dims == 3:
-        traces = [go.Scatter3d(**coords, mode=mode, customdata=ids, hovertemplate=hover, marker=marker,
-                               textfont=text),
-                  go.Scatter3d(x=[], y=[], z=[], mode=overlay, textposition="top center",
-                               hovertemplate=hover, marker={"size": size + 4}, textfont=text),
-                  go.Scatter3d(x=[], y=[], z=[], mode="markers", hoverinfo="skip", marker=rings)]
-        axis = {"showticklabels": False, "showspikes": False}
-        # A 3-D scene clips what lies beyond its axes, labels included: pad the ranges (more above, where
-        # labels go), and step the camera back a little from Plotly's default so the axis titles fit.
-        layout = {"scene": {f"{a}axis": {**axis, "title": {"text": name}, "range": _padded(coords[a], a == "z")}
-                            for a, name in zip("xyz", names)}
-                  | {"aspectmode": "data", "camera": CAMERA_3D}}
-    else:
-        traces = [go.Scattergl(**coords, mode=mode, customdata=ids, hovertemplate=hover, marker=marker,
-                               textposition="top center", textfont=text),
-                  go.Scatter(x=[], y=[], mode=overlay, textposition="top center", hovertemplate=hover, textfont=text,
-                             marker={"size": marker["size"] + 4, "line": {"width": 1, "color": "#ffffff"}}),
-                  go.Scattergl(x=[], y=[], mode="markers", hoverinfo="skip", marker=rings)]
+    if result.dims == 2:
         axis = {"showticklabels": False, "zeroline": False, "showgrid": True, "gridcolor": "#eeeeee"}
-        layout = {"xaxis": {**axis, "title": {"text": names[0]}},
-                  "yaxis": {**axis, "title": {"text": names[1]}, "scaleanchor": "x", "scaleratio": 1},
-                  "dragmode": "pan"}
-    return go.Figure(traces, layout={**layout, "template": "plotly_white", "showlegend": False,
-                                     "hovermode": "closest", "margin": {"l": 30, "r": 10, "t": 10, "b": 30},
-                                     "font": {"family": "system-ui, sans-serif"}, "uirevision": "keep",
-                                     "hoverlabel": {"font": {"size": 14}}})
+        return {"xaxis": {**axis, "title": {"text": names[0]}},
+                "yaxis": {**axis, "title": {"text": names[1]}, "scaleanchor": "x", "scaleratio": 1}, "dragmode": "pan"}
+    # A 3-D scene clips what lies beyond its axes, labels included: pad the ranges (more above, where labels
+    # go), and step the camera back a little from Plotly's default so that the axis titles fit.
+    axis = {"showticklabels": False, "showspikes": False}
+    scene = {f"{a}axis": {**axis, "title": {"text": name}, "range": _padded(coords[a], a == "z")}
+             for a, name in zip("xyz", names)}
+    return {"scene": {**scene, "aspectmode": "data", "camera": CAMERA_3D}}
 
 
 def page_data(result: Any, lang: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
