@@ -51,6 +51,7 @@ HEAVY = {
     "sklearn": ({"measure/projection.py"}, {"engine"}),  # engine/compression.py's PCA, lazily
     "faiss": (set(), {"engine"}),  # engine/compression.py's product quantisation, lazily
     "umap": ({"measure/projection.py"}, set()),
+    "plotly": ({"report/projector.py"}, set()),
 }
 
 

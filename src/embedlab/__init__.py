@@ -33,6 +33,8 @@ result:
 ``positions``       a learned position table against the sinusoidal one
 ``encode``          text -> tokens -> ids -> vectors -> (B, T, D)
 ``demo``            the torch modules on one batch
+``projector``       what the offline projector page shows: points, exact neighbours over all V
+``export``          the table as TensorBoard projector files (vectors.tsv, metadata.tsv)
 ``plot``            one figure (projection, norms, neighbors, scale, positions, bands)
 ``resolve_probe``   the report's probe: a token or id, else "king", else id 137
 ==================  ===================================================================
@@ -67,6 +69,8 @@ _LAZY = {
     "positions": "api",
     "encode": "api",
     "demo": "api",
+    "projector": "api",
+    "export": "api",
     "resolve_probe": "api",
     "plot": "figures",
     "ParamsResult": "measure.params",

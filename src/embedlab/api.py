@@ -46,8 +46,11 @@ if TYPE_CHECKING:  # annotations only: these modules need NumPy / torch
     from .measure.neighbors import NeighborsResult
     from .measure.params import ParamsResult
     from .measure.positions import PositionComparison
+    from .measure.projector import ProjectorResult
+    from .report.export import Export
 
-__all__ = ["report", "neighbors", "hubs", "compress", "params", "positions", "encode", "demo", "resolve_probe", "default_probe",
+__all__ = ["report", "neighbors", "hubs", "compress", "params", "positions", "encode", "demo", "projector", "export",
+           "resolve_probe", "default_probe", "PROJECTOR_SAMPLE", "PROJECTOR_K",
            "DEFAULT_PROBE_TOKEN", "DEFAULT_PROBE_ID", "REPORT_K", "DEFAULT_MEMORY",
            "DEFAULT_BASE"]
 
@@ -469,6 +472,113 @@ def demo(**settings: Any) -> DemoResult:
     max_offset, notes = fit_default(settings.pop("max_offset", None), measure.DemoSettings.max_offset, limit,
                                     "max_offset", "T_max - 1")
     return replace(measure.demo(measure.DemoSettings(max_offset=max_offset, **settings)), notes=notes)
+
+
+# -- projector and export ------------------------------------------------------------
+
+PROJECTOR_SAMPLE = 2000  # points of a projector page when neither tokens nor sample is given (V on a smaller table)
+PROJECTOR_K = 10  # neighbours per list on the projector page (V - 1 on a smaller table)
+
+
+def projector(table_or_model: Table = "seed", *, tokens: Sequence[int | str] | None = None,
+              sample: int | None = None, probe: int | str | None = None, method: str = "pca", dims: int = 2,
+              k: int | None = None, seed: int = 0, memory: int = DEFAULT_MEMORY,
+              progress: Callable[[int], None] | None = None, tensor: str | None = None,
+              words: str | os.PathLike | None = None) -> ProjectorResult:
+    """What the offline projector page shows (``embedlab projector``): rows, coordinates, exact neighbours.
+
+    Render it with ``embedlab.report.projector.projector_html`` (needs plotly, the ``plots`` extra).
+
+    Parameters
+    ----------
+    table_or_model : EmbeddingTable, str, os.PathLike or list of list of float
+    tokens : sequence of int or str, optional
+        The rows to project, instead of a sample (the probe is added where one is given).
+    sample : int, optional
+        Points in all: the probe, its k cosine and k dot neighbours, then rows
+        drawn with ``seed``; from 2k + 1 to V. Default ``PROJECTOR_SAMPLE``
+        (2,000) when no tokens are given, shrunk to V with a note.
+    probe : int or str, optional
+        The token the sample is drawn around and the page selects first;
+        default as ``resolve_probe`` (none with ``tokens``).
+    method : {"pca", "tsne", "umap"}
+    dims : {2, 3}
+        Coordinates per point; 3 draws a 3-D scatter.
+    k : int, optional
+        Neighbours per list, over the whole table; default ``PROJECTOR_K`` (10), shrunk to V - 1 with a note.
+    seed : int
+        Seed of the sample, t-SNE and UMAP.
+    memory : int
+        Working memory of each search, bytes.
+    progress : callable, optional
+        Called with the number of rows whose lists are done (2 * n in all).
+
+    Returns
+    -------
+    ProjectorResult
+        As ``measure.projector.measure_projector``; it names the errors it raises.
+
+    Raises
+    ------
+    TypeError
+        For both tokens and sample.
+
+    >>> r = projector([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [-1.0, 0.2]], probe=0)
+    >>> r.ids.tolist(), r.neighbor_ids["cosine"][0].tolist(), r.notes
+    ([0, 1, 2, 3], [1, 2, 3], ('k = 3: the default 10 shrunk to V - 1', 'sample = 4: the default 2000 shrunk to V'))
+    """
+    measure = _module("measure.projector", "projector pages")
+    table = _table(table_or_model, tensor, words)
+    if tokens is not None and sample is not None:
+        raise TypeError("give tokens (the rows to project) or sample (points in all), not both")
+    k, notes = fit_default(k, PROJECTOR_K, table.V - 1, "k", "V - 1")
+    if tokens is not None:
+        probe_id = None if probe is None else resolve_probe(table, probe)
+    else:
+        sample, sample_notes = fit_default(sample, PROJECTOR_SAMPLE, table.V, "sample", "V")
+        probe_id, probe_notes = (resolve_probe(table, probe), ()) if probe is not None else default_probe(table)
+        notes = probe_notes + _repeat_note(table, probe_id) + notes + sample_notes
+    return measure.measure_projector(table, probe=probe_id, tokens=None if tokens is None else list(tokens),
+                                     sample=sample, method=method, dims=dims, k=k, seed=seed, memory=memory,
+                                     progress=progress, notes=notes)
+
+
+def export(table_or_model: Table, out: str | os.PathLike, *, format: str = "projector", limit: int | None = None,
+           metadata: Sequence[str] | None = None, tensor: str | None = None,
+           words: str | os.PathLike | None = None) -> Export:
+    """Write the table in another tool's format (``embedlab export``); both files or none.
+
+    ``format="projector"``: ``vectors.tsv`` and ``metadata.tsv`` in ``out``, as the
+    TensorBoard Embedding Projector loads them (``report.export``).
+
+    Parameters
+    ----------
+    table_or_model : EmbeddingTable, str, os.PathLike or list of list of float
+    out : str or os.PathLike
+        The folder to write into (made where missing).
+    format : {"projector"}
+    limit : int, optional
+        Export the first ``limit`` rows (ids 0 .. limit - 1), 1 <= limit <= V; all by default.
+    metadata : sequence of {"token", "id"}, optional
+        The columns of metadata.tsv; default ``("token",)``, or ``("id",)``
+        for a table without vocabulary.
+
+    Returns
+    -------
+    Export
+        The files written, the rows and columns, and notes (tokens escaped).
+
+    Raises
+    ------
+    ChoiceError, SizeError, ValueError, OSError
+        As ``report.export.projector_files`` and ``report.files.write_atomic``.
+    """
+    writer = _module("report.export", "exports")
+    table = _table(table_or_model, tensor, words)
+    if format not in writer.FORMATS:
+        raise errors.ChoiceError(f"unknown export format {format!r}: expected one of {', '.join(writer.FORMATS)}",
+                                 parameter="format", value=format, expected=f"one of {', '.join(writer.FORMATS)}")
+    return writer.write_projector(table, out, limit=limit, metadata=metadata)
 
 
 # -- helpers -------------------------------------------------------------------------

@@ -208,7 +208,8 @@ def test_every_probe_help_states_the_default_rule(capsys):
                     yield from subcommands(p, (*path, name))
 
     with_probe = [path for path, p in subcommands(cli.build_parser()) if "--probe" in p._option_string_actions]
-    assert sorted(with_probe) == [("plot", "neighbors"), ("plot", "projection"), ("plot", "scale"), ("report",)]
+    assert sorted(with_probe) == [("plot", "neighbors"), ("plot", "projection"), ("plot", "scale"), ("projector",),
+                                  ("report",)]
     for command in with_probe:
         with pytest.raises(SystemExit):
             run(*command, "--help")

