@@ -145,8 +145,11 @@ def _positions(table: Any, fig: Any, *, max_positions: int | None, base: float |
     from .measure import positions
     from .report import plots
 
+    from . import sources
+
     maps = positions.position_maps(table, base=10000.0 if base is None else base,
-                                   max_positions=512 if max_positions is None else max_positions)
+                                   max_positions=512 if max_positions is None else max_positions,
+                                   rule=sources.read_input_rule(table))
     return plots.positions_figure(maps, fig)
 
 

@@ -32,3 +32,4 @@ def test_a_consolidated_copy_is_not_counted_again(tmp_path):
     assert (b.token, b.head, b.other, b.total, b.tied) == (256, 256, 264, 776, False)
     assert count.files == (str(tmp_path / "model.safetensors"),)
     assert count.to_dict()["files"] == [str(tmp_path / "model.safetensors")]
+    assert count.left_out == (str(tmp_path / "consolidated.safetensors"),)  # named, not counted

@@ -122,7 +122,8 @@ def test_dtype_sets_the_what_if_bytes_only(tmp_path):
 
 def test_a_file_without_token_embd_names_its_2d_tensors(tmp_path):
     path = write_gguf(tmp_path / "none.gguf", {"blk.0.ffn_up.weight": (np.ones((F, D)), "F32")})
-    with pytest.raises(SourceError, match=r"token_embd.weight' is not in .*blk.0.ffn_up.weight \[64, 32\]"):
+    with pytest.raises(SourceError, match=r"none.gguf has no token_embd.weight, the token table llama.cpp writes; "
+                                          r"its 2-D tensors: blk.0.ffn_up.weight \[64, 32\] \(name the table"):
         gguf_params.from_gguf(path)
 
 

@@ -178,3 +178,17 @@ def test_the_hand_fallback_widens_a_factorised_opt_too(tmp_path, monkeypatch):
     result = embedlab.encode(str(tmp_path), TEXTS, show=16)
     np.testing.assert_allclose(_output(result, "input"), _opt_first_block_input(model, _ids(result)), atol=1e-6)
     assert any("hand (fallback)" in note for note in result.notes)
+
+
+def test_factorised_opt_positions_are_its_d_wide_table(tmp_path):
+    """`positions` and the positions figure measure OPT's decoder.embed_positions though the table is E wide."""
+    model = _factorised_opt(tmp_path)
+    result = embedlab.positions(str(tmp_path))
+    table = model.decoder.embed_positions.weight.detach().numpy()  # (T_max + 2, D)
+    assert result.T_max == table.shape[0] - 2 and result.position_offset == 2
+    assert any("decoder.embed_positions is D=16 wide" in note for note in result.notes)
+    from embedlab.measure.positions import position_maps
+
+    loaded = sources.load(str(tmp_path))
+    maps = position_maps(loaded, rule=sources.read_input_rule(loaded))  # what the positions figure draws
+    assert (maps.T_max, maps.D) == table.shape and maps.learned is not None

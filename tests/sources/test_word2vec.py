@@ -108,7 +108,7 @@ def test_options_and_other_readers_name_the_format(tmp_path):
     with pytest.raises(SourceError, match="tensor='x' does not apply to .*word2vec binary") as caught:
         sources.load(str(path), tensor="x")
     assert caught.value.parameter == "tensor"
-    with pytest.raises(SourceError, match="a word2vec binary file .*not a checkpoint"):
+    with pytest.raises(SourceError, match="a word2vec binary file.*not a checkpoint"):
         sources.checkpoint_path(str(path))
     with pytest.raises(SourceError, match="a word2vec binary file"):
         sources.load_tokenizer(str(path))

@@ -383,7 +383,8 @@ def _hint(saved: int | None, max_length: int | None) -> str | None:
     """How to get past the limit, for a message; None for the default (pass truncate=True)."""
     if saved is None or max_length is None:
         return None
-    return f"leave out truncate=False (--no-truncate) to cut it to {max_length} tokens, as the tokenizer does"
+    how = ", as the tokenizer does" if saved == max_length else ""
+    return f"leave out truncate=False (--no-truncate) to cut it to {max_length} tokens{how}"
 
 
 def _row(toks: Tokens, vectors: dict[str, np.ndarray], pos_ids: np.ndarray | None, b: int, t: int,
@@ -441,13 +442,19 @@ def _pad(saved: Any, tk: Any, lengths: list[int]) -> tuple[int, str]:
 def _notes(table: EmbeddingTable, tokenizer: Any, rule: InputRule, saved: int | None, truncate: bool | None,
            usable: int | None) -> list[str]:
     notes = list(rule.notes)
+    if _position_table(table, rule) is None:  # where positions start says nothing without a table
+        notes = [note for note in notes if not note.startswith("positions from row 0")]
     if saved is not None and truncate is not False:
-        where = "there" if usable is None or saved <= usable else f"at the {usable} positions the model can use"
-        notes.append(f"tokenizer.json saves truncation at {saved} tokens: encode cuts {where}, as the tokenizer "
-                     "does (truncate=False (--no-truncate) refuses a longer text instead)")
+        if usable is None or saved <= usable:
+            notes.append(f"tokenizer.json saves truncation at {saved} tokens: encode cuts there, as the tokenizer "
+                         "does (truncate=False (--no-truncate) refuses a longer text instead)")
+        else:
+            notes.append(f"tokenizer.json saves truncation at {saved} tokens, more than the {usable} positions the "
+                         f"model can use: encode cuts at {usable} (truncate=False (--no-truncate) refuses a longer "
+                         "text instead)")
     elif saved is not None:
         notes.append(f"tokenizer.json saves truncation at {saved} tokens: a longer text is refused (truncate=False)")
-    if rule.scale is not None:
+    if rule.scale is not None and not any(rule.scale_text in note for note in notes):
         notes.append(f"token vectors are scaled by {rule.scale_text} before the sum")
     if rule.layer_norm is not None:
         seen = "" if rule.projection is not None else ", the vector the first block sees"

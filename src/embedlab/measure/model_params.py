@@ -108,6 +108,11 @@ def _from_model(m: Any, config: dict[str, Any], path: str | None, dtype: str) ->
     evidence = f"{m.built}: " + ("no output head" if m.tied is None else
                                  "the head is the token table" if m.tied else "a separate output head")
     evidence += f" (config: {says[1]})"
+    if m.tied is not None and says[0] is not None and says[0] != m.tied:  # T5Config: tied whatever the file says
+        evidence += (f"; transformers builds {m.built} {'tied' if m.tied else 'untied'} whatever the config's key "
+                     f"says, so it is counted so here; a checkpoint that saves "
+                     f"{'its own output head' if m.tied else 'no separate head'} is counted as saved by "
+                     "params --model")
     tied = says[0] if m.tied is None else m.tied  # a model without a head keeps what the config says
     kind, why = _position_kind(config)
     if m.position:
@@ -119,7 +124,7 @@ def _from_model(m: Any, config: dict[str, Any], path: str | None, dtype: str) ->
                           other=sum(m.other), tied=tied, dtype=dtype, other_tensors=m.other,
                           vocab_bias=m.vocab_bias)
     keys = {"V": f"{m.tensors['token']} ({m.V}, {m.D})", "positions": why, "tied": says[1]}
-    reader = f"{m.library}: {m.built} built from the config on the meta device"
+    reader = f"{m.library}: {m.built} built from the config on the meta device" + "".join(f"; {n}" for n in m.notes)
     plan = dimensions.plan_from_parameters(m.parameters, _model_width(m.config, m.D), config=m.config,
                                            roles=m.tensors, source=f"the {m.built} transformers built")
     return Count(breakdown, "config", path, kind, limit, m.type_vocab, keys, evidence, built=m.built, reader=reader,
@@ -209,6 +214,8 @@ def from_checkpoint(path: str | Path, *, tensor: str | None = None, dtype: str |
                           vocab_bias=vocab_bias)
     type_vocab = infos[roles.token_types].shape[0] if roles.token_types else 0
     files = tuple(dict.fromkeys(str(i.path) for i in infos.values()))
+    left_out = tuple(str(f) for f in sorted(Path(path).glob("*.safetensors")) if str(f) not in files) \
+        if Path(path).is_dir() else ()
     settings = (hf.config_defaults(config) or config) if config is not None else {}
     counted = [(i.name, i.shape) for i in infos.values() if i.name not in {b.name for b in buffers}
                and not (verdict.stored_twice and i.name == roles.head)]
@@ -217,7 +224,8 @@ def from_checkpoint(path: str | Path, *, tensor: str | None = None, dtype: str |
                                                                                  else ""))
     return Count(breakdown, "checkpoint", str(path), positions, T_max, type_vocab, {}, verdict.evidence,
                  stored_twice=verdict.stored_twice, conflict=verdict.conflict, tensors=tensors,
-                 buffers=buffers, stored_bytes=sum(i.nbytes for i in infos.values()), files=files, plan=plan)
+                 buffers=buffers, stored_bytes=sum(i.nbytes for i in infos.values()), files=files, plan=plan,
+                 left_out=left_out)
 
 # -- helpers -----------------------------------------------------------------
 

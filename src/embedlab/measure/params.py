@@ -268,6 +268,10 @@ class Count:
     reader : str
         How a config was read: with transformers (exact, every family rule), or
         by hand (common keys only: total unknown, family rules not checked).
+    left_out : tuple of str
+        For a checkpoint folder: the ``.safetensors`` files beside the counted
+        ones that transformers would not load (another copy, such as
+        ``consolidated.safetensors``).
     plan : DimensionPlan or None
         The widths through the model (h, d_k, d_ff, L) and its parameters by
         part (``measure.dimensions``); None where the sizes do not say.
@@ -292,6 +296,7 @@ class Count:
     built: str | None = None
     reader: str = ""
     plan: DimensionPlan | None = None
+    left_out: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The facts, then the breakdown's ``to_dict`` keys, as JSON-able values (buffer shapes as lists).
@@ -308,7 +313,7 @@ class Count:
             "stored_bytes": self.stored_bytes,
             "file_bytes": None if self.file_bytes is None else asdict(self.file_bytes), "file_types": self.file_types,
             "files": list(self.files), "built": self.built, "reader": self.reader,
-            "plan": None if self.plan is None else self.plan.to_dict(),
+            "left_out": list(self.left_out), "plan": None if self.plan is None else self.plan.to_dict(),
             **b.to_dict(),
         }
 

@@ -31,7 +31,7 @@ from ..engine.lengths import vector_norms
 from ..engine.positional import DEFAULT_BASE, sinusoidal_table
 
 __all__ = [
-    "SMOOTH_ADJACENT", "TableSimilarity", "Smoothness", "PositionComparison",
+    "family_positions", "SMOOTH_ADJACENT", "TableSimilarity", "Smoothness", "PositionComparison",
     "cosine_matrix", "adjacent_cosine", "mean_cosine_by_offset", "power_of_two_offsets",
     "table_similarity", "smoothness", "compare_positions", "compare_table_positions",
     "PositionMaps", "position_maps",
@@ -127,17 +127,35 @@ def compare_table_positions(table: Any, *, base: float = DEFAULT_BASE, offsets: 
     Raises ``SourceError`` (a ``ValueError``) for a source without a position
     table (word vectors such as GloVe, the seed table, rotary checkpoints).
     """
-    if table.positions is None:
+    positions, where = family_positions(table, rule)
+    if positions is None:
         raise SourceError(f"{table.provenance.source} has no position table: positions needs a checkpoint "
                           "with a learned position table, e.g. --model minilm")
     offset = 0 if rule is None else rule.position_offset
-    result = compare_positions(table.positions[offset:], base=base, offsets=offsets,  # (T_max - offset, D)
+    result = compare_positions(positions[offset:], base=base, offsets=offsets,  # (T_max - offset, D)
                                source=table.provenance.to_dict())
-    if offset == 0:
-        return result
-    return replace(result, position_offset=offset,
-                   notes=[*result.notes, f"rows 0-{offset - 1} of the {table.positions.shape[0]}-row table left out: "
-                          f"{rule.family or 'the family'} numbers positions from row {offset}"])
+    notes = [*result.notes, *([where] if where else [])]
+    if offset:
+        notes.append(f"rows 0-{offset - 1} of the {positions.shape[0]}-row table left out: "
+                     f"{rule.family or 'the family'} numbers positions from row {offset}")
+    return replace(result, position_offset=offset, notes=notes)
+
+
+def family_positions(table: Any, rule: Any = None) -> tuple[Any, str | None]:
+    """The learned position table the family adds, and a note where it is not the table's own.
+
+    A factorised OPT keeps its positions D wide, added after its Linear E ->
+    D (``rule.projection.positions``); every other table has them beside its
+    token rows (``table.positions``), or none.
+    """
+    if table.positions is not None:
+        return table.positions, None  # (T_max, D)
+    projection = getattr(rule, "projection", None)
+    if projection is not None and projection.positions is not None:
+        return projection.positions, (f"the position table {projection.positions_name} is D="
+                                      f"{projection.positions.shape[1]} wide, added after {projection.name} "
+                                      f"(Linear E={projection.weight.shape[1]} -> D={projection.weight.shape[0]})")
+    return None, None
 
 
 def compare_positions(learned: Any, *, base: float = DEFAULT_BASE, offsets: Sequence[int] | None = None,
@@ -207,24 +225,28 @@ class PositionMaps:
     sinusoidal_cosines: np.ndarray
 
 
-def position_maps(table: Any, *, base: float = DEFAULT_BASE, max_positions: int = 512) -> PositionMaps:
+def position_maps(table: Any, *, base: float = DEFAULT_BASE, max_positions: int = 512,
+                  rule: Any = None) -> PositionMaps:
     """Measure an ``EmbeddingTable``'s position table beside the sinusoidal one.
 
-    A table with a learned position table is compared at its own (T_max, D);
+    A table with a learned position table is compared at its own (T_max, D)
+    (a factorised OPT's D-wide one, with ``rule``: ``family_positions``);
     one without (word vectors, the seed table) gets the sinusoidal table of
     ``(max_positions, D)`` alone.
 
     Raises ``SizeError`` (a ``ValueError``) for max_positions < 2 when it is used.
     """
-    learned = None if table.positions is None else _table(table.positions)  # (T_max, D)
+    positions, _ = family_positions(table, rule)
+    learned = None if positions is None else _table(positions)  # (T_max, D)
     if learned is None and int(max_positions) < 2:
         raise SizeError(f"max_positions={max_positions!r}: the sinusoidal table needs at least 2 positions for an "
                         "offset", parameter="max_positions", value=max_positions, expected="an int of at least 2")
     T_max = learned.shape[0] if learned is not None else int(max_positions)
+    D = learned.shape[1] if learned is not None else table.D
     offsets = power_of_two_offsets(T_max)
-    sinusoidal = sinusoidal_table(T_max, table.D, base)  # (T_max, D)
+    sinusoidal = sinusoidal_table(T_max, D, base)  # (T_max, D)
     return PositionMaps(
-        table=table.provenance.source, T_max=T_max, D=table.D,
+        table=table.provenance.source, T_max=T_max, D=D,
         learned=None if learned is None else table_similarity(learned, offsets),
         sinusoidal=table_similarity(sinusoidal, offsets),
         learned_cosines=None if learned is None else cosine_matrix(learned),

@@ -41,6 +41,7 @@ def params_terminal(count: Count, growth: Growth) -> str:
         facts.append(("read", count.reader))
     facts += [(f"key for {what}", key) for what, key in count.keys.items() if what != "tied"]  # tied: shown above
     facts += [("file counted", name) for name in count.files]
+    facts += [("file left out", f"{name}: another copy, which transformers does not load") for name in count.left_out]
     if count.stored_twice:
         facts.append(("stored twice", f"{count.tensors['head']}: counted once"))
     if count.conflict:
@@ -172,7 +173,7 @@ def positions_terminal(result: "PositionComparison") -> str:
 
 def encode_terminal(result: "Encoding") -> str:
     """``embedlab encode``: a row per token with the first values and norm of each vector."""
-    name = result.source["source"] if result.source else "table"
+    name = source_name(result.source)
     lines = [f"embedlab encode: {name}, {len(result.texts)} text(s) -> (B, T, D) = {shape_text(result.shape)}",
              "input = " + " + ".join(result.summands)]
     if "projected" in result.summands:

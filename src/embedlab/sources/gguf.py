@@ -185,6 +185,11 @@ class GGUFFile:
         """The info of a 2-D float or quantised tensor; ``SourceError`` (naming the 2-D tensors) otherwise."""
         if name not in self.tensors:
             matrices = ", ".join(f"{t.name} {list(t.shape)}" for t in self.tensors.values() if len(t.shape) == 2)
+            if name == TOKEN:  # the default name, not one the user gave: no flag to blame
+                found = f"its 2-D tensors: {matrices} (name the table with --tensor)" if matrices else \
+                    "it holds no 2-D tensor to read as a table"
+                raise SourceError(f"{Path(self.path).name} has no {TOKEN}, the token table llama.cpp writes; "
+                                  f"{found}")
             raise SourceError(f"tensor {brief(name)} is not in {self.path}; 2-D tensors: {matrices or '(none)'}",
                               parameter="tensor", value=name, expected=f"a 2-D tensor: {matrices or '(none)'}")
         info = self.tensors[name]

@@ -17,8 +17,9 @@ torch and transformers are imported inside the functions: without them
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Iterator
 
 from ..errors import ConfigError, MissingExtraError
 
@@ -67,6 +68,9 @@ class ModelCount:
     config : dict
         The config as transformers holds it (``to_dict()``): every key, the
         family's defaults filled in.
+    notes : tuple of str
+        What the reader should know about the build (a class ``architectures``
+        names that transformers does not have).
     """
 
     built: str
@@ -85,6 +89,7 @@ class ModelCount:
     library: str = ""
     parameters: tuple[tuple[str, tuple[int, ...]], ...] = ()
     config: dict[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
 
 def available() -> bool:
@@ -95,6 +100,23 @@ def available() -> bool:
     except ImportError:
         return False
     return bool(torch and transformers)
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """transformers' own log lines (``[transformers] Model config: ...``) held back while embedlab reads
+    with it: its verbosity set to errors, then put back as it was."""
+    try:
+        from transformers.utils import logging
+    except ImportError:
+        yield
+        return
+    before = logging.get_verbosity()
+    logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        logging.set_verbosity(before)
 
 
 def config_defaults(config: dict[str, Any]) -> dict[str, Any] | None:
@@ -109,8 +131,9 @@ def config_defaults(config: dict[str, Any]) -> dict[str, Any] | None:
     import transformers
 
     try:
-        cfg = transformers.AutoConfig.for_model(model_type).__class__.from_dict(
-            {k: v for k, v in config.items() if k not in _FILE_KEYS})
+        with quiet():
+            cfg = transformers.AutoConfig.for_model(model_type).__class__.from_dict(
+                {k: v for k, v in config.items() if k not in _FILE_KEYS})
     except Exception:  # a family it does not know, or a config it refuses: the file's keys stand
         return None
     return cfg.to_dict()
@@ -131,8 +154,9 @@ def family_ties(model_type: str) -> bool | None:
     except ImportError:
         return None
     try:
-        config = transformers.AutoConfig.for_model(model_type)
-    except (ValueError, KeyError):
+        with quiet():
+            config = transformers.AutoConfig.for_model(model_type)
+    except Exception:  # a family it does not know, or one whose defaults it refuses
         return None
     text = getattr(config, "text_config", None)
     for holder in (text, config):
@@ -174,39 +198,53 @@ def count_config(config: dict[str, Any], where: str = "config") -> ModelCount:
                                            ("hf",)) from None
     model_type = config.get("model_type")
     try:
-        cfg = transformers.AutoConfig.for_model(model_type).__class__.from_dict(
-            {k: v for k, v in config.items() if k not in _FILE_KEYS})
-    except (ValueError, KeyError, TypeError) as exc:
+        with quiet():
+            cfg = transformers.AutoConfig.for_model(model_type).__class__.from_dict(
+                {k: v for k, v in config.items() if k not in _FILE_KEYS})
+    except Exception as exc:  # an unknown family, or a config its class refuses (huggingface_hub's strict checks)
         raise ConfigError(f"{where}: transformers {transformers.__version__} cannot read model_type="
                           f"{model_type!r}: {_reason(exc)}", parameter="config", value=model_type,
-                          expected="a model_type transformers knows") from None
-    build = _model_class(transformers, cfg, config.get("architectures"))
+                          expected="a config transformers can read") from None
+    build, unknown = _model_class(transformers, cfg, config.get("architectures"))
     try:
-        with torch.device("meta"):
+        with quiet(), torch.device("meta"):
             model = build(cfg)
     except Exception as exc:  # transformers' own checks on the config (head counts, sizes)
         raise ConfigError(f"{where}: transformers cannot build {getattr(build, '__name__', build)} from it: {_reason(exc)}",
                           parameter="config", value=model_type, expected="a config transformers can build") from None
-    return replace(_count(model), library=f"transformers {transformers.__version__}")
+    notes = (f"architectures names {unknown!r}, which transformers {transformers.__version__} does not have: "
+             f"built {build.__name__}, the family's usual head",) if unknown else ()
+    return replace(_count(model), library=f"transformers {transformers.__version__}", notes=notes)
 
 
 def _reason(exc: Exception, limit: int = 160) -> str:
-    """transformers' message, cut to its first line and ``limit`` characters: some list every
-    family it knows (hundreds of names), which would bury the line they stand in."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    """transformers' message on one line, cut to ``limit`` characters: some list every family it knows
+    (hundreds of names), which would bury the line they stand in. A first line that only introduces the
+    next (huggingface_hub's "Class validation error for validator ...:") is joined to it.
+
+    >>> _reason(ValueError("Validation error for field 'x':\\n    TypeError: expected int"))
+    "Validation error for field 'x': TypeError: expected int"
+    """
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    text = lines[0] + (" " + lines[1] if lines[0].endswith(":") and len(lines) > 1 else "")
     return text if len(text) <= limit else text[:limit] + f"… ({len(text):,} characters)"
 
 
-def _model_class(transformers: Any, cfg: Any, architectures: Any) -> Any:
-    """The class named by ``architectures`` if transformers has it, else the family's usual head."""
+def _model_class(transformers: Any, cfg: Any, architectures: Any) -> tuple[Any, str | None]:
+    """The class named by ``architectures`` if transformers has it, else the family's usual head; and
+    the name ``architectures`` gave that transformers does not have (None if none)."""
+    unknown = None
     if isinstance(architectures, list) and architectures and isinstance(architectures[0], str):
         named = getattr(transformers, architectures[0], None)
         if isinstance(named, type):
-            return named
+            return named, None
+        unknown = architectures[0]
     for auto in _AUTO_HEADS:
         mapping = getattr(transformers, auto)._model_mapping
         if type(cfg) in mapping:
-            return mapping[type(cfg)]
+            return mapping[type(cfg)], unknown
     raise ConfigError(f"transformers has no model class for model_type={cfg.model_type!r}", parameter="config",
                       value=cfg.model_type, expected="a model_type with a model class in transformers")
 

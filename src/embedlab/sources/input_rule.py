@@ -40,7 +40,7 @@ import numpy as np
 
 from ..engine.input_rule import InputProjection, InputRule, LayerNorm, round_to_stored
 from ..engine.table import EmbeddingTable
-from . import checkpoint, safetensors
+from . import checkpoint, hf, safetensors
 
 __all__ = ["read_input_rule", "rule_from_config"]
 
@@ -105,9 +105,10 @@ def _rule(config: dict[str, Any], D: int, stored_dtype: str | None) -> tuple[Inp
     after it (None where the table is as wide as the blocks)."""
     family = config.get("model_type")
     try:
-        rule, names = _from_transformers(config, D, stored_dtype)
+        with hf.quiet():
+            rule, names = _from_transformers(config, D, stored_dtype)
     except Exception as exc:  # not installed, or a family it cannot build: the fallback says why
-        reason = f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}" if str(exc) else type(exc).__name__
+        reason = f"{type(exc).__name__}: {hf._reason(exc, 120)}" if str(exc) else type(exc).__name__
         rule = _by_hand(family, config, D, stored_dtype, reason)
         names = _projection_by_hand(family, config, D)
     if family in HEAD_SCALED and config.get("tie_word_embeddings", True):
@@ -286,7 +287,8 @@ def _eps(config: dict[str, Any]) -> float:
     try:
         from transformers import AutoConfig
 
-        defaults = AutoConfig.for_model(config["model_type"])
+        with hf.quiet():
+            defaults = AutoConfig.for_model(config["model_type"])
     except Exception:  # not installed, or a family it does not know
         return 1e-12
     return float(next((getattr(defaults, k) for k in EPS_KEYS if hasattr(defaults, k)), 1e-12))

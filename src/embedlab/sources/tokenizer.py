@@ -51,7 +51,10 @@ def load_tokenizer(model: str = "minilm") -> Any:
     else:
         path = existing_path(model, A_CHECKPOINT)
         if path.is_file() and path.suffix.lower() != ".safetensors":
-            raise SourceError(f"{path} is {file_kind(path)}, not a checkpoint: {NEEDS_TOKENIZER}")
+            kind = file_kind(path)
+            why = " (word vectors have no tokenizer)" if "word2vec" in kind or "GloVe" in kind else \
+                " (a bare table has no tokenizer)" if kind.startswith("a .npy") else ""
+            raise SourceError(f"{path} is {kind}{why}, not a checkpoint: {NEEDS_TOKENIZER}")
         folder = path if path.is_dir() else path.parent
     file = folder / "tokenizer.json"
     if not file.is_file():
