@@ -12,7 +12,7 @@ Layers, from the bottom (house style, design.md):
 
 Heavy libraries stay where they belong: PyTorch in ``nn.py`` (and lazily, inside
 functions, in the transformers-backed reader under ``sources/`` and in the search
-kernels under ``engine/``); transformers lazily, inside functions, under ``sources/`` only; matplotlib in ``report/plots.py``; scikit-learn and
+kernels under ``engine/``); transformers lazily, inside functions, under ``sources/`` only; matplotlib in ``report/plots.py`` (and its fonts, ``report/fonts.py``); scikit-learn and
 umap-learn in ``measure/projection.py``. The modules the seed report runs on import
 the standard library alone at import time.
 """
@@ -45,7 +45,7 @@ STDLIB_ONLY = {"embed.py", "errors.py", "__init__.py", "__main__.py", "api.py", 
 HEAVY = {
     "torch": ({"nn.py", "measure/demo.py"}, {"sources", "engine"}),
     "transformers": (set(), {"sources"}),
-    "matplotlib": ({"report/plots.py"}, set()),
+    "matplotlib": ({"report/plots.py", "report/fonts.py"}, set()),
     "sklearn": ({"measure/projection.py"}, set()),
     "umap": ({"measure/projection.py"}, set()),
 }
