@@ -84,7 +84,7 @@ def report_html(result: LabResult, lang: str = DEFAULT_LANGUAGE) -> str:
             if reason is not None:
                 parts.append(f'<p class="left-out">{html.escape(words["figure_left_out"].format(reason=reason))}</p>')
                 continue
-            data = base64.b64encode(plots.png_bytes(plots.lab_figure(name, result))).decode("ascii")
+            data = base64.b64encode(plots.png_bytes(plots.lab_figure(name, result, lang))).decode("ascii")
             caption = html.escape(words["captions"][name])
             parts.append(f'<figure><img src="data:image/png;base64,{data}" alt="{caption}">'
                          f"<figcaption>{caption}</figcaption></figure>")
