@@ -100,8 +100,8 @@ def test_cost_and_params_figures_show_the_report_numbers():
     assert [b.get_width() for b in cost.patches] == [4, 16 * 4]
     labels = {t.get_position()[1]: t.get_text() for t in cost.get_yticklabels()}
     by_bar = [labels[b.get_y() + b.get_height() / 2] for b in cost.patches]
-    assert by_bar == ["lookup (one row)\n4 numbers read, 0 multiplications",
-                      "one-hot × table (all V rows)\n64 numbers read, 64 multiplications"]
+    assert by_bar == ["lookup (one row)\n4 entries read, 0 multiplications",
+                      "one-hot × table (all V rows)\n64 entries read, 64 multiplications"]
     params = plots.params_figure(result).axes[0]
     assert sorted(b.get_height() for b in params.patches) == sorted([64, 128, 128, 256])
 

@@ -39,12 +39,13 @@ __all__ = [
 
 DPI = 100  # pixels per inch: a figure of 12 x 8 inches is 1200 x 800 pixels
 # One colour per meaning, the same in every figure: cosine is always blue and the dot product
-# orange (lists, panels, neighbour groups); sinusoidal positions always pink, learned ones green.
+# orange (lists, panels, neighbour groups); sinusoidal positions always pink, learned ones green;
+# grey is rows not singled out (a random sample, a whole table's histogram).
 PALETTE = {
     "cosine": "#1f77b4", "dot": "#ff7f0e", "both": "#9467bd",  # neighbour lists and their scores
     "probe": "#000000", "sample": "#b0b0b0", "chosen": "#17becf",  # why a row is in a projection
     "stretched": "#d62728",  # the row stretched by the lab (the report's captions say "red")
-    "rows": "#7f7f7f", "longest": "#8c564b",  # every row of a table; its longest rows
+    "rows": "#b0b0b0", "longest": "#8c564b",  # every row of a table; its longest rows
     "before": "#bcbd22", "after": "#393b79",  # before and after multiplying by sqrt(D)
     "lookup": "#e7ba52", "one_hot": "#7b4173",  # the two routes to a row
     "tied": "#637939", "untied": "#843c39",  # parameters with and without weight tying
@@ -94,7 +95,9 @@ def projection_figure(proj: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAG
     """Scatter of a ``projection.Projection``: one labelled point per row, coloured by group.
 
     The title names the method as the field does (``METHOD_NAMES``) and its
-    settings rounded (``settings_text``). Raises ``ValueError`` for an unknown ``lang``.
+    settings rounded (``settings_text``).
+
+    Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
     """
     words = _words(lang)
     fig = fig or new_figure()
@@ -118,7 +121,10 @@ def projection_figure(proj: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAG
 
 
 def norms_figure(dist: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
-    """Histogram of row norms (``norms.NormDistribution``), the longest rows labelled."""
+    """Histogram of row norms (``norms.NormDistribution``), the longest rows labelled.
+
+    Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
+    """
     words = _words(lang)
     fig = fig or new_figure()
     ax = fig.add_subplot()
@@ -144,6 +150,8 @@ def stretch_figure(cmp: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -
 
     Cosine panels are drawn in ``PALETTE["cosine"]``, dot-product panels in
     ``PALETTE["dot"]``, the stretched row in ``PALETTE["stretched"]`` (red).
+
+    Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
     """
     words = _words(lang)
     fig = fig or new_figure()
@@ -174,7 +182,10 @@ def stretch_figure(cmp: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -
 
 
 def scale_figure(cmp: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
-    """Multiplying by sqrt(D) (``lab.ScaleComparison``): lengths grow, cosines stay."""
+    """Multiplying by sqrt(D) (``lab.ScaleComparison``): lengths grow, cosines stay.
+
+    Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
+    """
     words = _words(lang)
     fig = fig or new_figure()
     left, right = fig.subplots(1, 2)
@@ -227,14 +238,17 @@ def lab_figure(name: str, result: Any, lang: str = DEFAULT_LANGUAGE) -> Any:
 def cost_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
     """The two routes to the probe's vector (``LabResult``): lookup reads its row (D numbers,
     no multiplication), the one-hot product reads every row (V x D numbers, as many
-    multiplications). Bars of the numbers read, on a log axis, each labelled with both counts."""
+    multiplications). Bars of the numbers read, on a log axis, each labelled with both counts.
+
+    Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
+    """
     words = _words(lang)
     fig = fig or new_figure()
     ax = fig.add_subplot()
     read = [result.dim, result.one_hot_mults]  # a row of D numbers; every row, V x D
     mults = [result.lookup_mults, result.one_hot_mults]
     y = [1, 0]  # lookup on top
-    ax.barh(y, read, color=[PALETTE["lookup"], PALETTE["one_hot"]], height=0.5)
+    ax.barh(y, read, color=[PALETTE["lookup"], PALETTE["one_hot"]], height=0.4)
     ax.set_xscale("log")
     ax.set_xlim(0.5, max(read) * 2)
     ax.set_yticks(y, [f"{route}\n{words['cost_bar'].format(numbers=format_value(n), mults=format_value(m))}"
@@ -247,7 +261,10 @@ def cost_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -
 
 
 def params_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
-    """Parameters of table + head, tied and untied, now and at the bigger vocabulary (``LabResult``)."""
+    """Parameters of table + head, tied and untied, now and at the bigger vocabulary (``LabResult``).
+
+    Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
+    """
     words = _words(lang)
     fig = fig or new_figure()
     ax = fig.add_subplot()
@@ -267,7 +284,10 @@ def params_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE)
 
 def positions_figure(maps: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
     """Learned vs sinusoidal positions (``position_similarity.PositionMaps``): cosine
-    heatmaps side by side, adjacent-position cosine along the table, mean cosine by offset."""
+    heatmaps side by side, adjacent-position cosine along the table, mean cosine by offset.
+
+    Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
+    """
     words = _words(lang)
     fig = fig or new_figure()
     axes = fig.subplots(2, 2)
@@ -315,6 +335,8 @@ def bands_figure(bands: dict[int, Any], base: float, fig: Any = None, *, lang: s
 
     Every width is drawn in the sinusoidal colour (``PALETTE["sinusoidal"]``),
     the first at full strength, the others lighter.
+
+    Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
     """
     words = _words(lang)
     fig = fig or new_figure()
