@@ -105,3 +105,14 @@ def test_dollar_signs_in_tokens_are_drawn_as_written_not_as_math():
     assert not any(cbook.is_math_text(t) for t in texts)
     assert [t.replace("\\$", "$") for t in texts] == words  # matplotlib draws \$ as $
     plots.png_bytes(fig)
+
+
+def test_control_characters_in_tokens_are_drawn_as_escapes_on_one_line():
+    words = ["a\tb", "x\ny", "nul\x00", "king"]
+    fig = plots.projection_figure(projection.project(_table(words), [0, 1, 2, 3], "pca"), lang="en")
+    assert [t.get_text() for t in fig.axes[0].texts] == ["a\\tb", "x\\ny", "nul\\x00", "king"]
+    assert plots.undrawn_tokens(fig) == ()  # escaped, every character has a glyph: no note
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plots.png_bytes(fig)
+    assert [str(w.message) for w in caught] == []

@@ -33,8 +33,9 @@ CJK_FAMILY = "Noto Sans CJK JP"  # the family name inside the .otf file
 CJK_PACKAGE = "notojp_matplotlib"  # PyPI notojp-matplotlib==1.1.0, in the plots extra
 CJK_FILE = ("fonts", "NotoSansCJKjp-Regular.otf")  # inside the package's folder
 REPLACEMENT = "\N{REPLACEMENT CHARACTER}"  # drawn for a character no family has (DejaVu Sans has it)
-# Characters that are layout, not glyphs: a newline breaks the line, the others draw nothing.
-_LAYOUT = frozenset("\n\r\t\u200b\u200c\u200d\ufe0e\ufe0f")
+# Characters that are layout, not glyphs, and draw with no warning: a newline breaks the line; zero-width
+# spaces and joiners and variation selectors draw nothing.
+_LAYOUT = frozenset("\n\u200b\u200c\u200d\ufe0e\ufe0f")
 
 
 @functools.cache

@@ -56,6 +56,7 @@ GROUP_COLORS = {group: PALETTE[group] for group in ("probe", "cosine", "dot", "b
 METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}  # as the field writes them
 COSINE_SPAN = 0.01  # the narrowest range a cosine axis shows: nearly equal cosines read as a flat line
 NOTE_SIZE = 8  # points, the size of notes under a figure
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # Unicode category Cc: no glyph in any font
 UNDRAWN_SHOWN = 6  # tokens named in the note about undrawable tokens; the rest are counted
 # Figure -> tokens whose characters no font has, for callers that report them (the CLI's note).
 _UNDRAWN: "weakref.WeakKeyDictionary[Any, tuple[str, ...]]" = weakref.WeakKeyDictionary()
@@ -369,10 +370,17 @@ def _words(lang: str) -> dict[str, str]:
     return WORDS[check_language(lang)]["figures"]  # type: ignore[return-value]
 
 
-def _drawn(text: str) -> str:
-    """``text`` as a figure draws it: characters no font has replaced (``fonts.drawable``) and
-    each unescaped ``$`` escaped, so a token such as ``$x$`` is drawn as written, not as math."""
-    return re.sub(r"(?<!\\)\$", r"\\$", fonts.drawable(text))
+def _drawn(text: str, lines: bool = False) -> str:
+    """``text`` as a figure draws it: control characters escaped (``_escaped``), characters no
+    font has replaced (``fonts.drawable``), and each unescaped ``$`` escaped, so that a token
+    such as ``$x$`` is drawn as written, not as math."""
+    return re.sub(r"(?<!\\)\$", r"\\$", fonts.drawable(_escaped(text, lines)))
+
+
+def _escaped(text: str, lines: bool = False) -> str:
+    """Control characters, which no font draws, written as Python writes them (``\\t``, ``\\x00``);
+    a newline too unless ``lines`` (a token is drawn on one line)."""
+    return _CONTROL.sub(lambda m: m[0] if lines and m[0] == "\n" else repr(m[0])[1:-1], text)
 
 
 def _named(token: str | None, token_id: int) -> str:
@@ -386,12 +394,9 @@ def _finish(fig: Any, words: dict[str, str], tokens: Iterable[str] = (), notes: 
     no font can draw), every text in the fallback font families, plain numbers on every axis."""
     from matplotlib.text import Text
 
-    undrawn = fonts.undrawable(tokens)
+    undrawn = [t for t in dict.fromkeys(tokens) if fonts.missing(_escaped(t))]
     if undrawn:
-        shown = ", ".join(f"{_drawn(repr(t))} ({' '.join(f'U+{ord(c):04X}' for c in fonts.missing(t))})"
-                          for t in undrawn[:UNDRAWN_SHOWN])
-        more = f" … (+{len(undrawn) - UNDRAWN_SHOWN})" if len(undrawn) > UNDRAWN_SHOWN else ""
-        notes = [*notes, words["undrawn"].format(tokens=shown + more)]
+        notes = [*notes, _undrawn_note(undrawn, words)]
     if notes:
         _add_notes(fig, notes)
     family = list(fonts.families())
@@ -401,9 +406,19 @@ def _finish(fig: Any, words: dict[str, str], tokens: Iterable[str] = (), notes: 
             _plain_numbers(axis)
     for text in fig.findobj(Text):
         text.set_fontfamily(family)
-        text.set_text(_drawn(text.get_text()))
+        text.set_text(_drawn(text.get_text(), lines=True))
     _UNDRAWN[fig] = tuple(undrawn)
     return fig
+
+
+def _undrawn_note(undrawn: Sequence[str], words: dict[str, str]) -> str:
+    """The note naming tokens no font can draw whole: each as drawn, with the code points of the
+    characters drawn as ``fonts.REPLACEMENT`` (``'�' (U+1F984)``); the first
+    ``UNDRAWN_SHOWN``, then a count."""
+    shown = ", ".join(f"{_drawn(repr(t))} ({' '.join(f'U+{ord(c):04X}' for c in fonts.missing(_escaped(t)))})"
+                      for t in undrawn[:UNDRAWN_SHOWN])
+    more = f" … (+{len(undrawn) - UNDRAWN_SHOWN})" if len(undrawn) > UNDRAWN_SHOWN else ""
+    return words["undrawn"].format(tokens=shown + more)
 
 
 def _add_notes(fig: Any, notes: Sequence[str]) -> None:
