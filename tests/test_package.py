@@ -12,7 +12,8 @@ Layers, from the bottom (house style, design.md):
 
 Heavy libraries stay where they belong: PyTorch in ``nn.py`` (and lazily, inside
 functions, in the transformers-backed reader under ``sources/`` and in the search
-kernels under ``engine/``); transformers lazily, inside functions, under ``sources/`` only; matplotlib in ``report/plots.py`` (and its fonts, ``report/fonts.py``); scikit-learn and
+kernels under ``engine/``); transformers lazily, inside functions, under ``sources/`` only;
+matplotlib in ``report/plots.py`` and its fonts, ``report/fonts.py``; scikit-learn and
 umap-learn in ``measure/projection.py``. The modules the seed report runs on import
 the standard library alone at import time.
 """

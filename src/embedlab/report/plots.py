@@ -13,8 +13,8 @@ gives them to a caller). Numbers read as people write them: no axis offset or
 (``formats.format_value``). A colour means one thing in every figure (``PALETTE``).
 
 matplotlib is imported on first use (the ``plots`` extra); the object-oriented
-API is used (no pyplot, no global state, rcParams never changed), so nothing
-opens a window.
+API is used (no pyplot; rcParams are never changed: fonts are set on each text),
+so nothing opens a window and one figure never changes another.
 """
 
 from __future__ import annotations
@@ -56,9 +56,10 @@ GROUP_COLORS = {group: PALETTE[group] for group in ("probe", "cosine", "dot", "b
 METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}  # as the field writes them
 COSINE_SPAN = 0.01  # the narrowest range a cosine axis shows: nearly equal cosines read as a flat line
 NOTE_SIZE = 8  # points, the size of notes under a figure
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # Unicode category Cc: no glyph in any font
 UNDRAWN_SHOWN = 6  # tokens named in the note about undrawable tokens; the rest are counted
-# Figure -> tokens whose characters no font has, for callers that report them (the CLI's note).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # Unicode category Cc: no glyph in any font
+# Figure -> tokens whose characters no font has, for callers that report them (the CLI's note);
+# weak keys: an entry goes with its figure.
 _UNDRAWN: "weakref.WeakKeyDictionary[Any, tuple[str, ...]]" = weakref.WeakKeyDictionary()
 
 
