@@ -13,7 +13,7 @@ ROWS = embed.make_table(30, 4, 5)
 
 
 def test_norms_labels_the_longest_rows_of_the_table():
-    fig = embedlab.plot("norms", ROWS, top=3)
+    fig = embedlab.plot("norms", ROWS, top=3, lang="en")
     lengths = np.linalg.norm(np.array(ROWS), axis=1)
     longest = np.argsort(-lengths, kind="stable")[:3]
     texts = [t.get_text() for t in fig.axes[0].texts]

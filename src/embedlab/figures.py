@@ -3,8 +3,9 @@
 ``plot(figure, table_or_model, **options)`` measures what the figure shows on
 one table (``measure/``) and draws it (``report.plots``), returning a
 ``matplotlib.figure.Figure`` (write it with ``report.plots.png_bytes`` or
-``fig.savefig``). Each figure takes only its own options (``OPTIONS``); one that
-does not apply is refused, never ignored. Defaults that do not fit a small table
+``fig.savefig``), its text in the report's language (``lang``). Each figure
+takes only its own options (``OPTIONS``); one that does not apply is refused,
+never ignored. Defaults that do not fit a small table
 shrink (k to V - 1, top to V), as in the CLI.
 
 Figures:
@@ -29,6 +30,8 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
+from .report.locales import DEFAULT_LANGUAGE, check_language
+
 __all__ = ["OPTIONS", "plot"]
 
 # figure -> the options it takes (each a keyword of ``plot``)
@@ -43,7 +46,8 @@ OPTIONS: dict[str, tuple[str, ...]] = {
 
 
 def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (1200, 800),
-         tensor: str | None = None, words: str | os.PathLike | None = None, **options: Any) -> Any:
+         tensor: str | None = None, words: str | os.PathLike | None = None, lang: str = DEFAULT_LANGUAGE,
+         **options: Any) -> Any:
     """Measure and draw one figure of a table.
 
     Parameters
@@ -55,6 +59,9 @@ def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (
         Width and height in pixels, each at least 100.
     tensor, words : optional
         For a model path: the token table's tensor name; a ``.npy`` table's word list.
+    lang : {"ko", "en", "ja", "zh"}
+        The language of the figure's titles, axis labels, legends and notes:
+        the report's (``report.locales.DEFAULT_LANGUAGE``, Korean) unless given.
     **options
         The figure's own options (``OPTIONS[figure]``): ``probe`` (token or id;
         default as ``resolve_probe``), ``k`` (neighbours; default 10, 5 for
@@ -72,7 +79,7 @@ def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (
     Raises
     ------
     ValueError
-        For an unknown figure, or ``perplexity`` without ``method="tsne"``.
+        For an unknown figure or language, or ``perplexity`` without ``method="tsne"``.
     TypeError
         For an option the figure does not take, or ``probe``/``k``/``sample``
         beside ``tokens``.
@@ -85,15 +92,16 @@ def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (
     if stray:
         raise TypeError(f"{', '.join(stray)} {'does' if len(stray) == 1 else 'do'} not apply to the {figure} figure: "
                         f"it takes {', '.join(OPTIONS[figure])}")
+    check_language(lang)
     from .api import _table
     from .report import plots
 
     fig = plots.new_figure(*size)
     table = _table(table_or_model, tensor, words)
-    return _DRAW[figure](table, fig, **{name: options.get(name) for name in OPTIONS[figure]})
+    return _DRAW[figure](table, fig, lang, **{name: options.get(name) for name in OPTIONS[figure]})
 
 
-def _projection(table: Any, fig: Any, *, probe: Any, method: str | None, tokens: Sequence[Any] | None,
+def _projection(table: Any, fig: Any, lang: str, *, probe: Any, method: str | None, tokens: Sequence[Any] | None,
                 k: int | None, sample: int | None, seed: int | None, perplexity: float | None) -> Any:
     from .api import resolve_probe
     from .measure import projection
@@ -111,37 +119,38 @@ def _projection(table: Any, fig: Any, *, probe: Any, method: str | None, tokens:
         ids, groups = projection.choose_rows(table, resolve_probe(table, probe), k=10 if k is None else k,
                                              sample=40 if sample is None else sample, seed=seed)
     proj = projection.project(table, ids, method, groups=groups, seed=seed, perplexity=perplexity)
-    return plots.projection_figure(proj, fig)
+    return plots.projection_figure(proj, fig, lang=lang)
 
 
-def _norms(table: Any, fig: Any, *, top: int | None) -> Any:
+def _norms(table: Any, fig: Any, lang: str, *, top: int | None) -> Any:
     from .measure import norms
     from .report import plots
 
-    return plots.norms_figure(norms.norm_distribution(table, top=min(10, table.V) if top is None else top), fig)
+    return plots.norms_figure(norms.norm_distribution(table, top=min(10, table.V) if top is None else top), fig,
+                              lang=lang)
 
 
-def _neighbors(table: Any, fig: Any, *, probe: Any, k: int | None, stretch_factor: float | None) -> Any:
+def _neighbors(table: Any, fig: Any, lang: str, *, probe: Any, k: int | None, stretch_factor: float | None) -> Any:
     from .api import resolve_probe
     from .measure import lab
     from .report import plots
 
     settings = lab.LabSettings(probe=resolve_probe(table, probe), k=min(5, table.V - 1) if k is None else k,
                                stretch_factor=4.0 if stretch_factor is None else stretch_factor)
-    return plots.stretch_figure(lab.compare_stretch(table, settings), fig)
+    return plots.stretch_figure(lab.compare_stretch(table, settings), fig, lang=lang)
 
 
-def _scale(table: Any, fig: Any, *, probe: Any, k: int | None) -> Any:
+def _scale(table: Any, fig: Any, lang: str, *, probe: Any, k: int | None) -> Any:
     from .api import resolve_probe
     from .measure import lab
     from .report import plots
 
     p = resolve_probe(table, probe)
     ids = table.nearest([p], min(10, table.V - 1) if k is None else k, "cosine").ids[0].tolist()
-    return plots.scale_figure(lab.compare_scale(table, p, ids), fig)
+    return plots.scale_figure(lab.compare_scale(table, p, ids), fig, lang=lang)
 
 
-def _positions(table: Any, fig: Any, *, max_positions: int | None, base: float | None) -> Any:
+def _positions(table: Any, fig: Any, lang: str, *, max_positions: int | None, base: float | None) -> Any:
     from .measure import positions
     from .report import plots
 
@@ -150,16 +159,16 @@ def _positions(table: Any, fig: Any, *, max_positions: int | None, base: float |
     maps = positions.position_maps(table, base=10000.0 if base is None else base,
                                    max_positions=512 if max_positions is None else max_positions,
                                    rule=sources.read_input_rule(table))
-    return plots.positions_figure(maps, fig)
+    return plots.positions_figure(maps, fig, lang=lang)
 
 
-def _bands(table: Any, fig: Any, *, widths: Sequence[int] | None, base: float | None) -> Any:
+def _bands(table: Any, fig: Any, lang: str, *, widths: Sequence[int] | None, base: float | None) -> Any:
     from .engine import positional
     from .report import plots
 
     base = 10000.0 if base is None else base
     widths = widths or [table.D, max(1, table.D // 2)]
-    return plots.bands_figure({w: positional.wavelengths(w, base) for w in widths}, base, fig)
+    return plots.bands_figure({w: positional.wavelengths(w, base) for w in widths}, base, fig, lang=lang)
 
 
 _DRAW = {"projection": _projection, "norms": _norms, "neighbors": _neighbors, "scale": _scale,

@@ -199,3 +199,12 @@ def test_views_are_measured_only_when_asked():
     lengths = np.linalg.norm(np.array(rows), axis=1)
     assert views.norms.longest_ids == np.lexsort((np.arange(60), -lengths))[:10].tolist()
     assert views.projection.ids[0] == 5 and views.left_out == {}
+
+
+def test_the_seed_tables_figures_name_it_seed():
+    # Its figures' titles read "the seed table", not the in-memory kind the engine holds ("array").
+    pytest.importorskip("sklearn")
+    result = lab.measure(embed.make_table(40, 4, embed.SEED), lab.LabSettings(probe=3), seed=embed.SEED, figures=True)
+    assert result.views.norms.table == result.views.projection.table == "seed"
+    rows = lab.measure(embed.make_table(40, 4, 1), lab.LabSettings(probe=3), figures=True)  # a list of rows: no name
+    assert rows.views.norms.table == "array"

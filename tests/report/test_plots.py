@@ -48,7 +48,7 @@ def test_too_small_size():
 def test_projection_points_are_the_projection(table):
     ids, groups = projection.choose_rows(table, "w0", k=4, sample=10)
     proj = projection.project(table, ids, "pca", groups=groups)
-    fig = plots.projection_figure(proj)
+    fig = plots.projection_figure(proj, lang="en")
     ax = fig.axes[0]
     drawn = np.concatenate([c.get_offsets() for c in ax.collections])
     assert sorted(map(tuple, drawn.tolist())) == sorted(map(tuple, proj.points.tolist()))
@@ -75,7 +75,8 @@ def test_stretch_figure_bars_are_the_scores(table):
     for ax, scored in zip(fig.axes, panels):
         widths = [bar.get_width() for bar in ax.patches]
         assert widths == scored.scores
-        assert ax.get_title() and ax.get_xlabel()
+        assert ax.get_title()
+    assert all(ax.get_xlabel() for ax in fig.axes[2:])  # before and after share each column's axis
     # the stretched row is drawn first in the dot list after stretching x4
     assert cmp.dot_after.ids[0] == cmp.target
 
@@ -93,8 +94,14 @@ def test_scale_figure(table):
 
 def test_cost_and_params_figures_show_the_report_numbers():
     result = lab.measure(lab.ReferenceEngine(embed.make_table(16, 4, 0)), lab.LabSettings(probe=1, k=3, stretch_rank=2))
-    cost = plots.cost_figure(result).axes[0]
-    assert [b.get_height() for b in cost.patches] == [0, 16 * 4]
+    cost = plots.cost_figure(result, lang="en").axes[0]
+    # Not one bar against zero: the numbers each route reads, D = 4 (one row) and V x D = 64 (every row),
+    # each labelled with its multiplications (0 and 64).
+    assert [b.get_width() for b in cost.patches] == [4, 16 * 4]
+    labels = {t.get_position()[1]: t.get_text() for t in cost.get_yticklabels()}
+    by_bar = [labels[b.get_y() + b.get_height() / 2] for b in cost.patches]
+    assert by_bar == ["lookup (one row)\n4 entries read, 0 multiplications",
+                      "one-hot × table (all V rows)\n64 entries read, 64 multiplications"]
     params = plots.params_figure(result).axes[0]
     assert sorted(b.get_height() for b in params.patches) == sorted([64, 128, 128, 256])
 
@@ -124,7 +131,7 @@ def test_positions_figure_without_a_learned_table():
 
     maps = position_maps(EmbeddingTable(np.eye(4)), max_positions=32)
     assert maps.learned is None and maps.sinusoidal_cosines.shape == (32, 32)
-    fig = plots.positions_figure(maps)
+    fig = plots.positions_figure(maps, lang="en")
     assert any("no learned position table" in t.get_text() for ax in fig.axes for t in ax.texts)
 
 

@@ -23,6 +23,15 @@ def add_model_arguments(p: argparse.ArgumentParser, default: str = "seed", kinds
                        help="for a .npy table: a file with one token per line, in row order")
 
 
+def add_language_argument(p: argparse.ArgumentParser, what: str) -> None:
+    """--lang: one of the report's languages (``report.locales.LANGUAGES``), the report's default
+    when not given; argparse refuses another value with a usage error naming it and the choices."""
+    from ..report.locales import DEFAULT_LANGUAGE, LANGUAGES  # standard library only
+
+    p.add_argument("--lang", choices=LANGUAGES, default=DEFAULT_LANGUAGE,
+                   help=f"language of {what}: {', '.join(LANGUAGES)} (default {DEFAULT_LANGUAGE})")
+
+
 PROBE_HELP = ("probe token: a token string or a token id; a number that is also a token is the token, write "
               "id:N to mean the id (default: 'king' where the table's vocabulary holds it, else id 137)")
 

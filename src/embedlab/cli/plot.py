@@ -19,7 +19,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         description="Draw one figure of a table and write it as a PNG (needs the plots extra). Each figure "
                     "takes its own options: embedlab plot FIGURE --help lists them.",
         epilog="Examples:\n  embedlab plot projection --model glove --probe king --method umap --out king.png\n"
-               "  embedlab plot norms --model minilm --out norms.png",
+               "  embedlab plot norms --model minilm --lang en --out norms.png",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     figures = p.add_subparsers(dest="figure", required=True, metavar="FIGURE")
@@ -28,6 +28,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         arguments.add_model_arguments(f)
         for option in OPTIONS[name]:
             ADD_OPTION[option](f)
+        arguments.add_language_argument(f, "the figure's titles, axis labels, legends and notes")
         f.add_argument("--size", type=arguments.pixels, help="WIDTHxHEIGHT in pixels (default 1200x800)")
         f.add_argument("--out", type=arguments.png_path, help=f"PNG file to write (default {name}.png)")
         f.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -36,7 +37,7 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..figures import OPTIONS, plot
-    from ..report import files, plots
+    from ..report import files, fonts, plots
 
     _check_options(args)
     width, height = args.size or DEFAULT_SIZE
@@ -44,12 +45,17 @@ def run(args: argparse.Namespace) -> int:
     if "tokens" in options:
         options["tokens"] = arguments.token_list(options["tokens"])
     with arguments.progress(2, f"plot {args.figure}", args.quiet) as bar:
-        fig = plot(args.figure, args.model, size=(width, height), tensor=args.tensor, words=args.words, **options)
+        fig = plot(args.figure, args.model, size=(width, height), tensor=args.tensor, words=args.words,
+                   lang=args.lang, **options)
         bar.update()
         path = args.out or Path(f"{args.figure}.png")
         files.write_atomic({path: plots.png_bytes(fig)})
         bar.update()
     print(f"wrote {path} ({width}x{height} pixels)")
+    undrawn = plots.undrawn_tokens(fig)
+    if undrawn:
+        print(f"note: {len(undrawn)} token{'s' if len(undrawn) > 1 else ''} drawn with {fonts.REPLACEMENT} in place of "
+              f"characters no installed font has: {', '.join(map(repr, undrawn))}")
     return 0
 
 

@@ -6,7 +6,6 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from ..report.locales import DEFAULT_LANGUAGE, LANGUAGES
 from . import arguments
 
 
@@ -23,8 +22,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     arguments.add_model_arguments(p)
     p.add_argument("--probe", type=arguments.given(str, "a token string or a token id"), help=arguments.PROBE_HELP)
     p.add_argument("--out", type=arguments.given(Path, "a folder"), default=Path("."), help="folder for the report files (default: .)")
-    p.add_argument("--lang", choices=LANGUAGES, default=DEFAULT_LANGUAGE,
-                   help=f"language of the Markdown and HTML reports (default {DEFAULT_LANGUAGE})")
+    arguments.add_language_argument(p, "the Markdown and HTML reports and the HTML report's figures")
     p.add_argument("--k", type=int, help="neighbours per list (default 5; V - 1 on a smaller table, said in a note)")
     p.add_argument("--stretch-factor", type=float, default=4.0,
                    help="factor for the stretched row, the 5th cosine neighbour or the last when --k is "

@@ -410,6 +410,11 @@ def _views(engine: Engine, result: LabResult) -> LabViews:
     from . import norms, projection
 
     table = engine.array_table()
+    if result.seed is not None:  # the seed table: named so in the figures, not by its in-memory kind ("array")
+        from ..engine.provenance import Provenance
+        from ..engine.table import EmbeddingTable
+
+        table = EmbeddingTable(table.W_E, provenance=Provenance("seed"))
     dist = norms.norm_distribution(table, top=min(REPORT_NORMS_TOP, table.V))
     ids, groups = projection.rows_from_lists(table.V, result.probe, result.cos_neighbors, result.dot_neighbors)
     unfit = projection.unfit_reason("pca", len(ids), table.D)

@@ -1,7 +1,8 @@
 """Number and table formats: how values are written in terminal tables, Markdown and JSON.
 
 Standard library only. ``fixed`` and ``number`` write values; ``human_count`` and
-``human_bytes`` round counts and byte sizes for people; ``terminal_table`` lines
+``human_bytes`` round counts and byte sizes for people; ``format_value``,
+``settings_text`` and ``tick_text`` write numbers in figure titles and on axes; ``terminal_table`` lines
 columns up; ``Inline`` says how a token is quoted inline (Markdown or terminal);
 ``shown_path`` and ``shown_source`` write where a table came from without an
 absolute local path, as every report (JSON, Markdown, HTML) shows it.
@@ -11,13 +12,19 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 import unicodedata
 from pathlib import PurePath
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-__all__ = ["Inline", "terminal_table", "fixed", "number", "human_count", "human_bytes", "to_json", "MARKDOWN", "TERMINAL", "source_name", "shown_path", "shown_source", "human", "percent", "round3", "row_label", "shape_text"]
+__all__ = ["Inline", "terminal_table", "fixed", "number", "human_count", "human_bytes", "to_json", "MARKDOWN",
+           "TERMINAL", "source_name", "shown_path", "shown_source", "human", "percent", "round3", "row_label",
+           "shape_text", "format_value", "settings_text", "tick_text"]
+
+MINUS = "\N{MINUS SIGN}"  # negative numbers on figure axes, as matplotlib writes them
+
 
 
 @dataclass(frozen=True)
@@ -140,6 +147,62 @@ def _in_units(n: int, base: int, units: Sequence[str], gap: str) -> str:
     if power >= len(units):  # beyond the largest unit
         return f"{n:.4g}{gap}{units[0]}".rstrip()
     return f"{shown}{gap}{units[power]}"
+
+
+def format_value(value: Any) -> str:
+    """A number as a title shows it to people: an int with thousands separators, a float
+    rounded to 3 significant digits (a whole float as an int); anything else as ``str``.
+
+    >>> format_value(17.333333333333332), format_value(30.0), format_value(400000), format_value(0.000123456)
+    ('17.3', '30', '400,000', '0.000123')
+    >>> format_value(12345.6), format_value("cosine")
+    ('12,346', 'cosine')
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return str(value)
+    if isinstance(value, numbers.Integral):
+        return f"{int(value):,}"
+    value = float(value)
+    if not math.isfinite(value):
+        return str(value)
+    if value.is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
+def settings_text(parameters: dict[str, Any]) -> str:
+    """A method's settings for a title, each rounded by ``format_value``.
+
+    >>> settings_text({"perplexity": 17.333333333333332, "seed": 0})
+    'perplexity 17.3, seed 0'
+    """
+    return ", ".join(f"{name} {format_value(value)}" for name, value in parameters.items())
+
+
+def tick_text(x: float, ticks: Sequence[float]) -> str:
+    """The label of tick ``x`` among an axis's ``ticks``, as people write numbers, with no offset or
+    multiplier: the ticks share a unit (none below 10,000, then K, M, B, T) and a number of
+    decimals, the fewest that write every tick exactly; values beyond 1e15 or under 1e-4 are
+    written each in scientific form. Negative values take the minus sign U+2212.
+
+    >>> [tick_text(x, [0, 0.25, 0.5]) for x in (0, 0.25, 0.5)]
+    ['0', '0.25', '0.50']
+    >>> [tick_text(x, [0, 5e6, 1e7, 1.5e7]) for x in (5e6, 1.5e7)], tick_text(2048, [1024, 2048])
+    (['5M', '15M'], '2,048')
+    """
+    finite = [abs(float(v)) for v in ticks if math.isfinite(v)] or [abs(x)]
+    top = max(finite)
+    if x == 0:
+        return "0"
+    if top >= 1e15 or top < 1e-4:
+        return f"{x:.3g}".replace("-", MINUS)
+    unit, suffix = 1.0, ""
+    if top >= 1e4:
+        unit, suffix = next((u, s) for u, s in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")) if top >= u)
+    scaled = sorted({float(v) / unit for v in ticks if math.isfinite(v)} | {x / unit})
+    step = min((b - a for a, b in zip(scaled, scaled[1:])), default=abs(x / unit))
+    places = next((d for d in range(10) if all(abs(v - round(v, d)) <= 1e-3 * step for v in scaled)), 10)
+    return f"{x / unit:,.{places}f}{suffix}".replace("-", MINUS)
 
 
 def human(n: int, unit: Any = human_count, sign: bool = False) -> str:

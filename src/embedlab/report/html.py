@@ -110,7 +110,7 @@ def report_html(result: LabResult, lang: str = DEFAULT_LANGUAGE) -> str:
             if reason is not None:
                 parts.append(f'<p class="left-out">{html.escape(words["figure_left_out"].format(reason=reason))}</p>')
                 continue
-            svg = plots.svg_text(plots.lab_figure(name, result), f"fig-{name}")
+            svg = plots.svg_text(plots.lab_figure(name, result, lang), f"fig-{name}")
             parts.append(_figure(svg, f"fig-{name}", figure_alt_text(name, result, lang), words["captions"][name]))
         parts.append("</section>")
     if result.run is not None:

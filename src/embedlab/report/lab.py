@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from ..measure.lab import REPORT_KEYS, LabResult, LabSettings
 from .formats import MARKDOWN, TERMINAL, Inline, number, shown_source, source_name, terminal_table
-from .locales import DEFAULT_LANGUAGE, WORDS
+from .locales import DEFAULT_LANGUAGE, WORDS, check_language
 
 __all__ = ["Section", "SECTIONS", "ReportSection", "report_sections", "run_line",
            "report_markdown", "report_terminal"]
@@ -76,10 +76,8 @@ def report_sections(result: LabResult, lang: str = DEFAULT_LANGUAGE,
 
     Raises ``ValueError`` for an unknown language.
     """
-    if lang not in WORDS:
-        raise ValueError(f"unknown report language {lang!r}: expected one of {', '.join(WORDS)}")
     inline = inline or MARKDOWN
-    words = WORDS[lang]
+    words = WORDS[check_language(lang)]
     fields = _prose_fields(result, words, inline)
     sections = [
         ReportSection(section.key, heading, inline.text(words[_prose_key(section, result)]).format(**fields),

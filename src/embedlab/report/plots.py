@@ -1,32 +1,67 @@
 """Figures: measurement results -> matplotlib Figures, and PNG bytes or SVG text.
 
 Each function takes a result a measurement produced and draws it; nothing is
-computed here beyond placing marks. Axes carry units, titles say what was
-measured on which table. matplotlib is imported on first use (the ``plots``
-extra); the object-oriented API is used (no pyplot, no global state), so
-figures can be made from any thread and nothing opens a window.
+computed here beyond placing marks. Every text of a figure (titles, axis
+labels, legends, notes) comes from the report's words,
+``locales.WORDS[lang]["figures"]``, in the language ``lang`` (the report's
+default unless given). Text is drawn with the font families of
+``report.fonts`` (Latin, Greek, Cyrillic, Arabic, Han, kana, Hangul); a token
+with a character no installed font has is drawn with ``fonts.REPLACEMENT``
+in its place and named once, in a note on the figure (``undrawn_tokens``
+gives them to a caller). Numbers read as people write them: no axis offset or
+``1e7`` multiplier (ticks in thousands, K, M), parameters rounded in titles
+(``formats.format_value``). A colour means one thing in every figure (``PALETTE``).
+
+matplotlib is imported on first use (the ``plots`` extra); the object-oriented
+API is used (no pyplot; rcParams are never changed: fonts are set on each text),
+so nothing opens a window and one figure never changes another.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import warnings
-from typing import Any
+import weakref
+from typing import Any, Iterable, Sequence
 
 from ..errors import MissingExtraError
+from . import fonts
+from .formats import format_value, settings_text, tick_text
+from .locales import DEFAULT_LANGUAGE, WORDS, check_language
 
-__all__ = ["lab_figure", 
-    "new_figure", "png_bytes", "svg_text", "DPI",
+__all__ = [
+    "lab_figure", "new_figure", "png_bytes", "DPI", "PALETTE", "GROUP_COLORS", "METHOD_NAMES",
+    "undrawn_tokens", "svg_text",
     "projection_figure", "norms_figure", "stretch_figure", "scale_figure",
     "cost_figure", "params_figure", "positions_figure", "bands_figure",
 ]
 
 DPI = 100  # pixels per inch: a figure of 12 x 8 inches is 1200 x 800 pixels
-GROUP_COLORS = {"probe": "#d62728", "cosine": "#1f77b4", "dot": "#ff7f0e", "both": "#9467bd",
-                "sample": "#b0b0b0", "chosen": "#1f77b4"}
+# One colour per meaning, the same in every figure: cosine is always blue and the dot product
+# orange (lists, panels, neighbour groups); sinusoidal positions always pink, learned ones green;
+# grey is rows not singled out (a random sample, a whole table's histogram).
+PALETTE = {
+    "cosine": "#1f77b4", "dot": "#ff7f0e", "both": "#9467bd",  # neighbour lists and their scores
+    "probe": "#000000", "sample": "#b0b0b0", "chosen": "#17becf",  # why a row is in a projection
+    "stretched": "#d62728",  # the row stretched by the lab (the report's captions say "red")
+    "rows": "#b0b0b0", "longest": "#8c564b",  # every row of a table; its longest rows
+    "before": "#bcbd22", "after": "#393b79",  # before and after multiplying by sqrt(D)
+    "lookup": "#e7ba52", "one_hot": "#7b4173",  # the two routes to a row
+    "tied": "#637939", "untied": "#843c39",  # parameters with and without weight tying
+    "learned": "#2ca02c", "sinusoidal": "#e377c2",  # position tables
+    "reference": "#7f7f7f",  # lines drawn for comparison (after = before)
+}
+GROUP_COLORS = {group: PALETTE[group] for group in ("probe", "cosine", "dot", "both", "sample", "chosen")}
+METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}  # as the field writes them
 COSINE_SPAN = 0.01  # the narrowest range a cosine axis shows: nearly equal cosines read as a flat line
-PROJECTION_NOTE = "2-D distances are only a view of the D-dimensional ones"
+NOTE_SIZE = 8  # points, the size of notes under a figure
+UNDRAWN_SHOWN = 6  # tokens named in the note about undrawable tokens; the rest are counted
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # Unicode category Cc: no glyph in any font
+# Figure -> tokens whose characters no font has, for callers that report them (the CLI's note);
+# weak keys: an entry goes with its figure.
+_UNDRAWN: "weakref.WeakKeyDictionary[Any, tuple[str, ...]]" = weakref.WeakKeyDictionary()
 
 
 def new_figure(width: int = 1200, height: int = 800) -> Any:
@@ -42,13 +77,13 @@ def new_figure(width: int = 1200, height: int = 800) -> Any:
 
 
 def png_bytes(fig: Any) -> bytes:
-    """The figure as PNG bytes, exactly the figure's size in pixels."""
+    """The figure as PNG bytes, exactly the figure's size in pixels.
+
+    Nothing is silenced: the figures of this module draw only characters some
+    font has (see ``undrawn_tokens``).
+    """
     buffer = io.BytesIO()
-    with warnings.catch_warnings():
-        # Tokens in scripts that the default font lacks are drawn as boxes; not an error.
-        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
-        warnings.filterwarnings("ignore", message="Matplotlib currently does not support")
-        fig.savefig(buffer, format="png", dpi=DPI)
+    fig.savefig(buffer, format="png", dpi=DPI)
     return buffer.getvalue()
 
 
@@ -101,219 +136,411 @@ def svg_text(fig: Any, id_prefix: str = "fig") -> str:
     return re.sub(r'(\bid="|url\(#|href="#)', rf"\g<1>{id_prefix}-", text)
 
 
-def projection_figure(proj: Any, fig: Any = None) -> Any:
-    """Scatter of a ``projection.Projection``: one labelled point per row, coloured by group."""
+def undrawn_tokens(fig: Any) -> tuple[str, ...]:
+    """The tokens a figure of this module could not draw whole: each holds a character no
+    installed font has (drawn as ``fonts.REPLACEMENT``, named in a note on the figure).
+    ``()`` for a figure with none, or one not drawn here."""
+    return _UNDRAWN.get(fig, ())
+
+
+def projection_figure(proj: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
+    """Scatter of a ``projection.Projection``: one labelled point per row, coloured by group.
+
+    The title names the method as the field does (``METHOD_NAMES``) and its
+    settings rounded (``settings_text``).
+
+    Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
+    """
+    words = _words(lang)
     fig = fig or new_figure()
     ax = fig.add_subplot()
     for group, color in GROUP_COLORS.items():
         mask = [g == group for g in proj.groups]
         if any(mask):
             pts = proj.points[mask]
-            ax.scatter(pts[:, 0], pts[:, 1], s=60 if group == "probe" else 25, c=color, label=group)
+            ax.scatter(pts[:, 0], pts[:, 1], s=90 if group == "probe" else 25, c=color,
+                       marker="*" if group == "probe" else "o", label=words[f"group_{group}"], zorder=3)
     for (x, y), label in zip(proj.points, proj.labels):
-        ax.annotate(label, (x, y), fontsize=8, xytext=(3, 3), textcoords="offset points")
-    settings = ", ".join(f"{k}={v}" for k, v in proj.parameters.items())
-    ax.set_title(f"{proj.method.upper()} of {len(proj.ids)} rows of the {proj.table} table"
+        ax.annotate(_drawn(label), (x, y), fontsize=8, xytext=(3, 3), textcoords="offset points")
+    method = METHOD_NAMES.get(proj.method, proj.method)
+    settings = settings_text(proj.parameters)
+    ax.set_title(words["projection_title"].format(method=method, rows=format_value(len(proj.ids)), table=proj.table)
                  + (f" ({settings})" if settings else ""))
-    ax.set_xlabel(f"{proj.method} axis 1 (arbitrary units)")
-    ax.set_ylabel(f"{proj.method} axis 2 (arbitrary units)")
+    ax.set_xlabel(words["projection_axis"].format(method=method, axis=1))
+    ax.set_ylabel(words["projection_axis"].format(method=method, axis=2))
     ax.legend(loc="best", fontsize=8)
-    fig.text(0.01, 0.005, PROJECTION_NOTE, fontsize=8, style="italic")
-    return fig
+    return _finish(fig, words, tokens=proj.labels, notes=[words["projection_note"]])
 
 
-def norms_figure(dist: Any, fig: Any = None) -> Any:
-    """Histogram of row norms (``norms.NormDistribution``), the longest rows labelled."""
+def norms_figure(dist: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
+    """Histogram of row norms (``norms.NormDistribution``), the longest rows labelled.
+
+    Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
+    """
+    words = _words(lang)
     fig = fig or new_figure()
     ax = fig.add_subplot()
-    ax.stairs(dist.counts, dist.edges, fill=True, color="#1f77b4")
+    ax.stairs(dist.counts, dist.edges, fill=True, color=PALETTE["rows"], label=words["norms_bins"])
     ax.set_yscale("log")
     top = max(int(dist.counts.max()), 1)
     for rank, (norm, label) in enumerate(zip(dist.longest_norms, dist.longest_labels)):
-        ax.axvline(norm, color="#d62728", linewidth=0.8)
-        ax.annotate(label, (norm, top / (2 ** rank)), fontsize=8, rotation=90, ha="right", va="top")
-    ax.set_title(f"Row norms of the {dist.table} table ({int(dist.counts.sum())} rows), "
-                 f"longest {len(dist.longest_ids)} labelled")
-    ax.set_xlabel("row norm (L2 length, table units)")
-    ax.set_ylabel("rows (log scale)")
-    _no_offset(ax, "x", min_span=1e-3 * max(abs(float(dist.edges[0])), abs(float(dist.edges[-1]))))
-    return fig
+        ax.axvline(norm, color=PALETTE["longest"], linewidth=0.8,
+                   label=words["norms_longest"] if rank == 0 else "_longest")
+        ax.annotate(_drawn(label), (norm, top / (2 ** rank)), fontsize=8, rotation=90, ha="right", va="top")
+    ax.set_title(words["norms_title"].format(table=dist.table, rows=format_value(int(dist.counts.sum())),
+                                             top=format_value(len(dist.longest_ids))))
+    ax.set_xlabel(words["norms_axis"])
+    ax.set_ylabel(words["norms_rows"])
+    ax.legend(loc="upper left", fontsize=8)
+    _min_span(ax, "x", 1e-3 * max(abs(float(dist.edges[0])), abs(float(dist.edges[-1]))))
+    return _finish(fig, words, tokens=dist.longest_labels)
 
 
-def stretch_figure(cmp: Any, fig: Any = None) -> Any:
+def stretch_figure(cmp: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
     """Cosine and dot-product lists of the probe before and after one row is stretched
-    (``lab.StretchComparison``): bars of the scores, each labelled with the row's norm."""
+    (``lab.StretchComparison``): bars of the scores, each labelled with the row's norm.
+
+    Cosine panels are drawn in ``PALETTE["cosine"]``, dot-product panels in
+    ``PALETTE["dot"]``, the stretched row in ``PALETTE["stretched"]`` (red).
+
+    Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
+    """
+    words = _words(lang)
     fig = fig or new_figure()
-    axes = fig.subplots(2, 2)
-    panels = [(cmp.cos_before, "cosine, before"), (cmp.dot_before, "dot product, before"),
-              (cmp.cos_after, f"cosine, after x{cmp.factor:g}"), (cmp.dot_after, f"dot product, after x{cmp.factor:g}")]
-    for ax, (scored, name) in zip(axes.ravel(), panels):
+    axes = fig.subplots(2, 2, sharex="col")  # before and after on one scale: the stretched row's jump shows
+    factor = format_value(cmp.factor)
+    panels = [(cmp.cos_before, "cosine", words["cosine_before"]), (cmp.dot_before, "dot", words["dot_before"]),
+              (cmp.cos_after, "cosine", words["cosine_after"].format(factor=factor)),
+              (cmp.dot_after, "dot", words["dot_after"].format(factor=factor))]
+    tokens = []
+    for ax, (scored, metric, name) in zip(axes.ravel(), panels):
         labels = scored.tokens or [str(i) for i in scored.ids]
-        colors = ["#d62728" if i == cmp.target else "#1f77b4" for i in scored.ids]
+        tokens += labels
+        colors = [PALETTE["stretched"] if i == cmp.target else PALETTE[metric] for i in scored.ids]
         y = list(range(len(scored.ids)))[::-1]  # best at the top
         ax.barh(y, scored.scores, color=colors)
-        ax.set_yticks(y, [f"{lab} (norm {n:.3g})" for lab, n in zip(labels, scored.norms)], fontsize=8)
+        ax.set_yticks(y, [words["with_norm"].format(token=_drawn(lab), norm=f"{n:.3g}")
+                          for lab, n in zip(labels, scored.norms)], fontsize=8)
         ax.set_title(name, fontsize=10)
-        ax.set_xlabel("cosine similarity (unitless)" if name.startswith("cosine") else "dot product (table units squared)")
-    probe = cmp.probe_token or str(cmp.probe)
-    target = next((t for i, t in zip(cmp.cos_before.ids, cmp.cos_before.tokens or []) if i == cmp.target), str(cmp.target))
-    fig.suptitle(f"Neighbours of {probe!r}: stretching {target!r} (red) x{cmp.factor:g} moves it in the dot list only")
-    return fig
+    for ax, metric in zip(axes[1], ("cosine", "dot")):
+        ax.set_xlabel(words[f"{metric}_axis"])
+    target = next((t for i, t in zip(cmp.cos_before.ids, cmp.cos_before.tokens or []) if i == cmp.target), None)
+    fig.suptitle(words["stretch_title"].format(probe=_named(cmp.probe_token, cmp.probe),
+                                               target=_named(target, cmp.target), factor=factor))
+    fig.legend(handles=_patches([(PALETTE["cosine"], words["group_cosine"]), (PALETTE["dot"], words["group_dot"]),
+                                 (PALETTE["stretched"], words["stretched_row"])]),
+               loc="outside lower center", ncols=3, fontsize=8)
+    return _finish(fig, words, tokens=[cmp.probe_token or "", *tokens])
 
 
-def scale_figure(cmp: Any, fig: Any = None) -> Any:
-    """Multiplying by sqrt(D) (``lab.ScaleComparison``): lengths grow, cosines stay."""
+def scale_figure(cmp: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
+    """Multiplying by sqrt(D) (``lab.ScaleComparison``): lengths grow, cosines stay.
+
+    Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
+    """
+    words = _words(lang)
     fig = fig or new_figure()
     left, right = fig.subplots(1, 2)
     labels = cmp.tokens or [str(i) for i in cmp.ids]
     x = list(range(len(cmp.ids)))
-    left.bar([i - 0.2 for i in x], cmp.norms_before, width=0.4, label="before")
-    left.bar([i + 0.2 for i in x], cmp.norms_after, width=0.4, label=f"after x sqrt(D) = {cmp.factor:.4g}")
-    left.set_xticks(x, labels, rotation=45, ha="right", fontsize=8)
-    left.set_ylabel("vector length (L2, table units)")
-    left.set_title("Size changes")
+    left.bar([i - 0.2 for i in x], cmp.norms_before, width=0.4, color=PALETTE["before"], label=words["before"])
+    left.bar([i + 0.2 for i in x], cmp.norms_after, width=0.4, color=PALETTE["after"],
+             label=words["after_scale"].format(factor=format_value(cmp.factor)))
+    left.set_xticks(x, [_drawn(label) for label in labels], rotation=45, ha="right", fontsize=8)
+    left.set_ylabel(words["length_axis"])
+    left.set_title(words["size_changes"])
     left.legend(fontsize=8)
-    right.scatter(cmp.cos_before, cmp.cos_after, c="#1f77b4")
+    right.scatter(cmp.cos_before, cmp.cos_after, c=PALETTE["cosine"], label=words["neighbours"], zorder=3)
     lo, hi = min(cmp.cos_before + cmp.cos_after), max(cmp.cos_before + cmp.cos_after)
-    right.plot([lo, hi], [lo, hi], color="#b0b0b0", linewidth=0.8, label="after = before")
-    right.set_xlabel("cosine with the probe before scaling (unitless)")
-    right.set_ylabel("cosine with the probe after scaling (unitless)")
-    right.set_title("Direction does not")
+    right.plot([lo, hi], [lo, hi], color=PALETTE["reference"], linewidth=0.8, linestyle="--",
+               label=words["after_equals_before"])
+    right.set_xlabel(words["cos_before_scale"])
+    right.set_ylabel(words["cos_after_scale"])
+    right.set_title(words["direction_stays"])
     right.legend(fontsize=8)
-    for axis in ("x", "y"):  # cosines that agree to 1e-9 would read '1e-9+9.9e-1' otherwise
-        _no_offset(right, axis, min_span=COSINE_SPAN, plain=True)
-    probe = cmp.probe_token or str(cmp.probe)
-    fig.suptitle(f"Scaling by sqrt(D) (Vaswani et al. 2017, section 3.4): rows near {probe!r}")
-    return fig
+    for axis in ("x", "y"):  # cosines that agree to 1e-9 would be magnified into noise otherwise
+        _min_span(right, axis, COSINE_SPAN)
+    fig.suptitle(words["scale_title"].format(probe=_named(cmp.probe_token, cmp.probe)))
+    return _finish(fig, words, tokens=[cmp.probe_token or "", *labels])
 
 
-def lab_figure(name: str, result: Any) -> Any:
-    """Figure ``name`` of the lab report, drawn from a ``LabResult`` measured with ``figures=True``.
+def lab_figure(name: str, result: Any, lang: str = DEFAULT_LANGUAGE) -> Any:
+    """Figure ``name`` of the lab report in ``lang``, drawn from a ``LabResult`` measured with ``figures=True``.
 
     ``name`` is one of the figures of ``report.lab.SECTIONS``: ``projection``,
     ``norms``, ``cost``, ``params``, ``stretch``, ``scale``. Raises ``KeyError``
     for another name and ``ValueError`` for a figure the result left out
-    (``result.views.left_out`` says why).
+    (``result.views.left_out`` says why) or an unknown language.
     """
+    check_language(lang)
     views = result.views
     if name in views.left_out:
         raise ValueError(f"figure {name!r} was left out: {views.left_out[name]}")
     draw = {
-        "projection": lambda: projection_figure(views.projection),
-        "norms": lambda: norms_figure(views.norms),
-        "cost": lambda: cost_figure(result),
-        "params": lambda: params_figure(result),
-        "stretch": lambda: stretch_figure(result.stretch),
-        "scale": lambda: scale_figure(result.scale),
+        "projection": lambda: projection_figure(views.projection, lang=lang),
+        "norms": lambda: norms_figure(views.norms, lang=lang),
+        "cost": lambda: cost_figure(result, lang=lang),
+        "params": lambda: params_figure(result, lang=lang),
+        "stretch": lambda: stretch_figure(result.stretch, lang=lang),
+        "scale": lambda: scale_figure(result.scale, lang=lang),
     }
     return draw[name]()
 
 
-def cost_figure(result: Any, fig: Any = None) -> Any:
-    """Multiplications to get the probe's vector: lookup (0) vs one-hot product (V x D)."""
+def cost_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
+    """The two routes to the probe's vector (``LabResult``): lookup reads its row (D numbers,
+    no multiplication), the one-hot product reads every row (V x D numbers, as many
+    multiplications). Bars of the numbers read, on a log axis, each labelled with both counts.
+
+    Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
+    """
+    words = _words(lang)
     fig = fig or new_figure()
     ax = fig.add_subplot()
-    bars = ax.bar(["lookup", "one-hot x table"], [result.lookup_mults, result.one_hot_mults], color=["#2ca02c", "#d62728"])
-    ax.bar_label(bars, labels=[str(result.lookup_mults), str(result.one_hot_mults)])
-    ax.set_ylabel("multiplications per token")
-    ax.set_title(f"Same vector, two routes (V={result.vocab}, D={result.dim}); largest difference {result.max_abs_diff:g}")
-    return fig
+    read = [result.dim, result.one_hot_mults]  # a row of D numbers; every row, V x D
+    mults = [result.lookup_mults, result.one_hot_mults]
+    y = [1, 0]  # lookup on top
+    ax.barh(y, read, color=[PALETTE["lookup"], PALETTE["one_hot"]], height=0.4)
+    ax.set_xscale("log")
+    ax.set_xlim(0.5, max(read) * 2)
+    ax.set_yticks(y, [f"{route}\n{words['cost_bar'].format(numbers=format_value(n), mults=format_value(m))}"
+                      for route, n, m in zip((words["route_lookup"], words["route_one_hot"]), read, mults)])
+    ax.set_ylim(-0.6, 1.6)
+    ax.set_xlabel(words["cost_axis"])
+    ax.set_title(words["cost_title"].format(vocab=format_value(result.vocab), dim=format_value(result.dim),
+                                            diff=format_value(result.max_abs_diff)))
+    return _finish(fig, words)
 
 
-def params_figure(result: Any, fig: Any = None) -> Any:
-    """Parameters of table + head, tied and untied, now and at the bigger vocabulary."""
+def params_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
+    """Parameters of table + head, tied and untied, now and at the bigger vocabulary (``LabResult``).
+
+    Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
+    """
+    words = _words(lang)
     fig = fig or new_figure()
     ax = fig.add_subplot()
-    groups = [f"V = {result.vocab}", f"V = {result.bigger_vocab}"]
+    groups = [f"V = {result.vocab:,}", f"V = {result.bigger_vocab:,}"]
     tied = [result.tied_params, result.bigger_tied]
     untied = [result.untied_params, result.bigger_untied]
-    bars_t = ax.bar([-0.2, 0.8], tied, width=0.4, label="tied (one table)")
-    bars_u = ax.bar([0.2, 1.2], untied, width=0.4, label="untied (table + head)")
-    ax.bar_label(bars_t, labels=[str(v) for v in tied], fontsize=8)
-    ax.bar_label(bars_u, labels=[str(v) for v in untied], fontsize=8)
+    bars_t = ax.bar([-0.2, 0.8], tied, width=0.4, color=PALETTE["tied"], label=words["tied"])
+    bars_u = ax.bar([0.2, 1.2], untied, width=0.4, color=PALETTE["untied"], label=words["untied"])
+    ax.bar_label(bars_t, labels=[f"{v:,}" for v in tied], fontsize=8)
+    ax.bar_label(bars_u, labels=[f"{v:,}" for v in untied], fontsize=8)
     ax.set_xticks([0, 1], groups)
-    ax.set_ylabel("parameters")
-    ax.set_title(f"Weight tying saves V x D parameters (D = {result.dim})")
-    ax.legend()
-    return fig
+    ax.set_ylabel(words["params_axis"])
+    ax.set_title(words["params_title"].format(dim=format_value(result.dim)))
+    ax.legend(loc="upper left")
+    return _finish(fig, words)
 
 
-def positions_figure(maps: Any, fig: Any = None) -> Any:
+def positions_figure(maps: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
     """Learned vs sinusoidal positions (``position_similarity.PositionMaps``): cosine
-    heatmaps side by side, adjacent-position cosine along the table, mean cosine by offset."""
+    heatmaps side by side, adjacent-position cosine along the table, mean cosine by offset.
+
+    Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
+    """
+    words = _words(lang)
     fig = fig or new_figure()
     axes = fig.subplots(2, 2)
-    panels = [(maps.learned_cosines, f"learned ({maps.table})"), (maps.sinusoidal_cosines, "sinusoidal")]
+    panels = [(maps.learned_cosines, words["learned_of"].format(table=maps.table)),
+              (maps.sinusoidal_cosines, words["sinusoidal"])]
     for ax, (matrix, name) in zip(axes[0], panels):
         if matrix is None:
-            ax.text(0.5, 0.5, f"{maps.table} has no learned position table", ha="center", va="center")
+            ax.text(0.5, 0.5, words["no_learned"].format(table=maps.table), ha="center", va="center")
             ax.set_axis_off()
             continue
         image = ax.imshow(matrix, vmin=-1.0, vmax=1.0, cmap="RdBu_r", origin="upper")
-        ax.set_title(f"cosine of positions p and q, {name}", fontsize=10)
-        ax.set_xlabel("position q (0-based)")
-        ax.set_ylabel("position p (0-based)")
-        fig.colorbar(image, ax=ax, label="cosine similarity (unitless)")
+        ax.set_title(words["position_map"].format(name=name), fontsize=10)
+        ax.set_xlabel(words["position_q"])
+        ax.set_ylabel(words["position_p"])
+        fig.colorbar(image, ax=ax, label=words["cosine_axis"])
     curves, offsets = axes[1]
-    for similarity, name in ((maps.learned, "learned"), (maps.sinusoidal, "sinusoidal")):
+    for similarity, kind in ((maps.learned, "learned"), (maps.sinusoidal, "sinusoidal")):
         if similarity is None:
             continue
-        curves.plot(range(len(similarity.adjacent)), similarity.adjacent, label=name, linewidth=0.8)
-        offsets.plot(similarity.offsets, similarity.by_offset, marker="o", label=name)
-    curves.set_title("adjacent positions: cosine of p and p + 1", fontsize=10)
-    curves.set_xlabel("position p (0-based)")
-    curves.set_ylabel("cosine similarity (unitless)")
+        color = PALETTE[kind]
+        curves.plot(range(len(similarity.adjacent)), similarity.adjacent, label=words[kind], linewidth=0.8,
+                    color=color)
+        offsets.plot(similarity.offsets, similarity.by_offset, marker="o", label=words[kind], color=color)
+    curves.set_title(words["adjacent_title"], fontsize=10)
+    curves.set_xlabel(words["position_p"])
+    curves.set_ylabel(words["cosine_axis"])
     curves.legend(fontsize=8)
     # The sinusoidal line is flat (its adjacent cosine is the same at every p, up to rounding):
     # alone, it made the axis read '1e-12+9.637400968e-1'.
-    _no_offset(curves, "y", min_span=COSINE_SPAN, plain=True)
+    _min_span(curves, "y", COSINE_SPAN)
     offsets.set_xscale("log", base=2)
-    offsets.set_title("mean cosine of p and p + k", fontsize=10)
-    offsets.set_xlabel("offset k (positions, log scale)")
-    offsets.set_ylabel("mean cosine similarity (unitless)")
+    offsets.set_title(words["offset_title"], fontsize=10)
+    offsets.set_xlabel(words["offset_axis"])
+    offsets.set_ylabel(words["mean_cosine_axis"])
     offsets.legend(fontsize=8)
-    _no_offset(offsets, "y", min_span=COSINE_SPAN, plain=True)
-    fig.suptitle(f"Position tables of {maps.table}: T_max = {maps.T_max}, D = {maps.D}")
-    return fig
+    _min_span(offsets, "y", COSINE_SPAN)
+    fig.suptitle(words["positions_title"].format(table=maps.table, T_max=format_value(maps.T_max),
+                                                 D=format_value(maps.D)))
+    return _finish(fig, words)
 
 
-def bands_figure(bands: dict[int, Any], base: float, fig: Any = None) -> Any:
+def bands_figure(bands: dict[int, Any], base: float, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
     """Sinusoidal wavelength bands for several widths: ``{D: wavelengths (ceil(D/2),)}``
-    (Vaswani et al. 2017, section 3.5): one mark per sin/cos pair."""
+    (Vaswani et al. 2017, section 3.5): one mark per sin/cos pair.
+
+    Every width is drawn in the sinusoidal colour (``PALETTE["sinusoidal"]``),
+    the first at full strength, the others lighter.
+
+    Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
+    """
+    words = _words(lang)
     fig = fig or new_figure()
     strip, curve = fig.subplots(2, 1)
-    for row, (width, lengths) in enumerate(bands.items()):
-        strip.scatter(lengths, [row] * len(lengths), marker="|", s=300, label=f"D = {width}: {len(lengths)} bands")
-        curve.plot([2 * k / width for k in range(len(lengths))], lengths, marker=".", label=f"D = {width}")
+    shades = _shades(PALETTE["sinusoidal"], len(bands))
+    for row, ((width, lengths), color) in enumerate(zip(bands.items(), shades)):
+        strip.scatter(lengths, [row] * len(lengths), marker="|", s=300, color=color)
+        curve.plot([2 * k / width for k in range(len(lengths))], lengths, marker=".", color=color,
+                   label=f"D = {width:,}")
     strip.set_xscale("log")
     strip.set_ylim(-0.5, len(bands) - 0.5)
-    strip.set_yticks(range(len(bands)), [f"D = {w}" for w in bands])
-    strip.set_xlabel("wavelength (positions, log scale)")
-    strip.set_ylabel("model width")
-    strip.set_title("one band per sin/cos pair: halving D keeps the range, halves the bands", fontsize=10)
+    strip.set_yticks(range(len(bands)), [words["band_count"].format(width=format_value(w), bands=format_value(len(b)))
+                                         for w, b in bands.items()])
+    strip.set_xlabel(words["wavelength_axis"])
+    strip.set_ylabel(words["model_width"])
+    strip.set_title(words["bands_strip"], fontsize=10)
     curve.set_yscale("log")
-    curve.set_xlabel("pair index 2k / D (unitless)")
-    curve.set_ylabel("wavelength (positions, log scale)")
-    curve.set_title(f"wavelength = 2 pi base^(2k / D), base = {base:g}", fontsize=10)
+    curve.set_xlabel(words["pair_axis"])
+    curve.set_ylabel(words["wavelength_axis"])
+    curve.set_title(words["bands_curve"].format(base=format_value(base)), fontsize=10)
     curve.legend(fontsize=8)
-    fig.suptitle("Sinusoidal wavelength bands")
+    fig.suptitle(words["bands_title"])
+    return _finish(fig, words)
+
+
+# -- shared steps: words, fonts, numbers, notes -----------------------------------------------
+
+def _words(lang: str) -> dict[str, str]:
+    """The figure words of ``lang``; ``ValueError`` (``ChoiceError``) for an unknown language."""
+    return WORDS[check_language(lang)]["figures"]  # type: ignore[return-value]
+
+
+def _drawn(text: str, lines: bool = False) -> str:
+    """``text`` as a figure draws it: control characters escaped (``_escaped``), characters no
+    font has replaced (``fonts.drawable``), and each unescaped ``$`` escaped, so that a token
+    such as ``$x$`` is drawn as written, not as math."""
+    return re.sub(r"(?<!\\)\$", r"\\$", fonts.drawable(_escaped(text, lines)))
+
+
+def _escaped(text: str, lines: bool = False) -> str:
+    """Control characters, which no font draws, written as Python writes them (``\\t``, ``\\x00``);
+    a newline too unless ``lines`` (a token is drawn on one line)."""
+    return _CONTROL.sub(lambda m: m[0] if lines and m[0] == "\n" else repr(m[0])[1:-1], text)
+
+
+def _named(token: str | None, token_id: int) -> str:
+    """A token in a title: quoted as Python writes it (``'king'``); a table without a vocabulary
+    names the row by its id, unquoted (``137``)."""
+    return _drawn(repr(token)) if token is not None else str(token_id)
+
+
+def _finish(fig: Any, words: dict[str, str], tokens: Iterable[str] = (), notes: Sequence[str] = ()) -> Any:
+    """The steps every figure ends with: notes under the plot (with one naming the ``tokens``
+    no font can draw), every text in the fallback font families, plain numbers on every axis."""
+    from matplotlib.text import Text
+
+    undrawn = [t for t in dict.fromkeys(tokens) if fonts.missing(_escaped(t))]
+    if undrawn:
+        notes = [*notes, _undrawn_note(undrawn, words)]
+    if notes:
+        _add_notes(fig, notes)
+    family = list(fonts.families())
+    for ax in fig.axes:
+        ax.tick_params(labelfontfamily=family)  # kept for the tick labels made when the figure is drawn
+        for axis in (ax.xaxis, ax.yaxis):
+            _plain_numbers(axis)
+    for text in fig.findobj(Text):
+        text.set_fontfamily(family)
+        text.set_text(_drawn(text.get_text(), lines=True))
+    _UNDRAWN[fig] = tuple(undrawn)
     return fig
 
 
-def _no_offset(ax: Any, axis: str, min_span: float, plain: bool = False) -> None:
-    """Tick labels of one linear axis without matplotlib's offset (``1e-12+9.637e-1``).
+def _undrawn_note(undrawn: Sequence[str], words: dict[str, str]) -> str:
+    """The note naming tokens no font can draw whole: each as drawn, with the code points of the
+    characters drawn as ``fonts.REPLACEMENT`` (``'�' (U+1F984)``); the first
+    ``UNDRAWN_SHOWN``, then a count."""
+    shown = ", ".join(f"{_drawn(repr(t))} ({' '.join(f'U+{ord(c):04X}' for c in fonts.missing(_escaped(t)))})"
+                      for t in undrawn[:UNDRAWN_SHOWN])
+    more = f" … (+{len(undrawn) - UNDRAWN_SHOWN})" if len(undrawn) > UNDRAWN_SHOWN else ""
+    return words["undrawn"].format(tokens=shown + more)
 
-    A range narrower than ``min_span`` (data units) is widened to it about its
-    middle, so nearly equal values read as a flat line, not as noise magnified
-    to fill the axis. ``plain`` also turns off the ``x1e5`` multiplier, for
-    values in a known small range such as cosines.
-    """
-    ax.ticklabel_format(axis=axis, useOffset=False, **({"style": "plain"} if plain else {}))
+
+def _add_notes(fig: Any, notes: Sequence[str]) -> None:
+    """Notes as lines under the plot, with room kept for them (constrained layout's ``rect``)."""
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    fig.text(0.01, 0.005, "\n".join(notes), fontsize=NOTE_SIZE, color="#404040", ha="left", va="bottom")
+    engine = fig.get_layout_engine()
+    if isinstance(engine, ConstrainedLayoutEngine):
+        line = 1.5 * NOTE_SIZE / 72 * fig.dpi  # pixels per line of notes
+        share = (len(notes) * line + 6) / (fig.get_figheight() * fig.dpi)
+        engine.set(rect=(0, share, 1, 1 - share))
+
+
+def _plain_numbers(axis: Any) -> None:
+    """Tick labels of one axis as people write numbers, never with an offset or a ``1e7`` multiplier:
+    ``0.25``, ``2,048``, ``15K``, ``11.7M``. On a log axis only the major ticks are labelled."""
+    from matplotlib import ticker
+
+    if axis.get_scale() == "log":
+        axis.set_major_formatter(_tick_formatter()(shared=False))
+        axis.set_minor_formatter(ticker.NullFormatter())
+        low, high = sorted(abs(v) for v in axis.get_view_interval())
+        if axis.get_transform().base == 10 and 0 < low and high / low < 100:  # under 2 decades: 1, 2, 5, 10, ...
+            axis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    elif isinstance(axis.get_major_formatter(), ticker.ScalarFormatter):
+        axis.set_major_formatter(_tick_formatter()(shared=True))
+
+
+@functools.cache
+def _tick_formatter() -> type:
+    """A ``matplotlib.ticker.Formatter`` writing ticks with ``formats.tick_text``: all the ticks of an
+    axis together (``shared``: one unit, one number of decimals) or each on its own (log axes)."""
+    from matplotlib import ticker
+
+    class PeopleFormatter(ticker.Formatter):
+        def __init__(self, shared: bool) -> None:
+            self.shared, self.ticks = shared, ()
+
+        def set_locs(self, locs: Sequence[float]) -> None:
+            self.ticks = tuple(locs)
+
+        def __call__(self, x: float, pos: int | None = None) -> str:
+            return tick_text(x, self.ticks if self.shared and self.ticks else [x])
+
+    return PeopleFormatter
+
+
+def _min_span(ax: Any, axis: str, min_span: float) -> None:
+    """Widen one linear axis to at least ``min_span`` (data units) about its middle, so nearly
+    equal values (cosines equal to 1e-12) read as a flat line, not as noise magnified to fill it."""
     get, put = (ax.get_xlim, ax.set_xlim) if axis == "x" else (ax.get_ylim, ax.set_ylim)
     low, high = get()
     if high - low < min_span:
         middle = (low + high) / 2
         put(middle - min_span / 2, middle + min_span / 2)
+
+
+def _patches(entries: Sequence[tuple[str, str]]) -> list[Any]:
+    """Legend handles for colours that several bars share: ``(colour, label)`` each."""
+    from matplotlib.patches import Patch
+
+    return [Patch(color=color, label=label) for color, label in entries]
+
+
+def _shades(color: str, n: int) -> list[tuple[float, float, float]]:
+    """``n`` shades of one colour: the colour itself, then lighter (mixed with white up to 60%)."""
+    from matplotlib.colors import to_rgb
+
+    rgb = to_rgb(color)
+    return [tuple(c + (1 - c) * 0.6 * i / max(n - 1, 1) for c in rgb) for i in range(n)]  # type: ignore[misc]
 
 
 def _matplotlib_figure() -> Any:
