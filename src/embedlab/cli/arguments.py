@@ -124,6 +124,13 @@ def png_path(text: str) -> Path:
     return Path(text)
 
 
+def figure_path(text: str) -> Path:
+    """A file name ending in .png or .svg: the figure's format follows it."""
+    if not text.lower().endswith((".png", ".svg")):
+        raise argparse.ArgumentTypeError(f"{text!r} must end in .png or .svg: the figure's format follows the name")
+    return Path(text)
+
+
 def token_list(text: str) -> list[str]:
     """'a,b,c' -> ['a', 'b', 'c']; an empty item is an error, not silently dropped."""
     items = [item.strip() for item in text.split(",")]

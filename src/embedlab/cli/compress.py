@@ -38,6 +38,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the queries, PCA's row sample and pq (default 0)")
     arguments.add_memory_argument(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    p.add_argument("--plot", type=arguments.figure_path, metavar="FILE", help="also draw recall@k against bytes "
+                                                                              "per token, as .png or .svg")
+    arguments.add_language_argument(p, "the figure's text (with --plot)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
 
@@ -52,7 +55,15 @@ def run(args: argparse.Namespace) -> int:
         result = api.compress(args.model, methods=args.methods, dims=args.dims, queries=args.queries, k=args.k,
                               rescore=args.rescore, pq_m=args.pq_m, seed=args.seed, memory=args.memory,
                               tensor=args.tensor, words=args.words, progress=bar.update)
+    if args.plot is not None:  # drawn before anything is printed: a failed figure leaves no half output
+        from ..report import files, plots
+
+        fig = plots.compress_figure(result, lang=args.lang)
+        data = plots.svg_text(fig).encode("utf-8") if args.plot.suffix.lower() == ".svg" else plots.png_bytes(fig)
+        files.write_atomic({args.plot: data})
     print(formats.to_json(result) if args.json else views.compress_terminal(result), end="")
+    if args.plot is not None and not args.json:
+        print(f"wrote {args.plot}")
     return 0
 
 

@@ -103,6 +103,13 @@ WORDS: dict[str, dict[str, object]] = {
             "{rms_plain}, 곱한 뒤 {rms_scaled}), 영벡터에는 방향이 없다. 이 실험실의 규칙에 따라 영벡터와의 코사인은 0.0이다."
         ),
         "figures": {
+            "compress_title": "{table}: 벡터를 줄여도 남는 이웃 (쿼리 {queries}개, k = {k})",
+            "compress_bytes": "토큰 하나의 바이트 (로그 눈금)",
+            "compress_recall": "recall@{k} (정확한 상위 {k}개 중 남은 몫)",
+            "compress_cosine": "코사인",
+            "compress_dot": "내적",
+            "compress_full": "원래 표 ({bytes}바이트)",
+            "compress_rescored": "{method}, 상위 {shortlist}개 재채점",
             "cosine_axis": "코사인 유사도(단위 없음)",
             "dot_axis": "내적(표 단위의 제곱)",
             "undrawn": "설치된 글꼴에 글자가 없어 그리지 못한 토큰(�로 표시): {tokens}",
@@ -256,6 +263,13 @@ WORDS: dict[str, dict[str, object]] = {
             "lab's rule its cosine with any vector is 0.0."
         ),
         "figures": {
+            "compress_title": "{table}: neighbours kept as the vectors shrink ({queries} queries, k = {k})",
+            "compress_bytes": "bytes per token (log scale)",
+            "compress_recall": "recall@{k} (share of the exact top {k} kept)",
+            "compress_cosine": "cosine",
+            "compress_dot": "dot product",
+            "compress_full": "full table ({bytes} bytes)",
+            "compress_rescored": "{method}, top {shortlist} rescored",
             "cosine_axis": "cosine similarity (unitless)",
             "dot_axis": "dot product (table units squared)",
             "undrawn": "No installed font has every character of these tokens (drawn as �): {tokens}",
@@ -402,6 +416,13 @@ WORDS: dict[str, dict[str, object]] = {
             "コサインは 0.0 とする。"
         ),
         "figures": {
+            "compress_title": "{table}：ベクトルを縮めたときに残る近傍（クエリ {queries} 個、k = {k}）",
+            "compress_bytes": "トークン 1 個のバイト数（対数目盛）",
+            "compress_recall": "recall@{k}（正確な上位 {k} 個のうち残った割合）",
+            "compress_cosine": "コサイン",
+            "compress_dot": "内積",
+            "compress_full": "元の表（{bytes} バイト）",
+            "compress_rescored": "{method}、上位 {shortlist} 個を再採点",
             "cosine_axis": "コサイン類似度（単位なし）",
             "dot_axis": "内積（表の単位の二乗）",
             "undrawn": "インストール済みのフォントに文字がなく描けなかったトークン（� で表示）：{tokens}",
@@ -546,6 +567,13 @@ WORDS: dict[str, dict[str, object]] = {
             "变为 {rms_scaled}），零向量没有方向；按本实验的规则，与零向量的余弦为 0.0。"
         ),
         "figures": {
+            "compress_title": "{table}：向量压缩后保留的近邻（{queries} 个查询，k = {k}）",
+            "compress_bytes": "每个词元的字节数（对数刻度）",
+            "compress_recall": "recall@{k}（精确前 {k} 个中保留的比例）",
+            "compress_cosine": "余弦",
+            "compress_dot": "点积",
+            "compress_full": "原始表（{bytes} 字节）",
+            "compress_rescored": "{method}，前 {shortlist} 个重新打分",
             "cosine_axis": "余弦相似度（无单位）",
             "dot_axis": "点积（表单位的平方）",
             "undrawn": "已安装的字体缺少其字符、无法绘制的词元（以 � 显示）：{tokens}",

@@ -35,7 +35,7 @@ __all__ = [
     "lab_figure", "new_figure", "png_bytes", "DPI", "PALETTE", "GROUP_COLORS", "METHOD_NAMES",
     "undrawn_tokens", "svg_text",
     "projection_figure", "norms_figure", "stretch_figure", "scale_figure",
-    "cost_figure", "params_figure", "positions_figure", "bands_figure",
+    "cost_figure", "params_figure", "positions_figure", "bands_figure", "compress_figure",
 ]
 
 DPI = 100  # pixels per inch: a figure of 12 x 8 inches is 1200 x 800 pixels
@@ -52,6 +52,8 @@ PALETTE = {
     "tied": "#637939", "untied": "#843c39",  # parameters with and without weight tying
     "learned": "#2ca02c", "sinusoidal": "#e377c2",  # position tables
     "reference": "#7f7f7f",  # lines drawn for comparison (after = before)
+    # deployment reductions (embedlab compress); the full table is the reference grey
+    "pca": "#2ca02c", "truncate": "#8c564b", "int8": "#1f77b4", "binary": "#d62728", "pq": "#9467bd",
 }
 GROUP_COLORS = {group: PALETTE[group] for group in ("probe", "cosine", "dot", "both", "sample", "chosen")}
 METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}  # as the field writes them
@@ -412,6 +414,53 @@ def bands_figure(bands: dict[int, Any], base: float, fig: Any = None, *, lang: s
     curve.legend(fontsize=8)
     fig.suptitle(words["bands_title"])
     return _finish(fig, words)
+
+
+def compress_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
+    """recall@k against bytes per token (``measure.compress.CompressResult``): cosine and dot panels.
+
+    One line per method through its sizes (pca, truncate), one point for the
+    others; int8 and binary also rescored (hollow marks, dashed line to the
+    reduced point); the full table a grey star at recall 1. Bytes on a log axis.
+
+    Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
+    """
+    words = _words(lang)
+    fig = fig or new_figure()
+    axes = fig.subplots(1, 2, sharey=True)
+    by_method: dict[str, list[Any]] = {}
+    for row in result.rows:
+        by_method.setdefault(row.method, []).append(row)
+    name = (result.source or {}).get("source") or "table"
+    for ax, metric in zip(axes, ("cosine", "dot")):
+        ax.plot([result.full_bytes_per_token], [1.0], marker="*", markersize=14, linestyle="none",
+                color=PALETTE["reference"],
+                label=words["compress_full"].format(bytes=format_value(result.full_bytes_per_token)))
+        for method, rows in by_method.items():
+            rows = sorted(rows, key=lambda r: r.bytes_per_token)
+            x = [r.bytes_per_token for r in rows]
+            ax.plot(x, [r.metrics[metric].recall for r in rows], marker="o", color=PALETTE[method],
+                    label=method if method in ("pca", "truncate") else f"{method} ({rows[0].size})")
+            if method in ("pca", "truncate"):
+                for r in rows:
+                    ax.annotate(r.size, (r.bytes_per_token, r.metrics[metric].recall), fontsize=7,
+                                xytext=(4, -10), textcoords="offset points")
+            rescored = [(r.bytes_per_token, r.metrics[metric].rescored_recall) for r in rows
+                        if r.metrics[metric].rescored_recall is not None]
+            for (bx, by), r in zip(rescored, rows):
+                ax.plot([bx, bx], [r.metrics[metric].recall, by], linestyle="--", color=PALETTE[method])
+                ax.plot([bx], [by], marker="o", markerfacecolor="white", color=PALETTE[method],
+                        label=words["compress_rescored"].format(method=method, shortlist=result.shortlist))
+        ax.set_xscale("log")
+        ax.set_title(words[f"compress_{metric}"])
+        ax.set_xlabel(words["compress_bytes"])
+        ax.set_ylim(0, 1.05)
+        ax.grid(True, alpha=0.3)
+    axes[0].set_ylabel(words["compress_recall"].format(k=result.k))
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=4, fontsize=8)
+    fig.suptitle(words["compress_title"].format(table=name, queries=format_value(result.n_queries), k=result.k))
+    return _finish(fig, words, notes=())
 
 
 # -- shared steps: words, fonts, numbers, notes -----------------------------------------------
