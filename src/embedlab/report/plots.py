@@ -28,6 +28,7 @@ from typing import Any, Iterable, Sequence
 
 from ..errors import MissingExtraError
 from . import fonts
+from .colors import PALETTE
 from .formats import format_value, settings_text, tick_text
 from .locales import DEFAULT_LANGUAGE, WORDS, check_language
 
@@ -39,22 +40,6 @@ __all__ = [
 ]
 
 DPI = 100  # pixels per inch: a figure of 12 x 8 inches is 1200 x 800 pixels
-# One colour per meaning, the same in every figure: cosine is always blue and the dot product
-# orange (lists, panels, neighbour groups); sinusoidal positions always pink, learned ones green;
-# grey is rows not singled out (a random sample, a whole table's histogram).
-PALETTE = {
-    "cosine": "#1f77b4", "dot": "#ff7f0e", "both": "#9467bd",  # neighbour lists and their scores
-    "probe": "#000000", "sample": "#b0b0b0", "chosen": "#17becf",  # why a row is in a projection
-    "stretched": "#d62728",  # the row stretched by the lab (the report's captions say "red")
-    "rows": "#b0b0b0", "longest": "#8c564b",  # every row of a table; its longest rows
-    "before": "#bcbd22", "after": "#393b79",  # before and after multiplying by sqrt(D)
-    "lookup": "#e7ba52", "one_hot": "#7b4173",  # the two routes to a row
-    "tied": "#637939", "untied": "#843c39",  # parameters with and without weight tying
-    "learned": "#2ca02c", "sinusoidal": "#e377c2",  # position tables
-    "reference": "#7f7f7f",  # lines drawn for comparison (after = before)
-    # deployment reductions (embedlab compress); the full table is the reference grey
-    "pca": "#2ca02c", "truncate": "#8c564b", "int8": "#1f77b4", "binary": "#d62728", "pq": "#9467bd",
-}
 GROUP_COLORS = {group: PALETTE[group] for group in ("probe", "cosine", "dot", "both", "sample", "chosen")}
 METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}  # as the field writes them
 COSINE_SPAN = 0.01  # the narrowest range a cosine axis shows: nearly equal cosines read as a flat line

@@ -37,6 +37,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import MissingExtraError
+from .colors import PALETTE
 from .formats import source_name
 from .locales import DEFAULT_LANGUAGE, PROJECTOR_WORDS
 
@@ -44,11 +45,11 @@ __all__ = ["projector_html", "projector_figure", "page_data", "script_json", "re
            "GROUP_COLORS"]
 
 METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}  # as the field writes them
-# The colours of report.plots.GROUP_COLORS, so a group means the same colour in every figure:
-# the selected point (the probe) red, cosine neighbours blue, dot neighbours orange, both purple.
-# A token given (--tokens) that is none of these is dark grey; the other points light grey.
-GROUP_COLORS = {"selected": "#d62728", "cosine": "#1f77b4", "dot": "#ff7f0e", "both": "#9467bd",
-                "chosen": "#555555", "other": "#c7c7c7"}
+# The figures' colours (report.colors.PALETTE), so a group means the same colour everywhere: the
+# selected point as the probe (black), cosine neighbours blue, dot neighbours orange, both purple,
+# a token given (--tokens) as the figures' chosen tokens, the other points as a random sample (grey).
+GROUP_COLORS = {"selected": PALETTE["probe"], "cosine": PALETTE["cosine"], "dot": PALETTE["dot"],
+                "both": PALETTE["both"], "chosen": PALETTE["chosen"], "other": PALETTE["sample"]}
 CAMERA_3D = {"eye": {"x": 1.5, "y": 1.5, "z": 1.2}, "center": {"x": 0, "y": 0, "z": 0}}
 LABEL_ALL = 60  # up to this many points, every point is labelled; beyond, the selected one and its neighbours
 DATA_ID = "embedlab-data"
