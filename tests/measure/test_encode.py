@@ -265,3 +265,23 @@ def test_an_offset_shifts_the_rows_read_and_shortens_the_limit(word_tokenizer):
     assert result.rows[1].vectors["position"]["first"] == pytest.approx(P[3][:4].tolist())
     with pytest.raises(ContextLengthError, match=r"5 tokens, more than the 4 positions .*offset 2"):
         encode(table, word_tokenizer, ["a b c"], rule=rule)
+
+
+def test_padding_takes_the_configs_pad_token_where_tokenizer_json_saves_none(word_tokenizer):
+    """RoBERTa-style: no padding in tokenizer.json; the config's pad_token_id (here the id of 'b') pads."""
+    from embedlab.engine.input_rule import InputRule
+
+    pad = WORD_VOCAB.index("b")
+    result = encode(_table(positions=8), word_tokenizer, ["a c a", "a"], rule=InputRule(pad_token_id=pad))
+    padded = [r for r in result.rows if r.padding]
+    assert padded and all(r.id == pad and r.token == "b" for r in padded)
+
+
+def test_a_text_longer_than_the_trained_context_is_noted_without_a_position_table(word_tokenizer):
+    from embedlab.engine.input_rule import InputRule
+
+    table = EmbeddingTable(np.eye(len(WORD_VOCAB), 4, dtype=np.float32), vocabulary=WORD_VOCAB)  # rotary-like
+    result = encode(table, word_tokenizer, ["a b c a"], rule=InputRule(max_positions=4))  # 6 tokens
+    assert any("6 tokens, more than max_position_embeddings=4" in note for note in result.notes)
+    assert not any("max_position_embeddings" in n for n in encode(table, word_tokenizer, ["a"],
+                                                                  rule=InputRule(max_positions=4)).notes)

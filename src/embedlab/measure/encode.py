@@ -171,7 +171,8 @@ def encode(table: EmbeddingTable, tokenizer: Any, texts: Sequence[str], *, rule:
     max_length = min(limits) if limits else None  # the tokens a text may hold
     cut = max_length is not None and truncate is not False and (saved is not None or truncate is True)
     toks = tokenize(tokenizer, texts, max_length=max_length, truncate=cut,
-                    limit=_limit_words(T_max, usable, rule, saved), hint=_hint(saved, max_length))
+                    limit=_limit_words(T_max, usable, rule, saved), hint=_hint(saved, max_length),
+                    pad_id=rule.pad_token_id)
     vectors = _vectors(table, rule, toks.ids, toks.type_ids, toks.padding)  # name -> (B, T, D) float64
     x = _output(table, vectors)  # (B, T, D): what the first block sees
     pos_ids = None if T_max is None else rule.position_ids(toks.padding)  # (B, T)
@@ -182,7 +183,8 @@ def encode(table: EmbeddingTable, tokenizer: Any, texts: Sequence[str], *, rule:
         usable_positions=usable, components=list(vectors), summands=summands, lengths=toks.lengths,
         original_lengths=toks.original_lengths, truncated=toks.lengths != toks.original_lengths, rows=rows,
         same_token=_same_tokens(toks, vectors["token"], x),
-        notes=_notes(table, tokenizer, rule, saved, truncate, usable), source=table.provenance.to_dict(),
+        notes=_notes(table, tokenizer, rule, saved, truncate, usable) + _beyond_training(table, rule, toks),
+        source=table.provenance.to_dict(),
     )
 
 
@@ -240,7 +242,8 @@ def compose(table: EmbeddingTable, ids: Any, type_ids: Any = None, *, rule: Inpu
 
 
 def tokenize(tokenizer: Any, texts: Sequence[str], *, max_length: int | None = None,
-             truncate: bool = False, limit: str | None = None, hint: str | None = None) -> Tokens:
+             truncate: bool = False, limit: str | None = None, hint: str | None = None,
+             pad_id: int | None = None) -> Tokens:
     """Tokenize texts with a ``tokenizers.Tokenizer`` and pad them to the longest.
 
     The truncation and padding saved in ``tokenizer.json`` are ignored (a
@@ -250,7 +253,8 @@ def tokenize(tokenizer: Any, texts: Sequence[str], *, max_length: int | None = N
     Padding uses the saved pad token, else the first of ``PAD_TOKENS`` the
     vocabulary has. ``limit`` says in words what max_length is (by default
     "the position table's T_max=... rows"); ``hint`` how to get past it (by
-    default: pass truncate=True).
+    default: pass truncate=True). ``pad_id`` (the config's ``pad_token_id``)
+    is the padding where tokenizer.json saves none, before ``PAD_TOKENS``.
 
     Raises
     ------
@@ -282,7 +286,7 @@ def tokenize(tokenizer: Any, texts: Sequence[str], *, max_length: int | None = N
         found = tk.encode_batch(texts)
     lengths = [len(e.ids) for e in found]
     T = max(lengths)
-    pad_id, pad_token = _pad(tokenizer, tk, lengths)
+    pad_id, pad_token = _pad(tokenizer, tk, lengths, pad_id)
     out = {name: np.zeros((len(found), T), dtype=dtype) for name, dtype in
            (("ids", np.int64), ("type_ids", np.int64), ("padding", bool), ("special", bool))}
     tokens = []
@@ -425,10 +429,13 @@ def _same_tokens(toks: Tokens, token_vectors: np.ndarray, x: np.ndarray) -> list
     return found
 
 
-def _pad(saved: Any, tk: Any, lengths: list[int]) -> tuple[int, str]:
-    """The pad id and token: the one saved in tokenizer.json, else a known pad token."""
+def _pad(saved: Any, tk: Any, lengths: list[int], config_id: int | None = None) -> tuple[int, str]:
+    """The pad id and token: the one saved in tokenizer.json, else the config's pad_token_id, else a known
+    pad token."""
     if saved.padding is not None:
         return int(saved.padding["pad_id"]), str(saved.padding["pad_token"])
+    if config_id is not None and tk.id_to_token(config_id) is not None:
+        return config_id, tk.id_to_token(config_id)
     for token in PAD_TOKENS:
         token_id = tk.token_to_id(token)
         if token_id is not None:
@@ -437,6 +444,19 @@ def _pad(saved: Any, tk: Any, lengths: list[int]) -> tuple[int, str]:
         raise ValueError(f"texts have different lengths {lengths} and the tokenizer has no pad token "
                          f"(tried {', '.join(PAD_TOKENS)}): encode them one at a time")
     return 0, ""
+
+
+def _beyond_training(table: EmbeddingTable, rule: InputRule, toks: Tokens) -> list[str]:
+    """A note where a text is longer than the context the model was trained for and nothing refuses it
+    (no position table: rotary or ALiBi positions run on)."""
+    if _position_table(table, rule) is not None or rule.max_positions is None:
+        return []
+    longest = max(toks.lengths)
+    if longest <= rule.max_positions:
+        return []
+    return [f"a text has {longest} tokens, more than max_position_embeddings={rule.max_positions}, the context "
+            "this model was trained for; without a position table nothing stops it here, but the model was never "
+            "trained on positions that far"]
 
 
 def _notes(table: EmbeddingTable, tokenizer: Any, rule: InputRule, saved: int | None, truncate: bool | None,

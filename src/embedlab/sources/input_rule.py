@@ -85,7 +85,14 @@ def read_input_rule(table: EmbeddingTable) -> InputRule:
     layer_norm = _layer_norm(prov.path, config, table.D)
     projection = None if names is None else _projection(prov.path, table.D, *names[:2])
     notes = rule.notes if names is None else (*rule.notes, _projection_note(rule.family, table.D, names, projection))
-    return InputRule(**{**rule.__dict__, "layer_norm": layer_norm, "projection": projection, "notes": notes})
+    pad, limit = config.get("pad_token_id"), config.get("max_position_embeddings")
+    return InputRule(**{**rule.__dict__, "layer_norm": layer_norm, "projection": projection, "notes": notes,
+                        "pad_token_id": pad if _whole(pad, 0) else None,
+                        "max_positions": limit if _whole(limit, 1) else None})
+
+
+def _whole(value: Any, low: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= low
 
 
 def rule_from_config(config: dict[str, Any], D: int, stored_dtype: str | None = None) -> InputRule:
