@@ -369,6 +369,10 @@ def _method_notes(chosen: list[str], fit: Any, shortlist: int, k: int, rescore: 
     if "truncate" in chosen:
         notes.append("truncate: the first d' coordinates (Matryoshka); only models trained for it (Matryoshka "
                      "representation learning) are meant to be cut this way")
+    if "int8" in chosen:
+        notes.append("int8: scores are the codes' own dot products and cosines, as a search over "
+                     "sentence-transformers' int8 codes computes them; each dimension's shift (its minimum maps to "
+                     "-128) moves dot products more than cosines")
     if "binary" in chosen:
         notes.append("binary: codes are compared by Hamming distance, which stands for both metrics")
     rescored = [m for m in chosen if m in RESCORED]

@@ -426,10 +426,10 @@ def compress_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAG
             x = [r.bytes_per_token for r in rows]
             ax.plot(x, [r.metrics[metric].recall for r in rows], marker="o", color=PALETTE[method],
                     label=method if method in ("pca", "truncate") else f"{method} ({rows[0].size})")
-            if method in ("pca", "truncate"):
+            if method in ("pca", "truncate"):  # pca's sizes above its points, truncation's below: never on each other
                 for r in rows:
                     ax.annotate(r.size, (r.bytes_per_token, r.metrics[metric].recall), fontsize=7,
-                                xytext=(4, -10), textcoords="offset points")
+                                xytext=(4, 5) if method == "pca" else (4, -11), textcoords="offset points")
             rescored = [(r.bytes_per_token, r.metrics[metric].rescored_recall) for r in rows
                         if r.metrics[metric].rescored_recall is not None]
             for (bx, by), r in zip(rescored, rows):
