@@ -12,7 +12,8 @@ Layers, from the bottom (house style, design.md):
 
 Heavy libraries stay where they belong: PyTorch in ``nn.py`` (and lazily, inside
 functions, in the transformers-backed reader under ``sources/`` and in the search
-kernels under ``engine/``); transformers lazily, inside functions, under ``sources/`` only; matplotlib in ``report/plots.py``; scikit-learn and
+kernels under ``engine/``); transformers lazily, inside functions, under ``sources/`` only; matplotlib in ``report/plots.py`` (and
+``report/labels.py``, which places their labels with adjustText); scikit-learn and
 umap-learn in ``measure/projection.py``. The modules the seed report runs on import
 the standard library alone at import time.
 """
@@ -45,7 +46,8 @@ STDLIB_ONLY = {"embed.py", "errors.py", "__init__.py", "__main__.py", "api.py", 
 HEAVY = {
     "torch": ({"nn.py", "measure/demo.py"}, {"sources", "engine"}),
     "transformers": (set(), {"sources"}),
-    "matplotlib": ({"report/plots.py"}, set()),
+    "matplotlib": ({"report/plots.py", "report/labels.py"}, set()),
+    "adjustText": ({"report/labels.py"}, set()),
     "sklearn": ({"measure/projection.py"}, set()),
     "umap": ({"measure/projection.py"}, set()),
 }

@@ -26,6 +26,9 @@ GROUP_COLORS = {"probe": "#d62728", "cosine": "#1f77b4", "dot": "#ff7f0e", "both
                 "sample": "#b0b0b0", "chosen": "#1f77b4"}
 COSINE_SPAN = 0.01  # the narrowest range a cosine axis shows: nearly equal cosines read as a flat line
 PROJECTION_NOTE = "2-D distances are only a view of the D-dimensional ones"
+METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}  # as the field writes them
+SAMPLE_LABELS = 8  # sample rows labelled besides the probe and its neighbours: a few, not the cloud
+MAX_LABELS = 60  # labels asked of the placer at most; the rest are counted as unlabelled
 
 
 def new_figure(width: int = 1200, height: int = 800) -> Any:
@@ -52,7 +55,15 @@ def png_bytes(fig: Any) -> bytes:
 
 
 def projection_figure(proj: Any, fig: Any = None) -> Any:
-    """Scatter of a ``projection.Projection``: one labelled point per row, coloured by group."""
+    """Scatter of a ``projection.Projection``: one point per row, coloured by group.
+
+    The probe, its neighbours and the first ``SAMPLE_LABELS`` sample rows (or
+    every chosen row) are labelled, placed by ``labels.place_labels`` without
+    overlap; a note at the bottom right says how many points were left
+    unlabelled. The title names the distance the method keeps.
+    """
+    from . import labels
+
     fig = fig or new_figure()
     ax = fig.add_subplot()
     for group, color in GROUP_COLORS.items():
@@ -60,34 +71,86 @@ def projection_figure(proj: Any, fig: Any = None) -> Any:
         if any(mask):
             pts = proj.points[mask]
             ax.scatter(pts[:, 0], pts[:, 1], s=60 if group == "probe" else 25, c=color, label=group)
-    for (x, y), label in zip(proj.points, proj.labels):
-        ax.annotate(label, (x, y), fontsize=8, xytext=(3, 3), textcoords="offset points")
-    settings = ", ".join(f"{k}={v}" for k, v in proj.parameters.items())
-    ax.set_title(f"{proj.method.upper()} of {len(proj.ids)} rows of the {proj.table} table"
-                 + (f" ({settings})" if settings else ""))
+    ax.set_title(_projection_title(proj))
     ax.set_xlabel(f"{proj.method} axis 1 (arbitrary units)")
     ax.set_ylabel(f"{proj.method} axis 2 (arbitrary units)")
-    ax.legend(loc="best", fontsize=8)
+    # Outside the axes, at the right: inside, it hid points wherever "best" put it.
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=8)
     fig.text(0.01, 0.005, PROJECTION_NOTE, fontsize=8, style="italic")
+    wanted = _labelled_rows(proj.groups)
+    placement = labels.place_labels(ax, proj.points[wanted], [proj.labels[i] for i in wanted], points=proj.points)
+    unlabelled = len(proj.ids) - len(placement.placed)
+    fig.text(0.99, 0.005, f"{len(placement.placed)} of {len(proj.ids)} points labelled, {unlabelled} left unlabelled",
+             fontsize=8, style="italic", ha="right")
     return fig
 
 
+def _labelled_rows(groups: list[str]) -> list[int]:
+    """Rows to label, most important first: the probe, its neighbours (or every chosen row), then
+    the first ``SAMPLE_LABELS`` sample rows; at most ``MAX_LABELS``."""
+    rank = {"probe": 0, "both": 1, "cosine": 2, "dot": 3, "chosen": 4}
+    first = sorted((i for i, g in enumerate(groups) if g in rank), key=lambda i: (rank[groups[i]], i))
+    sample = [i for i, g in enumerate(groups) if g not in rank][:SAMPLE_LABELS]
+    return (first + sample)[:MAX_LABELS]
+
+
+def _projection_title(proj: Any) -> str:
+    """What was projected and which distance the picture keeps, parameters rounded for people."""
+    name = METHOD_NAMES.get(proj.method, proj.method)
+    what = f"{name} of {len(proj.ids)} rows of the {proj.table} table"
+    p = proj.parameters
+    if proj.method == "pca":
+        return (f"{what}: directions of largest euclidean variance, fitted on {p['fitted_rows']:,} rows")
+    size = f"perplexity {p['perplexity']:.3g}" if "perplexity" in p else f"{p['n_neighbors']} neighbours"
+    return f"{what}: keeps {p['metric']} neighbourhoods ({size}, seed {p['seed']})"
+
+
 def norms_figure(dist: Any, fig: Any = None) -> Any:
-    """Histogram of row norms (``norms.NormDistribution``), the longest rows labelled."""
+    """Histogram of row norms (``norms.NormDistribution``), the longest rows marked and labelled.
+
+    Each longest row is a red mark at its norm on top of its bar; its label
+    (token and norm) is placed by ``labels.place_labels``. The title's count
+    is the number of labels drawn; a row that found no place is named as
+    marked but unlabelled.
+    """
+    import numpy as np
+
+    from . import labels
+
     fig = fig or new_figure()
     ax = fig.add_subplot()
     ax.stairs(dist.counts, dist.edges, fill=True, color="#1f77b4")
     ax.set_yscale("log")
     top = max(int(dist.counts.max()), 1)
-    for rank, (norm, label) in enumerate(zip(dist.longest_norms, dist.longest_labels)):
-        ax.axvline(norm, color="#d62728", linewidth=0.8)
-        ax.annotate(label, (norm, top / (2 ** rank)), fontsize=8, rotation=90, ha="right", va="top")
-    ax.set_title(f"Row norms of the {dist.table} table ({int(dist.counts.sum())} rows), "
-                 f"longest {len(dist.longest_ids)} labelled")
+    anchors = _bar_tops(dist)  # (top, 2): each longest row's norm and the height of its bar
+    ax.scatter(anchors[:, 0], anchors[:, 1], marker="v", s=30, c="#d62728", zorder=3)
+    # Room above the bars for a row of labels rising from 2x the tallest bar: the log axis reaches 60x.
+    ax.set_ylim(0.5, top * 60)
     ax.set_xlabel("row norm (L2 length, table units)")
     ax.set_ylabel("rows (log scale)")
     _no_offset(ax, "x", min_span=1e-3 * max(abs(float(dist.edges[0])), abs(float(dist.edges[-1]))))
+    ax.set_title(_norms_title(dist, len(dist.longest_ids)))
+    texts = [f"{label} ({norm:.4g})" for label, norm in zip(dist.longest_labels, dist.longest_norms)]
+    row = np.column_stack([anchors[:, 0], np.full(len(anchors), top * 2.0)])  # (top, 2) where the labels start
+    placement = labels.place_labels(ax, anchors, texts, start=row, direction="x", rotation=90)
+    if placement.unplaced:
+        ax.set_title(_norms_title(dist, len(placement.placed)))
     return fig
+
+
+def _norms_title(dist: Any, labelled: int) -> str:
+    marked = len(dist.longest_ids)
+    rest = "" if labelled == marked else f" ({marked - labelled} more marked, no room for their labels)"
+    return f"Row norms of the {dist.table} table ({int(dist.counts.sum())} rows), longest {labelled} labelled{rest}"
+
+
+def _bar_tops(dist: Any) -> Any:
+    """(top, 2) points: each longest row's norm, and the height of the histogram bar it falls in."""
+    import numpy as np
+
+    norms = np.asarray(dist.longest_norms, dtype=np.float64)  # (top,)
+    bins = np.clip(np.searchsorted(dist.edges, norms, side="right") - 1, 0, len(dist.counts) - 1)  # (top,)
+    return np.column_stack([norms, np.maximum(dist.counts[bins], 1)]).astype(np.float64)  # (top, 2)
 
 
 def stretch_figure(cmp: Any, fig: Any = None) -> Any:
