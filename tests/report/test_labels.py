@@ -149,3 +149,14 @@ def test_arguments_are_not_changed():
     names = [f"w{i}" for i in range(10)]
     labels.place_labels(ax, xy, names, points=xy)
     assert np.array_equal(xy, before) and names == [f"w{i}" for i in range(10)]
+
+
+def test_without_adjusttext_the_error_names_the_extra(monkeypatch):
+    import sys
+
+    from embedlab.errors import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "adjustText", None)  # import adjustText raises ImportError
+    fig, ax, xy = scatter(3)
+    with pytest.raises(MissingExtraError, match=r"labels on figures need adjustText.*\.\[plots\]"):
+        labels.place_labels(ax, xy, ["a", "b", "c"])
