@@ -73,7 +73,8 @@ def unlabelled_note(fig):
 
     notes = [t.get_text() for t in fig.texts if "labelled" in t.get_text()]
     assert len(notes) == 1
-    shown, total, left = map(int, re.fullmatch(r"(\d+) of (\d+) points labelled, (\d+) left unlabelled", notes[0]).groups())
+    counts = re.fullmatch(r"(\d+) of (\d+) points labelled, (\d+) left unlabelled", notes[0])
+    shown, total, left = map(int, counts.groups())
     assert shown + left == total
     return shown, total
 

@@ -86,8 +86,8 @@ ADD_OPTION = {
     "k": lambda p: p.add_argument("--k", type=int, help="neighbours per list (default 10, 5 in the neighbors "
                                                         "figure; V - 1 on a smaller table)"),
     "sample": lambda p: p.add_argument("--sample", type=int, help="random rows added to the projection (default 40)"),
-    "seed": lambda p: p.add_argument("--seed", type=int, help="random seed of the sample, of the rows PCA is fitted on, "
-                                                              "of t-SNE and UMAP (default 0)"),
+    "seed": lambda p: p.add_argument("--seed", type=int, help="random seed of the sample, of the rows PCA is "
+                                                              "fitted on, of t-SNE and UMAP (default 0)"),
     "perplexity": lambda p: p.add_argument("--perplexity", type=float,
                                            help="t-SNE perplexity, below the number of points (with --method tsne)"),
     "metric": lambda p: p.add_argument("--metric", choices=PROJECTION_METRICS,

@@ -276,7 +276,10 @@ def _pack_row(ax: Any, artists: list[Any], anchors: np.ndarray, start: np.ndarra
         centres[k] = max(centres[k], centres[k - 1] + (widths[row[k - 1]] + widths[row[k]]) / 2)
     right = frame[2] - PAD
     for k in reversed(range(len(row))):  # pull left: inside the axes, no overlap with the label after
-        limit = right - widths[row[k]] / 2 if k == len(row) - 1 else centres[k + 1] - (widths[row[k]] + widths[row[k + 1]]) / 2
+        if k == len(row) - 1:
+            limit = right - widths[row[k]] / 2
+        else:
+            limit = centres[k + 1] - (widths[row[k]] + widths[row[k + 1]]) / 2
         centres[k] = min(centres[k], limit)
     for i, centre in zip(row, centres):
         _centre_at(artists[i], centre, start[i], ax, renderer)
