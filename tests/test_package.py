@@ -13,7 +13,8 @@ Layers, from the bottom (house style, design.md):
 Heavy libraries stay where they belong: PyTorch in ``nn.py`` (and lazily, inside
 functions, in the transformers-backed reader under ``sources/`` and in the search
 kernels under ``engine/``); transformers lazily, inside functions, under ``sources/`` only;
-matplotlib in ``report/plots.py`` and its fonts, ``report/fonts.py``; scikit-learn and
+matplotlib in ``report/plots.py``, its fonts, ``report/fonts.py``, and ``report/labels.py``,
+which places their labels with adjustText; scikit-learn and
 umap-learn in ``measure/projection.py``. The modules the seed report runs on import
 the standard library alone at import time. The deployment reductions
 (``engine/compression.py``) import scikit-learn (PCA) and faiss (product
@@ -48,7 +49,8 @@ STDLIB_ONLY = {"embed.py", "errors.py", "__init__.py", "__main__.py", "api.py", 
 HEAVY = {
     "torch": ({"nn.py", "measure/demo.py"}, {"sources", "engine"}),
     "transformers": (set(), {"sources"}),
-    "matplotlib": ({"report/plots.py", "report/fonts.py"}, set()),
+    "matplotlib": ({"report/plots.py", "report/fonts.py", "report/labels.py"}, set()),
+    "adjustText": ({"report/labels.py"}, set()),
     "sklearn": ({"measure/projection.py"}, {"engine"}),  # engine/compression.py's PCA, lazily
     "faiss": (set(), {"engine"}),  # engine/compression.py's product quantisation, lazily
     "umap": ({"measure/projection.py"}, set()),

@@ -149,7 +149,8 @@ def install_hint(extras: "tuple[str, ...] | set[str]") -> str:
 # Third-party modules -> the extra that installs them.
 MODULE_EXTRAS = {"numpy": "models", "safetensors": "models", "tokenizers": "models", "pyarrow": "models",
                  "tqdm": "models", "scipy": "models", "threadpoolctl": "models", "gguf": "models", "torch": "torch",
-                 "matplotlib": "plots", "sklearn": "plots", "umap": "plots", "plotly": "plots"}
+                 "matplotlib": "plots", "sklearn": "plots", "umap": "plots", "plotly": "plots",
+                 "adjustText": "plots"}
 
 
 def missing_extra(exc: ImportError, what: str) -> "MissingExtraError | None":

@@ -14,7 +14,7 @@ Figures:
 figure       what it shows                                        options
 ===========  ==================================================  ==========================================
 projection   the probe, its neighbours and a sample, in 2-D       probe, method, tokens, k, sample, seed,
-                                                                  perplexity
+                                                                  perplexity, metric
 norms        the distribution of row lengths, longest labelled    top
 neighbors    cosine and dot lists before and after a stretch      probe, k, stretch_factor
 scale        lengths and cosines before and after sqrt(D)         probe, k
@@ -36,7 +36,7 @@ __all__ = ["OPTIONS", "plot"]
 
 # figure -> the options it takes (each a keyword of ``plot``)
 OPTIONS: dict[str, tuple[str, ...]] = {
-    "projection": ("probe", "method", "tokens", "k", "sample", "seed", "perplexity"),
+    "projection": ("probe", "method", "tokens", "k", "sample", "seed", "perplexity", "metric"),
     "norms": ("top",),
     "neighbors": ("probe", "k", "stretch_factor"),
     "scale": ("probe", "k"),
@@ -67,7 +67,8 @@ def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (
         default as ``resolve_probe``), ``k`` (neighbours; default 10, 5 for
         ``neighbors``, shrunk to V - 1), ``method`` (pca, tsne, umap), ``tokens``
         (rows to project instead of the probe's), ``sample`` (random rows added,
-        40), ``seed`` (0), ``perplexity`` (t-SNE), ``top`` (longest rows
+        40), ``seed`` (0), ``perplexity`` (t-SNE), ``metric`` (the distance t-SNE
+        and UMAP keep: cosine, the default, or euclidean), ``top`` (longest rows
         labelled, 10 or V), ``stretch_factor`` (4.0), ``max_positions`` (T_max
         of a sinusoidal table for a table without positions, 512), ``widths``
         (model widths, default D and D/2), ``base`` (10000.0).
@@ -79,7 +80,8 @@ def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (
     Raises
     ------
     ValueError
-        For an unknown figure or language, or ``perplexity`` without ``method="tsne"``.
+        For an unknown figure or language, ``perplexity`` without ``method="tsne"``, or
+        ``metric`` with PCA (which keeps euclidean variance only).
     TypeError
         For an option the figure does not take, or ``probe``/``k``/``sample``
         beside ``tokens``.
@@ -102,7 +104,8 @@ def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (
 
 
 def _projection(table: Any, fig: Any, lang: str, *, probe: Any, method: str | None, tokens: Sequence[Any] | None,
-                k: int | None, sample: int | None, seed: int | None, perplexity: float | None) -> Any:
+                k: int | None, sample: int | None, seed: int | None, perplexity: float | None,
+                metric: str | None) -> Any:
     from .api import resolve_probe
     from .measure import projection
     from .report import plots
@@ -118,7 +121,7 @@ def _projection(table: Any, fig: Any, lang: str, *, probe: Any, method: str | No
     else:
         ids, groups = projection.choose_rows(table, resolve_probe(table, probe), k=10 if k is None else k,
                                              sample=40 if sample is None else sample, seed=seed)
-    proj = projection.project(table, ids, method, groups=groups, seed=seed, perplexity=perplexity)
+    proj = projection.project(table, ids, method, groups=groups, seed=seed, perplexity=perplexity, metric=metric)
     return plots.projection_figure(proj, fig, lang=lang)
 
 

@@ -167,3 +167,65 @@ def test_plot_projection_of_a_1_wide_table_is_refused_before_fitting(tmp_path, c
                      "--out", str(out), "--quiet"]) == 1
     assert capsys.readouterr().err == f"embedlab plot projection: error: a 2-D projection by {method} needs D >= 2, got D=1\n"
     assert not out.exists()
+
+
+# -- --metric: the distance t-SNE and UMAP keep; PCA has none to choose ---------------------------------
+
+@pytest.mark.parametrize("argv", [["--metric", "cosine"], ["--method", "pca", "--metric", "euclidean"]])
+def test_metric_with_pca_is_a_usage_error_that_says_why(tmp_path, capsys, argv):
+    out = tmp_path / "f.png"
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["plot", "projection", *argv, "--out", str(out), "--quiet"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--metric {argv[-1]} applies to --method tsne or umap only: PCA keeps euclidean variance" in err
+    assert not out.exists()
+
+
+def test_an_unknown_metric_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["plot", "projection", "--method", "tsne", "--metric", "manhattan"])
+    assert exc.value.code == 2
+    assert "invalid choice: 'manhattan' (choose from 'cosine', 'euclidean')" in capsys.readouterr().err
+
+
+def test_cli_metrics_are_the_projection_metrics():
+    from embedlab.measure.projection import METRICS
+
+    assert cli.plot.PROJECTION_METRICS == METRICS
+
+
+@pytest.mark.parametrize("metric", [None, "cosine", "euclidean"])
+def test_metric_reaches_the_projection_and_its_title(tmp_path, monkeypatch, metric):
+    from embedlab.measure import projection
+
+    seen = []
+    real = projection.project
+    monkeypatch.setattr(projection, "project", lambda *a, **kw: seen.append(kw) or real(*a, **kw))
+    out = tmp_path / "f.png"
+    given = [] if metric is None else ["--metric", metric]
+    assert cli.main(["plot", "projection", "--method", "tsne", *given, "--sample", "12", "--out", str(out),
+                     "--quiet"]) == 0
+    assert png_size(out) == (1200, 800)
+    assert seen[0]["metric"] == metric  # None: the library's default, cosine
+
+    import embedlab
+
+    fig = embedlab.plot("projection", method="tsne", sample=12, lang="en",
+                        **({} if metric is None else {"metric": metric}))
+    assert f"keeps {metric or 'cosine'} neighbourhoods" in fig.axes[0].get_title()
+
+
+def test_plot_refuses_a_metric_with_pca():
+    import embedlab
+
+    with pytest.raises(ValueError, match="metric='cosine' does not apply to method='pca': PCA keeps euclidean"):
+        embedlab.plot("projection", metric="cosine")
+
+
+def test_the_pca_title_says_how_many_rows_it_was_fitted_on():
+    import embedlab
+
+    title = embedlab.plot("projection", lang="en").axes[0].get_title()  # the seed table: V = 512, all fitted
+    assert title == ("PCA of 52 rows of the seed table: directions of largest euclidean variance, "
+                     "fitted on 512 rows")

@@ -43,9 +43,10 @@ def test_every_plot_figure_takes_lang(tmp_path, drawn, figure):
 
 
 def _says(text, lang):
-    """True when ``text`` is one of ``lang``'s figure words, its fields filled in."""
-    templates = WORDS[lang]["figures"].values()
-    return any(re.fullmatch(re.sub(r"\\\{\w+\\\}", ".+", re.escape(t)) + r"( \(.+\))?", text) for t in templates)
+    """True when ``text`` is one of ``lang``'s figure words, or two of them in a row (a projection's title and
+    the distance it keeps), their fields filled in."""
+    one = "|".join(re.sub(r"\\\{\w+\\\}", ".+", re.escape(t)) for t in WORDS[lang]["figures"].values())
+    return re.fullmatch(f"(?:{one})(?:{one})?" + r"( \(.+\))?", text) is not None
 
 
 @pytest.mark.parametrize("figure", FIGURES)

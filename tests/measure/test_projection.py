@@ -1,5 +1,6 @@
-"""2-D projections: points equal scikit-learn's on the chosen rows; parameters
-checked against the data before fitting (C20 in tests/cases)."""
+"""2-D projections: points equal scikit-learn's and umap-learn's own calls on the same rows (the
+oracles); PCA fitted on a larger sample than the rows shown; parameters checked against the data
+before fitting (C20 in tests/cases); the same call gives the same points in fresh processes."""
 
 import numpy as np
 import pytest
@@ -18,13 +19,112 @@ def table():
     return EmbeddingTable(rng.normal(size=(40, 6)), vocabulary=[f"t{i}" for i in range(40)])
 
 
-def test_pca_points_equal_sklearn_on_the_chosen_rows(table):
+def test_pca_axes_are_fitted_on_the_whole_small_table_then_the_chosen_rows_projected(table):
+    # V = 40 <= PCA_FIT_SAMPLE: the axes are the whole table's, the points the chosen rows on them.
     ids = [3, 7, 11, 19, 23, 31]
     proj = projection.project(table, ids, "pca")
-    expected = PCA(n_components=2).fit_transform(table.W_E[ids])
-    assert np.allclose(proj.points, expected)
+    expected = PCA(n_components=2, svd_solver="full").fit(table.W_E).transform(table.W_E[ids])  # the oracle
+    assert np.array_equal(proj.points, expected)
+    assert proj.parameters == {"fitted_rows": 40, "seed": 0}
     assert proj.labels == ["t3", "t7", "t11", "t19", "t23", "t31"]
     assert proj.ids.tolist() == ids
+
+
+def test_pca_on_a_table_larger_than_its_fitting_sample_says_how_many_rows_it_was_fitted_on():
+    rng = np.random.default_rng(11)
+    W = rng.normal(size=(6000, 8)) * np.linspace(3.0, 0.5, 8)  # (V, D): clear leading directions
+    big = EmbeddingTable(W)
+    ids = [5, 17, 4999, 5999]
+    proj = projection.project(big, ids, "pca", seed=3)
+    # The sample, drawn here as the docs say: 5000 of the 6000 rows with the seed, plus the shown rows.
+    drawn = np.random.default_rng(3).choice(6000, size=5000, replace=False)
+    rows = np.union1d(drawn, ids)
+    assert proj.parameters == {"fitted_rows": rows.size, "seed": 3}
+    assert 5000 <= rows.size <= 5004
+    assert projection.pca_fit_rows(6000, ids, 5000, 3).tolist() == rows.tolist()
+    expected = PCA(n_components=2, svd_solver="full").fit(W[rows]).transform(W[ids])
+    assert np.array_equal(proj.points, expected)
+    # fitted on the shown rows alone, the axes differ: the larger sample is what was asked for
+    alone = projection.project(big, ids, "pca", fit_sample=0)
+    assert alone.parameters["fitted_rows"] == 4
+    assert np.allclose(alone.points, PCA(n_components=2, svd_solver="full").fit(W[ids]).transform(W[ids]))
+    assert not np.allclose(np.abs(alone.points), np.abs(proj.points))
+
+
+def test_pca_points_do_not_depend_on_the_order_of_the_rows(table):
+    ids = [30, 2, 17, 9, 25]
+    a = projection.project(table, ids, "pca", fit_sample=12)
+    b = projection.project(table, ids[::-1], "pca", fit_sample=12)
+    assert np.array_equal(a.points, b.points[::-1])
+    assert a.parameters == b.parameters
+
+
+def test_pca_signs_follow_sklearns_rule_on_the_fitted_rows(table):
+    # svd_flip(u_based_decision=False): each axis points so that its largest loading is positive;
+    # then the fitted rows' coordinates are their centred rows times those axes.
+    proj = projection.project(table, range(40), "pca")
+    W = table.W_E
+    centred = W - W.mean(axis=0)  # (V, D)
+    axes = np.linalg.lstsq(centred, proj.points, rcond=None)[0]  # (D, 2): the map the points came from
+    for axis in axes.T:
+        assert axis[np.argmax(np.abs(axis))] > 0
+
+
+def test_to_dict_is_json_and_names_the_fitted_rows(table):
+    import json
+
+    proj = projection.project(table, [1, 2, 3, 4], "pca", groups=["probe", "cosine", "dot", "sample"])
+    d = json.loads(json.dumps(proj.to_dict()))
+    assert d["parameters"] == {"fitted_rows": 40, "seed": 0}
+    assert d["ids"] == [1, 2, 3, 4] and d["groups"] == ["probe", "cosine", "dot", "sample"]
+    assert np.array_equal(np.array(d["points"]), proj.points)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "euclidean"])
+def test_tsne_is_sklearns_tsne_with_the_metric(table, metric):
+    from sklearn.manifold import TSNE
+
+    ids = list(range(25))
+    proj = projection.project(table, ids, "tsne", metric=metric, seed=4)
+    oracle = TSNE(n_components=2, perplexity=8.0, metric=metric, init="pca", random_state=4).fit_transform(
+        table.W_E[ids])
+    assert np.array_equal(proj.points, oracle.astype(np.float64))
+    assert proj.points.dtype == np.float64
+    assert proj.parameters == {"metric": metric, "perplexity": 8.0, "seed": 4}
+
+
+@pytest.mark.parametrize("metric", ["cosine", "euclidean"])
+def test_umap_is_umaps_own_call_with_the_metric(table, metric):
+    umap = pytest.importorskip("umap")
+    ids = list(range(25))
+    proj = projection.project(table, ids, "umap", metric=metric, seed=4)
+    oracle = umap.UMAP(n_components=2, n_neighbors=15, metric=metric, random_state=4, n_jobs=1).fit_transform(
+        table.W_E[ids])
+    assert np.array_equal(proj.points, np.asarray(oracle, dtype=np.float64))
+    assert proj.parameters == {"metric": metric, "n_neighbors": 15, "seed": 4}
+
+
+def test_cosine_is_the_default_and_differs_from_euclidean_where_lengths_differ(table):
+    # Rows scaled by very different lengths: cosine ignores the lengths, euclidean does not.
+    W = table.W_E * np.geomspace(0.1, 10.0, 40)[:, None]
+    scaled = EmbeddingTable(W)
+    ids = list(range(30))
+    default = projection.project(scaled, ids, "tsne")
+    assert default.parameters["metric"] == "cosine"
+    assert np.array_equal(default.points, projection.project(scaled, ids, "tsne", metric="cosine").points)
+    assert not np.allclose(default.points, projection.project(scaled, ids, "tsne", metric="euclidean").points)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"method": "pca", "metric": "cosine"}, r"metric='cosine' does not apply to method='pca': PCA keeps euclidean"),
+    ({"method": "pca", "metric": "euclidean"}, "PCA keeps euclidean variance"),
+    ({"method": "tsne", "metric": "manhattan"}, "unknown metric 'manhattan': expected one of cosine, euclidean"),
+    ({"method": "tsne", "fit_sample": 100}, "fit_sample=100 applies to method='pca' only"),
+    ({"method": "pca", "fit_sample": -1}, "fit_sample=-1 must be an int of at least 0"),
+])
+def test_options_that_do_not_fit_the_method(table, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        projection.project(table, list(range(10)), **kwargs)
 
 
 @pytest.mark.parametrize("method", ["tsne", "umap"])
@@ -102,7 +202,7 @@ def unit_rows():
 def test_pca_of_huge_or_tiny_rows_is_the_rows_transform_at_their_own_scale(unit_rows, exponent):
     rows = np.ldexp(unit_rows, exponent)  # exact: 0.8 * 2**exponent at most
     proj = projection.project(EmbeddingTable(rows), range(20), "pca")
-    expected = np.ldexp(PCA(n_components=2).fit_transform(unit_rows), exponent)  # (20, 2)
+    expected = np.ldexp(PCA(n_components=2, svd_solver="full").fit(unit_rows).transform(unit_rows), exponent)  # (20, 2)
     assert np.array_equal(proj.points, expected)
 
 
@@ -129,7 +229,8 @@ def test_ordinary_rows_are_not_rescaled(table):
     X = table.W_E[ids]  # largest entry about 2.5
     scaled, exponent = projection._unit_scale(X, *projection.SAFE_RANGE["pca"])
     assert scaled is X and exponent == 0
-    assert np.array_equal(projection.project(table, ids, "pca").points, PCA(n_components=2).fit_transform(X))
+    pca = PCA(n_components=2, svd_solver="full").fit(table.W_E)  # every row: V = 40 <= PCA_FIT_SAMPLE
+    assert np.array_equal(projection.project(table, ids, "pca").points, pca.transform(X))
 
 
 def test_pca_coordinates_beyond_float64_are_an_error():
@@ -138,3 +239,50 @@ def test_pca_coordinates_beyond_float64_are_an_error():
     rows = np.array([[1.7e308, 0.0], [-1.7e308, 0.0], [1.7e308, 0.0], [1.7e308, 1.0]])
     with pytest.raises(ValueError, match="PCA coordinates of these rows overflow float64"):
         projection.project(EmbeddingTable(rows), range(4), "pca")
+
+
+# -- the same call, the same points: drawn in two fresh processes, compared exactly ----------------
+
+DRAW_TWICE = """
+import sys
+import numpy as np
+from embedlab.engine.table import EmbeddingTable
+from embedlab.measure import projection
+
+small = EmbeddingTable(np.random.default_rng(3).normal(size=(40, 6)))
+wide = EmbeddingTable(np.random.default_rng(4).normal(size=(700, 120)))
+np.savez(sys.argv[1],
+         pca=projection.project(small, range(30), "pca").points,
+         pca_wide=projection.project(wide, range(0, 700, 7), "pca").points,
+         pca_sampled=projection.project(wide, range(0, 700, 7), "pca", fit_sample=300, seed=9).points,
+         tsne=projection.project(small, range(30), "tsne").points,
+         umap=projection.project(small, range(30), "umap").points)
+"""
+
+
+@pytest.mark.slow
+def test_the_same_call_draws_the_same_points_in_fresh_processes(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("umap")
+    import embedlab
+
+    env = {**os.environ, "PYTHONPATH": str(Path(embedlab.__file__).parents[1])}
+    runs = []
+    for name in ("first", "second"):
+        out = tmp_path / f"{name}.npz"
+        subprocess.run([sys.executable, "-c", DRAW_TWICE, str(out)], check=True, env=env, timeout=600)
+        runs.append(np.load(out))
+    first, second = runs
+    assert sorted(first.files) == ["pca", "pca_sampled", "pca_wide", "tsne", "umap"]
+    for key in first.files:
+        assert first[key].shape[1] == 2 and np.array_equal(first[key], second[key]), key
+    # The wide table is where sklearn's default would have picked its randomised solver (unseeded,
+    # random_state=None): 700 rows > 500 and D = 120 too wide for "covariance_eigh" (V < 10 D).
+    W = np.random.default_rng(4).normal(size=(700, 120))
+    assert PCA(n_components=2).fit(W)._fit_svd_solver == "randomized"
+    exact = PCA(n_components=2, svd_solver="full").fit(W).transform(W[::7])  # the oracle: exact SVD
+    assert np.array_equal(first["pca_wide"], exact)

@@ -160,7 +160,7 @@ def test_figure_text_holds_the_numbers_and_labels_drawn(pages, result):
     texts = {name: " ".join(f.texts) for name, f in zip(("projection", "norms", "cost", "params", "stretch", "scale"),
                                                          page.figures)}
     assert str(64 * 8) in texts["cost"]  # the one-hot product's bar label: V x D multiplications
-    assert "9" in norms.texts  # the longest row's label, as text
+    assert "9 (5)" in norms.texts  # the longest row's label (row 9, length 5), as text
     assert all(str(i) in projection.texts for i in result.cos_neighbors)
 
 

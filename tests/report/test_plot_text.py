@@ -178,7 +178,7 @@ def test_large_counts_read_in_millions_and_thousands():
 def test_a_tsne_title_names_the_method_as_the_field_does_and_rounds_its_settings(table):
     proj = projection.project(table, list(range(20)), "tsne", perplexity=52 / 3)  # 17.333...
     title = plots.projection_figure(proj, lang="en").axes[0].get_title()
-    assert title == "t-SNE of 20 rows of the array table (perplexity 17.3, seed 0)"
+    assert title == "t-SNE of 20 rows of the array table: keeps cosine neighbourhoods (perplexity 17.3, seed 0)"
 
 
 @pytest.mark.parametrize("value, shown", [(17.333333333333332, "17.3"), (30.0, "30"), (5, "5"), (400000, "400,000"),

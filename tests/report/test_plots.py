@@ -45,6 +45,40 @@ def test_too_small_size():
         plots.new_figure(50, 50)
 
 
+def label_boxes(fig, ax):
+    """The label texts of an axes and their boxes in pixels, measured once the figure is drawn."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    return [(t.get_text(), tuple(t.get_window_extent(renderer).extents)) for t in ax.texts]
+
+
+def assert_readable(fig, ax):
+    """No two labels overlap, every label lies inside the axes, a leader line for each moved label."""
+    from matplotlib.patches import FancyArrowPatch
+
+    from embedlab.report.labels import LEADER_MIN, overlapping_pairs
+
+    found = label_boxes(fig, ax)
+    boxes = [box for _, box in found]
+    assert overlapping_pairs(boxes) == []
+    x0, y0, x1, y1 = ax.get_window_extent().extents
+    assert all(x0 <= b[0] and y0 <= b[1] and b[2] <= x1 and b[3] <= y1 for b in boxes)
+    leaders = [a for a in ax.get_children() if isinstance(a, FancyArrowPatch)]
+    assert {id(a.patchA) for a in leaders} <= {id(t) for t in ax.texts}
+    return found, leaders, LEADER_MIN
+
+
+def unlabelled_note(fig):
+    import re
+
+    notes = [t.get_text() for t in fig.texts if "labelled" in t.get_text()]
+    assert len(notes) == 1
+    counts = re.fullmatch(r"(\d+) of (\d+) points labelled, (\d+) left unlabelled", notes[0])
+    shown, total, left = map(int, counts.groups())
+    assert shown + left == total
+    return shown, total
+
+
 def test_projection_points_are_the_projection(table):
     ids, groups = projection.choose_rows(table, "w0", k=4, sample=10)
     proj = projection.project(table, ids, "pca", groups=groups)
@@ -52,20 +86,84 @@ def test_projection_points_are_the_projection(table):
     ax = fig.axes[0]
     drawn = np.concatenate([c.get_offsets() for c in ax.collections])
     assert sorted(map(tuple, drawn.tolist())) == sorted(map(tuple, proj.points.tolist()))
-    assert [t.get_text() for t in ax.texts] == proj.labels
+    # labelled: the probe, every neighbour and the first 8 sample rows; all find room here
+    wanted = [lab for lab, g in zip(proj.labels, proj.groups) if g != "sample"]
+    wanted += [lab for lab, g in zip(proj.labels, proj.groups) if g == "sample"][:plots.SAMPLE_LABELS]
+    found, _, _ = assert_readable(fig, ax)
+    assert sorted(text for text, _ in found) == sorted(wanted)
+    assert found[0][0] == "w0"  # the probe is placed first
+    assert unlabelled_note(fig) == (len(wanted), len(proj.ids))
     assert _labelled(ax) and "PCA" in ax.get_title()
     assert any("only a view" in t.get_text() for t in fig.texts)
 
 
+def test_projection_titles_name_the_distance_kept_and_round_parameters(table):
+    ids = list(range(20))
+    pca = plots.projection_figure(projection.project(table, ids, "pca"), lang="en").axes[0].get_title()
+    assert pca == "PCA of 20 rows of the array table: directions of largest euclidean variance, fitted on 60 rows"
+    tsne = plots.projection_figure(projection.project(table, ids, "tsne"), lang="en").axes[0].get_title()
+    assert tsne == "t-SNE of 20 rows of the array table: keeps cosine neighbourhoods (perplexity 6.33, seed 0)"
+    pytest.importorskip("umap")
+    umap = plots.projection_figure(projection.project(table, ids, "umap", metric="euclidean", seed=2), lang="en")
+    assert umap.axes[0].get_title() == ("UMAP of 20 rows of the array table: keeps euclidean neighbourhoods "
+                                        "(n_neighbors 15, seed 2)")
+
+
+def test_a_dense_projection_labels_a_few_says_how_many_are_not_and_nothing_overlaps():
+    # 200 rows in a tight cloud at a small size: the probe and neighbours first, then a few samples.
+    rng = np.random.default_rng(8)
+    dense = EmbeddingTable(rng.normal(size=(400, 6)), vocabulary=[f"token{i}" for i in range(400)])
+    ids, groups = projection.choose_rows(dense, "token0", k=10, sample=180)
+    proj = projection.project(dense, ids, "pca", groups=groups)
+    fig = plots.projection_figure(proj, plots.new_figure(640, 480), lang="en")
+    ax = fig.axes[0]
+    found, leaders, _ = assert_readable(fig, ax)
+    shown, total = unlabelled_note(fig)
+    assert shown == len(found) and total == len(ids) and shown < total
+    assert shown <= sum(g != "sample" for g in groups) + plots.SAMPLE_LABELS
+    assert found[0][0] == "token0"
+    assert leaders  # in a dense cloud some labels are moved off their points, and keep a line to them
+
+
 def test_norms_figure_draws_the_histogram_and_the_longest_rows(table):
     dist = norm_distribution(table, top=4, bins=10)
-    ax = plots.norms_figure(dist).axes[0]
+    fig = plots.norms_figure(dist, lang="en")
+    ax = fig.axes[0]
     drawn = ax.patches[0]  # the stairs
     assert np.array_equal(drawn.get_data().values, dist.counts)
-    labelled = [t.get_text() for t in ax.texts]
     top_by_norm = np.argsort(-table.norms(), kind="stable")[:4]
-    assert labelled == [f"w{i}" for i in top_by_norm]
+    found, _, _ = assert_readable(fig, ax)
+    assert [text for text, _ in found] == [f"w{i} ({table.norms()[i]:.4g})" for i in top_by_norm]
+    marks = ax.collections[0].get_offsets()  # one mark per longest row, at its norm
+    assert np.allclose(marks[:, 0], table.norms()[top_by_norm])
+    assert ax.get_title().endswith("longest 4 labelled")
     assert _labelled(ax)
+
+
+@pytest.mark.parametrize("size", [(1200, 800), (640, 480)])
+def test_the_seed_norms_figure_labels_the_10_it_says(size):
+    # It said "longest 10 labelled" and drew 6: labels placed at heights top / 2**rank on the log axis
+    # fell below its bottom for rank >= 6, and matplotlib skips an annotation whose point is outside.
+    seed = EmbeddingTable(embed.make_table(embed.VOCAB, embed.DIM, embed.SEED))
+    dist = norm_distribution(seed, top=10)
+    fig = plots.norms_figure(dist, plots.new_figure(*size), lang="en")
+    ax = fig.axes[0]
+    found, leaders, _ = assert_readable(fig, ax)
+    assert len(found) == 10 and "longest 10 labelled" in ax.get_title()
+    assert [text.split(" ")[0] for text, _ in found] == [str(i) for i in dist.longest_ids]
+    assert leaders
+
+
+def test_norms_of_equal_rows_are_all_labelled_or_counted():
+    equal = EmbeddingTable(np.ones((40, 4)), vocabulary=[f"same{i}" for i in range(40)])  # every norm 2.0
+    fig = plots.norms_figure(norm_distribution(equal, top=40), lang="en")
+    ax = fig.axes[0]
+    found, _, _ = assert_readable(fig, ax)
+    title = ax.get_title()
+    if len(found) == 40:
+        assert "longest 40 labelled" in title
+    else:
+        assert f"longest {len(found)} labelled ({40 - len(found)} more marked, no room for their labels)" in title
 
 
 def test_stretch_figure_bars_are_the_scores(table):
@@ -166,7 +264,7 @@ def test_nearly_equal_norms_and_cosines_have_no_offset():
     rows = np.ones((50, 4))  # every row of length 2, up to 5e-8: norms and cosines nearly equal
     rows[:, 0] += np.arange(50) * 1e-9
     table = EmbeddingTable(rows, vocabulary=[f"w{i}" for i in range(50)])
-    assert not any(_offsets(plots.norms_figure(norm_distribution(table))))
+    assert not any(_offsets(plots.norms_figure(norm_distribution(table), lang="en")))
     assert not any(_offsets(plots.scale_figure(lab.compare_scale(table, 0, list(range(1, 11))))))
 
 

@@ -25,7 +25,7 @@ USER_ERRORS = (EmbedlabError, ValueError, IndexError, KeyError, TypeError, OSErr
 # Library parameter -> the flag that sets it, the same in every command that has it.
 FLAGS = {
     "k": "--k", "top": "--top", "show": "--show", "seed": "--seed", "base": "--base", "sample": "--sample",
-    "method": "--method", "perplexity": "--perplexity", "dtype": "--dtype", "positions": "--positions",
+    "method": "--method", "perplexity": "--perplexity", "metric": "--metric", "dtype": "--dtype", "positions": "--positions",
     "stretch_factor": "--stretch-factor", "growth_factor": "--growth", "n_queries": "--queries",
     "type_vocab": "--type-vocab", "other": "--other", "factor": "--factor", "target_V": "--target-vocab",
     "V": "--vocab", "D": "--d-model", "T_max": "--max-positions", "max_positions": "--max-positions",

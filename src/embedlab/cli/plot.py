@@ -10,6 +10,7 @@ from . import arguments
 
 
 PROJECTION_METHODS = ("pca", "tsne", "umap")  # projection.METHODS, without importing NumPy here
+PROJECTION_METRICS = ("cosine", "euclidean")  # projection.METRICS, likewise
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -68,6 +69,9 @@ def _check_options(args: argparse.Namespace) -> None:
         return
     if args.perplexity is not None and args.method != "tsne":
         args.usage_error(f"--perplexity applies to --method tsne only, not --method {args.method or 'pca'}")
+    if args.metric is not None and (args.method or "pca") == "pca":
+        args.usage_error(f"--metric {args.metric} applies to --method tsne or umap only: PCA keeps euclidean "
+                         f"variance (its axes are the directions of largest variance) and has no metric to choose")
     if args.tokens is not None:
         given = [f"--{name}" for name in ("probe", "k", "sample") if getattr(args, name) is not None]
         if given:
@@ -88,9 +92,13 @@ ADD_OPTION = {
     "k": lambda p: p.add_argument("--k", type=int, help="neighbours per list (default 10, 5 in the neighbors "
                                                         "figure; V - 1 on a smaller table)"),
     "sample": lambda p: p.add_argument("--sample", type=int, help="random rows added to the projection (default 40)"),
-    "seed": lambda p: p.add_argument("--seed", type=int, help="random seed of the sample, t-SNE and UMAP (default 0)"),
+    "seed": lambda p: p.add_argument("--seed", type=int, help="random seed of the sample, of the rows PCA is "
+                                                              "fitted on, of t-SNE and UMAP (default 0)"),
     "perplexity": lambda p: p.add_argument("--perplexity", type=float,
                                            help="t-SNE perplexity, below the number of points (with --method tsne)"),
+    "metric": lambda p: p.add_argument("--metric", choices=PROJECTION_METRICS,
+                                       help="the distance t-SNE and UMAP keep (default cosine, as the neighbour "
+                                            "lists; with --method tsne or umap)"),
     "top": lambda p: p.add_argument("--top", type=int, help="longest rows labelled (default 10, or V when smaller)"),
     "stretch_factor": lambda p: p.add_argument("--stretch-factor", type=float,
                                                help="factor of the stretched row (default 4.0)"),
@@ -102,7 +110,8 @@ ADD_OPTION = {
 }
 # figure -> help; each takes the options of embedlab.figures.OPTIONS
 FIGURES = {
-    "projection": "a 2-D projection of the probe, its neighbours and a sample (or --tokens)",
+    "projection": "a 2-D projection of the probe, its neighbours and a sample (or --tokens); the title names "
+                  "the distance it keeps",
     "norms": "the distribution of row lengths, the longest rows labelled",
     "neighbors": "the probe's neighbours by cosine and by dot, before and after one row is stretched",
     "scale": "the probe and its neighbours before and after the sqrt(D) scaling",

@@ -7,12 +7,24 @@ deterministic: fixed random seeds, and the same call gives the same points.
 
 Methods (scikit-learn and umap-learn, the ``plots`` extra):
 
-* ``pca``: ``sklearn.decomposition.PCA(n_components=2)`` on the chosen rows
-  (``n_components=3`` with ``dims=3``, as for the other two).
-* ``tsne``: ``sklearn.manifold.TSNE`` (van der Maaten and Hinton 2008); its
-  perplexity must be below the number of points.
-* ``umap``: ``umap.UMAP`` (McInnes et al. 2018); ``n_neighbors`` must be below
-  the number of points.
+* ``pca``: ``sklearn.decomposition.PCA(n_components=2, svd_solver="full")``
+  (``n_components=3`` with ``dims=3``, as for the other two)
+  fitted on a larger sample than the rows shown (``PCA_FIT_SAMPLE`` rows drawn
+  with the seed, plus the shown rows), then the shown rows transformed: the two
+  axes are the table's directions of largest euclidean variance, not those of
+  a few dozen chosen rows. PCA keeps euclidean geometry only, so it takes no
+  ``metric``.
+* ``tsne``: ``sklearn.manifold.TSNE`` (van der Maaten and Hinton 2008) with
+  ``metric`` (cosine by default, as the neighbour lists) and ``init="pca"``;
+  its perplexity must be below the number of points.
+* ``umap``: ``umap.UMAP`` (McInnes et al. 2018) with ``metric``;
+  ``n_neighbors`` must be below the number of points.
+
+Determinism: PCA uses the exact solver (sklearn's ``"auto"`` would pick a
+randomised one above 500 rows or columns) and sklearn's sign rule (``svd_flip``:
+each component's largest loading is positive); t-SNE (and the PCA that starts
+it) and UMAP get ``random_state=seed`` (UMAP then runs on one thread). The
+fitting sample is sorted by id, so the order of ``ids`` does not change the fit.
 
 Tables with huge or tiny entries (float64 up to 1e308, down to 1e-308) are
 divided by a power of two before fitting (see ``project``): the libraries
@@ -33,9 +45,14 @@ import numpy as np
 from ..errors import ChoiceError, MissingExtraError, SizeError
 from ..engine.table import EmbeddingTable
 
-__all__ = ["rows_from_lists", "METHODS", "Projection", "choose_rows", "project", "unfit_reason"]
+__all__ = ["rows_from_lists", "METHODS", "METRICS", "PCA_FIT_SAMPLE", "Projection", "choose_rows", "pca_fit_rows",
+           "project", "unfit_reason"]
 
 METHODS = ("pca", "tsne", "umap")
+# The distances t-SNE and UMAP may keep; cosine first, the default, as in the neighbour lists.
+METRICS = ("cosine", "euclidean")
+# Rows PCA is fitted on, besides the rows shown: enough that the axes are the table's, not the sample's.
+PCA_FIT_SAMPLE = 5000
 MIN_POINTS = {"pca": 3, "tsne": 4, "umap": 4}
 # Largest |entry| of the chosen rows that a method is given as it is; beyond, the rows are
 # divided by a power of two first. PCA works in float64 and squares entries (variances);
@@ -65,7 +82,10 @@ class Projection:
     method : str
         ``pca``, ``tsne`` or ``umap``.
     parameters : dict
-        The settings the method ran with (seed, perplexity, n_neighbors).
+        The settings the method ran with: PCA ``fitted_rows`` (how many rows
+        the axes were fitted on) and ``seed`` (of that sample); t-SNE
+        ``metric``, ``perplexity``, ``seed``; UMAP ``metric``,
+        ``n_neighbors``, ``seed``.
     table : str
         Which table: its source name.
     """
@@ -77,6 +97,12 @@ class Projection:
     method: str
     parameters: dict[str, Any]
     table: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as a JSON-able dict: ids and points as lists (points ``[x, y]``, float64)."""
+        return {"table": self.table, "method": self.method, "parameters": dict(self.parameters),
+                "ids": self.ids.tolist(), "labels": list(self.labels), "groups": list(self.groups),
+                "points": self.points.tolist()}
 
 
 def choose_rows(table: EmbeddingTable, probe: int | str, *, k: int = 10, sample: int = 40,
@@ -127,7 +153,7 @@ def rows_from_lists(V: int, probe: int, cos_ids: Sequence[int], dot_ids: Sequenc
 
 def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, groups: Sequence[str] | None = None,
             seed: int = 0, perplexity: float | None = None, n_neighbors: int | None = None,
-            dims: int = 2) -> Projection:
+            dims: int = 2, metric: str | None = None, fit_sample: int | None = None) -> Projection:
     """Project the rows ``ids`` of a table to 2-D (or 3-D).
 
     Parameters
@@ -139,36 +165,45 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
     groups : sequence of str, optional
         Why each row was chosen (see ``Projection``); ``chosen`` by default.
     seed : int
-        Random seed of t-SNE and UMAP (PCA is deterministic).
+        Random seed of t-SNE and UMAP, and of the sample PCA is fitted on.
     perplexity : float, optional
         t-SNE perplexity, ``0 < perplexity < n``; default ``min(30, (n - 1) / 3)``.
     n_neighbors : int, optional
         UMAP neighbourhood size, ``2 <= n_neighbors < n``; default ``min(15, n - 1)``.
     dims : {2, 3}
         Coordinates per point (``n_components`` of each method).
+    metric : {"cosine", "euclidean"}, optional
+        The distance t-SNE and UMAP keep; default ``"cosine"`` (the neighbour
+        lists' own). PCA takes none: it keeps euclidean variance.
+    fit_sample : int, optional
+        PCA only: rows drawn with ``seed`` to fit the axes on, besides the
+        rows shown; default ``PCA_FIT_SAMPLE`` (5000), capped at V.
 
     Returns
     -------
     Projection
-        For PCA, the points are sklearn's ``PCA(n_components=2).fit_transform``
-        of the rows. When the rows' largest |entry| lies outside
-        ``SAFE_RANGE[method]`` (PCA: [1e-100, 1e100]), the rows are divided by
-        the power of two ``2**e`` that brings it into [0.5, 1) before fitting,
-        which is exact (only entries 2**1022 times smaller than the largest
-        become subnormal or zero); PCA's points are then multiplied by ``2**e``,
-        so they equal ``2**e * PCA().fit_transform(rows / 2**e)``, the rows'
-        transform up to that exact scale. t-SNE and UMAP pictures do not
-        depend on a common scale of the rows, so their points stay as fitted
-        (arbitrary units either way).
+        For PCA, the points are
+        ``PCA(n_components=2, svd_solver="full").fit(table[F]).transform(table[ids])``
+        with F = ``pca_fit_rows(V, ids, fit_sample, seed)``; ``parameters``
+        says ``fitted_rows = len(F)``. When the fitted rows' largest |entry|
+        lies outside ``SAFE_RANGE[method]`` (PCA: [1e-100, 1e100]), the rows
+        are divided by the power of two ``2**e`` that brings it into
+        [0.5, 1) before fitting, which is exact (only entries 2**1022 times
+        smaller than the largest become subnormal or zero); PCA's points are
+        then multiplied by ``2**e``, the transform up to that exact scale.
+        t-SNE and UMAP pictures do not depend on a common scale of the rows,
+        so their points stay as fitted (arbitrary units either way).
 
     Raises
     ------
     ValueError
-        For an unknown method or dims, repeated ids, too few points for the method,
-        a table too narrow for it (PCA and t-SNE need D >= 2), or a
-        perplexity / n_neighbors that does not fit the number of points
-        (checked before fitting; the message names both numbers); for PCA
-        points that overflow float64 once multiplied back (entries near 1e308).
+        For an unknown method, dims or metric, a metric with PCA (it keeps
+        euclidean variance only), a fit_sample with t-SNE or UMAP or below 0,
+        repeated ids, too few points for the method, a table too narrow for it
+        (PCA and t-SNE need D >= dims), or a perplexity / n_neighbors that does
+        not fit the number of points (checked before fitting; the message
+        names both numbers); for PCA points that overflow float64 once
+        multiplied back (entries near 1e308).
     MissingExtraError
         When scikit-learn or umap-learn is not installed.
     """
@@ -178,6 +213,7 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
     if isinstance(dims, bool) or not isinstance(dims, numbers.Integral) or dims not in (2, 3):
         raise ChoiceError(f"dims={dims!r}: a projection has 2 or 3 coordinates per point", parameter="dims",
                           value=dims, expected="2 or 3")
+    metric = _check_metric(metric, method)
     ids = np.asarray([table.token_id(i) for i in ids], dtype=np.int64)  # (n,)
     n = ids.size
     if len(set(ids.tolist())) != n:
@@ -185,18 +221,48 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
     reason = unfit_reason(method, n, table.D, dims)
     if reason is not None:
         raise ValueError(reason)
-    X, exponent = _unit_scale(table.lookup(ids).astype(np.float64), *SAFE_RANGE[method])  # (n, D), rows / 2**exponent
     if method == "pca":
-        points, params = _scale_back(_pca(X, dims), exponent), {}
-    elif method == "tsne":
-        perplexity = _check_perplexity(perplexity, n)
-        points, params = _tsne(X, perplexity, seed, dims), {"perplexity": perplexity, "seed": seed}
+        fit_ids = pca_fit_rows(table.V, ids, _check_fit_sample(fit_sample), seed)  # (m,) sorted, m >= n
+        X, exponent = _unit_scale(table.lookup(fit_ids).astype(np.float64), *SAFE_RANGE[method])  # (m, D)
+        shown = np.searchsorted(fit_ids, ids)  # (n,) where each shown row sits among the fitted rows
+        points = _scale_back(_pca(X, X[shown], dims), exponent)
+        params: dict[str, Any] = {"fitted_rows": int(fit_ids.size), "seed": seed}
     else:
-        n_neighbors = _check_neighbors(n_neighbors, n)
-        points, params = _umap(X, n_neighbors, seed, dims), {"n_neighbors": n_neighbors, "seed": seed}
+        if fit_sample is not None:
+            raise ValueError(f"fit_sample={fit_sample} applies to method='pca' only, not method={method!r}: "
+                             f"{method} is fitted on the rows it shows")
+        X, _ = _unit_scale(table.lookup(ids).astype(np.float64), *SAFE_RANGE[method])  # (n, D), rows / 2**e
+        if method == "tsne":
+            perplexity = _check_perplexity(perplexity, n)
+            points = _tsne(X, perplexity, metric, seed, dims)
+            params = {"metric": metric, "perplexity": perplexity, "seed": seed}
+        else:
+            n_neighbors = _check_neighbors(n_neighbors, n)
+            points = _umap(X, n_neighbors, metric, seed, dims)
+            params = {"metric": metric, "n_neighbors": n_neighbors, "seed": seed}
     labels = [table.token(int(i)) or str(int(i)) for i in ids]
     return Projection(ids=ids, labels=labels, groups=list(groups or ["chosen"] * n), points=points,
                       method=method, parameters=params, table=table.provenance.source)
+
+
+def pca_fit_rows(V: int, ids: Sequence[int], sample: int = PCA_FIT_SAMPLE, seed: int = 0) -> np.ndarray:
+    """The rows PCA is fitted on: ``min(sample, V)`` of the V rows drawn with ``seed``
+    (all V when ``sample >= V``), together with the shown ``ids``; sorted, no repeats.
+
+    Returns an int64 array of shape (m,), ``len(ids) <= m <= min(V, sample + len(ids))``.
+    The same (V, ids, sample, seed) gives the same rows in any process, and the
+    order of ``ids`` does not matter.
+
+    >>> pca_fit_rows(10, [7, 2], sample=3, seed=0).tolist()
+    [2, 5, 6, 7, 9]
+    >>> pca_fit_rows(5, [4], sample=5000).tolist()
+    [0, 1, 2, 3, 4]
+    """
+    shown = np.asarray(ids, dtype=np.int64)  # (n,)
+    if sample >= V:
+        return np.arange(V, dtype=np.int64)
+    drawn = np.random.default_rng(seed).choice(V, size=sample, replace=False)  # (sample,)
+    return np.union1d(drawn, shown).astype(np.int64)
 
 
 def unfit_reason(method: str, n: int, D: int, dims: int = 2) -> str | None:
@@ -243,6 +309,31 @@ def _scale_back(points: np.ndarray, exponent: int) -> np.ndarray:
     return scaled
 
 
+def _check_metric(metric: str | None, method: str) -> str | None:
+    """The metric t-SNE or UMAP runs with (cosine by default); None for PCA, which refuses one."""
+    if method == "pca":
+        if metric is not None:
+            raise ValueError(f"metric={metric!r} does not apply to method='pca': PCA keeps euclidean variance "
+                             f"(its axes are directions of largest variance); use method='tsne' or 'umap' "
+                             f"to keep {metric} distances")
+        return None
+    if metric is None:
+        return METRICS[0]
+    if metric not in METRICS:
+        raise ChoiceError(f"unknown metric {metric!r}: expected one of {', '.join(METRICS)}", parameter="metric",
+                          value=metric, expected=f"one of {', '.join(METRICS)}")
+    return metric
+
+
+def _check_fit_sample(fit_sample: int | None) -> int:
+    if fit_sample is None:
+        return PCA_FIT_SAMPLE
+    if isinstance(fit_sample, bool) or not isinstance(fit_sample, (int, np.integer)) or fit_sample < 0:
+        raise SizeError(f"fit_sample={fit_sample!r} must be an int of at least 0", parameter="fit_sample",
+                        value=fit_sample, expected="an int of at least 0")
+    return int(fit_sample)
+
+
 def _check_perplexity(perplexity: float | None, n: int) -> float:
     if perplexity is None:
         return min(30.0, (n - 1) / 3)
@@ -263,18 +354,24 @@ def _check_neighbors(n_neighbors: int | None, n: int) -> int:
     return int(n_neighbors)
 
 
-def _pca(X: np.ndarray, dims: int) -> np.ndarray:
+def _pca(X_fit: np.ndarray, X_shown: np.ndarray, dims: int) -> np.ndarray:
+    """PCA axes fitted on X_fit (m, D), the rows X_shown (n, D) projected onto them: (n, dims)."""
     decomposition = _sklearn("decomposition")
-    return decomposition.PCA(n_components=dims).fit_transform(X)  # (n, dims)
+    # "full": the exact LAPACK SVD, no random start. sklearn's "auto" picks a randomised
+    # solver (seeded by random_state=None: a new picture each run) above 500 rows or columns.
+    pca = decomposition.PCA(n_components=dims, svd_solver="full").fit(X_fit)
+    return pca.transform(X_shown)  # (n, dims)
 
 
-def _tsne(X: np.ndarray, perplexity: float, seed: int, dims: int) -> np.ndarray:
+def _tsne(X: np.ndarray, perplexity: float, metric: str, seed: int, dims: int) -> np.ndarray:
     manifold = _sklearn("manifold")
-    tsne = manifold.TSNE(n_components=dims, perplexity=perplexity, init="pca", random_state=seed)
-    return tsne.fit_transform(X)  # (n, dims)
+    # init="pca" works with any metric but "precomputed" (sklearn's TSNE docs); the PCA start
+    # is seeded by random_state too.
+    tsne = manifold.TSNE(n_components=dims, perplexity=perplexity, metric=metric, init="pca", random_state=seed)
+    return np.asarray(tsne.fit_transform(X), dtype=np.float64)  # (n, dims); sklearn returns float32
 
 
-def _umap(X: np.ndarray, n_neighbors: int, seed: int, dims: int) -> np.ndarray:
+def _umap(X: np.ndarray, n_neighbors: int, metric: str, seed: int, dims: int) -> np.ndarray:
     try:
         with warnings.catch_warnings():
             # umap-learn warns at import that TensorFlow (for ParametricUMAP) is absent.
@@ -283,7 +380,7 @@ def _umap(X: np.ndarray, n_neighbors: int, seed: int, dims: int) -> np.ndarray:
     except ImportError:
         raise MissingExtraError.for_module("umap-learn", "UMAP projections", ("plots",)) from None
     # n_jobs=1: a fixed random_state runs single-threaded anyway (umap warns otherwise).
-    reducer = umap.UMAP(n_components=dims, n_neighbors=n_neighbors, random_state=seed, n_jobs=1)
+    reducer = umap.UMAP(n_components=dims, n_neighbors=n_neighbors, metric=metric, random_state=seed, n_jobs=1)
     return np.asarray(reducer.fit_transform(X), dtype=np.float64)  # (n, dims)
 
 

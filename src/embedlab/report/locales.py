@@ -103,6 +103,12 @@ WORDS: dict[str, dict[str, object]] = {
             "{rms_plain}, 곱한 뒤 {rms_scaled}), 영벡터에는 방향이 없다. 이 실험실의 규칙에 따라 영벡터와의 코사인은 0.0이다."
         ),
         "figures": {
+            "projection_pca": ": 유클리드 분산이 가장 큰 방향 ({fitted}개 행으로 맞춤)",
+            "projection_keeps": ": {metric} 이웃 관계를 지킨다 ({settings})",
+            "metric_cosine": "코사인",
+            "metric_euclidean": "유클리드",
+            "labelled_note": "점 {total}개 중 {placed}개에 이름표, {left}개는 이름표 없음",
+            "norms_unplaced": " (나머지 {more}개는 표시만: 이름표 자리가 없다)",
             "compress_title": "{table}: 벡터를 줄여도 남는 이웃 (쿼리 {queries}개, k = {k})",
             "compress_bytes": "토큰 하나의 바이트 (로그 눈금)",
             "compress_recall": "recall@{k} (정확한 상위 {k}개 중 남은 몫)",
@@ -263,6 +269,12 @@ WORDS: dict[str, dict[str, object]] = {
             "lab's rule its cosine with any vector is 0.0."
         ),
         "figures": {
+            "projection_pca": ": directions of largest euclidean variance, fitted on {fitted} rows",
+            "projection_keeps": ": keeps {metric} neighbourhoods ({settings})",
+            "metric_cosine": "cosine",
+            "metric_euclidean": "euclidean",
+            "labelled_note": "{placed} of {total} points labelled, {left} left unlabelled",
+            "norms_unplaced": " ({more} more marked, no room for their labels)",
             "compress_title": "{table}: neighbours kept as the vectors shrink ({queries} queries, k = {k})",
             "compress_bytes": "bytes per token (log scale)",
             "compress_recall": "recall@{k} (share of the exact top {k} kept)",
@@ -416,6 +428,12 @@ WORDS: dict[str, dict[str, object]] = {
             "コサインは 0.0 とする。"
         ),
         "figures": {
+            "projection_pca": "：ユークリッド分散が最大の方向（{fitted} 行で当てはめ）",
+            "projection_keeps": "：{metric}の近傍を保つ（{settings}）",
+            "metric_cosine": "コサイン",
+            "metric_euclidean": "ユークリッド距離",
+            "labelled_note": "点 {total} 個のうち {placed} 個にラベル、{left} 個はラベルなし",
+            "norms_unplaced": "（ほか {more} 個は印のみ：ラベルの場所がない）",
             "compress_title": "{table}：ベクトルを縮めたときに残る近傍（クエリ {queries} 個、k = {k}）",
             "compress_bytes": "トークン 1 個のバイト数（対数目盛）",
             "compress_recall": "recall@{k}（正確な上位 {k} 個のうち残った割合）",
@@ -567,6 +585,12 @@ WORDS: dict[str, dict[str, object]] = {
             "变为 {rms_scaled}），零向量没有方向；按本实验的规则，与零向量的余弦为 0.0。"
         ),
         "figures": {
+            "projection_pca": "：欧氏方差最大的方向（在 {fitted} 行上拟合）",
+            "projection_keeps": "：保留{metric}近邻关系（{settings}）",
+            "metric_cosine": "余弦",
+            "metric_euclidean": "欧氏距离",
+            "labelled_note": "{total} 个点中 {placed} 个有标签，{left} 个未加标签",
+            "norms_unplaced": "（另有 {more} 个只作标记：没有放标签的位置）",
             "compress_title": "{table}：向量压缩后保留的近邻（{queries} 个查询，k = {k}）",
             "compress_bytes": "每个词元的字节数（对数刻度）",
             "compress_recall": "recall@{k}（精确前 {k} 个中保留的比例）",

@@ -49,6 +49,8 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # Unicode category Cc: no glyph 
 # Figure -> tokens whose characters no font has, for callers that report them (the CLI's note);
 # weak keys: an entry goes with its figure.
 _UNDRAWN: "weakref.WeakKeyDictionary[Any, tuple[str, ...]]" = weakref.WeakKeyDictionary()
+SAMPLE_LABELS = 8  # sample rows labelled besides the probe and its neighbours: a few, not the cloud
+MAX_LABELS = 60  # labels asked of the placer at most; the rest are counted as unlabelled
 
 
 def new_figure(width: int = 1200, height: int = 800) -> Any:
@@ -131,13 +133,19 @@ def undrawn_tokens(fig: Any) -> tuple[str, ...]:
 
 
 def projection_figure(proj: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
-    """Scatter of a ``projection.Projection``: one labelled point per row, coloured by group.
+    """Scatter of a ``projection.Projection``: one point per row, coloured by group.
 
-    The title names the method as the field does (``METHOD_NAMES``) and its
-    settings rounded (``settings_text``).
+    The probe, its neighbours and the first ``SAMPLE_LABELS`` sample rows (or
+    every chosen row) are labelled, placed by ``labels.place_labels`` without
+    overlap; a note at the bottom right says how many points were left
+    unlabelled. The title names the method as the field does
+    (``METHOD_NAMES``), the distance it keeps and its settings rounded
+    (``settings_text``).
 
     Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
     """
+    from . import labels
+
     words = _words(lang)
     fig = fig or new_figure()
     ax = fig.add_subplot()
@@ -147,40 +155,99 @@ def projection_figure(proj: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAG
             pts = proj.points[mask]
             ax.scatter(pts[:, 0], pts[:, 1], s=90 if group == "probe" else 25, c=color,
                        marker="*" if group == "probe" else "o", label=words[f"group_{group}"], zorder=3)
-    for (x, y), label in zip(proj.points, proj.labels):
-        ax.annotate(_drawn(label), (x, y), fontsize=8, xytext=(3, 3), textcoords="offset points")
     method = METHOD_NAMES.get(proj.method, proj.method)
-    settings = settings_text(proj.parameters)
-    ax.set_title(words["projection_title"].format(method=method, rows=format_value(len(proj.ids)), table=proj.table)
-                 + (f" ({settings})" if settings else ""))
+    ax.set_title(_projection_title(proj, words))
     ax.set_xlabel(words["projection_axis"].format(method=method, axis=1))
     ax.set_ylabel(words["projection_axis"].format(method=method, axis=2))
-    ax.legend(loc="best", fontsize=8)
-    return _finish(fig, words, tokens=proj.labels, notes=[words["projection_note"]])
+    # Outside the axes, at the right: inside, it hid points wherever "best" put it.
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=8)
+    _finish(fig, words, tokens=proj.labels, notes=[words["projection_note"]])  # before the labels: it sets the layout
+    wanted = _labelled_rows(proj.groups)
+    placement = labels.place_labels(ax, proj.points[wanted], [_drawn(proj.labels[i]) for i in wanted],
+                                    points=proj.points, family=list(fonts.families()))
+    placed = len(placement.placed)
+    fig.text(0.99, 0.005, words["labelled_note"].format(placed=format_value(placed), total=format_value(len(proj.ids)),
+                                                         left=format_value(len(proj.ids) - placed)),
+             fontsize=NOTE_SIZE, color="#404040", ha="right", va="bottom", fontfamily=list(fonts.families()))
+    return fig
+
+
+def _labelled_rows(groups: list[str]) -> list[int]:
+    """Rows to label, most important first: the probe, its neighbours (or every chosen row), then
+    the first ``SAMPLE_LABELS`` sample rows; at most ``MAX_LABELS``."""
+    rank = {"probe": 0, "both": 1, "cosine": 2, "dot": 3, "chosen": 4}
+    first = sorted((i for i, g in enumerate(groups) if g in rank), key=lambda i: (rank[groups[i]], i))
+    sample = [i for i, g in enumerate(groups) if g not in rank][:SAMPLE_LABELS]
+    return (first + sample)[:MAX_LABELS]
+
+
+def _projection_title(proj: Any, words: dict[str, str]) -> str:
+    """What was projected and which distance the picture keeps, parameters rounded for people."""
+    method = METHOD_NAMES.get(proj.method, proj.method)
+    what = words["projection_title"].format(method=method, rows=format_value(len(proj.ids)), table=proj.table)
+    p = proj.parameters
+    if proj.method == "pca":
+        fitted = p.get("fitted_rows")
+        return what + (words["projection_pca"].format(fitted=format_value(fitted)) if fitted else "")
+    settings = settings_text({k: v for k, v in p.items() if k != "metric"})
+    return what + words["projection_keeps"].format(metric=words[f"metric_{p.get('metric', 'euclidean')}"],
+                                                   settings=settings)
 
 
 def norms_figure(dist: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
-    """Histogram of row norms (``norms.NormDistribution``), the longest rows labelled.
+    """Histogram of row norms (``norms.NormDistribution``), the longest rows marked and labelled.
+
+    Each longest row is a mark at its norm on top of its bar; its label
+    (token and norm) is placed by ``labels.place_labels``. The title's count
+    is the number of labels drawn; a row that found no place is named as
+    marked but unlabelled.
 
     Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
     """
+    import numpy as np
+
+    from . import labels
+
     words = _words(lang)
     fig = fig or new_figure()
     ax = fig.add_subplot()
     ax.stairs(dist.counts, dist.edges, fill=True, color=PALETTE["rows"], label=words["norms_bins"])
     ax.set_yscale("log")
     top = max(int(dist.counts.max()), 1)
-    for rank, (norm, label) in enumerate(zip(dist.longest_norms, dist.longest_labels)):
-        ax.axvline(norm, color=PALETTE["longest"], linewidth=0.8,
-                   label=words["norms_longest"] if rank == 0 else "_longest")
-        ax.annotate(_drawn(label), (norm, top / (2 ** rank)), fontsize=8, rotation=90, ha="right", va="top")
-    ax.set_title(words["norms_title"].format(table=dist.table, rows=format_value(int(dist.counts.sum())),
-                                             top=format_value(len(dist.longest_ids))))
+    anchors = _bar_tops(dist)  # (top, 2): each longest row's norm and the height of its bar
+    ax.scatter(anchors[:, 0], anchors[:, 1], marker="v", s=30, c=PALETTE["longest"], zorder=3,
+               label=words["norms_longest"])
+    # Room above the bars for a row of labels rising from 2x the tallest bar: the log axis reaches 60x.
+    ax.set_ylim(0.5, top * 60)
     ax.set_xlabel(words["norms_axis"])
     ax.set_ylabel(words["norms_rows"])
     ax.legend(loc="upper left", fontsize=8)
     _min_span(ax, "x", 1e-3 * max(abs(float(dist.edges[0])), abs(float(dist.edges[-1]))))
-    return _finish(fig, words, tokens=dist.longest_labels)
+    ax.set_title(_norms_title(dist, len(dist.longest_ids), words))
+    _finish(fig, words, tokens=dist.longest_labels)  # before the labels: it sets the layout
+    texts = [f"{_drawn(label)} ({norm:.4g})" for label, norm in zip(dist.longest_labels, dist.longest_norms)]
+    row = np.column_stack([anchors[:, 0], np.full(len(anchors), top * 2.0)])  # (top, 2) where the labels start
+    placement = labels.place_labels(ax, anchors, texts, start=row, direction="x", rotation=90,
+                                    family=list(fonts.families()))
+    if placement.unplaced:
+        ax.set_title(_drawn(_norms_title(dist, len(placement.placed), words)))
+    return fig
+
+
+def _norms_title(dist: Any, labelled: int, words: dict[str, str]) -> str:
+    marked = len(dist.longest_ids)
+    title = words["norms_title"].format(table=dist.table, rows=format_value(int(dist.counts.sum())),
+                                        top=format_value(labelled))
+    return title if labelled == marked else title + words["norms_unplaced"].format(more=format_value(marked - labelled))
+
+
+def _bar_tops(dist: Any) -> Any:
+    """(top, 2) points: each longest row's norm, and the height of the histogram bar it falls in."""
+    import numpy as np
+
+    norms = np.asarray(dist.longest_norms, dtype=np.float64)  # (top,)
+    bins = np.clip(np.searchsorted(dist.edges, norms, side="right") - 1, 0, len(dist.counts) - 1)  # (top,)
+    return np.column_stack([norms, np.maximum(dist.counts[bins], 1)]).astype(np.float64)  # (top, 2)
 
 
 def stretch_figure(cmp: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
