@@ -130,7 +130,7 @@ class CodedScan:
             t1 = min(T, t0 + per_block)
             ids = np.arange(t0 * TILE, t1 * TILE, dtype=np.int64)  # (b,)
             ids[ids >= codes.V] = -1  # padding rows past V
-            tiles, terms = codes.packed[t0:t1], self.table.terms[:, t0 * TILE:t1 * TILE]
+            tiles, terms = codes.packed[t0:t1], self.table.terms[:, t0 * TILE:t1 * TILE]  # rows contiguous
             start = 0
             while start >= 0:
                 start = self._kernel(floor, tiles, ids, terms, heap, cand_ids, cand_up, counts,
@@ -144,8 +144,8 @@ class CodedScan:
 
     def _kernel(self, floor, tiles, ids, terms, heap, cand_ids, cand_up, counts, *, collect, start) -> int:
         q = self.queries
-        return self.screen_rows(q.codes, q.alpha, q.beta, q.top, self.own, floor, tiles, ids, terms, heap,
-                                cand_ids, cand_up, counts, collect, start)
+        return self.screen_rows(q.codes, q.alpha, q.beta, q.top, self.own, floor, tiles, ids, terms[0], terms[1],
+                                terms[2], heap, cand_ids, cand_up, counts, collect, start)
 
     def _settle(self, qi: int, floor, cand_ids, cand_up, counts) -> None:
         """Keep only the exact top-k of query qi's candidates; their k-th score becomes a bar."""

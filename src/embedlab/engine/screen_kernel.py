@@ -27,7 +27,7 @@ SLACK = 2.0**-46
 
 
 @njit(nogil=True, cache=True)
-def screen_rows(codes, alpha, beta, top, own, floor, tiles, ids, terms, heap, cand_ids, cand_up, counts,
+def screen_rows(codes, alpha, beta, top, own, floor, tiles, ids, a, b, c, heap, cand_ids, cand_up, counts,
                 collect, start):  # pragma: no cover - compiled; exercised through coded_scan
     """Screen one block of rows for m4 queries; returns -1 when done, or the tile where it stopped.
 
@@ -35,8 +35,8 @@ def screen_rows(codes, alpha, beta, top, own, floor, tiles, ids, terms, heap, ca
     (m4,) float64 and own (m4,) int64 (-1: none), as in ``codes.QueryCodes``
     (``floor``: a bar already certified, e.g. by a sample of rows); tiles
     (T, D2, 16, 2) int16 and ids (T*16,) int64 (-1: padding): the block's
-    packed codes and row ids; terms (3, T*16) float64: ``a, b, c`` of those
-    rows. heap (m4, K) float64: each query's K best lower bounds (a min-heap,
+    packed codes and row ids; a, b, c (T*16,) float64: the terms of those
+    rows' bounds (``codes.row_terms``), each contiguous. heap (m4, K) float64: each query's K best lower bounds (a min-heap,
     -inf empty). cand_ids (m4, C) int64, cand_up (m4, C) float64, counts
     (m4,) int64: the candidates so far and their upper bounds (only with
     ``collect``; without it the pass only raises the heap). Work runs over
@@ -64,8 +64,8 @@ def screen_rows(codes, alpha, beta, top, own, floor, tiles, ids, terms, heap, ca
             hits = 0
             for j in range(16):  # vectorised: any upper bound at the bar?
                 r = rt * 16 + j
-                center = terms[0, r] * block[i * 16 + j]
-                err = alpha[qi] * terms[1, r] + beta[qi] * terms[2, r]
+                center = a[r] * block[i * 16 + j]
+                err = alpha[qi] * b[r] + beta[qi] * c[r]
                 hits += center + err + SLACK * (abs(center) + err) >= bar
             if hits == 0:
                 continue
@@ -73,8 +73,8 @@ def screen_rows(codes, alpha, beta, top, own, floor, tiles, ids, terms, heap, ca
                 r = rt * 16 + j
                 if ids[r] < 0 or ids[r] == own[qi]:
                     continue
-                center = terms[0, r] * block[i * 16 + j]
-                err = alpha[qi] * terms[1, r] + beta[qi] * terms[2, r]
+                center = a[r] * block[i * 16 + j]
+                err = alpha[qi] * b[r] + beta[qi] * c[r]
                 err += SLACK * (abs(center) + err)
                 if center + err < bar:
                     continue
