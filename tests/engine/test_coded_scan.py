@@ -185,7 +185,10 @@ def test_codes_scales_and_residuals_are_exact():
     W[5] = 0.0
     codes = encode_rows(W)
     V, D = W.shape
-    rows = codes.packed.transpose(0, 2, 1, 3).reshape(-1, 2 * codes.packed.shape[1])[:V, :D]  # (V, D) unpacked
+    slots = codes.packed.transpose(0, 2, 1, 3).reshape(-1, 2 * codes.packed.shape[1])[:V, :D]  # (V, D) unpacked
+    rows = np.empty_like(slots)
+    rows[codes.ids[:V]] = slots  # back in id order
+    assert sorted(codes.ids[:V].tolist()) == list(range(V)) and (codes.ids[V:] == -1).all()
     assert np.abs(rows).max() <= codes.limit
     mantissa, _ = np.frexp(codes.scales[codes.scales > 0])
     assert (mantissa == 0.5).all() and codes.scales[5] == 0.0  # powers of two; 0 for the zero row
@@ -206,8 +209,9 @@ def test_every_rescored_score_lies_inside_its_bound(metric):
     codes = encode_rows(W)
     q_norms, w_norms = vector_norms(Q), vector_norms(W)
     queries = encode_queries(Q, q_norms, metric, codes.limit)
-    a, b, c = row_terms(codes, w_norms, metric)[:, :300]
+    a, b, c = row_terms(codes, w_norms, metric)[:, :300]  # in slot order
     rows = codes.packed.transpose(0, 2, 1, 3).reshape(-1, 2 * codes.packed.shape[1])[:300].astype(np.int64)
+    W, w_norms = W[codes.ids[:300]], w_norms[codes.ids[:300]]  # the rows in slot order too
     I = queries.codes[:20].astype(np.int64) @ rows.T  # (20, 300) exact integers
     center = a * I
     err = queries.alpha[:20, None] * b + queries.beta[:20, None] * c

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .codes import TILE, RowCodes, encode_queries, row_terms
+from .codes import TILE, RowCodes, encode_queries, row_terms, tile_terms
 from .plan import BlockPlan
 from .rescore import Rescorer
 
@@ -45,15 +45,19 @@ class CodedTable:
     codes : RowCodes
         The table's codes (``codes.encode_rows``).
     terms : np.ndarray, shape (3, T * 16), float64
-        ``a, b, c`` of every row (``codes.row_terms``).
+        ``a, b, c`` of every slot (``codes.row_terms``).
+    extremes : np.ndarray, shape (4, T), float64
+        Their extremes per tile (``codes.tile_terms``).
     """
 
     codes: RowCodes
     terms: np.ndarray
+    extremes: np.ndarray
 
     @classmethod
     def build(cls, codes: RowCodes, row_norms: np.ndarray, metric: str) -> "CodedTable":
-        return cls(codes, row_terms(codes, row_norms, metric))
+        terms = row_terms(codes, row_norms, metric)  # (3, T * 16)
+        return cls(codes, terms, tile_terms(terms))
 
 
 class CodedScan:
@@ -97,10 +101,10 @@ class CodedScan:
         """Each query's k-th best lower bound among rows spread over the table, (m4,); +inf for the padding."""
         codes = self.table.codes
         V = codes.V
-        sample = np.unique(np.linspace(0, V - 1, max(1, n_sample)).astype(np.int64))  # (s,) ascending
+        sample = np.unique(np.linspace(0, V - 1, max(1, n_sample)).astype(np.int64))  # (s,) slots, ascending
         n16 = -(-sample.size // TILE) * TILE
         ids = np.full(n16, -1, dtype=np.int64)
-        ids[:sample.size] = sample
+        ids[:sample.size] = codes.ids[sample]
         rows = np.zeros((n16, codes.packed.shape[1], 2), dtype=np.int16)  # (s16, D2, 2)
         rows[:sample.size] = codes.packed[sample // TILE, :, sample % TILE, :]
         tiles = np.ascontiguousarray(rows.reshape(-1, TILE, rows.shape[1], 2).transpose(0, 2, 1, 3))
@@ -111,7 +115,7 @@ class CodedScan:
         floor[self.m:] = np.inf  # padding queries keep nothing
         heap = np.full((m4, self.k), -np.inf)
         none = np.zeros((m4, 1), dtype=np.int64), np.zeros((m4, 1)), np.zeros(m4, dtype=np.int64)
-        self._kernel(floor, tiles, ids, terms, heap, *none, collect=False, start=0)
+        self._kernel(floor, tiles, ids, terms, tile_terms(terms), heap, *none, collect=False, start=0)
         out = heap[:, 0].copy()
         out[self.m:] = np.inf
         return out
@@ -128,12 +132,11 @@ class CodedScan:
         counts = np.zeros(m4, dtype=np.int64)
         for t0 in range(0, T, per_block):
             t1 = min(T, t0 + per_block)
-            ids = np.arange(t0 * TILE, t1 * TILE, dtype=np.int64)  # (b,)
-            ids[ids >= codes.V] = -1  # padding rows past V
-            tiles, terms = codes.packed[t0:t1], self.table.terms[:, t0 * TILE:t1 * TILE]  # rows contiguous
+            ids, tiles = codes.ids[t0 * TILE:t1 * TILE], codes.packed[t0:t1]  # (b,), (t, D2, 16, 2)
+            terms, extremes = self.table.terms[:, t0 * TILE:t1 * TILE], self.table.extremes[:, t0:t1]
             start = 0
             while start >= 0:
-                start = self._kernel(floor, tiles, ids, terms, heap, cand_ids, cand_up, counts,
+                start = self._kernel(floor, tiles, ids, terms, extremes, heap, cand_ids, cand_up, counts,
                                      collect=True, start=start)
                 if start >= 0:  # a tile whose queries ran out of slots: settle them exactly
                     q0 = start // (t1 - t0) * 4
@@ -142,10 +145,11 @@ class CodedScan:
                             self._settle(qi, floor, cand_ids, cand_up, counts)
         return cand_ids, cand_up, counts, heap
 
-    def _kernel(self, floor, tiles, ids, terms, heap, cand_ids, cand_up, counts, *, collect, start) -> int:
+    def _kernel(self, floor, tiles, ids, terms, extremes, heap, cand_ids, cand_up, counts, *, collect, start) -> int:
+        """One call of ``screen_kernel.screen_rows``; each row of terms (3, b) is passed as a contiguous (b,) array."""
         q = self.queries
-        return self.screen_rows(q.codes, q.alpha, q.beta, q.top, self.own, floor, tiles, ids, terms[0], terms[1],
-                                terms[2], heap, cand_ids, cand_up, counts, collect, start)
+        return self.screen_rows(q.codes, q.alpha, q.beta, q.top, self.own, floor, tiles, ids, *terms, extremes,
+                                heap, cand_ids, cand_up, counts, collect, start)
 
     def _settle(self, qi: int, floor, cand_ids, cand_up, counts) -> None:
         """Keep only the exact top-k of query qi's candidates; their k-th score becomes a bar."""

@@ -77,7 +77,7 @@ import numpy as np
 
 from .lengths import vector_norms
 
-__all__ = ["RowCodes", "QueryCodes", "encode_rows", "encode_queries", "code_limit", "row_terms", "codes_fit",
+__all__ = ["RowCodes", "QueryCodes", "encode_rows", "encode_queries", "code_limit", "row_terms", "codes_fit", "tile_terms",
            "TILE", "LOW", "HIGH"]
 
 TILE = 16  # rows per tile of the packed codes: two AVX2 registers of eight int32 scores
@@ -116,8 +116,12 @@ class RowCodes:
     Attributes
     ----------
     packed : np.ndarray, shape (T, D2, 16, 2), int16
-        Tile t, pair p, row j of the tile, code 2p or 2p + 1 of row
-        ``16 t + j``; rows and codes past V and D are 0.
+        Tile t, pair p, slot j of the tile: codes 2p and 2p + 1 of row
+        ``ids[16 t + j]``; padding slots and codes past D are 0.
+    ids : np.ndarray, shape (T * 16,), int64
+        The row in each slot, -1 for the padding. Rows are placed by scale,
+        then length, so the 16 rows of a tile have nearly equal ``a`` terms
+        and one check per tile bounds them all (``tile_terms``).
     scales : np.ndarray, shape (V,), float64
         ``s_w``, powers of two; 0.0 for a zero row.
     residuals : np.ndarray, shape (V,), float64
@@ -129,6 +133,7 @@ class RowCodes:
     """
 
     packed: np.ndarray
+    ids: np.ndarray
     scales: np.ndarray
     residuals: np.ndarray
     D: int
@@ -140,8 +145,8 @@ class RowCodes:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held: the packed codes and the two float64 arrays."""
-        return self.packed.nbytes + self.scales.nbytes + self.residuals.nbytes
+        """Bytes held: the packed codes, the slots' ids and the two float64 arrays."""
+        return self.packed.nbytes + self.ids.nbytes + self.scales.nbytes + self.residuals.nbytes
 
 
 @dataclass(frozen=True)
@@ -173,27 +178,33 @@ class QueryCodes:
 def encode_rows(W: np.ndarray, limit: int | None = None, *, block: int = 4096) -> RowCodes:
     """Codes of every row of W (V, D), a block of rows at a time; W is never changed.
 
-    ``limit`` defaults to ``code_limit(D)`` (at most that). Raises
+    ``limit`` defaults to ``code_limit(D)`` (at most that). Rows are placed
+    in the packed codes by scale, then by length (``RowCodes.ids``). Raises
     ``ValueError`` for NaN or infinity, or a limit out of range.
 
     >>> codes = encode_rows(np.array([[3.0, -1.5], [0.0, 0.0]]), 4)
-    >>> codes.scales.tolist(), codes.packed[0, 0, :2].tolist()
-    ([1.0, 0.0], [[3, -2], [0, 0]])
+    >>> codes.ids[:2].tolist(), codes.scales.tolist(), codes.packed[0, 0, :2].tolist()
+    ([1, 0], [1.0, 0.0], [[0, 0], [3, -2]])
     """
     V, D = W.shape
     limit = _check_limit(limit, D)
     T, D2 = -(-V // TILE), -(-D // 2)
+    step = max(TILE, block // TILE * TILE)
+    tops, lengths = np.empty(V), vector_norms(W)  # (V,), (V,)
+    for v0 in range(0, V, step):
+        tops[v0:v0 + step] = _largest(np.asarray(W[v0:v0 + step], dtype=np.float64))
+    ids = np.full(T * TILE, -1, dtype=np.int64)
+    ids[:V] = np.lexsort((lengths, _scales(tops, limit)))  # (V,) by scale, then length
     packed = np.zeros((T, D2, TILE, 2), dtype=np.int16)
     scales = np.zeros(V)
     residuals = np.zeros(V)
-    step = max(TILE, block // TILE * TILE)
-    for v0 in range(0, V, step):
-        v1 = min(V, v0 + step)
-        codes, scales[v0:v1], residuals[v0:v1] = _encode(np.asarray(W[v0:v1], dtype=np.float64), limit)  # (b, D)
-        grid = np.zeros((-(-(v1 - v0) // TILE) * TILE, 2 * D2), dtype=np.int16)  # (b16, 2 D2) padded
-        grid[:v1 - v0, :D] = codes
-        packed[v0 // TILE:-(-v1 // TILE)] = grid.reshape(-1, TILE, D2, 2).transpose(0, 2, 1, 3)
-    return RowCodes(packed=packed, scales=scales, residuals=residuals, D=D, limit=limit)
+    for p0 in range(0, V, step):
+        rows = ids[p0:min(V, p0 + step)]  # (b,) the rows of these slots
+        codes, scales[rows], residuals[rows] = _encode(np.asarray(W[rows], dtype=np.float64), limit)  # (b, D)
+        grid = np.zeros((-(-len(rows) // TILE) * TILE, 2 * D2), dtype=np.int16)  # (b16, 2 D2) padded
+        grid[:len(rows), :D] = codes
+        packed[p0 // TILE:p0 // TILE + len(grid) // TILE] = grid.reshape(-1, TILE, D2, 2).transpose(0, 2, 1, 3)
+    return RowCodes(packed=packed, ids=ids, scales=scales, residuals=residuals, D=D, limit=limit)
 
 
 def encode_queries(q64: np.ndarray, q_norms: np.ndarray, metric: str, limit: int) -> QueryCodes:
@@ -218,25 +229,39 @@ def encode_queries(q64: np.ndarray, q_norms: np.ndarray, metric: str, limit: int
 
 
 def row_terms(codes: RowCodes, row_norms: np.ndarray, metric: str) -> np.ndarray:
-    """Per-row terms ``a, b, c`` of the bound: (V,) -> (3, T * 16) float64, 0 for the padding rows.
+    """Per-slot terms ``a, b, c`` of the bound: (3, T * 16) float64 in the order of ``codes.ids``, 0 for the padding.
 
     dot: ``a = s_w``, ``b = rho_w``, ``c = N_w``; cosine: ``a = s_w / n_w``,
     ``b = rho_w / n_w``, ``c = 1``; all 0 for a zero row (its score is exactly 0).
     """
-    V = codes.V
-    out = np.zeros((3, codes.packed.shape[0] * TILE))
-    nonzero = row_norms > 0
+    out = np.zeros((3, len(codes.ids)))
+    V, rows = codes.V, codes.ids[:codes.V]  # (V,) the row in each slot
+    scales, residuals, norms = codes.scales[rows], codes.residuals[rows], row_norms[rows]
     if metric == "dot":
-        out[0, :V] = codes.scales
-        out[1, :V] = codes.residuals
-        out[2, :V] = row_norms * widening(codes.D)
+        out[0, :V] = scales
+        out[1, :V] = residuals
+        out[2, :V] = norms * widening(codes.D)
     else:
+        nonzero = norms > 0
         inv = np.zeros(V)
-        np.divide(1.0, row_norms, out=inv, where=nonzero)
-        out[0, :V] = codes.scales * inv
-        out[1, :V] = codes.residuals * inv * (1 + 2.0**-50)  # two roundings
+        np.divide(1.0, norms, out=inv, where=nonzero)
+        out[0, :V] = scales * inv
+        out[1, :V] = residuals * inv * (1 + 2.0**-50)  # two roundings
         out[2, :V] = nonzero
     return out
+
+
+def tile_terms(terms: np.ndarray) -> np.ndarray:
+    """Per tile of 16 slots, the extremes of their terms: (3, T * 16) -> (4, T) float64.
+
+    Rows ``a_max, a_min, b_max, c_max``. For every row j of a tile and any
+    integer score I_j, with ``I = max_j I_j``: ``a_j I_j <= a_max I`` if
+    ``I >= 0``, else ``<= a_min I`` (all ``a >= 0``); and ``err_j <= alpha
+    b_max + beta c_max``. So one comparison per query and tile can rule out
+    all 16 rows.
+    """
+    tiles = terms.reshape(3, -1, TILE)  # (3, T, 16)
+    return np.stack([tiles[0].max(axis=1), tiles[0].min(axis=1), tiles[1].max(axis=1), tiles[2].max(axis=1)])
 
 
 def codes_fit(q_norms: np.ndarray, row_norms: np.ndarray) -> bool:
@@ -248,16 +273,26 @@ def codes_fit(q_norms: np.ndarray, row_norms: np.ndarray) -> bool:
 
 def _encode(X: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Codes (M, D) int16, scales (M,) and widened residual lengths (M,) of float64 rows X (M, D)."""
-    if not np.isfinite(X).all():
-        raise ValueError("vectors to encode contain NaN or infinity")
-    top = np.abs(X).max(axis=1) if X.shape[1] else np.zeros(len(X))  # (M,)
-    # The smallest power of two s with top / s <= limit: frexp gives top / limit = f * 2**e, f in [0.5, 1).
-    exponent = np.frexp(top / limit)[1]  # (M,)
-    scales = np.where(top > 0, np.ldexp(1.0, exponent), 0.0)  # (M,)
+    scales = _scales(_largest(X), limit)  # (M,)
     safe = np.where(scales > 0, scales, 1.0)[:, None]
     codes = np.clip(np.rint(X / safe), -limit, limit)  # (M, D) a division by a power of two: exact
     residual = X - safe * codes  # (M, D) exact (module docstring)
     return codes.astype(np.int16), scales, vector_norms(residual) * widening(X.shape[1])
+
+
+def _largest(X: np.ndarray) -> np.ndarray:
+    """max |x_i| of every row of float64 X (M, D) -> (M,); ValueError for NaN or infinity."""
+    if not np.isfinite(X).all():
+        raise ValueError("vectors to encode contain NaN or infinity")
+    return np.abs(X).max(axis=1) if X.shape[1] else np.zeros(len(X))
+
+
+def _scales(top: np.ndarray, limit: int) -> np.ndarray:
+    """The smallest power of two s with top / s <= limit, (M,) -> (M,); 0 for a zero vector.
+
+    frexp gives top / limit = f * 2**e with f in [0.5, 1), so s = 2**e.
+    """
+    return np.where(top > 0, np.ldexp(1.0, np.frexp(top / limit)[1]), 0.0)
 
 
 def _check_limit(limit: int | None, D: int) -> int:

@@ -2,9 +2,12 @@
 
 ``screen_rows`` scores 4 queries x 16 rows at a time with ``simd.madd``
 (int16 pairs into int32, ``vpmaddwd`` on AVX2), and applies each query's bar
-to the 64 scores while they are still in cache: a row whose certified upper
-bound (``codes``) reaches the bar is kept as a candidate and its lower bound
-raises the bar (a heap of each query's k best lower bounds). No score matrix
+to the 64 scores while they are still in cache: first once per tile, from
+the tile's largest integer score and the extremes of its rows' terms (rows
+are placed so that a tile's terms are nearly equal), then, where that does
+not rule the tile out, row by row: a row whose certified upper bound
+(``codes``) reaches the bar is kept as a candidate and its lower bound raises
+the bar (a heap of each query's k best lower bounds). No score matrix
 is ever written. Compiled by numba (cached on disk), without the GIL, so
 blocks of queries run on threads (``threads``).
 
@@ -27,7 +30,7 @@ SLACK = 2.0**-46
 
 
 @njit(nogil=True, cache=True)
-def screen_rows(codes, alpha, beta, top, own, floor, tiles, ids, a, b, c, heap, cand_ids, cand_up, counts,
+def screen_rows(codes, alpha, beta, top, own, floor, tiles, ids, a, b, c, extremes, heap, cand_ids, cand_up, counts,
                 collect, start):  # pragma: no cover - compiled; exercised through coded_scan
     """Screen one block of rows for m4 queries; returns -1 when done, or the tile where it stopped.
 
@@ -36,11 +39,14 @@ def screen_rows(codes, alpha, beta, top, own, floor, tiles, ids, a, b, c, heap, 
     (``floor``: a bar already certified, e.g. by a sample of rows); tiles
     (T, D2, 16, 2) int16 and ids (T*16,) int64 (-1: padding): the block's
     packed codes and row ids; a, b, c (T*16,) float64: the terms of those
-    rows' bounds (``codes.row_terms``), each contiguous. heap (m4, K) float64: each query's K best lower bounds (a min-heap,
-    -inf empty). cand_ids (m4, C) int64, cand_up (m4, C) float64, counts
-    (m4,) int64: the candidates so far and their upper bounds (only with
-    ``collect``; without it the pass only raises the heap). Work runs over
-    tiles ``t = 4-query tile * T + row tile`` from ``start``. It stops, before
+    rows' bounds (``codes.row_terms``); extremes (4, T) float64: their
+    largest and smallest a, largest b and c per tile (``codes.tile_terms``),
+    so that one comparison rules a whole tile out for a query. heap (m4, K)
+    float64: each query's K best lower bounds (a min-heap, -inf empty).
+    cand_ids (m4, C) int64, cand_up (m4, C) float64, counts (m4,) int64: the
+    candidates so far and their upper bounds (only with ``collect``; without
+    it the pass only raises the heap). Work runs over tiles
+    ``t = 4-query tile * T + row tile`` from ``start``. It stops, before
     tile t, when a query's candidates would not fit even after dropping
     those below its bar; the caller settles them exactly and calls again.
     """
@@ -61,14 +67,13 @@ def screen_rows(codes, alpha, beta, top, own, floor, tiles, ids, a, b, c, heap, 
         for i in range(4):
             qi = q0 + i
             bar = _bar(heap[qi, 0], floor[qi], top[qi])
-            hits = 0
-            for j in range(16):  # vectorised: any upper bound at the bar?
-                r = rt * 16 + j
-                center = a[r] * block[i * 16 + j]
-                err = alpha[qi] * b[r] + beta[qi] * c[r]
-                hits += center + err + SLACK * (abs(center) + err) >= bar
-            if hits == 0:
-                continue
+            best = block[i * 16]
+            for j in range(1, 16):  # vectorised: the tile's largest integer score
+                best = max(best, block[i * 16 + j])
+            center = (extremes[0, rt] if best >= 0 else extremes[1, rt]) * best  # >= every row's center
+            err = alpha[qi] * extremes[2, rt] + beta[qi] * extremes[3, rt]  # >= every row's err
+            if center + err + SLACK * (abs(center) + err) < bar:
+                continue  # no row of the tile reaches the bar
             for j in range(16):
                 r = rt * 16 + j
                 if ids[r] < 0 or ids[r] == own[qi]:
