@@ -255,6 +255,7 @@ def test_a_table_builds_its_codes_for_many_queries_where_the_kernel_is_fast(monk
     table = EmbeddingTable(W)
     monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset())
     monkeypatch.setattr("embedlab.engine.table.fast_int16", capability.fast_int16)
+    monkeypatch.setattr("embedlab.engine.table.CODED_QUERIES", 64)
     table.nearest(np.arange(100), 3, "dot")
     assert table._codes is None  # no fast kernel: no codes built
     monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset({"avx2"}))

@@ -75,6 +75,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import MissingExtraError
 from .lengths import vector_norms
 
 __all__ = ["RowCodes", "QueryCodes", "encode_rows", "encode_queries", "code_limit", "row_terms", "codes_fit", "tile_terms",
@@ -175,36 +176,60 @@ class QueryCodes:
     scales: np.ndarray
 
 
-def encode_rows(W: np.ndarray, limit: int | None = None, *, block: int = 4096) -> RowCodes:
-    """Codes of every row of W (V, D), a block of rows at a time; W is never changed.
+def encode_rows(W: np.ndarray, limit: int | None = None, *, row_norms: np.ndarray | None = None,
+                block: int = 4096) -> RowCodes:
+    """Codes of every row of W (V, D); W is never changed.
 
-    ``limit`` defaults to ``code_limit(D)`` (at most that). Rows are placed
-    in the packed codes by scale, then by length (``RowCodes.ids``). Raises
-    ``ValueError`` for NaN or infinity, or a limit out of range.
+    ``limit`` defaults to ``code_limit(D)`` (at most that); ``row_norms``
+    (V,) are ``vector_norms(W)``, computed if not given. Rows are placed in
+    the packed codes by scale, then by length (``RowCodes.ids``). The rows
+    are encoded by compiled kernels (``screen_kernel.row_tops`` and
+    ``encode_slots``: numba, the ``models`` extra).
+
+    Raises
+    ------
+    ValueError
+        For NaN or infinity, or a limit out of range.
+    MissingExtraError
+        (an ``ImportError``) without numba.
 
     >>> codes = encode_rows(np.array([[3.0, -1.5], [0.0, 0.0]]), 4)
     >>> codes.ids[:2].tolist(), codes.scales.tolist(), codes.packed[0, 0, :2].tolist()
     ([1, 0], [1.0, 0.0], [[0, 0], [3, -2]])
     """
+    row_tops, encode_slots = _kernels()
     V, D = W.shape
     limit = _check_limit(limit, D)
     T, D2 = -(-V // TILE), -(-D // 2)
-    step = max(TILE, block // TILE * TILE)
-    tops, lengths = np.empty(V), vector_norms(W)  # (V,), (V,)
-    for v0 in range(0, V, step):
-        tops[v0:v0 + step] = _largest(np.asarray(W[v0:v0 + step], dtype=np.float64))
+    if W.dtype not in (np.float32, np.float64):
+        W = W.astype(np.float32)  # float16 widened exactly (a new array: W itself is never changed)
+    lengths = vector_norms(W) if row_norms is None else row_norms  # (V,)
+    tops = np.empty(V)
+    for v0 in range(0, V, block):
+        bad = row_tops(W[v0:v0 + block], tops[v0:v0 + block])
+        if bad >= 0:
+            raise ValueError(f"row {v0 + bad} contains NaN or infinity: it has no integer code")
     ids = np.full(T * TILE, -1, dtype=np.int64)
     ids[:V] = np.lexsort((lengths, _scales(tops, limit)))  # (V,) by scale, then length
     packed = np.zeros((T, D2, TILE, 2), dtype=np.int16)
-    scales = np.zeros(V)
-    residuals = np.zeros(V)
-    for p0 in range(0, V, step):
-        rows = ids[p0:min(V, p0 + step)]  # (b,) the rows of these slots
-        codes, scales[rows], residuals[rows] = _encode(np.asarray(W[rows], dtype=np.float64), limit)  # (b, D)
-        grid = np.zeros((-(-len(rows) // TILE) * TILE, 2 * D2), dtype=np.int16)  # (b16, 2 D2) padded
-        grid[:len(rows), :D] = codes
-        packed[p0 // TILE:p0 // TILE + len(grid) // TILE] = grid.reshape(-1, TILE, D2, 2).transpose(0, 2, 1, 3)
+    scales, squares = np.zeros(V), np.zeros(V)  # by slot
+    encode_slots(W, ids[:V], 0, limit, packed, scales, squares)
+    by_id = np.empty(V, dtype=np.int64)
+    by_id[ids[:V]] = np.arange(V)  # (V,) the slot of each row
+    scales = scales[by_id]
+    # sqrt(ss) rounds by (D + 8) 2**-52 at most; squares below 2**-1022 lost to underflow add sqrt(D) 2**-511.
+    residuals = np.where(scales > 0, np.sqrt(squares[by_id]) * widening(D) + np.sqrt(D) * 2.0**-511, 0.0)
     return RowCodes(packed=packed, ids=ids, scales=scales, residuals=residuals, D=D, limit=limit)
+
+
+def _kernels():
+    try:
+        from .screen_kernel import encode_slots, row_tops
+    except ModuleNotFoundError as exc:
+        if exc.name in ("numba", "llvmlite"):
+            raise MissingExtraError.for_module("numba", "integer codes", ("models",)) from exc
+        raise
+    return row_tops, encode_slots
 
 
 def encode_queries(q64: np.ndarray, q_norms: np.ndarray, metric: str, limit: int) -> QueryCodes:

@@ -17,12 +17,14 @@ per row, ``T`` tiles of 16 rows, ``C`` candidate slots per query.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
 from .simd import add8, broadcast_pair, load16, madd, store8, zeros8
 
-__all__ = ["screen_rows", "SLACK"]
+__all__ = ["screen_rows", "row_tops", "encode_slots", "SLACK"]
 
 # Each computed bound is widened by SLACK * (|center| + err): far above the few
 # float64 roundings (2**-53 relative each) that computing it makes (codes module).
@@ -154,3 +156,48 @@ def _replace_root(heap, value):  # pragma: no cover - compiled
         heap[i] = heap[child]
         i = child
     heap[i] = value
+
+
+@njit(nogil=True, cache=True)
+def row_tops(X, out):  # pragma: no cover - compiled; exercised through codes
+    """max |x| of every row of X (b, D) into out (b,) float64; returns the first row holding NaN or infinity, or -1."""
+    for i in range(X.shape[0]):
+        top = 0.0
+        for d in range(X.shape[1]):
+            x = abs(np.float64(X[i, d]))
+            if not x <= 1.8e308:  # NaN or infinity
+                return i
+            top = max(top, x)
+        out[i] = top
+    return -1
+
+
+@njit(nogil=True, cache=True)
+def encode_slots(W, rows, p0, limit, packed, scales, squares):  # pragma: no cover - compiled; exercised through codes
+    """Codes of rows ``rows`` (b,) of W (V, D) float32/float64 into slots p0 .. p0 + b - 1 of packed (T, D2, 16, 2).
+
+    As ``codes._encode`` makes them, one pass per row: scales[p] a power of
+    two (0 for a zero row), squares[p] the float64 sum of the squared
+    residuals, each residual exact (``codes`` module docstring).
+    """
+    D = W.shape[1]
+    for i in range(rows.shape[0]):
+        w, p = rows[i], p0 + i
+        t, j = p // 16, p % 16
+        top = 0.0
+        for d in range(D):
+            top = max(top, abs(np.float64(W[w, d])))
+        if top == 0.0:  # a zero row: codes 0 (packed starts at 0), scale 0, no residual
+            scales[p] = 0.0
+            squares[p] = 0.0
+            continue
+        s = math.ldexp(1.0, math.frexp(top / limit)[1])  # the smallest power of two with top / s <= limit
+        total = 0.0
+        for d in range(D):
+            x = np.float64(W[w, d])
+            c = min(max(np.rint(x / s), -limit), limit)
+            r = x - s * c  # exact
+            total += r * r
+            packed[t, d // 2, j, d % 2] = np.int16(c)
+        scales[p] = s
+        squares[p] = total

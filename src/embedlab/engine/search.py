@@ -207,7 +207,7 @@ def _coded_table(W: np.ndarray, codes: RowCodes | None, screen: str, metric: str
     if choose_screen(screen, codes_given=codes is not None, fits=codes_fit(q_norms, row_norms)) == "float":
         return None
     if codes is None:
-        codes = encode_rows(W)
+        codes = encode_rows(W, row_norms=row_norms)
     if (codes.V, codes.D) != W.shape:
         raise ShapeError(f"codes of a ({codes.V}, {codes.D}) table given for a table of shape {W.shape}")
     return CodedTable.build(codes, row_norms, metric)

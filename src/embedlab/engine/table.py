@@ -29,7 +29,9 @@ from .vocabulary import Vocabulary, resolve_id, resolve_ids
 
 __all__ = ["EmbeddingTable", "CODED_QUERIES"]
 
-CODED_QUERIES = 64  # queries from which a search builds the table's integer codes (``EmbeddingTable.codes``)
+# Queries from which a search builds the table's integer codes (``EmbeddingTable.codes``): building them
+# costs about one search of 1,000 queries, which the integer screen wins back over a few thousand.
+CODED_QUERIES = 2048
 
 
 class EmbeddingTable:
@@ -306,7 +308,7 @@ class EmbeddingTable:
         build it where the CPU multiplies int16 codes fast (``capability``).
         """
         if self._codes is None:
-            self._codes = encode_rows(self._W)
+            self._codes = encode_rows(self._W, row_norms=self.norms())
         return self._codes
 
     def stretch(self, token_id: int | str, factor: float) -> "EmbeddingTable":
@@ -427,8 +429,8 @@ class EmbeddingTable:
         if metric not in METRICS:
             raise ValueError(f"unknown metric {metric!r}: expected one of {', '.join(METRICS)}")
         N = len(exclude) if Q is None else len(Q)
-        # Building the codes costs about as much as screening ~20 queries: worth it for many queries,
-        # or once they exist; the search itself decides whether they are used (capability.choose_screen).
+        # Codes pay for themselves over many queries, or once they exist; the search itself
+        # decides whether they are used (capability.choose_screen).
         codes = self._codes
         if codes is None and N >= CODED_QUERIES and fast_int16():
             codes = self.codes()
