@@ -121,8 +121,8 @@ class RowCodes:
         ``ids[16 t + j]``; padding slots and codes past D are 0.
     ids : np.ndarray, shape (T * 16,), int64
         The row in each slot, -1 for the padding. Rows are placed by scale,
-        then length, so the 16 rows of a tile have nearly equal ``a`` terms
-        and one check per tile bounds them all (``tile_terms``).
+        then length, largest first, so the 16 rows of a tile have nearly equal
+        ``a`` terms and one check per tile bounds them all (``tile_terms``).
     scales : np.ndarray, shape (V,), float64
         ``s_w``, powers of two; 0.0 for a zero row.
     residuals : np.ndarray, shape (V,), float64
@@ -182,7 +182,8 @@ def encode_rows(W: np.ndarray, limit: int | None = None, *, row_norms: np.ndarra
 
     ``limit`` defaults to ``code_limit(D)`` (at most that); ``row_norms``
     (V,) are ``vector_norms(W)``, computed if not given. Rows are placed in
-    the packed codes by scale, then by length (``RowCodes.ids``). The rows
+    the packed codes by scale, then by length, the largest first, so long
+    rows (high dot products) raise each query's bar early (``RowCodes.ids``). The rows
     are encoded by compiled kernels (``screen_kernel.row_tops`` and
     ``encode_slots``: numba, the ``models`` extra).
 
@@ -195,7 +196,7 @@ def encode_rows(W: np.ndarray, limit: int | None = None, *, row_norms: np.ndarra
 
     >>> codes = encode_rows(np.array([[3.0, -1.5], [0.0, 0.0]]), 4)
     >>> codes.ids[:2].tolist(), codes.scales.tolist(), codes.packed[0, 0, :2].tolist()
-    ([1, 0], [1.0, 0.0], [[0, 0], [3, -2]])
+    ([0, 1], [1.0, 0.0], [[3, -2], [0, 0]])
     """
     row_tops, encode_slots = _kernels()
     V, D = W.shape
@@ -210,7 +211,7 @@ def encode_rows(W: np.ndarray, limit: int | None = None, *, row_norms: np.ndarra
         if bad >= 0:
             raise ValueError(f"row {v0 + bad} contains NaN or infinity: it has no integer code")
     ids = np.full(T * TILE, -1, dtype=np.int64)
-    ids[:V] = np.lexsort((lengths, _scales(tops, limit)))  # (V,) by scale, then length
+    ids[:V] = np.lexsort((-lengths, -_scales(tops, limit)))  # (V,) longest scale first, then length: high dot scores early
     packed = np.zeros((T, D2, TILE, 2), dtype=np.int16)
     scales, squares = np.zeros(V), np.zeros(V)  # by slot
     encode_slots(W, ids[:V], 0, limit, packed, scales, squares)
