@@ -1,6 +1,6 @@
 """Which low-precision product is fast on this CPU: the first pass of an exact search needs one.
 
-    python benchmarks/products.py            # minilm's shape: 1,000 x 30,522 x 384, one thread
+X
     python benchmarks/products.py --threads 2
 
 Times ``Q @ W.T`` for random queries and rows of minilm's shape, each way
