@@ -249,28 +249,37 @@ def start_worker(tool, env, name, queries, k) -> Worker:
 
 
 def serve(conn, tool: str, name: str, queries: np.ndarray, k: int) -> None:
-    """A tool's process: build it for both metrics, then answer ("ids", metric), ("time", metric), ("stop",)."""
+    """A tool's process: build it for both metrics, then answer (kind, metric) messages until ("stop", None).
+
+    Kinds: "ids" (the answer, also the warm-up), "time" (seconds of one run), "rescored" (embedlab's
+    rescored share), "sizes" (bytes of the table and of its codes, seconds to build them).
+    """
     try:
         table = sources.load(name)
+        start = time.perf_counter()
+        codes = table.codes() if tool == "embedlab" else None  # the table's resident integer codes
+        built = time.perf_counter() - start
         runs = {metric: make_run(tool, table, queries, k, metric) for metric in ("cosine", "dot")}
         conn.send("ready")
     except BaseException as exc:  # shown by the parent
         conn.send(exc)
         return
     while True:
-        message = conn.recv()
+        kind, metric = conn.recv()
         try:
-            if message[0] == "stop":
+            if kind == "stop":
                 return
-            run = runs[message[1]]
-            if message[0] == "ids":
+            if kind == "ids":
+                run = runs[metric]
                 conn.send(None if run is None else "floor" if tool == "GEMM floor" else run())
-            elif message[0] == "time":
+            elif kind == "time":
                 start = time.perf_counter()
-                own = run()  # the GEMM floor times itself
+                own = runs[metric]()  # the GEMM floor times itself
                 conn.send(own if tool == "GEMM floor" else time.perf_counter() - start)
-            elif message[0] == "rescored":
-                conn.send(rescored_rows(table, queries, k, message[1]))
+            elif kind == "rescored":
+                conn.send(rescored_rows(table, queries, k, metric))
+            elif kind == "sizes":
+                conn.send((table.W_E.nbytes, None if codes is None else codes.nbytes, built))
         except BaseException as exc:
             conn.send(exc)
 
@@ -286,6 +295,10 @@ def bench_table(name, tools, envs, args) -> list[tuple]:
     rows = []
     W = np.ascontiguousarray(table.W_E, dtype=np.float32)
     norms = table.norms()
+    if workers[0].tool == "embedlab":
+        table_bytes, code_bytes, built = workers[0].ask("sizes", None)
+        print(f"{name}: the table {table_bytes / 2**20:.1f} MiB, its integer codes {code_bytes / 2**20:.1f} MiB "
+              f"beside it (resident, not working memory; built in {built:.2f} s with numba's first load, before the clock)")
     try:
         for metric in ("cosine", "dot"):
             ids = {w.tool: w.ask("ids", metric) for w in workers}  # warm-up, and the answer
@@ -299,7 +312,7 @@ def bench_table(name, tools, envs, args) -> list[tuple]:
             rows += table_rows(name, metric, live, ids, seconds, share, W, queries, norms)
     finally:
         for worker in workers:
-            worker.conn.send(("stop",))
+            worker.conn.send(("stop", None))
             worker.process.join(timeout=30)
     return rows
 
