@@ -149,7 +149,7 @@ def install_hint(extras: "tuple[str, ...] | set[str]") -> str:
 # Third-party modules -> the extra that installs them.
 MODULE_EXTRAS = {"numpy": "models", "safetensors": "models", "tokenizers": "models", "pyarrow": "models",
                  "tqdm": "models", "scipy": "models", "threadpoolctl": "models", "gguf": "models", "numba": "models",
-                 "llvmlite": "models", "torch": "torch",
+                 "torch": "torch",
                  "matplotlib": "plots", "sklearn": "plots", "umap": "plots"}
 
 
