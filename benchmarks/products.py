@@ -9,8 +9,9 @@ best of ``--repeats``, on ``--threads`` threads:
 - float32: NumPy's BLAS (OpenBLAS), the float screen's GEMM;
 - torch float32, bfloat16 and float16 matmul, and ``torch._int_mm`` (int8 x int8
   -> int32, oneDNN; a VNNI instruction where the CPU has one);
-- embedlab's int16 kernel (``screen_kernel.screen_rows`` with a bar no row
-  reaches: the integer product and one check per tile, no selection).
+- embedlab's int16 kernel (``screen_kernel.screen_rows`` over blocks of rows
+  as the search takes them, with a bar no row reaches: the integer product and
+  one check per tile, no selection).
 
 Rates are multiply-adds per nanosecond; "x float32" is the speed against
 NumPy's float32 GEMM. The CPU's flags say which instructions exist (AVX2,
@@ -81,6 +82,7 @@ def torch_products(Q, W, threads, repeats) -> dict[str, float]:
 
 def int16_product(Q, W):
     """The integer screen's kernel over every row, with a bar no row reaches (product and tile checks only)."""
+    from embedlab.engine.coded_scan import BLOCK_BYTES
     from embedlab.engine.codes import encode_queries, encode_rows, row_terms, tile_terms
     from embedlab.engine.lengths import vector_norms
     from embedlab.engine.screen_kernel import screen_rows
@@ -95,9 +97,14 @@ def int16_product(Q, W):
     heap, cand = np.full((m4, 1), -np.inf), np.zeros((m4, 1), dtype=np.int64)
     up, counts = np.zeros((m4, 1)), np.zeros(m4, dtype=np.int64)
 
+    step = max(1, BLOCK_BYTES // (codes.packed.shape[1] * 64))  # tiles per block of rows, as the search takes them
+
     def run():
-        screen_rows(queries.codes, queries.alpha, queries.beta, queries.top, own, floor, codes.packed, codes.ids,
-                    *terms, extremes, heap, cand, up, counts, False, 0)
+        for t0 in range(0, len(codes.packed), step):
+            t1 = min(len(codes.packed), t0 + step)
+            screen_rows(queries.codes, queries.alpha, queries.beta, queries.top, own, floor, codes.packed[t0:t1],
+                        codes.ids[t0 * 16:t1 * 16], *terms[:, t0 * 16:t1 * 16], extremes[:, t0:t1], heap, cand, up,
+                        counts, False, 0)
 
     return run
 
