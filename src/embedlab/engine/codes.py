@@ -21,9 +21,12 @@ The residual is computed exactly in float64: ``s * c_i`` is exact (a power of
 two times an integer below 2**15); if ``c_i = 0`` then ``r_i = x_i``; else
 ``|x_i| >= s / 2``, so ``x_i`` is a multiple of ``s * 2**-53`` as ``s * c_i`` is,
 and ``|r_i| <= s / 2`` holds at most 52 significant bits: the subtraction is
-exact. Its length is ``vector_norms(r)`` widened by ``1 + (D + 8) * 2**-52``,
-more than the relative rounding of a float64 sum of D squares and a square
-root (``D u`` with ``u = 2**-53``; Higham 2002, section 3.1).
+exact. Its length ``rho`` is computed in float64 and widened by
+``1 + (D + 8) * 2**-52``, more than the relative rounding of a sum of D
+squares and a square root (``D u`` with ``u = 2**-53``; Higham 2002, section
+3.1): for queries by ``vector_norms(r)``, for rows by the encoding kernel's
+running sum of squares, plus ``sqrt(D) * 2**-511`` for squares below 2**-1022
+that underflow lost.
 
 The bound
 ---------
@@ -51,7 +54,9 @@ cosine      score * n_q / s_q      ``(s_w / n_w) I``             ``|c_q| rho_w /
 score is exactly 0.) Each is ``a_w I + alpha b_w + beta c_w`` with per-row
 terms ``a, b, c`` (``row_terms``) and per-query terms ``alpha = |c_q|``,
 ``beta`` (``QueryCodes``). Dividing by ``s_q``, a power of two, is exact, so
-one comparison per pair in the kernel decides. The kernel widens each
+one comparison per pair in the kernel decides (after one per query and
+tile of 16 rows from the extremes of their terms, ``tile_terms``, which
+rules most tiles out at once). The kernel widens each
 computed bound by ``2**-46 (|center| + err)``, far more than the few float64
 roundings (each at most ``2**-53`` relative) that computing ``a, b, c, beta``
 and the bound itself makes, so a computed upper bound is never below the
