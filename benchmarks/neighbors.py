@@ -5,24 +5,42 @@
     python benchmarks/neighbors.py --markdown     # the tables of benchmarks/README.md
 
 Every tool answers the same 1,000 queries (token ids sampled with a seed; each
-query leaves out its own id) in the same process, one after the other, each
-timed best-of-``--repeats`` after a warm-up, in rounds so that a busy moment of
+query leaves out its own id). Each tool runs in a process of its own, started
+once per table (a library reads ``OPENBLAS_CORETYPE`` when it loads, so each
+gets its own), and the tools take turns in rounds, so that a busy moment of
 the machine hits every tool alike, with a short rest before each run (BLAS and
-OpenMP threads spin a while after a call). Indexes, normalised copies and norms
-are built before the clock starts, for every tool alike.
+OpenMP threads spin a while after a call). Each is timed best-of-``--repeats``
+after a warm-up. Indexes, normalised copies, norms and embedlab's integer
+codes are built before the clock starts, for every tool alike.
 
-- embedlab: ``nearest.search`` (exact; equal scores by the smaller id).
+BLAS cores: before the run, each library is loaded once in a probe process
+with ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` unset, and threadpoolctl
+says which OpenBLAS kernel it picked. Where a bundled OpenBLAS falls back to a
+generic core (Prescott, Core2, ...: faiss-cpu's OpenBLAS 0.3.15 does on some
+new Intel CPUs), that tool's process is told the CPU's own core: SkylakeX with
+AVX-512, Haswell (Intel) or Zen (AMD) with AVX2, never one whose instructions
+the CPU lacks. Where the library detects the CPU right, the variables stay
+unset. The kernel each process runs is printed. (torch uses MKL, linked into
+it; threadpoolctl does not see MKL's kernel, so torch's line names its own
+CPU capability.)
+
+- embedlab: ``search`` with the table's integer codes (the integer screen,
+  ``coded_scan``, where the CPU has AVX2), and ``embedlab float`` with
+  ``screen="float"`` (the float32 GEMM screen); both exact, equal scores by the
+  smaller id.
 - faiss: ``IndexFlatIP`` over the rows (unit rows for cosine), k + 1, own id dropped.
 - torch: ``Q @ W.T`` and ``torch.topk`` over blocks of 256 queries (its fastest
   block size here), k + 1, own id dropped.
 - numpy: the naive way: normalise, one matmul, ``argpartition``, sort the k + 1.
 - gensim: ``KeyedVectors.most_similar`` one query at a time (cosine only).
 - GEMM floor: the float32 product ``Q @ W.T`` alone (best of one call and
-  blocks of 1024 x 4096), which every exact method must at least compute.
+  blocks of 1024 x 4096), which a float screen must at least compute.
 
 Lists are compared with embedlab's: the fraction of queries whose set of k ids
 agrees, and, where the order differs, whether the swapped rows tie exactly
 (float64 scores equal) or nearly (within 1e-6). Ratios are their time / ours.
+"rescored" is the share of the table's rows that embedlab scores again in
+float64, per query (counted in an untimed run).
 """
 
 from __future__ import annotations
@@ -30,30 +48,34 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import json
+import multiprocessing
 import os
 import platform
+import subprocess
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
 import numpy as np
 
 from embedlab import sources
+from embedlab.engine import capability, rescore
 from embedlab.engine.search import search
 
 TORCH_BLOCK = 256
 # Seconds of rest before each timed run: BLAS and OpenMP worker threads spin for a
 # while after a call, and would otherwise steal cores from the next tool.
 SETTLE = 0.5
-
-
-@dataclass
-class Tool:
-    name: str
-    run: Callable[[], np.ndarray]  # -> ids (N, K)
-    seconds: float = float("inf")
-    ids: np.ndarray | None = None
+TOOLS = ("embedlab", "embedlab float", "faiss IndexFlatIP", "torch matmul+topk", "numpy naive",
+         "gensim most_similar", "GEMM floor")
+MODULES = {"faiss IndexFlatIP": "faiss", "torch matmul+topk": "torch", "gensim most_similar": "gensim"}
+# OpenBLAS cores without AVX2 kernels: on a CPU with AVX2 a library that picks one runs generic code.
+GENERIC_CORES = {"prescott", "core2", "penryn", "dunnington", "nehalem", "atom", "katmai", "coppermine",
+                 "northwood", "banias", "generic", "opteron", "opteron_sse3", "barcelona", "bobcat", "sandybridge"}
+BLAS_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 
 def main() -> None:
@@ -65,29 +87,36 @@ def main() -> None:
     parser.add_argument("--repeats", type=_positive, default=5, help="timed rounds; the best is kept (default 5)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the query sample (default 0)")
     parser.add_argument("--skip", nargs="*", default=[], help="tools to leave out (e.g. gensim)")
+    parser.add_argument("--no-lookup", action="store_true", help="leave out the lookup benchmark")
     parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
     args = parser.parse_args()
-    print(machine(), end="\n\n")
+    print(machine())
+    print(f"embedlab's screen here: {capability.describe()}")
+    print(f"load average at the start: {load_average()}\n")
     missing = [name for name in ("faiss", "torch", "gensim") if importlib.util.find_spec(name) is None]
     if missing:
         print(f"not installed, left out: {', '.join(missing)} (pip install -c constraints.txt -e '.[bench]')\n")
+    tools = [t for t in TOOLS if not any(t.startswith(s) for s in args.skip)
+             and (t not in MODULES or importlib.util.find_spec(MODULES[t]) is not None)]
+    envs = blas_environments(tools)
+    print()
     neighbor_rows, lookup_rows = [], []
     for name in args.tables:
-        table = sources.load(name)
-        W = np.ascontiguousarray(table.W_E, dtype=np.float32)  # (V, D)
-        queries = np.sort(np.random.default_rng(args.seed).choice(table.V, args.queries, replace=False))
-        for metric in ("cosine", "dot"):
-            neighbor_rows += bench_neighbors(name, table, W, queries, args.k, metric, args.repeats, args.skip)
-        lookup_rows += bench_lookup(name, table, args.repeats)
+        neighbor_rows += bench_table(name, tools, envs, args)
+        if not args.no_lookup:
+            lookup_rows += bench_lookup(name, sources.load(name), args.repeats)
+    print(f"load average at the end: {load_average()}\n")
     if args.markdown:
         print(markdown(["table", "metric", "tool", "seconds", "queries/s", "their time / ours", "of GEMM floor",
-                        "same sets", "order differs (exact ties / near ties / other)"], neighbor_rows))
+                        "rescored", "same sets", "order differs (exact ties / near ties / other)"], neighbor_rows))
         print()
-        print(markdown(["table", "(B, T)", "embedlab lookup(out=)", "torch index_select(out=)",
-                        "their time / ours", "torch index_select(out=), 1 thread", "their time / ours",
-                        "embedlab lookup", "torch index_select"], lookup_rows))
+        if lookup_rows:
+            print(markdown(["table", "(B, T)", "embedlab lookup(out=)", "torch index_select(out=)",
+                            "their time / ours", "torch index_select(out=), 1 thread", "their time / ours",
+                            "embedlab lookup", "torch index_select"], lookup_rows))
     else:
-        print("table  metric  tool  seconds  queries/s  their time / ours  of GEMM floor  same sets  order differs")
+        print("table  metric  tool  seconds  queries/s  their time / ours  of GEMM floor  rescored  same sets  "
+              "order differs")
         for row in neighbor_rows + [()] + lookup_rows:
             print("  ".join(str(c) for c in row))
 
@@ -99,41 +128,248 @@ def _positive(text: str) -> int:
     return value
 
 
-def bench_neighbors(name, table, W, queries, k, metric, repeats, skip) -> list[tuple]:
-    norms = table.norms()  # (V,) cached by the table
-    tools = [Tool("embedlab", lambda: search(table.W_E, None, k, metric, exclude=queries, row_norms=norms)[0])]
-    unit = W / np.maximum(norms, 1e-30)[:, None].astype(np.float32) if metric == "cosine" else W  # (V, D)
-    for make in (faiss_tool, torch_tool, numpy_tool, gensim_tool):
-        tool = make(W, unit, norms, queries, k, metric)
-        if tool is not None and tool.name not in skip:
-            tools.append(tool)
-    floors = gemm_floor_tools(W, queries)
-    for tool in tools + floors:
-        tool.ids = tool.run()  # warm-up, and the answer
-    for _ in range(repeats):
-        for tool in tools + floors:
-            time.sleep(SETTLE)
-            start = time.perf_counter()
-            tool.run()
-            tool.seconds = min(tool.seconds, time.perf_counter() - start)
-    floor = min(tool.seconds for tool in floors)
-    ours = tools[0]
-    rows = []
+# -- BLAS cores -----------------------------------------------------------------------------
+
+def blas_environments(tools: list[str]) -> dict[str, dict[str, str | None]]:
+    """Each tool's BLAS variables: unset where its libraries detect the CPU, its own core where one falls back."""
+    own = own_core(capability.cpu_flags(), cpu_vendor())
+    envs = {}
     for tool in tools:
-        same, order = compare(tool.ids, ours.ids, lambda r, i: exact_score(W, queries[r], i, metric, norms))
-        rows.append((name, metric, tool.name, f"{tool.seconds:.3f}", f"{len(queries) / tool.seconds:,.0f}",
-                     f"{tool.seconds / ours.seconds:.2f}x", f"{floor / tool.seconds:.0%}",
-                     f"{same}/{len(queries)}", order))
-    rows.append((name, metric, "GEMM floor", f"{floor:.3f}", f"{len(queries) / floor:,.0f}",
-                 f"{floor / ours.seconds:.2f}x", "100%", "", ""))
+        module = MODULES.get(tool, "embedlab.engine.search")
+        cores = probe_cores(module)
+        env: dict[str, str | None] = dict.fromkeys(BLAS_VARIABLES)  # None: unset
+        fallback = [c for c in cores if c["architecture"].lower() in GENERIC_CORES]
+        if fallback and own is not None:
+            env["OPENBLAS_CORETYPE"] = own
+        elif fallback:
+            warnings.warn(f"{tool}: OpenBLAS runs the generic core {fallback[0]['architecture']} and this CPU's own "
+                          f"core is not known; its times are not those of a tuned BLAS", stacklevel=1)
+        envs[tool] = env
+        chosen = probe_cores(module, env) if env["OPENBLAS_CORETYPE"] else cores
+        for c in chosen:
+            note = f" (detected {fallback[0]['architecture']}: a generic core; told {own})" if fallback else ""
+            print(f"BLAS of {tool}: OpenBLAS {c['version']} {c['architecture']}{note}, {c['num_threads']} threads, "
+                  f"{os.path.basename(c['filepath'])}")
+            if c["architecture"].lower() in GENERIC_CORES:
+                warnings.warn(f"{tool} still runs OpenBLAS's generic core {c['architecture']}", stacklevel=1)
+        if tool.startswith("torch"):
+            print(f"BLAS of {tool}: {torch_blas()}")
+    return envs
+
+
+def own_core(flags: frozenset[str], vendor: str) -> str | None:
+    """The OpenBLAS core this CPU really is, named only from instructions it has; None where unsure."""
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags and vendor == "GenuineIntel":
+        return "SkylakeX"
+    if {"avx2", "fma"} <= flags:
+        return "Zen" if vendor == "AuthenticAMD" else "Haswell"
+    return None
+
+
+def probe_cores(module: str, env: dict[str, str | None] | None = None) -> list[dict]:
+    """The OpenBLAS libraries ``module`` loads and the core each picked, in a fresh process with ``env``."""
+    code = (f"import json, {module}\nfrom threadpoolctl import threadpool_info\n"
+            "print(json.dumps([i for i in threadpool_info() if i['internal_api'] == 'openblas']))")
+    result = subprocess.run([sys.executable, "-c", code], env=child_environment(env or {}), capture_output=True,
+                            text=True, check=True)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def child_environment(changes: dict[str, str | None]) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key not in BLAS_VARIABLES}
+    env.update({key: value for key, value in changes.items() if value is not None})
+    return env
+
+
+def torch_blas() -> str:
+    code = ("import torch; c = torch.__config__.show(); "
+            "print(('MKL' if 'BLAS_INFO=mkl' in c else 'other BLAS') + ', CPU capability ' + "
+            "torch.backends.cpu.get_cpu_capability() + ', %d threads' % torch.get_num_threads())")
+    result = subprocess.run([sys.executable, "-c", code], env=child_environment({}), capture_output=True, text=True)
+    return result.stdout.strip() or result.stderr.strip().splitlines()[-1]
+
+
+def cpu_vendor() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            return next((line.split(":", 1)[1].strip() for line in handle if line.startswith("vendor_id")), "")
+    except OSError:
+        return ""
+
+
+def load_average() -> str:
+    try:
+        return ", ".join(f"{x:.2f}" for x in os.getloadavg()) + " (1, 5, 15 min)"
+    except OSError:
+        return "unknown"
+
+
+# -- one process per tool ----------------------------------------------------------------------
+
+@dataclass
+class Worker:
+    tool: str
+    process: multiprocessing.Process
+    conn: object
+
+    def ask(self, *message):
+        self.conn.send(message)
+        answer = self.conn.recv()
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+
+@contextlib.contextmanager
+def environment(changes: dict[str, str | None]) -> Iterator[None]:
+    """os.environ with ``changes`` (None: unset) while a process is started, then as it was."""
+    before = {key: os.environ.get(key) for key in changes}
+    try:
+        for key, value in changes.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def start_worker(tool, env, name, queries, k) -> Worker:
+    context = multiprocessing.get_context("spawn")
+    parent, child = context.Pipe()
+    with environment(env):
+        process = context.Process(target=serve, args=(child, tool, name, queries, k), daemon=True)
+        process.start()
+    return Worker(tool, process, parent)
+
+
+def serve(conn, tool: str, name: str, queries: np.ndarray, k: int) -> None:
+    """A tool's process: build it for both metrics, then answer (kind, metric) messages until ("stop", None).
+
+    Kinds: "ids" (the answer, also the warm-up), "time" (seconds of one run), "rescored" (embedlab's
+    rescored share), "sizes" (bytes of the table and of its codes, seconds to build them).
+    """
+    try:
+        table = sources.load(name)
+        start = time.perf_counter()
+        codes = table.codes() if tool == "embedlab" else None  # the table's resident integer codes
+        built = time.perf_counter() - start
+        runs = {metric: make_run(tool, table, queries, k, metric) for metric in ("cosine", "dot")}
+        conn.send("ready")
+    except BaseException as exc:  # shown by the parent
+        conn.send(exc)
+        return
+    while True:
+        kind, metric = conn.recv()
+        try:
+            if kind == "stop":
+                return
+            if kind == "ids":
+                run = runs[metric]
+                conn.send(None if run is None else "floor" if tool == "GEMM floor" else run())
+            elif kind == "time":
+                start = time.perf_counter()
+                own = runs[metric]()  # the GEMM floor times itself
+                conn.send(own if tool == "GEMM floor" else time.perf_counter() - start)
+            elif kind == "rescored":
+                conn.send(rescored_rows(table, queries, k, metric))
+            elif kind == "sizes":
+                conn.send((table.W_E.nbytes, None if codes is None else codes.nbytes, built))
+        except BaseException as exc:
+            conn.send(exc)
+
+
+def bench_table(name, tools, envs, args) -> list[tuple]:
+    table = sources.load(name)
+    queries = np.sort(np.random.default_rng(args.seed).choice(table.V, args.queries, replace=False))
+    workers = [start_worker(tool, envs[tool], name, queries, args.k) for tool in tools]
+    for worker in workers:
+        answer = worker.conn.recv()
+        if isinstance(answer, BaseException):
+            raise answer
+    rows = []
+    W = np.ascontiguousarray(table.W_E, dtype=np.float32)
+    norms = table.norms()
+    if workers[0].tool == "embedlab":
+        table_bytes, code_bytes, built = workers[0].ask("sizes", None)
+        print(f"{name}: the table {table_bytes / 2**20:.1f} MiB, its integer codes {code_bytes / 2**20:.1f} MiB "
+              f"beside it (resident, not working memory; built in {built:.2f} s with numba's first load, before the clock)")
+    try:
+        for metric in ("cosine", "dot"):
+            ids = {w.tool: w.ask("ids", metric) for w in workers}  # warm-up, and the answer
+            live = [w for w in workers if ids[w.tool] is not None]
+            seconds = dict.fromkeys(ids, float("inf"))
+            for _ in range(args.repeats):
+                for worker in live:
+                    time.sleep(SETTLE)
+                    seconds[worker.tool] = min(seconds[worker.tool], worker.ask("time", metric))
+            share = workers[0].ask("rescored", metric) if workers[0].tool == "embedlab" else None
+            rows += table_rows(name, metric, live, ids, seconds, share, W, queries, norms)
+    finally:
+        for worker in workers:
+            worker.conn.send(("stop", None))
+            worker.process.join(timeout=30)
     return rows
 
 
-def faiss_tool(W, unit, norms, queries, k, metric) -> Tool | None:
+def table_rows(name, metric, live, ids, seconds, share, W, queries, norms) -> list[tuple]:
+    ours = seconds[live[0].tool]
+    floor = seconds.get("GEMM floor", float("nan"))
+    rows = []
+    for worker in live:
+        tool, t = worker.tool, seconds[worker.tool]
+        rescored = f"{share:.3%}" if tool == "embedlab" and share is not None else ""
+        if tool == "GEMM floor":
+            rows.append((name, metric, tool, f"{t:.3f}", f"{len(queries) / t:,.0f}", f"{t / ours:.2f}x", "100%",
+                         "", "", ""))
+            continue
+        same, order = compare(ids[tool], ids[live[0].tool], lambda r, i: exact_score(W, queries[r], i, metric, norms))
+        rows.append((name, metric, tool, f"{t:.3f}", f"{len(queries) / t:,.0f}", f"{t / ours:.2f}x",
+                     f"{floor / t:.0%}", rescored, f"{same}/{len(queries)}", order))
+    return rows
+
+
+def rescored_rows(table, queries, k, metric) -> float:
+    """The share of the table's rows that embedlab's search rescores in float64, per query (an untimed run)."""
+    counted = []
+    top_k = rescore.Rescorer.top_k
+
+    def counting(self, qi, cand):
+        counted.append(int(np.count_nonzero(cand >= 0)))
+        return top_k(self, qi, cand)
+
+    rescore.Rescorer.top_k = counting
     try:
-        import faiss
-    except ImportError:
-        return None
+        search(table.W_E, None, k, metric, exclude=queries, row_norms=table.norms(), codes=table.codes())
+    finally:
+        rescore.Rescorer.top_k = top_k
+    return sum(counted) / (len(queries) * table.V)
+
+
+def make_run(tool, table, queries, k, metric) -> Callable[[], np.ndarray] | None:
+    """The timed call of one tool (-> ids (N, K)), with everything it needs built first; None: not for this metric."""
+    W = np.ascontiguousarray(table.W_E, dtype=np.float32)  # (V, D)
+    norms = table.norms()  # (V,)
+    unit = W / np.maximum(norms, 1e-30)[:, None].astype(np.float32) if metric == "cosine" else W  # (V, D)
+    if tool == "embedlab":
+        codes = table.codes()  # built once per table, before the clock (like faiss's index)
+        return lambda: search(table.W_E, None, k, metric, exclude=queries, row_norms=norms, codes=codes)[0]
+    if tool == "embedlab float":
+        return lambda: search(table.W_E, None, k, metric, exclude=queries, row_norms=norms, screen="float")[0]
+    if tool == "GEMM floor":
+        return gemm_floor(W, queries)
+    return {"faiss IndexFlatIP": faiss_run, "torch matmul+topk": torch_run, "numpy naive": numpy_run,
+            "gensim most_similar": gensim_run}[tool](W, unit, queries, k, metric)
+
+
+def faiss_run(W, unit, queries, k, metric):
+    import faiss
+
     index = faiss.IndexFlatIP(W.shape[1])
     index.add(unit)
     Q = unit[queries]  # (N, D) the query rows, already unit for cosine
@@ -142,14 +378,12 @@ def faiss_tool(W, unit, norms, queries, k, metric) -> Tool | None:
         _, ids = index.search(Q, k + 1)
         return drop_self(ids, queries, k)
 
-    return Tool("faiss IndexFlatIP", run)
+    return run
 
 
-def torch_tool(W, unit, norms, queries, k, metric) -> Tool | None:
-    try:
-        import torch
-    except ImportError:
-        return None
+def torch_run(W, unit, queries, k, metric):
+    import torch
+
     Wt = torch.from_numpy(np.array(unit))  # (V, D) a writable copy
     Qt = Wt[torch.from_numpy(queries)]  # (N, D)
 
@@ -158,10 +392,10 @@ def torch_tool(W, unit, norms, queries, k, metric) -> Tool | None:
                  for s in range(0, len(Qt), TORCH_BLOCK)]
         return drop_self(torch.cat(parts).numpy(), queries, k)
 
-    return Tool("torch matmul+topk", run)
+    return run
 
 
-def numpy_tool(W, unit, norms, queries, k, metric) -> Tool:
+def numpy_run(W, unit, queries, k, metric):
     def run():
         Q = W[queries]  # (N, D)
         if metric == "cosine":
@@ -171,16 +405,14 @@ def numpy_tool(W, unit, norms, queries, k, metric) -> Tool:
         order = np.argsort(-np.take_along_axis(S, top, axis=1), axis=1)
         return drop_self(np.take_along_axis(top, order, axis=1), queries, k)
 
-    return Tool("numpy naive", run)
+    return run
 
 
-def gensim_tool(W, unit, norms, queries, k, metric) -> Tool | None:
+def gensim_run(W, unit, queries, k, metric):
     if metric != "cosine":
         return None  # most_similar ranks by cosine only
-    try:
-        from gensim.models import KeyedVectors
-    except ImportError:
-        return None
+    from gensim.models import KeyedVectors
+
     kv = KeyedVectors(W.shape[1])
     kv.add_vectors([str(i) for i in range(len(W))], W)
     kv.fill_norms()
@@ -188,11 +420,11 @@ def gensim_tool(W, unit, norms, queries, k, metric) -> Tool | None:
     def run():
         return np.array([[int(key) for key, _ in kv.most_similar(str(q), topn=k)] for q in queries])
 
-    return Tool("gensim most_similar", run)
+    return run
 
 
-def gemm_floor_tools(W, queries) -> list[Tool]:
-    """The float32 product Q @ W.T alone: in one call, and in blocks of 1024 x 4096 rows."""
+def gemm_floor(W, queries):
+    """The float32 product Q @ W.T alone: the better of one call and blocks of 1024 x 4096 rows."""
     Q = W[queries]  # (N, D)
     S = np.empty((min(1024, len(Q)), 4096), dtype=np.float32)
 
@@ -202,7 +434,15 @@ def gemm_floor_tools(W, queries) -> list[Tool]:
                 q, w = Q[s:s + 1024], W[v:v + 4096]
                 np.matmul(q, w.T, out=S[:len(q), :len(w)])
 
-    return [Tool("GEMM one call", lambda: Q @ W.T), Tool("GEMM blocks", blocks)]
+    def run() -> float:  # seconds of the faster way in this call: the floor is the faster of the two
+        times = []
+        for call in (lambda: Q @ W.T, blocks):
+            start = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    return run
 
 
 def drop_self(ids: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:

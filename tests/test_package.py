@@ -12,7 +12,9 @@ Layers, from the bottom (house style, design.md):
 
 Heavy libraries stay where they belong: PyTorch in ``nn.py`` (and lazily, inside
 functions, in the transformers-backed reader under ``sources/`` and in the search
-kernels under ``engine/``); transformers lazily, inside functions, under ``sources/`` only;
+kernels under ``engine/``); numba in the integer screen's compiled kernels
+(``engine/screen_kernel.py``, ``engine/simd.py``, with llvmlite) and lazily, inside
+functions, elsewhere under ``engine/``; transformers lazily, inside functions, under ``sources/`` only;
 matplotlib in ``report/plots.py``, its fonts, ``report/fonts.py``, and ``report/labels.py``,
 which places their labels with adjustText; scikit-learn and
 umap-learn in ``measure/projection.py``. The modules the seed report runs on import
@@ -48,6 +50,8 @@ STDLIB_ONLY = {"embed.py", "errors.py", "__init__.py", "__main__.py", "api.py", 
 # library -> (files that may import it anywhere, folders that may import it lazily inside a function)
 HEAVY = {
     "torch": ({"nn.py", "measure/demo.py"}, {"sources", "engine"}),
+    "numba": ({"engine/screen_kernel.py", "engine/simd.py"}, {"engine"}),
+    "llvmlite": ({"engine/simd.py"}, set()),
     "transformers": (set(), {"sources"}),
     "matplotlib": ({"report/plots.py", "report/fonts.py", "report/labels.py"}, set()),
     "adjustText": ({"report/labels.py"}, set()),

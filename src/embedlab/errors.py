@@ -148,7 +148,8 @@ def install_hint(extras: "tuple[str, ...] | set[str]") -> str:
 
 # Third-party modules -> the extra that installs them.
 MODULE_EXTRAS = {"numpy": "models", "safetensors": "models", "tokenizers": "models", "pyarrow": "models",
-                 "tqdm": "models", "scipy": "models", "threadpoolctl": "models", "gguf": "models", "torch": "torch",
+                 "tqdm": "models", "scipy": "models", "threadpoolctl": "models", "gguf": "models", "numba": "models",
+                 "torch": "torch",
                  "matplotlib": "plots", "sklearn": "plots", "umap": "plots", "plotly": "plots",
                  "adjustText": "plots"}
 

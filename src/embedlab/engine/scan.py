@@ -13,21 +13,26 @@ from __future__ import annotations
 
 import numpy as np
 
-from .lengths import SQUARES_HIGH, SQUARES_LOW, vector_norms
+from .coded_scan import CodedScan, CodedTable
+from .lengths import vector_norms
 from .plan import BlockPlan
 from .pool import CandidatePool
 from .precision import longest_other, margin
+from .rescore import Rescorer
 
 __all__ = ["search_block"]
 
 
-def search_block(W, Q, k, metric, exclude, row_norms, inv_norms, dtype, plan) -> tuple[np.ndarray, np.ndarray]:
+def search_block(W, Q, k, metric, exclude, row_norms, inv_norms, dtype, plan,
+                 coded: CodedTable | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Top-k of one block of queries Q (n, D) -> ids (n, K) int64, scores (n, K) float64.
 
     The arguments are those ``search`` has checked and prepared: the table W
     (V, D), ``exclude`` (n,) ids or None, ``row_norms`` (V,) float64,
-    ``inv_norms`` (V,) for cosine or None, the GEMM's ``dtype`` and the
-    ``BlockPlan``. Raises ``ValueError`` for a query with NaN or infinity.
+    ``inv_norms`` (V,) for cosine or None, the GEMM's ``dtype``, the
+    ``BlockPlan``, and the table's codes where the integer screen runs
+    (``coded_scan``; the float GEMM screen otherwise). Raises ``ValueError``
+    for a query with NaN or infinity.
     """
     q64 = np.asarray(Q, dtype=np.float64)  # (n, D) the queries as the rescoring sees them
     if not np.isfinite(q64).all():
@@ -42,8 +47,11 @@ def search_block(W, Q, k, metric, exclude, row_norms, inv_norms, dtype, plan) ->
         ids[i] = (first if exclude is None else first[first != exclude[i]])[:k]
     live = np.flatnonzero(q_norms > 0)  # (m,)
     if live.size:
-        scan = _Scan(W, q64[live], q_norms[live], None if exclude is None else exclude[live],
-                     k, metric, row_norms, inv_norms, dtype)
+        own = None if exclude is None else exclude[live]
+        if coded is not None:
+            scan = CodedScan(W, q64[live], q_norms[live], own, k, metric, row_norms, coded)
+        else:
+            scan = _Scan(W, q64[live], q_norms[live], own, k, metric, row_norms, inv_norms, dtype)
         ids[live], scores[live] = scan.run(plan)
     return ids, scores + 0.0  # + 0.0 turns -0.0 into 0.0
 
@@ -58,6 +66,7 @@ class _Scan:
         self.queries = unit.astype(dtype)  # (m, D) what the GEMM sees
         reach = row_norms[longest_other(row_norms, exclude, len(q_norms))]  # (m,) the longest row each may meet
         self.eps = margin(metric, W.shape[1], dtype, q_norms, reach)  # (m,)
+        self._exact_top_k = Rescorer(W, q64, q_norms, row_norms, metric, exclude, k).top_k
 
     def run(self, plan: BlockPlan) -> tuple[np.ndarray, np.ndarray]:
         self.plan = plan
@@ -150,41 +159,3 @@ class _Scan:
             chunk = np.concatenate([top, cand[s:s + step]])[None, :]  # (1, c)
             top = self._exact_top_k(np.array([i]), chunk)[0][0]
         return top
-
-    def _exact_top_k(self, qi: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Exact top-k by (-score, id) of candidates (h, L), -1 empty -> ids, scores (h, K)."""
-        valid = cand >= 0
-        if self.exclude is not None:  # a query by id never lists itself, whatever its screening score
-            valid &= cand != self.exclude[qi][:, None]
-        scores = np.full(cand.shape, -np.inf)
-        scores[valid] = self._exact_scores(np.broadcast_to(qi[:, None], cand.shape)[valid], cand[valid])
-        ids = np.where(valid, cand, len(self.W))  # an empty slot sorts last
-        order = np.lexsort((ids, -scores), axis=-1)[:, :self.k]  # (h, K)
-        return np.take_along_axis(ids, order, axis=1), np.take_along_axis(scores, order, axis=1)
-
-    def _exact_scores(self, qi: np.ndarray, ids: np.ndarray) -> np.ndarray:
-        """Scores as the reference computes them, in float64: (r,) pairs -> (r,)."""
-        rows = np.asarray(self.W[ids], dtype=np.float64)  # (r, D)
-        queries = self.q64[qi]  # (r, D)
-        q_norms, w_norms = self.q_norms[qi], self.row_norms[ids]  # (r,), (r,)
-        out = np.zeros(len(ids))  # (r,)
-        # Out-of-range pairs (inf / inf, 0 / 0) are measured again below.
-        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-            dots = np.einsum("ij,ij->i", queries, rows)  # (r,)
-            if self.metric == "dot":
-                return dots
-            both = q_norms * w_norms  # (r,)
-            np.divide(dots, both, out=out, where=both > 0)
-        # Lengths whose product leaves [1e-280, 1e300] (underflowing to 0.0
-        # included) over- or underflow the dot product: the cosine does not
-        # change with length, so take it of the unit vectors (as
-        # ``embed.cosine`` rescales such vectors).
-        nonzero = (q_norms > 0) & (w_norms > 0)
-        odd = np.flatnonzero(nonzero & ((both < SQUARES_LOW) | (both > SQUARES_HIGH)))
-        if odd.size:
-            unit_q = queries[odd] / q_norms[odd, None]
-            unit_w = rows[odd] / w_norms[odd, None]
-            out[odd] = np.einsum("ij,ij->i", unit_q, unit_w)
-        return np.clip(out, -1.0, 1.0, out=out)
-
-

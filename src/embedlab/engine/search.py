@@ -26,9 +26,16 @@ under ``memory`` bytes whatever N and V are (``plan.plan_blocks``). Blocks
 of queries run on one thread per core, each with a one-thread GEMM
 (``threads``), so the filter keeps every core busy too, not only the GEMM.
 
+Where the table's integer codes are at hand and the CPU multiplies them fast
+(AVX2), steps 1-2 run on the codes instead (``coded_scan``): a compiled kernel
+scores int16 codes and keeps only the rows whose certified upper bound
+reaches each query's k-th best lower bound; step 3 is the same.
+
 This module checks the input and walks the blocks of queries; the stages live
 beside it: ``plan`` (block sizes and workers for a memory budget), ``scan``
-(steps 1-3 on one block of queries), ``pool`` (the candidate pool),
+(steps 1-3 on one block of queries), ``coded_scan`` and ``codes`` (the
+integer screen and its bound), ``capability`` (which screen runs), ``rescore``
+(step 3), ``pool`` (the candidate pool),
 ``precision`` (the GEMM's dtype, its rounding margin, float64's range) and
 ``threads`` (where blocks of queries run).
 
@@ -43,6 +50,9 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import ShapeError, SizeError
+from .capability import choose_screen
+from .codes import RowCodes, codes_fit, encode_rows
+from .coded_scan import CodedTable
 from .lengths import inverse_norms, vector_norms
 from .plan import plan_blocks
 from .precision import check_dot_range, gemm_dtype
@@ -88,6 +98,8 @@ def search(
     memory: int = DEFAULT_MEMORY,
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
+    codes: RowCodes | None = None,
+    screen: str = "auto",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Exact top-k of ``Q @ W.T`` (dot) or of the cosine, with the tie rule.
 
@@ -116,6 +128,14 @@ def search(
         or 1 without ``threadpoolctl``. The result does not depend on it.
     progress : callable, optional
         Called with the number of queries finished after each block of queries.
+    codes : RowCodes, optional
+        The table's integer codes (``codes.encode_rows(W)``, built once per
+        table, e.g. by ``EmbeddingTable.codes``): with them, ``"auto"`` runs
+        the integer screen where this CPU multiplies them fast.
+    screen : {"auto", "int16", "float"}
+        How candidates are found (``capability.choose_screen``): the integer
+        screen's certified bounds (``coded_scan``) or the float GEMM's
+        rounding margin (``scan``). The result does not depend on it.
 
     Returns
     -------
@@ -133,9 +153,13 @@ def search(
         neighbour), a query or a row with NaN or infinity, a query whose
         length is subnormal, dot products that float64 cannot rank (their
         ``|q| |w|`` above about 2e307 or below 1e-280, the query's own row
-        aside; ``precision.check_dot_range``), or a budget below one block.
+        aside; ``precision.check_dot_range``), a budget below one block, an
+        unknown screen, or ``screen="int16"`` on lengths outside [1e-15, 1e15].
     ShapeError
-        (a ``ValueError``) if Q is not (N, D) or exclude is not (N,) ids.
+        (a ``ValueError``) if Q is not (N, D), exclude is not (N,) ids, or
+        the codes are not those of a (V, D) table.
+    MissingExtraError
+        (an ``ImportError``) for ``screen="int16"`` without numba.
 
     >>> W = np.array([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]])
     >>> search(W, np.array([[0.0, 1.0]]), 3, "dot")[0].tolist()
@@ -154,6 +178,7 @@ def search(
     if metric == "dot":
         check_dot_range(q_norms, row_norms, exclude)
     dtype = gemm_dtype(W.dtype, metric, q_norms, row_norms)
+    coded = _coded_table(W, codes, screen, metric, q_norms, row_norms)
     plan = plan_blocks(V, D, k, np.dtype(dtype).itemsize, memory, n_queries=N, workers=worker_count(workers))
     ids = np.empty((N, k), dtype=np.int64)
     scores = np.empty((N, k), dtype=np.float64)
@@ -164,7 +189,7 @@ def search(
         excl = None if exclude is None else exclude[start:stop]
         block = W[excl] if Q is None else Q[start:stop]  # (n, D)
         ids[start:stop], scores[start:stop] = search_block(W, block, k, metric, excl, row_norms, inv_norms,
-                                                           dtype, plan)
+                                                           dtype, plan, coded)
         return stop - start
 
     with block_runner(plan.workers) as run:
@@ -174,6 +199,18 @@ def search(
     if N and ids.max() >= V:  # an empty slot survived: never hand out an id that does not exist
         raise FloatingPointError("fewer than k rows got a finite score; the table's values are out of range")
     return ids, scores
+
+
+def _coded_table(W: np.ndarray, codes: RowCodes | None, screen: str, metric: str, q_norms: np.ndarray,
+                 row_norms: np.ndarray) -> CodedTable | None:
+    """The codes and bound terms of the integer screen, or None where the float screen runs."""
+    if choose_screen(screen, codes_given=codes is not None, fits=codes_fit(q_norms, row_norms)) == "float":
+        return None
+    if codes is None:
+        codes = encode_rows(W, row_norms=row_norms)
+    if (codes.V, codes.D) != W.shape:
+        raise ShapeError(f"codes of a ({codes.V}, {codes.D}) table given for a table of shape {W.shape}")
+    return CodedTable.build(codes, row_norms, metric)
 
 
 def check_k(k: Any, limit: int, what: str) -> None:

@@ -18,6 +18,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import ShapeError, SizeError, TokenIdError
+from .capability import fast_int16
+from .codes import RowCodes, encode_rows
 from .gather import gather_rows
 from .lengths import vector_norms
 from .provenance import Provenance
@@ -25,7 +27,11 @@ from .search import DEFAULT_MEMORY, METRICS, Neighbors, check_k, search
 from .storage import readonly_matrix
 from .vocabulary import Vocabulary, resolve_id, resolve_ids
 
-__all__ = ["EmbeddingTable"]
+__all__ = ["EmbeddingTable", "CODED_QUERIES"]
+
+# Queries from which a search builds the table's integer codes (``EmbeddingTable.codes``): building them
+# costs about one search of 1,000 queries, which the integer screen wins back over a few thousand.
+CODED_QUERIES = 2048
 
 
 class EmbeddingTable:
@@ -86,6 +92,7 @@ class EmbeddingTable:
         self._token_types = (None if token_types is None
                              else readonly_matrix(token_types, f"token-type table{where}", D))
         self._norms: np.ndarray | None = None  # (V,) float64, computed on first use
+        self._codes: RowCodes | None = None  # the integer screen's codes, built on first use
 
     @classmethod
     def from_rows(cls, rows: Sequence[Sequence[float]], **kwargs: Any) -> "EmbeddingTable":
@@ -292,6 +299,18 @@ class EmbeddingTable:
             self._norms = out
         return self._norms
 
+    def codes(self) -> RowCodes:
+        """The integer codes of every row (``codes.encode_rows``), built once and cached.
+
+        A copy of the table at 2 bytes per entry (``codes().nbytes``): part of
+        the table's resident cost, beside ``W_E.nbytes``, not of a search's
+        ``memory`` budget. Searches of at least ``CODED_QUERIES`` queries
+        build it where the CPU multiplies int16 codes fast (``capability``).
+        """
+        if self._codes is None:
+            self._codes = encode_rows(self._W, row_norms=self.norms())
+        return self._codes
+
     def stretch(self, token_id: int | str, factor: float) -> "EmbeddingTable":
         """A new table with one row multiplied by ``factor``; this table is unchanged.
 
@@ -409,8 +428,14 @@ class EmbeddingTable:
                 memory: int, progress: Callable[[int], None] | None = None) -> Neighbors:
         if metric not in METRICS:
             raise ValueError(f"unknown metric {metric!r}: expected one of {', '.join(METRICS)}")
+        N = len(exclude) if Q is None else len(Q)
+        # Codes pay for themselves over many queries, or once they exist; the search itself
+        # decides whether they are used (capability.choose_screen).
+        codes = self._codes
+        if codes is None and N >= CODED_QUERIES and fast_int16():
+            codes = self.codes()
         ids, scores = search(self._W, Q, k, metric, exclude=exclude, row_norms=self.norms(), memory=memory,
-                             progress=progress)
+                             progress=progress, codes=codes)
         tokens = None
         if self._vocabulary is not None:
             tokens = [[self._vocabulary.token(int(i)) for i in row] for row in ids]

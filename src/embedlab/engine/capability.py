@@ -1,0 +1,98 @@
+"""Which screen a neighbour search runs: integer codes where this CPU multiplies them fast, the float GEMM otherwise.
+
+The exact answer never depends on the screen; the time does. The integer
+screen (``coded_scan``) multiplies int16 pairs with ``vpmaddwd``, twice the
+multiply-adds per instruction of a float32 FMA, on any CPU with AVX2; where
+AVX2 is missing it would still be exact but slower than the BLAS GEMM, so
+``"auto"`` keeps the float screen there. (On a CPU with AVX-VNNI or
+AVX512-VNNI, LLVM fuses the multiply-add and the add into ``vpdpwssd``.)
+The CPU's flags come from ``/proc/cpuinfo`` (Linux); elsewhere they are
+unknown and ``"auto"`` keeps the float screen.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+
+from ..errors import ChoiceError, MissingExtraError
+from .codes import HIGH, LOW
+
+__all__ = ["SCREENS", "cpu_flags", "fast_int16", "choose_screen", "describe"]
+
+SCREENS = ("auto", "int16", "float")
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags (``avx2``, ``fma``, ``avx512_vnni``, ...) from /proc/cpuinfo; empty where unreadable."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def fast_int16() -> bool:
+    """Whether the integer screen is faster than the float GEMM here: AVX2 and numba present."""
+    return "avx2" in cpu_flags() and importlib.util.find_spec("numba") is not None
+
+
+def describe() -> str:
+    """One line for benchmarks and reports: the screen ``"auto"`` picks here, and why.
+
+    >>> describe().startswith(("int16", "float"))
+    True
+    """
+    flags = cpu_flags()
+    vnni = sorted(flags & {"avx512_vnni", "avx_vnni"})
+    cpu = f"AVX2 {'yes' if 'avx2' in flags else 'no'}, VNNI {'yes (' + ', '.join(vnni) + ')' if vnni else 'no'}"
+    if fast_int16():
+        return f"int16 codes, vpmaddwd ({cpu})"
+    return f"float GEMM ({cpu}{'' if importlib.util.find_spec('numba') else '; numba not installed'})"
+
+
+def choose_screen(screen: str, *, codes_given: bool, fits: bool) -> str:
+    """The screen a search runs: ``"int16"`` or ``"float"``.
+
+    Parameters
+    ----------
+    screen : {"auto", "int16", "float"}
+        ``"auto"``: the integer screen where the caller has the table's codes,
+        their bound holds (``fits``) and this CPU multiplies them fast
+        (``fast_int16``); else the float screen. ``"int16"``: the integer
+        screen whatever the CPU (the codes are built if not given).
+        ``"float"``: the float GEMM screen.
+    codes_given : bool
+        Whether the caller passed the table's codes.
+    fits : bool
+        Whether every nonzero length lies where the bound is certified (``codes.codes_fit``).
+
+    Raises
+    ------
+    ChoiceError
+        (a ``ValueError``) for another screen.
+    ValueError
+        For ``"int16"`` on lengths outside [1e-15, 1e15].
+    MissingExtraError
+        (an ``ImportError``) for ``"int16"`` without numba.
+
+    >>> choose_screen("auto", codes_given=False, fits=True), choose_screen("float", codes_given=True, fits=True)
+    ('float', 'float')
+    """
+    if screen not in SCREENS:
+        raise ChoiceError(f"unknown screen {screen!r}: expected one of {', '.join(SCREENS)}", parameter="screen",
+                          value=screen, expected=", ".join(SCREENS))
+    if screen == "float":
+        return "float"
+    if screen == "int16":
+        if not fits:
+            raise ValueError(f"screen='int16' certifies lengths from {LOW:g} to {HIGH:g} only; some query or row "
+                             f"is outside: use screen='auto' or 'float'")
+        if importlib.util.find_spec("numba") is None:
+            raise MissingExtraError.for_module("numba", "integer screens", ("models",))
+        return "int16"
+    return "int16" if codes_given and fits and fast_int16() else "float"
