@@ -106,7 +106,7 @@ def test_missing_extras_carry_their_extras(monkeypatch, module, raise_site):
     (["plot", "projection", "--method", "pca", "--perplexity", "5"], "usage: embedlab plot projection",
      "--perplexity applies to --method tsne only, not --method pca"),
     (["plot", "projection", "--tokens", "1,2,3", "--k", "3"], "usage: embedlab plot projection",
-     "--k do not apply with --tokens"),
+     "--k does not apply with --tokens"),
     (["params", "--vocab", "8", "--d-model", "4", "--positions", "none", "--max-positions", "16"],
      "usage: embedlab params", "--max-positions does not apply with --positions none"),
     (["params", "--vocab", "8", "--d-model", "4", "--positions", "learned"], "usage: embedlab params",

@@ -75,7 +75,9 @@ def _check_options(args: argparse.Namespace) -> None:
     if args.tokens is not None:
         given = [f"--{name}" for name in ("probe", "k", "sample") if getattr(args, name) is not None]
         if given:
-            args.usage_error(f"{', '.join(given)} do not apply with --tokens: the rows projected are the tokens given")
+            verb = "does" if len(given) == 1 else "do"
+            args.usage_error(f"{', '.join(given)} {verb} not apply with --tokens: the rows projected are the tokens "
+                             "given")
 
 
 DEFAULT_SIZE = (1200, 800)

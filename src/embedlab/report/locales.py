@@ -274,7 +274,7 @@ WORDS: dict[str, dict[str, object]] = {
             "metric_cosine": "cosine",
             "metric_euclidean": "euclidean",
             "labelled_note": "{placed} of {total} points labelled, {left} left unlabelled",
-            "norms_unplaced": " ({more} more marked, no room for their labels)",
+            "norms_unplaced": " ({more} more marked, with no room for a label)",
             "compress_title": "{table}: neighbours kept as the vectors shrink ({queries} queries, k = {k})",
             "compress_bytes": "bytes per token (log scale)",
             "compress_recall": "recall@{k} (share of the exact top {k} kept)",

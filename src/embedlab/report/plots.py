@@ -122,7 +122,9 @@ def svg_text(fig: Any, id_prefix: str = "fig") -> str:
     width, height = (round(float(n) * fig.dpi) for n in fig.get_size_inches())
     text = re.sub(r'(<svg\b[^>]*?) width="[^"]*" height="[^"]*"', rf'\1 width="{width}" height="{height}"',
                   buffer.getvalue(), count=1)
-    return re.sub(r'(\bid="|url\(#|href="#)', rf"\g<1>{id_prefix}-", text)
+    text = re.sub(r'(\bid="|url\(#|href="#)', rf"\g<1>{id_prefix}-", text)
+    # A viewer without the fonts matplotlib names falls back to its own sans-serif, not its serif default.
+    return re.sub(r"(font(?:-family)?:[^;\"]*'Noto Sans CJK JP')", r"\1, sans-serif", text)
 
 
 def undrawn_tokens(fig: Any) -> tuple[str, ...]:
