@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from embedlab import embed
@@ -80,7 +80,11 @@ def test_random_tables_match_a_float64_full_sort(W, data):
     else:
         exclude, k = None, data.draw(st.integers(1, V))
         Q = W[data.draw(st.lists(st.integers(0, V - 1), min_size=1, max_size=6))].astype(np.float64)
-        Q[0] *= data.draw(st.sampled_from([1.0, 0.0, 2.0**8]))  # a zero or a long query vector (lengths stay in [1e-15, 1e15])
+        Q[0] *= data.draw(st.sampled_from([1.0, 0.0, 2.0**8]))  # a zero or a long query vector
+        lengths = vector_norms(Q)
+        # screen="int16" certifies lengths in [1e-15, 1e15] only (it refuses others, tested apart): a 2**40 row
+        # times 2**8 can leave that range
+        assume(bool(np.all((lengths == 0) | ((lengths >= 1e-15) & (lengths <= 1e15)))))
     (ids, scores), (ids_f, scores_f) = both_screens(W, Q, k, metric, exclude)
     want_ids, want_scores = full_sort(W, W[exclude] if Q is None else Q, k, metric, exclude)
     assert ids.tolist() == want_ids.tolist()
