@@ -149,7 +149,9 @@ def _axes(result: Any, coords: dict[str, list[float]]) -> dict[str, Any]:
     axis = {"showticklabels": False, "showspikes": False}
     scene = {f"{a}axis": {**axis, "title": {"text": name}, "range": _padded(coords[a], a == "z")}
              for a, name in zip("xyz", names)}
-    return {"scene": {**scene, "aspectmode": "data", "camera": CAMERA_3D}}
+    # "cube": the three axes drawn equally long, so the box fits the view whatever the spread of each
+    # (with "data", one long axis ran out of the view); each axis keeps its own scale and title.
+    return {"scene": {**scene, "aspectmode": "cube", "camera": CAMERA_3D}}
 
 
 def page_data(result: Any, lang: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
