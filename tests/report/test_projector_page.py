@@ -153,6 +153,7 @@ def test_two_and_three_dims(result, table):
     assert flat.data[0].type == "scattergl" and len(flat.data[0].x) == len(result.ids)
     deep = page.projector_figure(embedlab.projector(table, tokens=["w20", "w21", "w22", "w23", "w24"], dims=3))
     assert deep.data[0].type == "scatter3d" and len(deep.data[0].z) == 5
+    assert deep.layout.scene.aspectmode == "cube"  # the box fits the view, however long one axis is
     data = page_data(page.projector_html(embedlab.projector(table, sample=20, k=3, dims=3, probe="w20"), "ko"))
     assert data["figure"]["data"][0]["type"] == "scatter3d" and data["dims"] == 3
     assert len(data["figure"]["data"][0]["z"]) == 20
