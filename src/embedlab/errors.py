@@ -22,6 +22,7 @@ __all__ = [
     "SizeError",
     "DtypeError",
     "ChoiceError",
+    "SchedulerError",
     "install_hint",
     "MODULE_EXTRAS",
     "missing_extra",
@@ -149,7 +150,7 @@ def install_hint(extras: "tuple[str, ...] | set[str]") -> str:
 # Third-party modules -> the extra that installs them.
 MODULE_EXTRAS = {"numpy": "models", "safetensors": "models", "tokenizers": "models", "pyarrow": "models",
                  "tqdm": "models", "scipy": "models", "threadpoolctl": "models", "gguf": "models", "numba": "models",
-                 "torch": "torch",
+                 "torch": "torch", "distributed": "cluster", "dask": "cluster",
                  "matplotlib": "plots", "sklearn": "plots", "umap": "plots", "plotly": "plots",
                  "adjustText": "plots"}
 
@@ -181,6 +182,11 @@ class ConfigError(SourceError):
 class SizeError(EmbedlabError, ValueError):
     """A size or count that is zero, negative or not a whole number (V, D,
     T_max, a growth factor); the message names the value."""
+
+
+class SchedulerError(EmbedlabError, ConnectionError):
+    """A Dask scheduler that cannot be reached (or an address that is not one); the
+    message names the address and how long it waited."""
 
 
 class DtypeError(EmbedlabError, ValueError):

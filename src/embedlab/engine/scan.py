@@ -11,6 +11,8 @@ in a block, ``m`` of them nonzero, ``v`` rows in a block.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .coded_scan import CodedScan, CodedTable
@@ -20,18 +22,19 @@ from .pool import CandidatePool
 from .precision import longest_other, margin
 from .rescore import Rescorer
 
-__all__ = ["search_block"]
+__all__ = ["search_block", "FloatScan"]
 
 
 def search_block(W, Q, k, metric, exclude, row_norms, inv_norms, dtype, plan,
-                 coded: CodedTable | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 coded: CodedTable | None = None, device: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Top-k of one block of queries Q (n, D) -> ids (n, K) int64, scores (n, K) float64.
 
     The arguments are those ``search`` has checked and prepared: the table W
     (V, D), ``exclude`` (n,) ids or None, ``row_norms`` (V,) float64,
     ``inv_norms`` (V,) for cosine or None, the GEMM's ``dtype``, the
     ``BlockPlan``, and the table's codes where the integer screen runs
-    (``coded_scan``; the float GEMM screen otherwise). Raises ``ValueError``
+    (``coded_scan``), or a torch device where the GEMM and the filter run
+    with torch (``torch_screen``); the float GEMM screen otherwise. Raises ``ValueError``
     for a query with NaN or infinity.
     """
     q64 = np.asarray(Q, dtype=np.float64)  # (n, D) the queries as the rescoring sees them
@@ -50,14 +53,23 @@ def search_block(W, Q, k, metric, exclude, row_norms, inv_norms, dtype, plan,
         own = None if exclude is None else exclude[live]
         if coded is not None:
             scan = CodedScan(W, q64[live], q_norms[live], own, k, metric, row_norms, coded)
+        elif device is not None:
+            from .torch_screen import TorchScan  # torch only where a device was asked for
+
+            scan = TorchScan(W, q64[live], q_norms[live], own, k, metric, row_norms, inv_norms, dtype, device=device)
         else:
-            scan = _Scan(W, q64[live], q_norms[live], own, k, metric, row_norms, inv_norms, dtype)
+            scan = FloatScan(W, q64[live], q_norms[live], own, k, metric, row_norms, inv_norms, dtype)
         ids[live], scores[live] = scan.run(plan)
     return ids, scores + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
-class _Scan:
-    """Nonzero queries (m, D) scanned against every row of the table (steps 1-3)."""
+class FloatScan:
+    """Nonzero queries (m, D) scanned against every row of the table (steps 1-3).
+
+    ``run(plan)`` returns ids (m, K) int64 and scores (m, K) float64. The
+    screen (``_first_bar``, ``_scan``) is what ``torch_screen.TorchScan``
+    replaces; the rescoring (``run``, ``_settle``) is shared.
+    """
 
     def __init__(self, W, q64, q_norms, exclude, k, metric, row_norms, inv_norms, dtype):
         self.W, self.q64, self.q_norms, self.exclude = W, q64, q_norms, exclude

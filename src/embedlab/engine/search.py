@@ -44,12 +44,13 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import ShapeError, SizeError
+from ..errors import ChoiceError, ShapeError, SizeError
 from .capability import choose_screen
 from .codes import RowCodes, codes_fit, encode_rows
 from .coded_scan import CodedTable
@@ -100,6 +101,7 @@ def search(
     progress: Callable[[int], None] | None = None,
     codes: RowCodes | None = None,
     screen: str = "auto",
+    device: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Exact top-k of ``Q @ W.T`` (dot) or of the cosine, with the tie rule.
 
@@ -136,6 +138,12 @@ def search(
         How candidates are found (``capability.choose_screen``): the integer
         screen's certified bounds (``coded_scan``) or the float GEMM's
         rounding margin (``scan``). The result does not depend on it.
+    device : str, optional
+        A torch device (``"cpu"``, ``"cuda"``, ``"cuda:N"``): the products and
+        the filter (steps 1-2) run with torch there, TF32 off; survivors are
+        rescored on the CPU as without it (``torch_screen``), so the result
+        is the same. Blocks of queries then run one at a time (torch
+        parallelises each product). ``None``: NumPy on the CPU.
 
     Returns
     -------
@@ -159,7 +167,10 @@ def search(
         (a ``ValueError``) if Q is not (N, D), exclude is not (N,) ids, or
         the codes are not those of a (V, D) table.
     MissingExtraError
-        (an ``ImportError``) for ``screen="int16"`` without numba.
+        (an ``ImportError``) for ``screen="int16"`` without numba, or a device without torch.
+    ChoiceError
+        (a ``ValueError``) for an unknown device, a CUDA device torch does
+        not see, or ``screen="int16"`` with a device.
 
     >>> W = np.array([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]])
     >>> search(W, np.array([[0.0, 1.0]]), 3, "dot")[0].tolist()
@@ -178,8 +189,10 @@ def search(
     if metric == "dot":
         check_dot_range(q_norms, row_norms, exclude)
     dtype = gemm_dtype(W.dtype, metric, q_norms, row_norms)
-    coded = _coded_table(W, codes, screen, metric, q_norms, row_norms)
-    plan = plan_blocks(V, D, k, np.dtype(dtype).itemsize, memory, n_queries=N, workers=worker_count(workers))
+    torch_device, matmul = _device(device, screen)
+    coded = None if torch_device is not None else _coded_table(W, codes, screen, metric, q_norms, row_norms)
+    threads = 1 if torch_device is not None else worker_count(workers)  # torch parallelises each product itself
+    plan = plan_blocks(V, D, k, np.dtype(dtype).itemsize, memory, n_queries=N, workers=threads)
     ids = np.empty((N, k), dtype=np.int64)
     scores = np.empty((N, k), dtype=np.float64)
     inv_norms = inverse_norms(row_norms) if metric == "cosine" else None  # (V,)
@@ -189,16 +202,31 @@ def search(
         excl = None if exclude is None else exclude[start:stop]
         block = W[excl] if Q is None else Q[start:stop]  # (n, D)
         ids[start:stop], scores[start:stop] = search_block(W, block, k, metric, excl, row_norms, inv_norms,
-                                                           dtype, plan, coded)
+                                                           dtype, plan, coded, torch_device)
         return stop - start
 
-    with block_runner(plan.workers) as run:
+    with matmul, block_runner(plan.workers) as run:
         for n_done in run(one_block, range(0, N, plan.queries)):
             if progress is not None:
                 progress(n_done)
     if N and ids.max() >= V:  # an empty slot survived: never hand out an id that does not exist
         raise FloatingPointError("fewer than k rows got a finite score; the table's values are out of range")
     return ids, scores
+
+
+def _device(device: str | None, screen: str) -> tuple[Any, Any]:
+    """The torch device and the context its products run in (TF32 off), or (None, a null context)."""
+    if device is None:
+        return None, contextlib.nullcontext()
+    from .torch_screen import exact_matmul, resolve_device  # torch only where a device was asked for
+
+    torch_device = resolve_device(device)
+    if screen != "int16":
+        choose_screen(screen, codes_given=False, fits=True)  # refuses an unknown screen
+    else:
+        raise ChoiceError(f"screen='int16' runs on the CPU's integer kernel, not on device {device!r}",
+                          parameter="screen", value=screen, expected="'auto' or 'float' with a device")
+    return torch_device, exact_matmul()
 
 
 def _coded_table(W: np.ndarray, codes: RowCodes | None, screen: str, metric: str, q_norms: np.ndarray,

@@ -1,0 +1,338 @@
+"""Exact neighbour search on a Dask distributed cluster: blocks of queries sent to its workers.
+
+The blocked plan of ``search`` runs unchanged on each worker: the driver
+scatters the table (its row lengths, and its int16 codes where the integer
+screen may run) to every worker ONCE (``Client.scatter(..., broadcast=True)``),
+then submits one task per block of queries; each task runs ``search.search``
+on its block against the whole table, within ``memory`` bytes per task.
+Results come back as tasks finish (``distributed.as_completed``) and are
+handed out in query order. Dask does the scheduling; nothing here decides
+which worker runs what.
+
+With ``row_shards=S`` the table's rows are cut into S runs of ids as well, and
+each task lists one block of queries against one run only: a partial top-k
+with ids mapped back to the table's. The partial lists of a block are merged
+by ``(-score, id)``, which is exact: every score is the float64 rescored
+score (``rescore``), bit for bit the one the whole-table search computes for
+that pair, so the merge ranks exactly what one search would. A query's own id
+is left out only by the shard that holds it; a shard with fewer than k
+candidate rows contributes what it has.
+
+``ClusterScan`` is the connection (one client, the scattered table) and
+``ClusterScan.blocks`` the generator of ``(start, stop, ids, scores)`` blocks
+in query order that ``measure.hubs`` (and any whole-vocabulary scan) reads.
+
+Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k;
+``S`` row shards, ``n`` queries in a block.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from ..errors import MissingExtraError, SchedulerError, ShapeError, SizeError
+from .codes import RowCodes
+from .lengths import vector_norms
+from .precision import check_dot_range
+from .search import DEFAULT_MEMORY, METRICS, check_k, search
+
+__all__ = ["ClusterScan", "DEFAULT_TIMEOUT", "merge_partial", "shard_bounds"]
+
+DEFAULT_TIMEOUT = 10.0  # seconds to wait for the scheduler to answer
+_BLOCKS_PER_WORKER = 4  # blocks of queries per worker thread, so that a slow worker holds up little
+
+
+class ClusterScan:
+    """A table scattered to a Dask cluster's workers, ready for exact neighbour searches.
+
+    Parameters
+    ----------
+    scheduler : str or distributed.Client
+        The scheduler's address (``"tcp://host:8786"``), or a client the
+        caller opened. A client made here from an address is closed by
+        ``close`` (or on leaving ``with``); a client passed in is never closed.
+    W : np.ndarray, shape (V, D), floating
+        The table; never changed. Sent to every worker once.
+    row_norms : np.ndarray, shape (V,), float64, optional
+        ``vector_norms(W)``; computed here if not given.
+    codes : RowCodes, optional
+        The table's integer codes (``codes.encode_rows``), sent too, so that
+        workers whose CPU multiplies them fast run the integer screen.
+    timeout : float
+        Seconds to wait for the scheduler (default ``DEFAULT_TIMEOUT``).
+
+    Raises
+    ------
+    MissingExtraError
+        (an ``ImportError``) without ``dask.distributed`` (the ``cluster`` extra).
+    SchedulerError
+        (a ``ConnectionError``) when the scheduler does not answer within
+        ``timeout`` seconds; names the address.
+    ShapeError
+        If W is not 2-D or the lengths or codes are not those of W.
+    """
+
+    def __init__(self, scheduler: Any, W: np.ndarray, *, row_norms: np.ndarray | None = None,
+                 codes: RowCodes | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
+        distributed = _distributed()
+        if np.ndim(W) != 2:
+            raise ShapeError(f"the table must be (V, D), got shape {np.shape(W)}")
+        self.V, self.D = W.shape
+        self.row_norms = vector_norms(W) if row_norms is None else np.asarray(row_norms)
+        if self.row_norms.shape != (self.V,):
+            raise ShapeError(f"row_norms has shape {self.row_norms.shape}, expected ({self.V},)")
+        if codes is not None and (codes.V, codes.D) != (self.V, self.D):
+            raise ShapeError(f"codes of a ({codes.V}, {codes.D}) table given for a table of shape {W.shape}")
+        self._as_completed = distributed.as_completed
+        self._owned = not isinstance(scheduler, distributed.Client)
+        self.client = _connect(distributed, scheduler, timeout) if self._owned else scheduler
+        try:
+            # Once, to every worker: each task then names the data instead of carrying it.
+            self._W, self._norms, self._codes = (self.client.scatter(x, broadcast=True, hash=False)
+                                                 for x in (W, self.row_norms, codes))
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> "ClusterScan":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the scattered table; close the client if this object opened it."""
+        client, self.client = getattr(self, "client", None), None
+        if client is None:
+            return
+        if self._owned:
+            client.close()
+        else:  # the caller's client stays open; only our data leaves its workers
+            for name in ("_W", "_norms", "_codes"):
+                future = getattr(self, name, None)
+                if future is not None:
+                    future.release()
+
+    @property
+    def threads(self) -> int:
+        """Worker threads in the cluster now (at least 1)."""
+        return max(1, sum(w["nthreads"] for w in self.client.scheduler_info()["workers"].values()))
+
+    def search(self, queries: np.ndarray, k: int, metric: str, **kwargs: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The whole result of ``blocks``: ids (N, K) int64, scores (N, K) float64, as ``search.search``."""
+        queries = np.asarray(queries)
+        ids = np.empty((len(queries), k), dtype=np.int64)
+        scores = np.empty((len(queries), k))
+        for start, stop, block_ids, block_scores in self.blocks(queries, k, metric, **kwargs):
+            ids[start:stop], scores[start:stop] = block_ids, block_scores
+        return ids, scores
+
+    def blocks(self, queries: np.ndarray, k: int, metric: str, *, memory: int = DEFAULT_MEMORY,
+               block: int | None = None, row_shards: int = 1, screen: str = "auto", device: str | None = None,
+               progress: Callable[[int], None] | None = None) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
+        """Exact top-k of queries by id, computed by the cluster, in blocks in query order.
+
+        Parameters
+        ----------
+        queries : np.ndarray, shape (N,), int
+            Token ids; each query leaves out exactly its own id.
+        k : int
+            ``1 <= k <= V - 1``.
+        metric : {"cosine", "dot"}
+        memory : int
+            Working memory of each task (one per worker thread at a time), in bytes.
+        block : int, optional
+            Queries per task; by default about N / (4 * worker threads), at most 1024.
+        row_shards : int
+            S runs of rows (``shard_bounds``); each task scans one, and its
+            partial top-k are merged exactly (``merge_partial``). 1: whole table.
+        screen, device : as ``search.search``
+            Run on the workers; the result does not depend on them.
+        progress : callable, optional
+            Called with the number of queries in each block as it completes.
+
+        Yields
+        ------
+        start, stop : int
+            The block is ``queries[start:stop]``; blocks come in order and cover N.
+        ids : np.ndarray, shape (stop - start, K), int64
+            Best first, equal scores by the smaller id (as ``search.search``).
+        scores : np.ndarray, shape (stop - start, K), float64
+
+        Raises
+        ------
+        ValueError
+            As ``search.search`` (checked here before any task is sent), and
+            for row_shards outside ``[1, V]`` or block < 1.
+        """
+        if self.client is None:
+            raise ValueError("this ClusterScan is closed")
+        queries = self._check(queries, k, metric, row_shards, block)
+        N = len(queries)
+        block = block or max(1, min(1024, -(-N // (_BLOCKS_PER_WORKER * self.threads))))
+        starts = range(0, N, block)
+        bounds = shard_bounds(self.V, row_shards)
+        options = dict(k=k, metric=metric, memory=memory, screen=screen, device=device)
+        futures = {}  # future -> (block number, shard number)
+        for b, start in enumerate(starts):
+            ids = queries[start:start + block]
+            for s, (r0, r1) in enumerate(bounds):
+                if row_shards == 1:
+                    future = self.client.submit(_block_task, self._W, self._norms, self._codes, ids, **options,
+                                                pure=False)
+                else:
+                    future = self.client.submit(_shard_task, self._W, self._norms, ids, r0, r1, **options,
+                                                pure=False)
+                futures[future] = (b, s)
+        parts: dict[int, list] = {}  # block number -> its partial results by shard
+        done: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        following = 0  # the next block to hand out
+        try:
+            for future in self._as_completed(list(futures), loop=self.client.loop):
+                b, s = futures.pop(future)
+                parts.setdefault(b, [None] * len(bounds))[s] = future.result()
+                if all(p is not None for p in parts[b]):
+                    done[b] = merge_partial(parts.pop(b), k, self.V)
+                    if progress is not None:
+                        progress(min(N, starts[b] + block) - starts[b])
+                while following in done:  # hand out in query order
+                    ids_b, scores_b = done.pop(following)
+                    start = starts[following]
+                    following += 1
+                    yield start, start + len(ids_b), ids_b, scores_b
+        finally:
+            if futures:  # an error, or the caller stopped early: do not leave work running
+                self.client.cancel(list(futures))
+
+    def _check(self, queries: np.ndarray, k: int, metric: str, row_shards: int, block: int | None) -> np.ndarray:
+        """The checks ``search.search`` makes, here, before any task is sent."""
+        if metric not in METRICS:
+            raise ValueError(f"unknown metric {metric!r}: expected one of {', '.join(METRICS)}")
+        queries = np.asarray(queries)
+        if queries.ndim != 1 or (queries.size and not np.issubdtype(queries.dtype, np.integer)):
+            raise ShapeError(f"queries must be (N,) token ids, got shape {queries.shape} of {queries.dtype}")
+        queries = queries.astype(np.int64)
+        if queries.size and not 0 <= queries.min() <= queries.max() < self.V:
+            raise ShapeError(f"query ids must lie in [0, {self.V}), got {int(queries.min())} to {int(queries.max())}")
+        check_k(k, self.V - 1, "V-1 (the query itself is left out)")
+        if isinstance(row_shards, bool) or not isinstance(row_shards, (int, np.integer)) or not 1 <= row_shards <= self.V:
+            raise SizeError(f"row_shards={row_shards!r}: expected an int from 1 to V={self.V}",
+                            parameter="row_shards", value=row_shards, expected=f"an int from 1 to V={self.V}")
+        if block is not None and (isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1):
+            raise SizeError(f"block={block!r}: expected an int >= 1", parameter="block", value=block,
+                            expected="an int >= 1")
+        if not np.isfinite(self.row_norms).all():
+            raise ValueError(f"row {int(np.flatnonzero(~np.isfinite(self.row_norms))[0])} of the table contains "
+                             f"NaN or infinity")
+        if metric == "dot":
+            check_dot_range(self.row_norms[queries], self.row_norms, queries)
+        return queries
+
+
+def shard_bounds(V: int, row_shards: int) -> list[tuple[int, int]]:
+    """S runs of row ids ``[r0, r1)`` covering ``[0, V)``, as equal as can be.
+
+    >>> shard_bounds(10, 3)
+    [(0, 3), (3, 6), (6, 10)]
+    """
+    edges = [V * s // row_shards for s in range(row_shards + 1)]
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def merge_partial(parts: list[tuple[np.ndarray, np.ndarray]], k: int, V: int) -> tuple[np.ndarray, np.ndarray]:
+    """Merge partial top-k lists of the same queries into the top-k, by ``(-score, id)``.
+
+    Parameters
+    ----------
+    parts : list of (ids, scores)
+        Each ids (n, k_s) int64 (id V marks an empty slot), scores (n, k_s)
+        float64 (-inf in an empty slot); together they hold every candidate
+        of the exact top-k, with exact (float64 rescored) scores.
+    k : int
+        Neighbours per query; the parts hold at least k real entries per query.
+    V : int
+        The table's rows; ids equal to V are empty slots.
+
+    Returns
+    -------
+    ids : np.ndarray, shape (n, K), int64
+    scores : np.ndarray, shape (n, K), float64
+
+    >>> a = (np.array([[3, 1]]), np.array([0.5, 0.2])[None])
+    >>> b = (np.array([[2, 4]]), np.array([0.5, 0.1])[None])
+    >>> merge_partial([a, b], 3, 5)[0].tolist()
+    [[2, 3, 1]]
+    """
+    if len(parts) == 1 and parts[0][0].shape[1] == k:
+        return parts[0]
+    ids = np.concatenate([p[0] for p in parts], axis=1)  # (n, sum k_s)
+    scores = np.concatenate([p[1] for p in parts], axis=1)
+    order = np.lexsort((ids, -scores), axis=-1)[:, :k]  # score descending, then the smaller id
+    ids, scores = np.take_along_axis(ids, order, axis=1), np.take_along_axis(scores, order, axis=1)
+    if ids.size and ids.max() >= V:  # an empty slot reached the top k: a part held too few rows
+        raise ValueError(f"the partial lists hold fewer than k={k} rows for some query")
+    return ids, scores
+
+
+# -- what runs on a worker -----------------------------------------------------------
+# Module-level functions, so that workers import them by name (embedlab is installed there).
+
+def _block_task(W, row_norms, codes, ids, *, k, metric, memory, screen, device):
+    """One block of queries (n,) ids against the whole table -> ids, scores (n, K)."""
+    return search(W, None, k, metric, exclude=ids, row_norms=row_norms, memory=memory, workers=1, codes=codes,
+                  screen=screen, device=device)
+
+
+def _shard_task(W, row_norms, ids, r0, r1, *, k, metric, memory, screen, device):
+    """One block of queries (n,) ids against rows [r0, r1) -> partial ids, scores (n, K), global ids.
+
+    A query whose own id is in the shard leaves it out (at most v - 1 rows to
+    list); the others are searched by vector and leave nothing out. Scores
+    are the float64 rescored scores of ``search``: the same bits the
+    whole-table search computes for each pair. Slots past what the shard
+    holds get id V and score -inf.
+    """
+    V = len(W)
+    shard, shard_norms = W[r0:r1], row_norms[r0:r1]  # views: (v, D), (v,)
+    out_ids = np.full((len(ids), k), V, dtype=np.int64)
+    out_scores = np.full((len(ids), k), -np.inf)
+    inside = (ids >= r0) & (ids < r1)  # (n,)
+    options = dict(row_norms=shard_norms, memory=memory, workers=1, screen=screen, device=device)
+    for mask, room in ((inside, r1 - r0 - 1), (~inside, r1 - r0)):
+        k_s = min(k, room)
+        if k_s < 1 or not mask.any():
+            continue
+        if mask is inside:
+            got, sc = search(shard, None, k_s, metric, exclude=ids[mask] - r0, **options)
+        else:
+            got, sc = search(shard, W[ids[mask]], k_s, metric, **options)  # (m, D) query rows gathered
+        out_ids[mask, :k_s], out_scores[mask, :k_s] = got + r0, sc
+    return out_ids, out_scores
+
+
+# -- connecting ------------------------------------------------------------------------
+
+def _distributed():
+    """``dask.distributed``, or a MissingExtraError naming the ``cluster`` extra."""
+    try:
+        import distributed
+    except ImportError:
+        raise MissingExtraError.for_module("distributed", "scans on a Dask cluster (--scheduler)",
+                                           ("cluster",)) from None
+    return distributed
+
+
+def _connect(distributed, address: Any, timeout: float):
+    """A new client of the scheduler at ``address``; SchedulerError if it does not answer in time."""
+    if not isinstance(address, str) or not address:
+        raise SchedulerError(f"scheduler must be an address such as 'tcp://host:8786' or a distributed.Client, "
+                             f"got {address!r}", parameter="scheduler", value=address,
+                             expected="an address such as tcp://host:8786")
+    try:
+        return distributed.Client(address, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise SchedulerError(f"cannot reach the Dask scheduler at {address} within {timeout:g} s "
+                             f"({type(exc).__name__}: {exc}); start one with 'dask scheduler' and its workers "
+                             f"with 'dask worker {address}'", parameter="scheduler", value=address) from None
