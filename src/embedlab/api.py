@@ -220,7 +220,7 @@ def _lab_engine(source: Table, tensor: Any, words: Any) -> tuple[Any, Any, int |
 
 def neighbors(table_or_model: Table, queries: int | str | Sequence[int | str] = (), *, k: int | None = None,
               metrics: Sequence[str] = ("cosine", "dot"), vectors: Any = None, memory: int = DEFAULT_MEMORY,
-              tensor: str | None = None, words: str | os.PathLike | None = None) -> NeighborsResult:
+              device: str | None = None, tensor: str | None = None, words: str | os.PathLike | None = None) -> NeighborsResult:
     """Nearest tokens by cosine and by dot, side by side (``embedlab neighbors``).
 
     Parameters
@@ -235,6 +235,8 @@ def neighbors(table_or_model: Table, queries: int | str | Sequence[int | str] = 
         Query vectors; they leave nothing out.
     memory : int
         Working memory of each search, bytes.
+    device : str, optional
+        A torch device (``"cpu"``, ``"cuda"``) for the searches' screens; the lists do not change.
 
     Returns
     -------
@@ -250,11 +252,12 @@ def neighbors(table_or_model: Table, queries: int | str | Sequence[int | str] = 
     items = [queries] if isinstance(queries, (str, numbers.Integral)) else list(queries)  # one query or many
     if isinstance(vectors, (str, os.PathLike)):
         vectors = _module("sources", "query vectors").load_vectors(vectors)
-    return measure.neighbor_lists(table, items, k, metrics, vectors=vectors, memory=memory)
+    return measure.neighbor_lists(table, items, k, metrics, vectors=vectors, memory=memory, device=device)
 
 
 def hubs(table_or_model: Table, *, k: int | None = None, queries: int | None = None, seed: int = 0,
          top: int | None = None, memory: int = DEFAULT_MEMORY, progress: Callable[[int], None] | None = None,
+         scheduler: Any = None, device: str | None = None,
          tensor: str | None = None, words: str | os.PathLike | None = None) -> HubsResult:
     """Rows that enter the most neighbour lists, by dot and by cosine (``embedlab hubs``).
 
@@ -273,6 +276,10 @@ def hubs(table_or_model: Table, *, k: int | None = None, queries: int | None = N
         Working memory of each search, bytes.
     progress : callable, optional
         Called with the number of queries done (2 * N in all).
+    scheduler : str or distributed.Client, optional
+        A Dask scheduler (``"tcp://host:8786"``) whose workers run the searches.
+    device : str, optional
+        A torch device (``"cpu"``, ``"cuda"``) for the searches' screens.
 
     Returns
     -------
@@ -281,7 +288,7 @@ def hubs(table_or_model: Table, *, k: int | None = None, queries: int | None = N
     """
     measure = _module("measure.hubs", "hub counts")
     return measure.measure_hubs(_table(table_or_model, tensor, words), k, n_queries=queries, seed=seed, top=top,
-                                memory=memory, progress=progress)
+                                memory=memory, progress=progress, scheduler=scheduler, device=device)
 
 
 def compress(table_or_model: Table, *, methods: Sequence[str] | None = None, dims: Sequence[int] | None = None,

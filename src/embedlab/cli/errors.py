@@ -34,6 +34,7 @@ FLAGS = {
     "words": "--words", "memory": "--memory", "probe": "--probe", "heads": "--heads", "layers": "--layers",
     "d_ff": "--d-ff", "dims": "--dims", "methods": "--methods", "rescore": "--rescore", "pq_m": "--pq-m",
     "tokens": "--tokens", "limit": "--limit", "metadata": "--metadata", "format": "--format",
+    "device": "--device", "scheduler": "--scheduler",
 }
 # (command, parameter) -> flag, where a command spells a parameter its own way: in report
 # and plot, EmbeddingTable.stretch's `factor` is --stretch-factor (params has --factor);
@@ -91,7 +92,8 @@ def shown(value: object) -> str:
 
 
 def command_extras(args: argparse.Namespace | None) -> set[str]:
-    """The extras a command needs as called: its own, models for a real table, data for minilm and glove."""
+    """The extras a command needs as called: its own, models for a real table, data for minilm and glove,
+    cluster for --scheduler, torch for --device."""
     if args is None:
         return set()
     needs = set(COMMAND_EXTRAS.get(args.command, ()))
@@ -102,4 +104,8 @@ def command_extras(args: argparse.Namespace | None) -> set[str]:
         needs.add("models")
     if getattr(args, "html", False):
         needs.add("plots")
+    if getattr(args, "scheduler", None):
+        needs.add("cluster")
+    if getattr(args, "device", None):
+        needs.add("torch")
     return needs

@@ -31,6 +31,7 @@ def add_neighbors(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--vector", type=arguments.given(Path, "a .npy file"), metavar="FILE.npy",
                    help="query vectors: a (D,) or (N, D) .npy array")
     arguments.add_memory_argument(p)
+    add_device_argument(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.set_defaults(run=run_neighbors)
 
@@ -41,11 +42,18 @@ def run_neighbors(args: argparse.Namespace) -> int:
 
     metrics = ("cosine", "dot") if args.by == "both" else (args.by,)
     result = api.neighbors(args.model, args.queries, k=args.k, metrics=metrics, vectors=args.vector,
-                           memory=args.memory, tensor=args.tensor, words=args.words)
+                           memory=args.memory, device=args.device, tensor=args.tensor, words=args.words)
     print(formats.to_json(result) if args.json else views.neighbors_terminal(result), end="")
     return 0
 
 
+
+
+def add_device_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", metavar="DEVICE",
+                   help="run the products and the first pass with torch on this device: cpu, cuda or cuda:N "
+                        "(TF32 off); candidates are rescored in float64 on the CPU, so the lists do not change. "
+                        "Default: NumPy on the CPU")
 
 
 def add_hubs(sub: argparse._SubParsersAction) -> None:
@@ -56,7 +64,8 @@ def add_hubs(sub: argparse._SubParsersAction) -> None:
                     "Spearman correlation of row norm with k-occurrence, and how many lists the longest rows "
                     "enter. A progress bar shows on a terminal.",
         epilog="Examples:\n  embedlab hubs --model minilm\n"
-               "  embedlab hubs --model glove --queries 20000 --seed 1 --json",
+               "  embedlab hubs --model glove --queries 20000 --seed 1 --json\n"
+               "  embedlab hubs --model glove --scheduler tcp://10.0.0.5:8786",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     arguments.add_model_arguments(p)
@@ -66,6 +75,11 @@ def add_hubs(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the sampled queries (default 0)")
     p.add_argument("--top", type=int, help=f"hubs and longest rows to show (default {DEFAULT_TOP}; V on a smaller table)")
     arguments.add_memory_argument(p)
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run the searches on a Dask cluster's workers: the scheduler's address, tcp://host:8786 "
+                        "(start it with 'dask scheduler', workers with 'dask worker ADDRESS'); --memory is then "
+                        "per task. Default: in this process")
+    add_device_argument(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.set_defaults(run=run_hubs)
 
@@ -78,6 +92,6 @@ def run_hubs(args: argparse.Namespace) -> int:
     table = sources.load(args.model, tensor=args.tensor, words=args.words)  # first, so the bar knows its total
     with arguments.progress_bar(total=2 * (table.V if args.queries is None else args.queries), desc="hubs") as advance:
         result = api.hubs(table, k=args.k, queries=args.queries, seed=args.seed, top=args.top, memory=args.memory,
-                          progress=advance)
+                          progress=advance, scheduler=args.scheduler, device=args.device)
     print(formats.to_json(result) if args.json else views.hubs_terminal(result), end="")
     return 0

@@ -311,6 +311,17 @@ class EmbeddingTable:
             self._codes = encode_rows(self._W, row_norms=self.norms())
         return self._codes
 
+    def screen_codes(self, n_queries: int) -> RowCodes | None:
+        """The codes a search of ``n_queries`` queries screens with, or None for the float screen.
+
+        The cached codes where they exist; built (``codes``) for at least
+        ``CODED_QUERIES`` queries where this CPU multiplies int16 codes fast
+        (``capability.fast_int16``), since they pay for themselves there; else None.
+        """
+        if self._codes is None and n_queries >= CODED_QUERIES and fast_int16():
+            return self.codes()
+        return self._codes
+
     def stretch(self, token_id: int | str, factor: float) -> "EmbeddingTable":
         """A new table with one row multiplied by ``factor``; this table is unchanged.
 
@@ -352,7 +363,7 @@ class EmbeddingTable:
     # -- neighbours ----------------------------------------------------------------
 
     def nearest(self, queries: Any, k: int, metric: str = "cosine", *, memory: int = DEFAULT_MEMORY,
-                progress: Callable[[int], None] | None = None) -> Neighbors:
+                progress: Callable[[int], None] | None = None, device: str | None = None) -> Neighbors:
         """The k nearest tokens of each query given by id or token string.
 
         A query by id leaves out exactly its own id, nothing else: a
@@ -372,6 +383,9 @@ class EmbeddingTable:
         progress : callable, optional
             Called with the number of queries finished after each block of
             queries (they add up to N), e.g. to move a progress bar.
+        device : str, optional
+            A torch device (``"cpu"``, ``"cuda"``) for the screen (``search.search``);
+            the result does not change.
 
         Returns
         -------
@@ -393,13 +407,14 @@ class EmbeddingTable:
         """
         ids = self._ids(queries).reshape(-1)  # (N,) resolved and checked at once
         check_k(k, self.V - 1, "V-1 (the query itself is left out)")
-        return self._search(None, k, metric, exclude=ids, memory=memory, progress=progress)
+        return self._search(None, k, metric, exclude=ids, memory=memory, progress=progress, device=device)
 
-    def nearest_to_vector(self, vectors: Any, k: int, metric: str = "cosine", *, memory: int = DEFAULT_MEMORY) -> Neighbors:
+    def nearest_to_vector(self, vectors: Any, k: int, metric: str = "cosine", *, memory: int = DEFAULT_MEMORY,
+                          device: str | None = None) -> Neighbors:
         """The k nearest tokens of query vectors (D,) or (N, D); nothing is left out.
 
-        Same order and rules as ``nearest``, but no id is left out: a vector
-        equal to a row finds that row first.
+        Same order and rules as ``nearest`` (``device`` included), but no id
+        is left out: a vector equal to a row finds that row first.
 
         Raises
         ------
@@ -422,20 +437,19 @@ class EmbeddingTable:
         if bad.size:
             raise ValueError(f"query vector {int(bad[0])} contains NaN or infinity")
         check_k(k, self.V, "V")
-        return self._search(Q, k, metric, exclude=None, memory=memory)
+        return self._search(Q, k, metric, exclude=None, memory=memory, device=device)
 
     def _search(self, Q: np.ndarray | None, k: int, metric: str, *, exclude: np.ndarray | None,
-                memory: int, progress: Callable[[int], None] | None = None) -> Neighbors:
+                memory: int, progress: Callable[[int], None] | None = None,
+                device: str | None = None) -> Neighbors:
         if metric not in METRICS:
             raise ValueError(f"unknown metric {metric!r}: expected one of {', '.join(METRICS)}")
         N = len(exclude) if Q is None else len(Q)
         # Codes pay for themselves over many queries, or once they exist; the search itself
         # decides whether they are used (capability.choose_screen).
-        codes = self._codes
-        if codes is None and N >= CODED_QUERIES and fast_int16():
-            codes = self.codes()
+        codes = None if device is not None else self.screen_codes(N)
         ids, scores = search(self._W, Q, k, metric, exclude=exclude, row_norms=self.norms(), memory=memory,
-                             progress=progress, codes=codes)
+                             progress=progress, codes=codes, device=device)
         tokens = None
         if self._vocabulary is not None:
             tokens = [[self._vocabulary.token(int(i)) for i in row] for row in ids]

@@ -15,6 +15,7 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable
@@ -149,6 +150,8 @@ def measure_hubs(
     top: int | None = None,
     memory: int = DEFAULT_MEMORY,
     progress: Callable[[int], None] | None = None,
+    scheduler: Any = None,
+    device: str | None = None,
 ) -> HubsResult:
     """Count how many neighbour lists every row enters, under dot and cosine.
 
@@ -172,6 +175,14 @@ def measure_hubs(
     progress : callable, optional
         Called with the number of queries done after each block of queries,
         2 * N in all (both metrics); handed to ``EmbeddingTable.nearest``.
+    scheduler : str or distributed.Client, optional
+        A Dask scheduler's address (``"tcp://host:8786"``) or client: the
+        searches run on its workers (``engine.cluster.ClusterScan``, the
+        table sent once for both metrics), ``memory`` bytes per task. The
+        counts are the same. ``None`` (default): in this process.
+    device : str, optional
+        A torch device for the searches' screens (``search.search``), here or
+        on the workers; the counts are the same.
 
     Returns
     -------
@@ -182,7 +193,10 @@ def measure_hubs(
     ValueError
         For k outside ``[1, V - 1]``, N outside ``[1, V]`` or top < 1.
     MissingExtraError
-        (an ``ImportError``) if SciPy is not installed (``pip install -c constraints.txt -e '.[models]'``).
+        (an ``ImportError``) if SciPy is not installed (``pip install -c constraints.txt -e '.[models]'``),
+        or dask.distributed with a scheduler (the ``cluster`` extra), or torch with a device.
+    SchedulerError
+        (a ``ConnectionError``) when the scheduler does not answer.
 
     >>> t = EmbeddingTable([[1.0, 0.0], [0.0, 1.0], [5.0, 5.0], [1.0, 0.1]])
     >>> r = measure_hubs(t, 1)
@@ -200,12 +214,16 @@ def measure_hubs(
     counts: dict[str, np.ndarray] = {}
     seconds: dict[str, float] = {}
     lists: dict[str, np.ndarray] = {}
-    for metric in ("dot", "cosine"):
-        start = time.perf_counter()
-        ids = table.nearest(queries, k, metric, memory=memory, progress=progress).ids  # (N, K)
-        seconds[metric] = time.perf_counter() - start
-        lists[metric] = ids
-        counts[metric] = np.bincount(ids.ravel(), minlength=V)  # (V,)
+    with _cluster(table, scheduler, len(queries), device) as cluster:
+        for metric in ("dot", "cosine"):
+            start = time.perf_counter()
+            if cluster is None:
+                ids = table.nearest(queries, k, metric, memory=memory, progress=progress, device=device).ids  # (N, K)
+            else:
+                ids = cluster.search(queries, k, metric, memory=memory, progress=progress, device=device)[0]
+            seconds[metric] = time.perf_counter() - start
+            lists[metric] = ids
+            counts[metric] = np.bincount(ids.ravel(), minlength=V)  # (V,)
     rank = np.empty(V, dtype=np.int64)
     rank[np.lexsort((np.arange(V), -norms))] = np.arange(1, V + 1)  # 1 = longest, ties by id
 
@@ -234,6 +252,16 @@ def measure_hubs(
         metrics=summaries, longest=[hub(i) for i in longest], source=table.provenance.to_dict(),
         notes=k_notes + top_notes, k_occurrence=counts,
     )
+
+
+def _cluster(table: EmbeddingTable, scheduler: Any, n_queries: int, device: str | None) -> Any:
+    """A ``ClusterScan`` of the table on the scheduler's workers, or a null context without a scheduler."""
+    if scheduler is None:
+        return contextlib.nullcontext()
+    from ..engine.cluster import ClusterScan
+
+    codes = None if device is not None else table.screen_codes(n_queries)  # as the in-process search would
+    return ClusterScan(scheduler, table.W_E, row_norms=table.norms(), codes=codes)
 
 
 def _queries(V: int, n_queries: int | None, seed: int) -> np.ndarray:

@@ -115,6 +115,7 @@ def neighbor_lists(
     *,
     vectors: Any = None,
     memory: int = DEFAULT_MEMORY,
+    device: str | None = None,
 ) -> NeighborsResult:
     """The k nearest tokens of each query under each metric, with row lengths.
 
@@ -132,6 +133,8 @@ def neighbor_lists(
         Query vectors; they leave nothing out.
     memory : int
         Working memory budget of each search, in bytes.
+    device : str, optional
+        A torch device for the searches' screens (``search.search``); the lists do not change.
 
     Returns
     -------
@@ -164,13 +167,13 @@ def neighbor_lists(
     norms = table.norms()  # (V,)
     found: list[QueryLists] = []
     if ids:
-        lists = {m: table.nearest(np.array(ids, dtype=np.int64), k, m, memory=memory) for m in metrics}
+        lists = {m: table.nearest(np.array(ids, dtype=np.int64), k, m, memory=memory, device=device) for m in metrics}
         for n, (query, i) in enumerate(zip(queries, ids)):
             token = None if table.vocabulary is None else table.token(i)
             found.append(QueryLists(query=str(query), id=i, token=token, norm=float(norms[i]),
                                     lists={m: _listed(table, lists[m], n, norms) for m in metrics}))
     if Q is not None:
-        lists = {m: table.nearest_to_vector(Q, k, m, memory=memory) for m in metrics}
+        lists = {m: table.nearest_to_vector(Q, k, m, memory=memory, device=device) for m in metrics}
         for n, q_norm in enumerate(vector_norms(Q)):
             found.append(QueryLists(query=f"vector {n}", id=None, token=None, norm=float(q_norm),
                                     lists={m: _listed(table, lists[m], n, norms) for m in metrics}))

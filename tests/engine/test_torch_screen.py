@@ -1,0 +1,122 @@
+"""The torch screen (engine.torch_screen) on device="cpu": the same lists as the NumPy screen, id for id.
+
+The CUDA path is the same code on another device; it is checked on a machine with a GPU.
+Expected lists come from a float64 full sort written here (exact on dyadic tables) and
+from the NumPy screen of ``search``, never from the torch screen itself.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from embedlab.engine.lengths import vector_norms
+from embedlab.engine.search import search
+from embedlab.errors import ChoiceError, MissingExtraError
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+
+
+def full_sort(W, Q, k, metric, exclude=None):
+    """Top-k by (-score, id) of every float64 score (the obvious way); exact on dyadic tables."""
+    W = np.asarray(W, dtype=np.float64)
+    Q = np.asarray(Q, dtype=np.float64)
+    S = Q @ W.T  # (N, V)
+    if metric == "cosine":
+        both = np.outer(vector_norms(Q), vector_norms(W))
+        S = np.clip(np.divide(S, both, out=np.zeros_like(S), where=both > 0), -1.0, 1.0)
+    if exclude is not None:
+        S[np.arange(len(Q)), exclude] = -np.inf
+    ids = np.arange(W.shape[0])
+    return np.array([np.lexsort((ids, -row))[:k] for row in S]).reshape(len(S), k)
+
+
+@st.composite
+def dyadic_tables(draw):
+    """Multiples of 1/4 with rows scaled by 2**e: duplicates, zero rows, huge and tiny lengths, exact ties."""
+    V = draw(st.integers(2, 60))
+    D = draw(st.integers(1, 9))
+    value = st.integers(-8, 8).map(lambda x: x / 4)
+    pool = draw(st.lists(st.lists(value, min_size=D, max_size=D), min_size=1, max_size=4))
+    rows = draw(st.lists(st.sampled_from(pool) | st.lists(value, min_size=D, max_size=D), min_size=V, max_size=V))
+    W = np.array(rows, dtype=np.float64).reshape(V, D)
+    exponents = draw(st.lists(st.sampled_from([0, 0, 0, 1, -3, 40, -40]), min_size=V, max_size=V))
+    W *= np.ldexp(1.0, np.array(exponents))[:, None]  # huge (2**40) and tiny (2**-40) lengths, exactly
+    dtype = draw(st.sampled_from([np.float64, np.float32, np.float16]))
+    if dtype == np.float16:
+        W = np.clip(W, -2.0**10, 2.0**10)  # float16 holds neither 2**40 nor 2**-40
+    return W.astype(dtype)
+
+
+@settings(max_examples=120, deadline=None)
+@given(W=dyadic_tables(), data=st.data())
+def test_torch_screen_on_cpu_lists_what_numpy_lists(W, data):
+    V = len(W)
+    metric = data.draw(st.sampled_from(["cosine", "dot"]))
+    memory = data.draw(st.sampled_from([2**16, 2**20, 256 * 2**20]))  # many blocks of rows, or one
+    if data.draw(st.booleans()):
+        exclude = np.array(data.draw(st.lists(st.integers(0, V - 1), min_size=1, max_size=6)), dtype=np.int64)
+        Q, k = None, data.draw(st.integers(1, V - 1))
+    else:
+        exclude, k = None, data.draw(st.integers(1, V))
+        Q = W[data.draw(st.lists(st.integers(0, V - 1), min_size=1, max_size=6))].astype(np.float64)
+        Q[0] *= data.draw(st.sampled_from([1.0, 0.0, 2.0**8]))  # a zero or a long query vector
+    before = np.array(W, copy=True)
+    ids_t, scores_t = search(W, Q, k, metric, exclude=exclude, memory=memory, device="cpu")
+    ids_n, scores_n = search(W, Q, k, metric, exclude=exclude, memory=memory, screen="float")
+    assert np.array_equal(W, before)  # never mutates the table
+    assert ids_t.tolist() == ids_n.tolist()
+    assert np.array_equal(scores_t, scores_n)  # the same float64 rescoring, bit for bit
+    assert ids_t.tolist() == full_sort(W, W[exclude] if Q is None else Q, k, metric, exclude).tolist()
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_many_exact_ties_and_many_blocks(metric):
+    # Integer rows, a row repeated 30 times, zero rows: more exact ties than the pool's slots.
+    rng = np.random.default_rng(4)
+    W = rng.integers(-2, 3, size=(3000, 8)).astype(np.float32)
+    W[rng.integers(0, 3000, size=30)] = W[11]
+    W[rng.integers(0, 3000, size=20)] = 0.0
+    queries = np.arange(0, 3000, 13)
+    got = search(W, None, 25, metric, exclude=queries, memory=2**20, device="cpu")[0]
+    assert got.tolist() == full_sort(W, W[queries], 25, metric, queries).tolist()
+
+
+def test_float32_products_are_exact_during_the_call_and_settings_come_back():
+    from embedlab.engine.torch_screen import exact_matmul
+
+    tf32, precision = torch.backends.cuda.matmul.allow_tf32, torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("medium")
+    try:
+        with exact_matmul():
+            assert torch.get_float32_matmul_precision() == "highest"
+            assert torch.backends.cuda.matmul.allow_tf32 is False
+        assert torch.get_float32_matmul_precision() == "medium"
+    finally:
+        torch.set_float32_matmul_precision(precision)
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+
+
+def test_unknown_devices_and_missing_gpus_are_named():
+    W = np.eye(3)
+    with pytest.raises(ChoiceError, match="unknown device 'gpu'"):
+        search(W, None, 1, "dot", exclude=np.array([0]), device="gpu")
+    with pytest.raises(ChoiceError, match="device must be a name"):
+        search(W, None, 1, "dot", exclude=np.array([0]), device=0)
+    with pytest.raises(ChoiceError, match="screen='int16'"):
+        search(W, None, 1, "dot", exclude=np.array([0]), device="cpu", screen="int16")
+    if not torch.cuda.is_available():  # what torch reports is in the message
+        with pytest.raises(ChoiceError, match=r"not available: torch .* sees 0 GPU\(s\)"):
+            search(W, None, 1, "dot", exclude=np.array([0]), device="cuda")
+
+
+def test_a_device_without_torch_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch now raises ImportError
+    with pytest.raises(MissingExtraError, match=r"\.\[torch\]") as info:
+        search(np.eye(3), None, 1, "dot", exclude=np.array([0]), device="cpu")
+    assert info.value.extras == ("torch",)
