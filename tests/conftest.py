@@ -88,3 +88,19 @@ def hf_families(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
     root = tmp_path_factory.mktemp("families")
     return {f.name: families.build(f, root / f.name) for f in families.FAMILIES}
+
+
+@pytest.fixture(scope="module")
+def local_cluster():
+    """A Dask ``LocalCluster`` of 2 worker processes, 1 thread each, for the module's tests; closed after.
+
+    Kept cheap: no dashboard, 1 GiB per worker. The workers are new processes that import
+    embedlab as this process does (they inherit PYTHONPATH and the working folder).
+    """
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, memory_limit="1GiB",
+                                       dashboard_address=None)
+    try:
+        yield cluster
+    finally:
+        cluster.close()

@@ -1,0 +1,125 @@
+"""Exact search on a Dask cluster (engine.cluster) against the in-process search, id for id.
+
+The cluster is a ``LocalCluster`` of 2 worker processes (the ``local_cluster`` fixture).
+Expected lists come from ``search.search`` in this process and from a float64 full
+sort written here, never from the cluster's own output.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from embedlab.engine.cluster import ClusterScan, merge_partial, shard_bounds
+from embedlab.engine.search import search
+from embedlab.errors import MissingExtraError, SchedulerError, SizeError
+
+distributed = pytest.importorskip("distributed")
+
+
+def tied_table(V=600, D=6, seed=0):
+    """Integer rows, a row repeated 40 times and zero rows: exact ties everywhere."""
+    rng = np.random.default_rng(seed)
+    W = rng.integers(-2, 3, size=(V, D)).astype(np.float32)
+    W[rng.integers(0, V, size=40)] = W[7]
+    W[rng.integers(0, V, size=15)] = 0.0
+    return W
+
+
+def full_sort(W, queries, k, metric):
+    """Top-k by (-score, id) of every float64 score, each query leaving out its own id; exact on integer tables."""
+    W = np.asarray(W, dtype=np.float64)
+    S = W[queries] @ W.T  # (N, V)
+    if metric == "cosine":
+        n = np.linalg.norm(W, axis=1)
+        both = np.outer(n[queries], n)
+        S = np.divide(S, both, out=np.zeros_like(S), where=both > 0)
+    S[np.arange(len(queries)), queries] = -np.inf
+    ids = np.arange(len(W))
+    return np.array([np.lexsort((ids, -row))[:k] for row in S])
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+@pytest.mark.parametrize("row_shards", [1, 2, 7])
+def test_cluster_lists_what_the_in_process_search_lists(local_cluster, metric, row_shards):
+    W = tied_table()
+    queries = np.arange(len(W))
+    k = 12  # fewer than the 40 copies of row 7: ties cross the shards' edges
+    want_ids, want_scores = search(W, None, k, metric, exclude=queries)
+    with ClusterScan(local_cluster.scheduler_address, W) as scan:
+        ids, scores = scan.search(queries, k, metric, row_shards=row_shards, block=70, memory=2**20)
+    assert ids.tolist() == want_ids.tolist()
+    assert np.array_equal(scores, want_scores)
+    assert ids.tolist() == full_sort(W, queries, k, metric).tolist()
+
+
+def test_shards_smaller_than_k_and_the_query_alone_in_its_shard(local_cluster):
+    W = tied_table(V=40, D=3, seed=1)
+    queries = np.array([0, 5, 39, 17, 17])  # unsorted, one twice
+    with ClusterScan(local_cluster.scheduler_address, W) as scan:
+        for shards, k in ((40, 39), (13, 10), (3, 20)):  # 40 shards: one row each, the query's holds nothing else
+            for metric in ("cosine", "dot"):
+                ids = scan.search(queries, k, metric, row_shards=shards)[0]
+                assert ids.tolist() == full_sort(W, queries, k, metric).tolist()
+
+
+def test_blocks_come_in_query_order_with_progress(local_cluster):
+    W = tied_table(V=300)
+    queries = np.arange(299, -1, -3)
+    done = []
+    with ClusterScan(local_cluster.scheduler_address, W) as scan:
+        blocks = list(scan.blocks(queries, 5, "dot", block=9, row_shards=2, progress=done.append))
+    assert [b[0] for b in blocks] == list(range(0, len(queries), 9))
+    assert [b[1] for b in blocks] == [min(len(queries), s + 9) for s in range(0, len(queries), 9)]
+    assert sum(done) == len(queries)
+    ids = np.concatenate([b[2] for b in blocks])
+    assert ids.tolist() == full_sort(W, queries, 5, "dot").tolist()
+
+
+def test_a_client_passed_in_stays_open_and_keeps_none_of_our_data(local_cluster):
+    W = tied_table(V=100)
+    with distributed.Client(local_cluster.scheduler_address, set_as_default=False) as client:
+        with ClusterScan(client, W) as scan:
+            ids = scan.search(np.arange(10), 3, "cosine")[0]
+        assert client.status == "running"
+        assert client.submit(sum, [1, 2]).result() == 3
+    assert ids.tolist() == full_sort(W, np.arange(10), 3, "cosine").tolist()
+
+
+def test_bad_arguments_are_refused_before_any_task(local_cluster):
+    W = tied_table(V=50)
+    with ClusterScan(local_cluster.scheduler_address, W) as scan:
+        with pytest.raises(SizeError, match="row_shards=0"):
+            scan.search(np.arange(3), 2, "dot", row_shards=0)
+        with pytest.raises(SizeError, match="k=50"):
+            scan.search(np.arange(3), 50, "dot")
+        with pytest.raises(ValueError, match="unknown metric"):
+            scan.search(np.arange(3), 2, "l2")
+        with pytest.raises(ValueError, match=r"\[0, 50\)"):
+            scan.search(np.array([50]), 2, "dot")
+
+
+def test_an_unreachable_scheduler_names_the_address_and_the_timeout():
+    with pytest.raises(SchedulerError, match=r"tcp://127\.0\.0\.1:9 within 0\.5 s"):
+        ClusterScan("tcp://127.0.0.1:9", np.eye(3), timeout=0.5)
+
+
+def test_without_dask_the_cluster_extra_is_named(monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed now raises ImportError
+    with pytest.raises(MissingExtraError, match=r"\.\[cluster\]") as info:
+        ClusterScan("tcp://127.0.0.1:9", np.eye(3))
+    assert info.value.extras == ("cluster",)
+
+
+def test_merge_partial_is_the_top_k_of_the_union():
+    rng = np.random.default_rng(3)
+    scores = rng.integers(0, 4, size=(5, 30)).astype(np.float64)  # many exact ties
+    want = np.array([np.lexsort((np.arange(30), -row))[:6] for row in scores])
+    parts = []
+    for r0, r1 in shard_bounds(30, 4):
+        part = np.array([r0 + np.lexsort((np.arange(r1 - r0), -row[r0:r1]))[:6] for row in scores])
+        parts.append((part, np.take_along_axis(scores, part, axis=1)))
+    assert merge_partial(parts, 6, 30)[0].tolist() == want.tolist()
+    assert shard_bounds(7, 7) == [(i, i + 1) for i in range(7)]
