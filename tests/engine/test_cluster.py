@@ -8,11 +8,12 @@ sort written here, never from the cluster's own output.
 from __future__ import annotations
 
 import sys
+import time
 
 import numpy as np
 import pytest
 
-from embedlab.engine.cluster import ClusterScan, merge_partial, shard_bounds
+from embedlab.engine.cluster import ClusterScan, cluster_blocks, merge_partial, shard_bounds
 from embedlab.engine.search import search
 from embedlab.errors import MissingExtraError, SchedulerError, SizeError
 
@@ -83,9 +84,22 @@ def test_a_client_passed_in_stays_open_and_keeps_none_of_our_data(local_cluster)
     with distributed.Client(local_cluster.scheduler_address, set_as_default=False) as client:
         with ClusterScan(client, W) as scan:
             ids = scan.search(np.arange(10), 3, "cosine")[0]
+            assert any(client.has_what().values())  # the table is on the workers
         assert client.status == "running"
         assert client.submit(sum, [1, 2]).result() == 3
+        deadline = time.monotonic() + 20
+        while any(client.has_what().values()) and time.monotonic() < deadline:  # released asynchronously
+            time.sleep(0.05)
+        assert not any(client.has_what().values())
     assert ids.tolist() == full_sort(W, np.arange(10), 3, "cosine").tolist()
+
+
+def test_cluster_blocks_connects_yields_and_closes(local_cluster):
+    W = tied_table(V=200)
+    queries = np.arange(0, 200, 2)
+    blocks = list(cluster_blocks(local_cluster.scheduler_address, W, queries, 4, "cosine", block=16, row_shards=3))
+    assert [(b[0], b[1]) for b in blocks] == [(s, min(100, s + 16)) for s in range(0, 100, 16)]
+    assert np.concatenate([b[2] for b in blocks]).tolist() == full_sort(W, queries, 4, "cosine").tolist()
 
 
 def test_bad_arguments_are_refused_before_any_task(local_cluster):

@@ -20,7 +20,8 @@ candidate rows contributes what it has.
 
 ``ClusterScan`` is the connection (one client, the scattered table) and
 ``ClusterScan.blocks`` the generator of ``(start, stop, ids, scores)`` blocks
-in query order that ``measure.hubs`` (and any whole-vocabulary scan) reads.
+in query order that ``measure.hubs`` (and any whole-vocabulary scan) reads;
+``cluster_blocks`` connects, yields them and closes.
 
 Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k;
 ``S`` row shards, ``n`` queries in a block.
@@ -38,7 +39,7 @@ from .lengths import vector_norms
 from .precision import check_dot_range
 from .search import DEFAULT_MEMORY, METRICS, check_k, search
 
-__all__ = ["ClusterScan", "DEFAULT_TIMEOUT", "merge_partial", "shard_bounds"]
+__all__ = ["ClusterScan", "cluster_blocks", "DEFAULT_TIMEOUT", "merge_partial", "shard_bounds"]
 
 DEFAULT_TIMEOUT = 10.0  # seconds to wait for the scheduler to answer
 _BLOCKS_PER_WORKER = 4  # blocks of queries per worker thread, so that a slow worker holds up little
@@ -110,10 +111,8 @@ class ClusterScan:
         if self._owned:
             client.close()
         else:  # the caller's client stays open; only our data leaves its workers
-            for name in ("_W", "_norms", "_codes"):
-                future = getattr(self, name, None)
-                if future is not None:
-                    future.release()
+            scattered = [getattr(self, name, None) for name in ("_W", "_norms", "_codes")]
+            client.cancel([f for f in scattered if f is not None])
 
     @property
     def threads(self) -> int:
@@ -229,6 +228,20 @@ class ClusterScan:
         if metric == "dot":
             check_dot_range(self.row_norms[queries], self.row_norms, queries)
         return queries
+
+
+def cluster_blocks(scheduler: Any, W: np.ndarray, queries: np.ndarray, k: int, metric: str, *,
+                   row_norms: np.ndarray | None = None, codes: RowCodes | None = None,
+                   timeout: float = DEFAULT_TIMEOUT, **options: Any) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
+    """``ClusterScan(scheduler, W, ...).blocks(queries, k, metric, **options)``, connected and closed here.
+
+    Yields ``(start, stop, ids (n, K) int64, scores (n, K) float64)`` in
+    query order, as ``ClusterScan.blocks``; the connection closes when the
+    generator ends or is closed. Use a ``ClusterScan`` directly to search
+    one scattered table more than once (both metrics, say).
+    """
+    with ClusterScan(scheduler, W, row_norms=row_norms, codes=codes, timeout=timeout) as scan:
+        yield from scan.blocks(queries, k, metric, **options)
 
 
 def shard_bounds(V: int, row_shards: int) -> list[tuple[int, int]]:

@@ -50,6 +50,9 @@ def margin(metric: str, D: int, dtype: type, q_norms: np.ndarray, reach: np.ndar
     Scaling rows and queries to unit length and rounding the float64 queries
     and the bar to the GEMM's dtype add a few u more; (D + 8) * eps covers it
     with room to spare. Cosine scores use unit vectors, so |q| |w| <= 1.
+    The bound holds whatever the order of summation (blocked, pairwise, split
+    over threads, with fused multiply-adds), so it covers any BLAS and a GPU's
+    float32 products too, as long as they are not rounded to TF32 (``torch_screen``).
     """
     unit = (D + 8) * np.finfo(dtype).eps
     if metric == "cosine":

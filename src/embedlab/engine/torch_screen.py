@@ -9,7 +9,8 @@ identical, id for id and bit for bit, to the NumPy screen's.
 
 Why the margin still holds. The filter drops a row only when its screening
 score is more than ``2 * eps`` below the k-th best (``precision.margin``),
-with ``eps = (D + 8) * u_32 * 2 * |q| |w|``. That rests on the bound of a
+with ``eps = (D + 8) * 2**-23 * |q| |w|`` (``|q| |w| <= 1`` for cosine's unit
+vectors; 2**-23 is float32's machine epsilon, twice its unit roundoff u). That rests on the bound of a
 floating-point dot product of length D, ``|fl(q.w) - q.w| <= gamma_D sum|q_i
 w_i|``, ``gamma_D = D u / (1 - D u)`` (Higham, Accuracy and Stability of
 Numerical Algorithms, 2002, section 3.1, eq. 3.5), which holds for ANY order of
