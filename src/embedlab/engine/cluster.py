@@ -91,7 +91,8 @@ class ClusterScan:
         self.client = _connect(distributed, scheduler, timeout) if self._owned else scheduler
         try:
             # Once, to every worker: each task then names the data instead of carrying it.
-            self._W, self._norms, self._codes = (self.client.scatter(x, broadcast=True, hash=False)
+            self._W, self._norms, self._codes = (None if x is None else self.client.scatter(x, broadcast=True,
+                                                                                            hash=False)
                                                  for x in (W, self.row_norms, codes))
         except BaseException:
             self.close()
