@@ -40,3 +40,15 @@ def test_an_unknown_device_names_the_flag(capsys):
     pytest.importorskip("torch")
     assert cli.main(["neighbors", "3", "--device", "tpu"]) != 0
     assert "--device 'tpu': expected cpu, cuda or cuda:N" in capsys.readouterr().err
+
+
+@pytest.mark.torch
+def test_device_cpu_prints_what_numpy_prints(capsys):
+    pytest.importorskip("torch")
+    assert hubs_json(capsys, "--queries", "60", "--k", "4", "--device", "cpu") == hubs_json(capsys, "--queries", "60",
+                                                                                          "--k", "4")
+    for argv in (["neighbors", "3", "77", "--k", "6", "--json"], ["neighbors", "3", "--by", "dot", "--json"]):
+        assert cli.main([*argv, "--device", "cpu"]) == 0
+        on_torch = json.loads(capsys.readouterr().out)
+        assert cli.main(argv) == 0
+        assert on_torch == json.loads(capsys.readouterr().out)

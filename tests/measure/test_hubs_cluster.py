@@ -60,3 +60,11 @@ def test_a_sample_through_the_callers_client_with_progress(local_cluster):
     assert sum(done) == 2 * 300
     for metric in ("dot", "cosine"):
         assert there.k_occurrence[metric].tolist() == here.k_occurrence[metric].tolist()
+
+
+def test_the_torch_screen_on_the_workers_counts_the_same(local_cluster):
+    pytest.importorskip("torch")
+    W = tied_table(V=500, D=6, seed=3)
+    there = measure_hubs(EmbeddingTable(W), 5, scheduler=local_cluster.scheduler_address, device="cpu")
+    for metric in ("dot", "cosine"):
+        assert there.k_occurrence[metric].tolist() == full_sort_counts(W, 5, metric).tolist()
