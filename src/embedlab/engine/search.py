@@ -29,7 +29,10 @@ of queries run on one thread per core, each with a one-thread GEMM
 Where the table's integer codes are at hand and the CPU multiplies them fast
 (AVX2), steps 1-2 run on the codes instead (``coded_scan``): a compiled kernel
 scores int16 codes and keeps only the rows whose certified upper bound
-reaches each query's k-th best lower bound; step 3 is the same.
+reaches each query's k-th best lower bound; step 3 is the same. With a torch
+``device`` (a GPU), steps 1-2 run with torch there (``torch_screen``) and step
+3 on the CPU as always. ``cluster`` runs this whole search on the workers of a
+Dask cluster, a block of queries per task.
 
 This module checks the input and walks the blocks of queries; the stages live
 beside it: ``plan`` (block sizes and workers for a memory budget), ``scan``
