@@ -64,6 +64,7 @@ _LAZY = {
     "report": "api",
     "neighbors": "api",
     "hubs": "api",
+    "graph": "api",
     "compress": "api",
     "params": "api",
     "positions": "api",
