@@ -24,6 +24,7 @@ import numpy as np
 from ..errors import MissingExtraError, SizeError
 from ..engine.search import DEFAULT_MEMORY, METRICS
 from ..engine.table import EmbeddingTable
+from ..engine.table_scan import int16_runs, scan_rows
 from .defaults import fit_default
 
 __all__ = ["Hub", "MetricHubs", "HubsResult", "measure_hubs", "DEFAULT_K", "DEFAULT_TOP"]
@@ -202,7 +203,10 @@ def measure_hubs(
     lists: dict[str, np.ndarray] = {}
     for metric in ("dot", "cosine"):
         start = time.perf_counter()
-        ids = table.nearest(queries, k, metric, memory=memory, progress=progress).ids  # (N, K)
+        if n_queries is None:  # every token: the whole table's scan (self-join or per-query, whichever is faster here)
+            ids = _every_row(table, k, metric, memory, progress)  # (V, K)
+        else:
+            ids = table.nearest(queries, k, metric, memory=memory, progress=progress).ids  # (N, K)
         seconds[metric] = time.perf_counter() - start
         lists[metric] = ids
         counts[metric] = np.bincount(ids.ravel(), minlength=V)  # (V,)
@@ -234,6 +238,15 @@ def measure_hubs(
         metrics=summaries, longest=[hub(i) for i in longest], source=table.provenance.to_dict(),
         notes=k_notes + top_notes, k_occurrence=counts,
     )
+
+
+def _every_row(table: EmbeddingTable, k: int, metric: str, memory: int,
+               progress: Callable[[int], None] | None) -> np.ndarray:
+    """Every token's k nearest (``engine.table_scan.scan_rows``), the lists ``table.nearest`` gives: (V, K) int64."""
+    norms = table.norms()  # (V,)
+    codes = table.codes() if int16_runs(norms) else None
+    blocks = scan_rows(table.W_E, k, metric, row_norms=norms, codes=codes, memory=memory, progress=progress)
+    return np.concatenate([ids for _, _, ids, _ in blocks])
 
 
 def _queries(V: int, n_queries: int | None, seed: int) -> np.ndarray:
