@@ -628,7 +628,7 @@ def graph(table_or_model: Table, out: str | os.PathLike, *, k: int | None = None
     metadata = {"k": str(result.k), "V": str(result.V), "D": str(result.D), "metrics": ",".join(result.metrics),
                 "source": result.source, "version": __version__}
     rows = writer.write_graph(path, result.blocks, metadata=metadata)
-    return writer.GraphFile(path=os.fspath(out), rows=rows, V=result.V, D=result.D, k=result.k,
+    return writer.GraphFile(file=os.fspath(out), rows=rows, V=result.V, D=result.D, k=result.k,
                             metrics=result.metrics, source=result.source, notes=result.notes)
 
 

@@ -47,8 +47,8 @@ class GraphFile:
 
     Attributes
     ----------
-    path : str
-        The Parquet file, as given.
+    file : str
+        The Parquet file written, as given.
     rows : int
         Rows written: ``V * k`` per metric.
     V, D, k : int
@@ -61,7 +61,7 @@ class GraphFile:
         What was adjusted without being asked (a default k shrunk).
     """
 
-    path: str
+    file: str
     rows: int
     V: int
     D: int
@@ -72,7 +72,7 @@ class GraphFile:
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, as a JSON-able dict."""
-        return {"path": self.path, "rows": self.rows, "V": self.V, "D": self.D, "k": self.k,
+        return {"file": self.file, "rows": self.rows, "V": self.V, "D": self.D, "k": self.k,
                 "metrics": list(self.metrics), "columns": list(COLUMNS), "source": self.source,
                 "notes": list(self.notes)}
 

@@ -301,7 +301,7 @@ def compress_terminal(result: "CompressResult") -> str:
 
 def graph_terminal(result: Any) -> str:
     """One line: the file written, its rows, and the graph's shape (``report.parquet.GraphFile``)."""
-    lines = [f"wrote {result.path}: {result.rows:,} rows (query_id, rank, neighbor_id, score, metric); "
+    lines = [f"wrote {result.file}: {result.rows:,} rows (query_id, rank, neighbor_id, score, metric); "
              f"{source_name(result.source)}, V={result.V:,}, D={result.D}, k={result.k}, "
              f"{', '.join(result.metrics)}"]
     lines += [f"note: {note}" for note in result.notes]
