@@ -170,3 +170,26 @@ def test_progress_counts_every_row_and_the_table_is_not_changed():
     list(self_join(W, 2, "dot", block=8, progress=seen.append))
     assert sum(seen) == 50 and len(seen) == 7
     assert np.array_equal(W, before)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_traced_memory_stays_within_the_budget(workers):
+    import tracemalloc
+
+    rng = np.random.default_rng(5)
+    V, D, k = 6_000, 32, 10
+    W = rng.standard_normal((V, D)).astype(np.float32)
+    norms = np.linalg.norm(W.astype(np.float64), axis=1)
+    memory = 4 * 2**20  # pools of 2.8 MB and blocks of rows
+    plan = plan_self_join(V, D, k, 4, memory, workers=workers)
+    assert plan.block < V  # many block pairs
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for _, _, ids, scores in self_join(W, k, "cosine", row_norms=norms, memory=memory, workers=workers):
+            del ids, scores  # handed out: a writer would stream them away
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    handed_out = plan.block * k * 16 * 2  # the block handed out and the one being made
+    assert peak <= memory + handed_out, f"peak {peak} bytes over the budget of {memory}"

@@ -220,14 +220,22 @@ def plan_self_join(V: int, D: int, k: int, itemsize: int, memory: int, *, worker
     batch = rescore = 8192
     min_b = min(V, k + 1) if block is None else b
     while True:
-        nb = -(-V // b)
-        w = max(1, min(workers, nb))
-        per_worker = b * b * (itemsize + 1) + 2 * b * D * itemsize + batch * 120
-        once = rescore * (2 * D * 8 + 96) + b * (P * 16 + D * 8 + 16 * k)
-        need = pools + w * per_worker + once
+        w = max(1, min(workers, -(-V // b)))
+        parts = {
+            "blocks": w * (b * b * (itemsize + 1) + 2 * b * D * itemsize),  # score block, mask, two blocks of rows
+            "batch": w * batch * 120,  # survivors being pooled, sorted
+            "rescore": rescore * (2 * D * 8 + 96),  # gathered float64 rows and query rows
+            "lists": b * (P * 16 + D * 8 + 16 * k),  # one block's pools gathered, its float64 rows, its lists
+        }
+        need = pools + sum(parts.values())
         if need <= memory:
             return PairPlan(block=b, batch=batch, rescore=rescore, workers=w, bytes=need, pools=pools)
-        if b > max(min_b, 512):
+        largest = max(parts, key=parts.get)
+        if largest == "rescore" and rescore > 1:
+            rescore //= 2
+        elif largest == "batch" and batch > 1:
+            batch //= 2
+        elif b > max(min_b, 512):
             b //= 2
         elif w > 1:
             workers = w - 1
