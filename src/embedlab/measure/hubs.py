@@ -172,7 +172,9 @@ def measure_hubs(
         Working memory budget of each search, in bytes.
     progress : callable, optional
         Called with the number of queries done after each block of queries,
-        2 * N in all (both metrics); handed to ``EmbeddingTable.nearest``.
+        2 * N in all (both metrics); handed to ``EmbeddingTable.nearest``, or,
+        when every token is a query, to the whole-table scan
+        (``engine.table_scan.scan_rows``: the same lists).
 
     Returns
     -------
