@@ -84,6 +84,7 @@ def test_usage_errors_exit_2(argv):
 
 
 @pytest.mark.data
+@pytest.mark.slow
 def test_graph_of_minilm(tmp_path, capsys):
     out = tmp_path / "minilm.parquet"
     assert run("graph", "--model", "minilm", "--k", "2", "--out", str(out)) == 0
