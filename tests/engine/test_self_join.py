@@ -127,7 +127,8 @@ def test_half_precision_table_c10():
 
 def test_memory_budget_counts_the_pools_and_refuses_too_small():
     plan = plan_self_join(400_000, 50, 10, 4, 256 * 2**20, workers=2)
-    assert plan.pools == 400_000 * ((2 * 10 + 8) * 16 + 24)  # every query's pool, bar and margin, inverse length
+    # every query's pool (2k + 8 ids and scores), bar, margin, inverse length, a waiting survivor
+    assert plan.pools == 400_000 * ((2 * 10 + 8) * 16 + 3 * 8 + 24)
     assert plan.bytes <= 256 * 2**20
     with pytest.raises(SizeError, match="too small for the whole table's scan"):
         plan_self_join(400_000, 50, 10, 4, 64 * 2**20)
@@ -180,7 +181,7 @@ def test_traced_memory_stays_within_the_budget(workers):
     V, D, k = 6_000, 32, 10
     W = rng.standard_normal((V, D)).astype(np.float32)
     norms = np.linalg.norm(W.astype(np.float64), axis=1)
-    memory = 4 * 2**20  # pools of 2.8 MB and blocks of rows
+    memory = 4 * 2**20  # pools of 3 MB and blocks of rows
     plan = plan_self_join(V, D, k, 4, memory, workers=workers)
     assert plan.block < V  # many block pairs
     tracemalloc.start()

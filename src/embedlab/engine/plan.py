@@ -164,7 +164,7 @@ class PairPlan:
         pools of all V queries (``pools``) and every worker's block pair.
     pools : int
         Of ``bytes``, what stays for the whole scan: every query's candidate
-        pool, bar and margin, and the rows' inverse lengths, O(V K).
+        pool, bar and margin, waiting survivors, and the rows' inverse lengths, O(V K).
     """
 
     block: int
@@ -184,7 +184,8 @@ def plan_self_join(V: int, D: int, k: int, itemsize: int, memory: int, *, worker
 
     Counted: for the whole scan, every query's pool (``pool_slots(k)`` ids
     and scores, 16 bytes each), its bar and margin, and the inverse lengths
-    (8 bytes each per row); per worker, one score block (b, b) with its
+    (8 bytes each per row), and the transposed survivors waiting to be merged
+    into the pools (about one per row, 24 bytes); per worker, one score block (b, b) with its
     mask, the two blocks of rows as the GEMM sees them, and one batch of
     survivors; once, one batch of candidates being rescored and the
     block's results. Not counted: the (b, K) results handed out.
@@ -215,7 +216,7 @@ def plan_self_join(V: int, D: int, k: int, itemsize: int, memory: int, *, worker
     if isinstance(memory, bool) or not isinstance(memory, (int, np.integer)) or memory <= 0:
         raise ValueError(f"memory must be a positive number of bytes, got {memory!r}")
     P = pool_slots(k)
-    pools = V * (P * 16 + 3 * 8)
+    pools = V * (P * 16 + 3 * 8 + 24)  # pool slots; bar, margin, inverse length; about one waiting survivor
     b = max(1, min(V, block or _PREFERRED_PAIR_BLOCK))
     batch = rescore = 8192
     min_b = min(V, k + 1) if block is None else b

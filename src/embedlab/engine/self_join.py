@@ -32,6 +32,7 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k; ``b`` rows in a
 
 from __future__ import annotations
 
+import threading
 from typing import Callable, Iterator
 
 import numpy as np
@@ -136,15 +137,20 @@ class _SelfJoin:
         self.eps = margin(metric, W.shape[1], dtype, row_norms, reach)  # (V,)
         self.pool = CandidatePool(V, k)  # (V, P): filled by both sides of every block pair
         self.edges = list(range(0, V, plan.block)) + [V]
+        # Transposed survivors of each block's queries, merged into its pools once about one per
+        # row has gathered (a merge sorts the whole pools of the queries it touches).
+        self.waiting: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in self.edges[:-1]]
+        self.lock = threading.Lock()  # the current query block's pools, merged into by every worker
 
     def run(self, progress: Callable[[int], None] | None) -> Iterator[ListBlock]:
         self.bar = self._first_bars()  # (V,)
         nb = len(self.edges) - 1
         with block_runner(self.plan.workers) as run:
             for i in range(nb):
-                for found in run(lambda j: self._pair(i, j), range(i, nb)):
-                    for qi, ids, approx in found:  # block i's own survivors, pooled here (one thread)
-                        self._add(qi, ids, approx)
+                self.found = []  # block i's survivors not yet merged into its pools
+                for _ in run(lambda j: self._pair(i, j), range(i, nb)):
+                    pass
+                self._add_sorted(self.found)
                 start, stop = self.edges[i], self.edges[i + 1]
                 ids, scores = self._lists(start, stop)
                 if progress is not None:
@@ -179,27 +185,46 @@ class _SelfJoin:
         bar[self.row_norms == 0] = np.inf
         return bar
 
-    def _pair(self, i: int, j: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """Block pair (i, j >= i): pool S_ij.T into block j's queries; return S_ij's survivors for block i's.
+    def _pair(self, i: int, j: int) -> None:
+        """Block pair (i, j >= i): S_ij's survivors into block i's pools, S_ij.T's into block j's.
 
-        Runs on a worker thread: the pools of block j > i are this call's alone
-        during step i; block i's are pooled by the caller from the returned
-        survivors (query, row, GEMM score), each array (c,).
+        Runs on a worker thread. During step i, block j > i's pools and
+        waiting survivors are this call's alone; block i's pools are shared by
+        the step's calls: its survivors are gathered and merged under a lock,
+        a batch at a time.
         """
         a, b, c, d = self.edges[i], self.edges[i + 1], self.edges[j], self.edges[j + 1]
+        if i == j:  # block i's queries are next: their transposed survivors still waiting join their pools
+            with self.lock:
+                self._add_sorted(self.waiting[i])
+            self.waiting[i] = []
         with np.errstate(over="ignore"):  # only a row times itself can overflow (precision.check_dot_range)
             S = self._rows(slice(a, b)) @ self._rows(slice(c, d)).T  # (n_i, n_j)
         if i == j:
             np.fill_diagonal(S, -np.inf)  # a query never lists itself
+        # A stale bar (another thread's merge not yet seen) is lower, never wrong: it only lets more through.
         bar_i = np.maximum(self.bar[a:b], self.pool.scores[a:b, self.k - 1] - 2 * self.eps[a:b])
-        found = [(r + a, cc + c, S[r, cc]) for r, cc in _marked(S >= bar_i.astype(self.dtype)[:, None],
-                                                                  self.plan.batch)]
+        for r, cc in _marked(S >= bar_i.astype(self.dtype)[:, None], self.plan.batch):
+            with self.lock:  # gathered over the step's pairs, merged a batch at a time: few merges
+                self.found.append((r + a, cc + c, S[r, cc]))
+                if sum(len(f[0]) for f in self.found) >= self.plan.batch:
+                    self._add_sorted(self.found)
+                    self.found = []
         if j > i:  # the transpose: rows of block i are candidates of block j's queries
             bar_j = np.maximum(self.bar[c:d], self.pool.scores[c:d, self.k - 1] - 2 * self.eps[c:d])
+            waiting = self.waiting[j]
             for r, cc in _marked(S >= bar_j.astype(self.dtype)[None, :], self.plan.batch):
-                order = np.lexsort((r, cc))  # by query (column), then by id
-                self._add(cc[order] + c, r[order] + a, S[r[order], cc[order]])
-        return found
+                waiting.append((cc + c, r + a, S[r, cc]))
+                if sum(len(w[0]) for w in waiting) >= d - c:  # merged about once a row of block j has one
+                    self._add_sorted(waiting)
+                    waiting.clear()
+
+    def _add_sorted(self, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+        """Pool survivors (query, row, GEMM score) of several block pairs at once, ordered by query then id."""
+        if parts:
+            qi, ids, approx = (np.concatenate(column) for column in zip(*parts))
+            order = np.lexsort((ids, qi))
+            self._add(qi[order], ids[order], approx[order])
 
     def _add(self, qi: np.ndarray, ids: np.ndarray, approx: np.ndarray) -> None:
         if qi.size:
