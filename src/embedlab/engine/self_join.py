@@ -171,7 +171,9 @@ class _SelfJoin:
         a zero row gets +inf: its list is known (``_lists``) and nothing is pooled for it.
         """
         V, k = len(self.W), self.k
-        n_sample = min(V, max(min(V, k + 1), 4 * k, min(2048, V // 32)))
+        # At most half a block (its scores and their partition copy fit where one score block
+        # does, in the plan), at least k + 1 (the query's own row left out).
+        n_sample = min(V, max(k + 1, min(self.plan.block // 2, max(4 * k, min(2048, V // 32)))))
         sample = np.unique(np.linspace(0, V - 1, n_sample).astype(np.int64))  # (s,) ascending
         rows = self._rows(sample)  # (s, D)
         bar = np.full(V, np.inf)
