@@ -71,11 +71,11 @@ class NeighbourGraph:
         The metrics, in the order their blocks come.
     source : dict or None
         The table's provenance.
-    notes : tuple of str
-        What was adjusted without being asked (a default k shrunk to V - 1).
     blocks : iterator of GraphBlock
         Every metric's blocks, in query order, one metric after the other;
         an iterator (consumed once), not rendered by ``to_dict``.
+    notes : tuple of str
+        What was adjusted without being asked (a default k shrunk to V - 1).
     """
 
     V: int
@@ -83,8 +83,8 @@ class NeighbourGraph:
     k: int
     metrics: tuple[str, ...]
     source: dict[str, Any] | None
+    blocks: Iterator[GraphBlock] = field(repr=False, compare=False)
     notes: tuple[str, ...] = ()
-    blocks: Iterator[GraphBlock] = field(default=iter(()), repr=False, compare=False)
 
     @property
     def edges(self) -> int:
