@@ -10,11 +10,11 @@ Two exact ways give the same lists (``search``'s, id for id and score for score)
 
 ``"auto"`` picks from benchmarks/selfjoin.py's measurements: where the
 integer screen runs (AVX2, numba, lengths it certifies), one query per row,
-since it was 1.45-1.6x faster than the self-join on GloVe (D = 50) and level
-with it on minilm (D = 384): it scores from int16 codes without writing a
-score matrix, which the self-join's GEMM must write and filter on both sides.
-Elsewhere the self-join, 1.3-1.7x faster than the float screen on both tables,
-where its O(V K) pools fit ``memory``; one query per row where they do not.
+which took 0.75-0.94x the self-join's time on minilm (D = 384) and GloVe
+(D = 50): it scores from int16 codes without writing a score matrix, which
+the self-join's GEMM must write and filter on both sides. Elsewhere the
+self-join, 1.1-1.5x faster than the float screen on both tables, where its
+O(V K) pools fit ``memory``; one query per row where they do not.
 
 Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k.
 """
