@@ -276,7 +276,7 @@ def test_report_and_lookup_on_glove_by_token():
 
 # -- the package's public names ----------------------------------------------------
 
-API = ("report", "neighbors", "hubs", "params", "positions", "encode", "demo", "resolve_probe", "load", "measure",
+API = ("report", "neighbors", "hubs", "graph", "params", "positions", "encode", "demo", "resolve_probe", "load", "measure",
        "EmbeddingTable", "Vocabulary", "resolve_ids")
 
 

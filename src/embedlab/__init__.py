@@ -29,6 +29,7 @@ result:
 ``report``          the lab report's measurements (seed table, a model, a list of rows)
 ``neighbors``       nearest tokens by cosine and by dot, side by side
 ``hubs``            rows that enter the most neighbour lists
+``graph``           every token's k nearest (cosine, dot), written as Parquet
 ``params``          parameters and bytes, tied and untied, now and at a bigger V
 ``positions``       a learned position table against the sinusoidal one
 ``encode``          text -> tokens -> ids -> vectors -> (B, T, D)
@@ -64,6 +65,7 @@ _LAZY = {
     "report": "api",
     "neighbors": "api",
     "hubs": "api",
+    "graph": "api",
     "compress": "api",
     "params": "api",
     "positions": "api",

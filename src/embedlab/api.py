@@ -38,6 +38,7 @@ from .measure.defaults import fit_default
 from .report import run
 
 if TYPE_CHECKING:  # annotations only: these modules need NumPy / torch
+    from .report.parquet import GraphFile
     from .engine.table import EmbeddingTable
     from .measure.compress import CompressResult
     from .measure.demo import DemoResult
@@ -586,6 +587,72 @@ def export(table_or_model: Table, out: str | os.PathLike, *, format: str = "proj
         raise errors.ChoiceError(f"unknown export format {format!r}: expected one of {', '.join(writer.FORMATS)}",
                                  parameter="format", value=format, expected=f"one of {', '.join(writer.FORMATS)}")
     return writer.write_projector(table, out, limit=limit, metadata=metadata)
+
+
+def graph(table_or_model: Table, out: str | os.PathLike, *, k: int | None = None,
+          metrics: Sequence[str] = ("cosine", "dot"), memory: int = DEFAULT_MEMORY,
+          progress: Callable[[int], None] | None = None, tensor: str | None = None,
+          words: str | os.PathLike | None = None) -> "GraphFile":
+    """Every token's k nearest tokens, by cosine and by dot, written as one Parquet file (``embedlab graph``).
+
+    Columns query_id (int64), rank (int32, 1 = nearest), neighbor_id (int64),
+    score (float64), metric (dictionary of strings); V k rows per metric
+    (``report.parquet``). The lists are ``EmbeddingTable.nearest``'s, exact;
+    the file appears only once complete (Ctrl-C or an error leaves none).
+
+    Parameters
+    ----------
+    table_or_model : EmbeddingTable, str, os.PathLike or list of list of float
+    out : str or os.PathLike
+        A ``.parquet`` file name in an existing folder.
+    k : int, optional
+        Neighbours per token; default 10, shrunk to ``V - 1`` with a note.
+    metrics : sequence of {"cosine", "dot"}
+        Default both, cosine first.
+    memory : int
+        Working memory of the scan, bytes (its O(V K) pools included).
+    progress : callable, optional
+        Called with the number of query rows done (V per metric).
+
+    Returns
+    -------
+    GraphFile
+
+    Raises
+    ------
+    OutputPathError
+        (a ``ValueError``) for an ``out`` that does not end in .parquet or whose folder does not exist.
+    ChoiceError, SizeError
+        As ``measure.graph.measure_graph``.
+    """
+    path = graph_path(out)
+    measure = _module("measure.graph", "the neighbour graph")
+    writer = _module("report.parquet", "Parquet output")
+    table = _table(table_or_model, tensor, words)
+    result = measure.measure_graph(table, k, metrics=metrics, memory=memory, progress=progress)
+    from . import __version__
+
+    metadata = {"k": str(result.k), "V": str(result.V), "D": str(result.D), "metrics": ",".join(result.metrics),
+                "source": result.source, "version": __version__}
+    rows = writer.write_graph(path, result.blocks, metadata=metadata)
+    return writer.GraphFile(file=os.fspath(out), rows=rows, V=result.V, D=result.D, k=result.k,
+                            metrics=result.metrics, source=result.source, notes=result.notes)
+
+
+def graph_path(out: str | os.PathLike) -> str:
+    """``out`` checked for ``graph``: a name ending in .parquet, in a folder that exists.
+
+    Raises ``OutputPathError`` (a ``ValueError``) naming the path and what was expected.
+    """
+    path = os.fspath(out)
+    if not path.lower().endswith(".parquet") or os.path.basename(path) == ".parquet":
+        raise errors.OutputPathError(f"{path!r} is not a .parquet file name", parameter="out", value=path,
+                                     expected="a file name ending in .parquet")
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise errors.OutputPathError(f"{path!r}: folder {folder!r} does not exist", parameter="out", value=path,
+                                     expected=f"a .parquet file in an existing folder ({folder!r} does not exist)")
+    return path
 
 
 # -- helpers -------------------------------------------------------------------------

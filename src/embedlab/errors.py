@@ -13,6 +13,7 @@ __all__ = [
     "UnknownTokenError",
     "TokenTypeError",
     "ShapeError",
+    "OutputPathError",
     "ContextLengthError",
     "SourceError",
     "UnsafeFormatError",
@@ -191,6 +192,11 @@ class SchedulerError(EmbedlabError, ConnectionError):
 
 class DtypeError(EmbedlabError, ValueError):
     """A dtype name that embedlab does not know; the message lists the known ones."""
+
+
+class OutputPathError(EmbedlabError, ValueError):
+    """An output path that cannot be written as asked: a name whose suffix is
+    not the format's, or a folder that does not exist."""
 
 
 class ChoiceError(EmbedlabError, ValueError):

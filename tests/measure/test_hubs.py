@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -96,7 +98,7 @@ def test_progress_counts_every_query_of_both_metrics():
     assert sum(seen) == 2 * 60
 
 
-def test_hubs_search_through_the_tables_nearest_with_its_progress_hook():
+def test_sampled_hubs_search_through_the_tables_nearest_with_its_progress_hook():
     calls = []
 
     class Recording(EmbeddingTable):
@@ -105,9 +107,20 @@ def test_hubs_search_through_the_tables_nearest_with_its_progress_hook():
             return super().nearest(queries, k, metric, **kwargs)
 
     seen = []
-    r = measure_hubs(Recording.from_rows(HAND), 1, progress=seen.append)
+    r = measure_hubs(Recording.from_rows(HAND), 1, n_queries=4, progress=seen.append)
     assert [(m, k) for m, k, _ in calls] == [("dot", 1), ("cosine", 1)]
     assert all(hook == seen.append for _, _, hook in calls)
+    assert r.k_occurrence["dot"].tolist() == [0, 0, 3, 1]  # the hand counts above
+    assert sum(seen) == 2 * 4
+
+
+@pytest.mark.parametrize("method", ["self-join", "per-query"])
+def test_hubs_over_every_token_scan_the_whole_table_with_its_progress_hook(method, monkeypatch):
+    from embedlab.measure import hubs
+
+    monkeypatch.setattr(hubs, "scan_rows", functools.partial(hubs.scan_rows, method=method))
+    seen = []
+    r = measure_hubs(EmbeddingTable.from_rows(HAND), 1, progress=seen.append)
     assert r.k_occurrence["dot"].tolist() == [0, 0, 3, 1]  # the hand counts above
     assert sum(seen) == 2 * 4
 

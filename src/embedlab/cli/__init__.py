@@ -74,4 +74,4 @@ def build_parser() -> argparse.ArgumentParser:
 
 # One module per command family; each adds its subcommands to the parser.
 COMMANDS = (report.add, params.add, plot.add, inputs.add_demo, inputs.add_positions, inputs.add_encode,
-            search.add_neighbors, search.add_hubs, compress.add, projector.add, export.add)
+            search.add_neighbors, search.add_hubs, search.add_graph, compress.add, projector.add, export.add)

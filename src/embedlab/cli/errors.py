@@ -33,7 +33,7 @@ FLAGS = {
     "batch_size": "--batch", "seq_len": "--seq", "max_offset": "--max-offset", "tensor": "--tensor",
     "words": "--words", "memory": "--memory", "probe": "--probe", "heads": "--heads", "layers": "--layers",
     "d_ff": "--d-ff", "dims": "--dims", "methods": "--methods", "rescore": "--rescore", "pq_m": "--pq-m",
-    "tokens": "--tokens", "limit": "--limit", "metadata": "--metadata", "format": "--format",
+    "tokens": "--tokens", "limit": "--limit", "out": "--out", "metadata": "--metadata", "format": "--format",
     "device": "--device", "scheduler": "--scheduler",
 }
 # (command, parameter) -> flag, where a command spells a parameter its own way: in report
@@ -49,7 +49,8 @@ COMMAND_FLAGS = {
 # plots), so that one install hint names them all: installing one extra per failed run, only
 # to be asked for the next, is what a hint must spare the user.
 COMMAND_EXTRAS = {"plot": ("plots",), "demo": ("torch",), "positions": ("models",), "encode": ("models",),
-                  "neighbors": ("models",), "hubs": ("models",), "projector": ("plots",), "export": ("models",)}
+                  "neighbors": ("models",), "hubs": ("models",), "projector": ("plots",), "export": ("models",),
+                  "graph": ("models",)}
 EVERY_EXTRA = "(or 'make test', which installs every extra)"
 
 

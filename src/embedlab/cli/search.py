@@ -95,3 +95,52 @@ def run_hubs(args: argparse.Namespace) -> int:
                           progress=advance, scheduler=args.scheduler, device=args.device)
     print(formats.to_json(result) if args.json else views.hubs_terminal(result), end="")
     return 0
+
+def add_graph(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "graph", help="every token's k nearest tokens, by cosine and by dot, written as Parquet",
+        description="The neighbour graph: every token's k nearest other tokens (exact; equal scores by the "
+                    "smaller id) under each metric, written as one Parquet file with the columns query_id, "
+                    "rank (1 = nearest), neighbor_id, score and metric; V * k rows per metric. The file appears "
+                    "only when complete: Ctrl-C or an error leaves none. A progress bar (rows done, rate, time "
+                    "left) shows on a terminal.",
+        epilog="Examples:\n  embedlab graph --model minilm --out minilm-graph.parquet\n"
+               "  embedlab graph --model glove --k 5 --metric cosine --out glove-cos.parquet --memory 1G",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    arguments.add_model_arguments(p)
+    p.add_argument("--k", type=int, help=f"neighbours per token (default {DEFAULT_K}; V - 1 on a smaller table, said in a note)")
+    p.add_argument("--metric", type=metric_list, default=["cosine", "dot"], metavar="cosine,dot|cosine|dot",
+                   help="which lists (default cosine,dot: both, cosine's rows first)")
+    p.add_argument("--out", type=parquet_path, required=True, metavar="FILE.parquet",
+                   help="the Parquet file to write, in an existing folder")
+    arguments.add_memory_argument(p)
+    p.add_argument("--json", action="store_true", help="print what was written as JSON")
+    p.set_defaults(run=run_graph)
+
+
+def run_graph(args: argparse.Namespace) -> int:
+    from .. import api, sources
+    from ..report import formats, views
+
+    api.graph_path(args.out)  # a missing folder is refused before the table loads
+    table = sources.load(args.model, tensor=args.tensor, words=args.words)  # first, so the bar knows its total
+    with arguments.progress_bar(total=table.V * len(args.metric), desc="graph") as advance:
+        result = api.graph(table, args.out, k=args.k, metrics=args.metric, memory=args.memory, progress=advance)
+    print(formats.to_json(result) if args.json else views.graph_terminal(result), end="")
+    return 0
+
+
+def metric_list(text: str) -> list[str]:
+    """'cosine,dot' -> ['cosine', 'dot']: one or both metrics, each once."""
+    items = [item.strip() for item in text.split(",")]
+    if not items or any(item not in ("cosine", "dot") for item in items) or len(set(items)) != len(items):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected cosine, dot, or cosine,dot")
+    return items
+
+
+def parquet_path(text: str) -> Path:
+    """A file name ending in .parquet: the graph is written as Parquet only."""
+    if not text.strip() or not text.lower().endswith(".parquet") or Path(text).name.lower() == ".parquet":
+        raise argparse.ArgumentTypeError(f"{text!r} must be a .parquet file name, e.g. graph.parquet")
+    return Path(text)

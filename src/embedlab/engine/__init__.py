@@ -10,7 +10,9 @@ integer screen: ``codes`` and its certified bound, ``screen_kernel`` and
 ``simd`` compiled with numba, ``capability`` choosing by CPU), ``rescore``
 (the exact float64 rescoring), ``pool`` (the candidate pool),
 ``precision`` (the GEMM's dtype, its rounding margin, float64's range) and
-``threads`` (where blocks of queries run); ``lengths`` (row lengths and rms);
+``threads`` (where blocks of queries run); ``self_join`` (every row as a
+query, each block pair of W W^T scored once for both sides) and
+``table_scan`` (every row's top-k: the self-join or one query per row); ``lengths`` (row lengths and rms);
 ``vocabulary`` (token id <-> token string), ``positional`` (sinusoidal tables,
 rotary angles, ALiBi slopes).
 """

@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import SizeError
 from .pool import pool_slots
 
-__all__ = ["BlockPlan", "plan_blocks", "plan_bytes"]
+__all__ = ["BlockPlan", "plan_blocks", "plan_bytes", "PairPlan", "plan_self_join"]
 
 # Preferred score block (queries x rows), measured on 2 cores: big enough
 # that per-block overhead is small, small enough to stay in the L3 cache.
@@ -142,3 +142,109 @@ def plan_bytes(n: int, v: int, D: int, k: int, itemsize: int, batch: int, rescor
         "pool": (batch + min(batch, n) * P) * 120,  # survivors and the pools they join, sorted
         "rescore": rescore * (2 * D * 8 + 96),  # the gathered float64 rows and query rows
     }
+
+
+@dataclass(frozen=True)
+class PairPlan:
+    """How ``self_join`` cuts the whole table's scan (every row a query) to stay within a memory budget.
+
+    Attributes
+    ----------
+    block : int
+        Rows per block, b: query blocks and row blocks are the same blocks, so
+        a block pair's scores serve both sides.
+    batch : int
+        Survivors of the filter pooled at once.
+    rescore : int
+        Candidates rescored in float64 at once.
+    workers : int
+        Threads scoring block pairs at once.
+    bytes : int
+        The most working memory the scan needs at a time, in bytes: the
+        pools of all V queries (``pools``) and every worker's block pair.
+    pools : int
+        Of ``bytes``, what stays for the whole scan: every query's candidate
+        pool, bar and margin, waiting survivors, and the rows' inverse lengths, O(V K).
+    """
+
+    block: int
+    batch: int
+    rescore: int
+    workers: int
+    bytes: int
+    pools: int
+
+
+_PREFERRED_PAIR_BLOCK = 2048  # a 2048 x 2048 float32 score block is 16 MiB (measured: larger gained nothing)
+
+
+def plan_self_join(V: int, D: int, k: int, itemsize: int, memory: int, *, workers: int = 1,
+                   block: int | None = None) -> PairPlan:
+    """Block size for ``self_join`` whose working memory fits in ``memory`` bytes.
+
+    Counted: for the whole scan, every query's pool (``pool_slots(k)`` ids
+    and scores, 16 bytes each), its bar and margin, and the inverse lengths
+    (8 bytes each per row), and the transposed survivors waiting to be merged
+    into the pools (about one per row, 24 bytes); per worker, one score block (b, b) with its
+    mask, the two blocks of rows as the GEMM sees them, and one batch of
+    survivors; once, one batch of candidates being rescored and the
+    block's results. Not counted: the (b, K) results handed out.
+
+    Parameters
+    ----------
+    V, D, k : int
+        Table shape and neighbours per query.
+    itemsize : int
+        Bytes per GEMM score: 4 (float32) or 8 (float64).
+    memory : int
+        The budget in bytes.
+    workers : int
+        Threads scoring block pairs at once.
+    block : int, optional
+        Rows per block, instead of the largest that fits up to 2048.
+
+    Raises
+    ------
+    SizeError
+        (a ``ValueError``) if the pools and one block of ``min(V, K + 1)``
+        rows do not fit; the message names the smallest budget that does.
+
+    >>> plan = plan_self_join(30522, 384, 10, 4, 256 * 2**20, workers=2)
+    >>> plan.block, plan.bytes <= 256 * 2**20
+    (2048, True)
+    """
+    if isinstance(memory, bool) or not isinstance(memory, (int, np.integer)) or memory <= 0:
+        raise ValueError(f"memory must be a positive number of bytes, got {memory!r}")
+    P = pool_slots(k)
+    pools = V * (P * 16 + 3 * 8 + 24)  # pool slots; bar, margin, inverse length; about one waiting survivor
+    b = max(1, min(V, block or _PREFERRED_PAIR_BLOCK))
+    batch = rescore = 8192
+    min_b = min(V, k + 1) if block is None else b
+    while True:
+        w = max(1, min(workers, -(-V // b)))
+        parts = {
+            "blocks": w * (b * b * (itemsize + 1) + 2 * b * D * itemsize),  # score block, mask, two blocks of rows
+            "batch": w * batch * 120,  # survivors being pooled, sorted
+            "rescore": rescore * (2 * D * 8 + 96),  # gathered float64 rows and query rows
+            "lists": b * (P * 16 + D * 8 + 16 * k),  # one block's pools gathered, its float64 rows, its lists
+        }
+        need = pools + sum(parts.values())
+        if need <= memory:
+            return PairPlan(block=b, batch=batch, rescore=rescore, workers=w, bytes=need, pools=pools)
+        largest = max(parts, key=parts.get)
+        if largest == "rescore" and rescore > 1:
+            rescore //= 2
+        elif largest == "batch" and batch > 1:
+            batch //= 2
+        elif b > max(min_b, 512):
+            b //= 2
+        elif w > 1:
+            workers = w - 1
+        elif b > min_b:
+            b = max(min_b, b // 2)
+        elif batch > 1 or rescore > 1:
+            batch, rescore = max(1, batch // 2), max(1, rescore // 2)
+        else:
+            raise SizeError(f"memory={memory} bytes is too small for the whole table's scan: the pools of its "
+                            f"V={V} queries and one block of {b} rows need {need} bytes", parameter="memory",
+                            value=memory, expected=f"at least {need} bytes for V={V} pools and one block of {b} rows")

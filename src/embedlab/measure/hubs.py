@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import MissingExtraError, SizeError
 from ..engine.search import DEFAULT_MEMORY, METRICS
 from ..engine.table import EmbeddingTable
+from ..engine.table_scan import int16_runs, scan_rows
 from .defaults import fit_default
 
 __all__ = ["Hub", "MetricHubs", "HubsResult", "measure_hubs", "DEFAULT_K", "DEFAULT_TOP"]
@@ -174,7 +175,9 @@ def measure_hubs(
         Working memory budget of each search, in bytes.
     progress : callable, optional
         Called with the number of queries done after each block of queries,
-        2 * N in all (both metrics); handed to ``EmbeddingTable.nearest``.
+        2 * N in all (both metrics); handed to ``EmbeddingTable.nearest``, or,
+        when every token is a query, to the whole-table scan
+        (``engine.table_scan.scan_rows``: the same lists).
     scheduler : str or distributed.Client, optional
         A Dask scheduler's address (``"tcp://host:8786"``) or client: the
         searches run on its workers (``engine.cluster.ClusterScan``, the
@@ -217,10 +220,12 @@ def measure_hubs(
     with _cluster(table, scheduler, len(queries), device) as cluster:
         for metric in ("dot", "cosine"):
             start = time.perf_counter()
-            if cluster is None:
-                ids = table.nearest(queries, k, metric, memory=memory, progress=progress, device=device).ids  # (N, K)
-            else:
+            if cluster is not None:
                 ids = cluster.search(queries, k, metric, memory=memory, progress=progress, device=device)[0]
+            elif n_queries is None and device is None:  # every token: the whole table's scan
+                ids = _every_row(table, k, metric, memory, progress)  # (V, K)
+            else:
+                ids = table.nearest(queries, k, metric, memory=memory, progress=progress, device=device).ids  # (N, K)
             seconds[metric] = time.perf_counter() - start
             lists[metric] = ids
             counts[metric] = np.bincount(ids.ravel(), minlength=V)  # (V,)
@@ -262,6 +267,15 @@ def _cluster(table: EmbeddingTable, scheduler: Any, n_queries: int, device: str 
 
     codes = None if device is not None else table.screen_codes(n_queries)  # as the in-process search would
     return ClusterScan(scheduler, table.W_E, row_norms=table.norms(), codes=codes)
+
+
+def _every_row(table: EmbeddingTable, k: int, metric: str, memory: int,
+               progress: Callable[[int], None] | None) -> np.ndarray:
+    """Every token's k nearest (``engine.table_scan.scan_rows``), the lists ``table.nearest`` gives: (V, K) int64."""
+    norms = table.norms()  # (V,)
+    codes = table.codes() if int16_runs(norms) else None
+    blocks = scan_rows(table.W_E, k, metric, row_norms=norms, codes=codes, memory=memory, progress=progress)
+    return np.concatenate([ids for _, _, ids, _ in blocks])
 
 
 def _queries(V: int, n_queries: int | None, seed: int) -> np.ndarray:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # only for the annotations: these modules need NumPy / torch
     from ..measure.positions import PositionComparison
 
 __all__ = ["params_terminal", "demo_terminal", "positions_terminal", "encode_terminal", "neighbors_terminal",
-           "hubs_terminal", "compress_terminal"]
+           "hubs_terminal", "compress_terminal", "graph_terminal"]
 
 
 def params_terminal(count: Count, growth: Growth) -> str:
@@ -296,4 +296,13 @@ def compress_terminal(result: "CompressResult") -> str:
                        "-" if dot.rescored_recall is None else fixed(dot.rescored_recall, 3)))
     lines.append(terminal_table(cells, headers=headers).rstrip("\n"))
     lines += [f"note: {note}" for note in r.notes]
+    return "\n".join(lines) + "\n"
+
+
+def graph_terminal(result: Any) -> str:
+    """One line: the file written, its rows, and the graph's shape (``report.parquet.GraphFile``)."""
+    lines = [f"wrote {result.file}: {result.rows:,} rows (query_id, rank, neighbor_id, score, metric); "
+             f"{source_name(result.source)}, V={result.V:,}, D={result.D}, k={result.k}, "
+             f"{', '.join(result.metrics)}"]
+    lines += [f"note: {note}" for note in result.notes]
     return "\n".join(lines) + "\n"

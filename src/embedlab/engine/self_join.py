@@ -1,0 +1,283 @@
+"""The self-join: every row of the table as a query, each block pair of W W^T scored once.
+
+When the queries are the table itself (hubs, the neighbour graph), the score
+matrix ``S = W W^T`` (cosine: of the unit rows) is symmetric: the scores of
+query block i against row block j are those of query block j against row
+block i, transposed. ``self_join`` cuts the rows into blocks of b and, for
+each pair ``j >= i``, computes ``S_ij = W_i @ W_j.T  # (b, b)`` once, then feeds
+both sides: ``S_ij`` to the queries of block i, ``S_ij.T`` to those of block j.
+That is half the products of ``search(W, None, k, metric, exclude=arange(V))``.
+
+Query blocks run in order. By step i, block i's queries have seen rows of the
+blocks before it (through the transposes of steps 0 .. i-1) and at step i see
+those from i on: their pools are complete, so they are rescored and handed out
+(a generator), while the later blocks' pools wait. Those pools, ``pool_slots(K)``
+candidates for each of the V queries, are the price of the halving: O(V K),
+counted in the plan (``plan.plan_self_join``).
+
+The rest is ``search``'s float screen, unchanged (``scan``): each query's bar
+starts at the k-th best of a sample of rows, less 2 eps (``precision.margin``),
+rises with its pool's k-th best, and only block entries at or above it are
+pooled (``pool.CandidatePool``); the pooled candidates are rescored in float64
+as the reference scores them (``rescore``). So the lists are identical, id for
+id and score for score, to ``search``'s; a zero row lists the smallest ids.
+
+Why the float GEMM and not the integer screen (``coded_scan``): the compiled
+integer kernel applies each query's bar as it scores and never writes a score
+matrix, so it has no ``S_ij`` to hand to the other side; the GEMM does.
+(benchmarks/README.md has the measured comparison.)
+
+Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k; ``b`` rows in a block.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable, Iterator
+
+import numpy as np
+
+from .lengths import inverse_norms, vector_norms
+from .plan import PairPlan, plan_self_join
+from .pool import CandidatePool
+from .precision import check_dot_range, gemm_dtype, longest_other, margin
+from .rescore import Rescorer
+from .search import DEFAULT_MEMORY, METRICS, check_k
+from .threads import block_runner, worker_count
+
+__all__ = ["self_join", "ListBlock"]
+
+ListBlock = tuple[int, int, np.ndarray, np.ndarray]  # start, stop, ids (n, K) int64, scores (n, K) float64
+
+
+def self_join(
+    W: np.ndarray,
+    k: int,
+    metric: str,
+    *,
+    row_norms: np.ndarray | None = None,
+    memory: int = DEFAULT_MEMORY,
+    workers: int | None = None,
+    block: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[ListBlock]:
+    """The exact top-k of every row of W among the other rows, a block of queries at a time, in order.
+
+    Parameters
+    ----------
+    W : np.ndarray, shape (V, D), floating
+        The table; never changed, never copied whole.
+    k : int
+        Neighbours per row, ``1 <= k <= V - 1``; each row leaves out its own id.
+    metric : {"cosine", "dot"}
+    row_norms : np.ndarray, shape (V,), float64, optional
+        ``vector_norms(W)``; computed if not given.
+    memory : int
+        Working memory budget in bytes, the O(V K) pools included
+        (``plan.plan_self_join``); the blocks handed out are not counted.
+    workers : int, optional
+        Threads scoring block pairs at once (``threads.worker_count``); the
+        result does not depend on it.
+    block : int, optional
+        Rows per block, instead of the plan's; the result does not depend on it.
+    progress : callable, optional
+        Called with the number of rows whose lists are done, after each block.
+
+    Yields
+    ------
+    start, stop : int
+        The block's rows, ``[start, stop)``, in order from 0 to V.
+    ids : np.ndarray, shape (stop - start, K), int64
+        Best first, equal scores by the smaller id: row for row what
+        ``search(W, None, k, metric, exclude=np.arange(V))`` returns.
+    scores : np.ndarray, shape (stop - start, K), float64
+        As ``search`` scores them.
+
+    Raises
+    ------
+    ValueError
+        As ``search`` for the same table (k, metric, NaN or infinity, lengths
+        float64 cannot rank); ``SizeError`` for a budget below the pools and one block.
+
+    >>> W = np.array([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]])
+    >>> [ids.tolist() for _, _, ids, _ in self_join(W, 2, "dot")]
+    [[[1, 2], [0, 2], [1, 0]]]
+    """
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}: expected one of {', '.join(METRICS)}")
+    V, D = W.shape
+    check_k(k, V - 1, "V-1 (the query itself is left out)")
+    row_norms = vector_norms(W) if row_norms is None else row_norms
+    _check_lengths(row_norms, metric)
+    dtype = gemm_dtype(W.dtype, metric, row_norms, row_norms)
+    plan = plan_self_join(V, D, k, np.dtype(dtype).itemsize, memory, workers=worker_count(workers), block=block)
+    return _SelfJoin(W, k, metric, row_norms, dtype, plan).run(progress)
+
+
+def _check_lengths(row_norms: np.ndarray, metric: str) -> None:
+    """``search``'s checks of the rows as queries: finite, not subnormal, dot products float64 can rank."""
+    if not np.isfinite(row_norms).all():
+        raise ValueError(f"row {int(np.flatnonzero(~np.isfinite(row_norms))[0])} of the table contains NaN or infinity")
+    short = np.flatnonzero((row_norms > 0) & (row_norms < np.finfo(np.float64).tiny))
+    if short.size:
+        raise ValueError(f"query vector {int(short[0])} is too short for float64: its length "
+                         f"{row_norms[short[0]]:.3g} is subnormal, too imprecise to divide by")
+    if metric == "dot":
+        check_dot_range(row_norms, row_norms, np.arange(len(row_norms)))
+
+
+class _SelfJoin:
+    """The scan's state: every query's pool, bar and margin, and the blocks."""
+
+    def __init__(self, W, k, metric, row_norms, dtype, plan: PairPlan) -> None:
+        V = len(W)
+        self.W, self.k, self.metric, self.row_norms, self.dtype, self.plan = W, k, metric, row_norms, dtype, plan
+        self.inv_norms = inverse_norms(row_norms) if metric == "cosine" else None  # (V,)
+        reach = row_norms[longest_other(row_norms, np.arange(V), V)]  # (V,) the longest row each may meet
+        self.eps = margin(metric, W.shape[1], dtype, row_norms, reach)  # (V,)
+        self.pool = CandidatePool(V, k)  # (V, P): filled by both sides of every block pair
+        self.edges = list(range(0, V, plan.block)) + [V]
+        # Transposed survivors of each block's queries, merged into its pools once about one per
+        # row has gathered (a merge sorts the whole pools of the queries it touches).
+        self.waiting: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in self.edges[:-1]]
+        self.lock = threading.Lock()  # the current query block's pools, merged into by every worker
+
+    def run(self, progress: Callable[[int], None] | None) -> Iterator[ListBlock]:
+        self.bar = self._first_bars()  # (V,)
+        nb = len(self.edges) - 1
+        with block_runner(self.plan.workers) as run:
+            for i in range(nb):
+                self.found = []  # block i's survivors not yet merged into its pools
+                for _ in run(lambda j: self._pair(i, j), range(i, nb)):
+                    pass
+                self._add_sorted(self.found)
+                start, stop = self.edges[i], self.edges[i + 1]
+                ids, scores = self._lists(start, stop)
+                if progress is not None:
+                    progress(stop - start)
+                yield start, stop, ids, scores
+
+    def _rows(self, at: slice | np.ndarray) -> np.ndarray:
+        """Rows ``W[at]`` as the GEMM sees them: unit (cosine) or as they are, in its dtype -> (n, D)."""
+        rows = self.W[at]  # (n, D)
+        if self.inv_norms is not None:  # unit rows; zero rows stay 0
+            return np.multiply(rows, self.inv_norms[at, None], dtype=self.dtype)
+        return rows if rows.dtype == self.dtype else rows.astype(self.dtype)
+
+    def _first_bars(self) -> np.ndarray:
+        """Each query's k-th best GEMM score among rows spread over the table, less 2 eps: (V,).
+
+        As ``scan._Scan._first_bar`` sets it (the query's own row left out);
+        a zero row gets +inf: its list is known (``_lists``) and nothing is pooled for it.
+        """
+        V, k = len(self.W), self.k
+        # At most half a block (its scores and their partition copy fit where one score block
+        # does, in the plan), at least k + 1 (the query's own row left out).
+        n_sample = min(V, max(k + 1, min(self.plan.block // 2, max(4 * k, min(2048, V // 32)))))
+        sample = np.unique(np.linspace(0, V - 1, n_sample).astype(np.int64))  # (s,) ascending
+        rows = self._rows(sample)  # (s, D)
+        bar = np.full(V, np.inf)
+        for start, stop in zip(self.edges[:-1], self.edges[1:]):
+            with np.errstate(over="ignore"):
+                S = self._rows(slice(start, stop)) @ rows.T  # (n, s)
+            own = np.flatnonzero((sample >= start) & (sample < stop))
+            S[sample[own] - start, own] = -np.inf
+            kth = np.partition(S, S.shape[1] - k, axis=1)[:, S.shape[1] - k]  # (n,)
+            bar[start:stop] = kth - 2 * self.eps[start:stop]
+        bar[self.row_norms == 0] = np.inf
+        return bar
+
+    def _pair(self, i: int, j: int) -> None:
+        """Block pair (i, j >= i): S_ij's survivors into block i's pools, S_ij.T's into block j's.
+
+        Runs on a worker thread. During step i, block j > i's pools and
+        waiting survivors are this call's alone; block i's pools are shared by
+        the step's calls: its survivors are gathered and merged under a lock,
+        a batch at a time.
+        """
+        a, b, c, d = self.edges[i], self.edges[i + 1], self.edges[j], self.edges[j + 1]
+        if i == j:  # block i's queries are next: their transposed survivors still waiting join their pools
+            with self.lock:
+                self._add_sorted(self.waiting[i])
+            self.waiting[i] = []
+        with np.errstate(over="ignore"):  # only a row times itself can overflow (precision.check_dot_range)
+            S = self._rows(slice(a, b)) @ self._rows(slice(c, d)).T  # (n_i, n_j)
+        if i == j:
+            np.fill_diagonal(S, -np.inf)  # a query never lists itself
+        # A stale bar (another thread's merge not yet seen) is lower, never wrong: it only lets more through.
+        bar_i = np.maximum(self.bar[a:b], self.pool.scores[a:b, self.k - 1] - 2 * self.eps[a:b])
+        for r, cc in _marked(S >= bar_i.astype(self.dtype)[:, None], self.plan.batch):
+            with self.lock:  # gathered over the step's pairs, merged a batch at a time: few merges
+                self.found.append((r + a, cc + c, S[r, cc]))
+                if sum(len(f[0]) for f in self.found) >= self.plan.batch:
+                    self._add_sorted(self.found)
+                    self.found = []
+        if j > i:  # the transpose: rows of block i are candidates of block j's queries
+            bar_j = np.maximum(self.bar[c:d], self.pool.scores[c:d, self.k - 1] - 2 * self.eps[c:d])
+            waiting = self.waiting[j]
+            for r, cc in _marked(S >= bar_j.astype(self.dtype)[None, :], self.plan.batch):
+                waiting.append((cc + c, r + a, S[r, cc]))
+                if sum(len(w[0]) for w in waiting) >= d - c:  # merged about once a row of block j has one
+                    self._add_sorted(waiting)
+                    waiting.clear()
+
+    def _add_sorted(self, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+        """Pool survivors (query, row, GEMM score) of several block pairs at once, ordered by query then id."""
+        if parts:
+            qi, ids, approx = (np.concatenate(column) for column in zip(*parts))
+            order = np.lexsort((ids, qi))
+            self._add(qi[order], ids[order], approx[order])
+
+    def _add(self, qi: np.ndarray, ids: np.ndarray, approx: np.ndarray) -> None:
+        if qi.size:
+            self.pool.add(qi, ids, approx.astype(np.float64), self.eps, self._settle)
+
+    def _settle(self, q: int, cand: np.ndarray) -> np.ndarray:
+        """The exact top-k ids of query q's candidates (c,), taken in chunks (as ``scan._Scan._settle``)."""
+        rescorer = self._rescorer(q, q + 1)
+        top = cand[:0]
+        step = max(1, self.plan.rescore - self.k)
+        for s in range(0, cand.size, step):
+            chunk = np.concatenate([top, cand[s:s + step]])[None, :]  # (1, c)
+            top = rescorer.top_k(np.array([0]), chunk)[0][0]
+        return top
+
+    def _rescorer(self, start: int, stop: int) -> Rescorer:
+        q64 = np.asarray(self.W[start:stop], dtype=np.float64)  # (n, D) the queries as the rescoring sees them
+        return Rescorer(self.W, q64, self.row_norms[start:stop], self.row_norms, self.metric,
+                        np.arange(start, stop), self.k)
+
+    def _lists(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """Block [start, stop)'s pools, complete, rescored: ids (n, K) int64, scores (n, K) float64."""
+        n, k, V = stop - start, self.k, len(self.W)
+        ids = np.empty((n, k), dtype=np.int64)
+        scores = np.zeros((n, k))
+        rescorer = self._rescorer(start, stop)
+        pooled = self.pool.ids[start:stop]  # (n, P)
+        step = max(1, self.plan.rescore // pooled.shape[1])
+        for s in range(0, n, step):
+            part = np.arange(s, min(s + step, n))
+            ids[part], scores[part] = rescorer.top_k(part, pooled[part])
+        first = np.arange(k + 1)  # a zero row scores 0.0 against every row: the smallest ids, one spare
+        for q in np.flatnonzero(self.row_norms[start:stop] == 0):
+            ids[q], scores[q] = first[first != start + q][:k], 0.0
+        if n and ids.max() >= V:  # an empty slot survived: never hand out an id that does not exist
+            raise FloatingPointError("fewer than k rows got a finite score; the table's values are out of range")
+        return ids, scores + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def _marked(mask: np.ndarray, batch: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(row, column) of the True entries of mask (n, m), row-major, at most about ``batch`` at a time.
+
+    Splits the rows in halves while a part holds more than ``batch``, so the
+    index arrays stay small even when a whole block passes (equal rows).
+    """
+    n = len(mask)
+    if n > 1 and np.count_nonzero(mask) > batch:
+        yield from _marked(mask[:n // 2], batch)
+        for r, c in _marked(mask[n // 2:], batch):
+            yield r + n // 2, c
+        return
+    found = np.flatnonzero(mask)
+    for s in range(0, found.size, max(1, batch)):
+        yield np.divmod(found[s:s + batch], mask.shape[1])

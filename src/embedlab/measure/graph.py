@@ -1,0 +1,169 @@
+"""The neighbour graph: every token's k nearest tokens, by cosine and by dot, as blocks of lists.
+
+The k-nearest-neighbour graph of the table: an edge from each token to each
+of its k nearest other tokens (the query itself left out; equal scores by
+the smaller id; ``engine.search``'s rule). V K edges per metric: too many to
+hold for a large vocabulary at once, so ``measure_graph`` hands them out as
+they are found, a block of query rows at a time (``GraphBlock``), for a
+writer to stream (``report.parquet``).
+
+Where the blocks come from is a parameter (``scan``): by default the exact
+scan of every row in this process (``engine.table_scan.scan_rows``); any other
+source of ``(start, stop, ids, scores)`` blocks per metric, in order, feeds
+the same writer.
+
+Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator
+
+import numpy as np
+
+from ..errors import ChoiceError
+from ..engine.search import DEFAULT_MEMORY, METRICS, check_k
+from ..engine.table import EmbeddingTable
+from ..engine.table_scan import int16_runs, scan_rows
+from .defaults import fit_default
+
+__all__ = ["GraphBlock", "NeighbourGraph", "measure_graph", "DEFAULT_K"]
+
+DEFAULT_K = 10  # neighbours per token when k is not given (V - 1 on a smaller table)
+
+# (W, k, metric, row_norms, memory, progress) -> blocks (start, stop, ids (n, K), scores (n, K)), in order
+Scan = Callable[..., Iterable[tuple[int, int, np.ndarray, np.ndarray]]]
+
+
+@dataclass(frozen=True)
+class GraphBlock:
+    """The lists of query rows ``[start, stop)`` under one metric.
+
+    Attributes
+    ----------
+    metric : str
+        ``"cosine"`` or ``"dot"``.
+    start, stop : int
+        The query ids, ``start <= id < stop``.
+    ids : np.ndarray, shape (stop - start, K), int64
+        Row q - start: the neighbours of token q, nearest first (rank 1).
+    scores : np.ndarray, shape (stop - start, K), float64
+        Their cosine similarity or dot product.
+    """
+
+    metric: str
+    start: int
+    stop: int
+    ids: np.ndarray
+    scores: np.ndarray
+
+
+@dataclass(frozen=True)
+class NeighbourGraph:
+    """What ``measure_graph`` measures: the graph's shape, and its lists as blocks (read once).
+
+    Attributes
+    ----------
+    V, D, k : int
+        Table shape and neighbours per token.
+    metrics : tuple of str
+        The metrics, in the order their blocks come.
+    source : dict or None
+        The table's provenance.
+    blocks : iterator of GraphBlock
+        Every metric's blocks, in query order, one metric after the other;
+        an iterator (consumed once), not rendered by ``to_dict``.
+    notes : tuple of str
+        What was adjusted without being asked (a default k shrunk to V - 1).
+    """
+
+    V: int
+    D: int
+    k: int
+    metrics: tuple[str, ...]
+    source: dict[str, Any] | None
+    blocks: Iterator[GraphBlock] = field(repr=False, compare=False)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def edges(self) -> int:
+        """Lists entries in all: ``V * k * len(metrics)``."""
+        return self.V * self.k * len(self.metrics)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field but ``blocks``, with ``edges``, as a JSON-able dict."""
+        return {"V": self.V, "D": self.D, "k": self.k, "metrics": list(self.metrics), "edges": self.edges,
+                "source": self.source, "notes": list(self.notes)}
+
+
+def measure_graph(
+    table: EmbeddingTable,
+    k: int | None = None,
+    *,
+    metrics: Iterable[str] = METRICS,
+    memory: int = DEFAULT_MEMORY,
+    progress: Callable[[int], None] | None = None,
+    scan: Scan | None = None,
+) -> NeighbourGraph:
+    """Every token's k nearest other tokens under each metric, handed out as blocks of lists.
+
+    Parameters
+    ----------
+    table : EmbeddingTable
+        The (V, D) table.
+    k : int, optional
+        Neighbours per token, ``1 <= k <= V - 1``. Default ``DEFAULT_K`` (10),
+        shrunk to ``V - 1`` on a smaller table, with a note.
+    metrics : iterable of {"cosine", "dot"}
+        Default both, cosine first; each at most once.
+    memory : int
+        Working memory budget of the scan, in bytes.
+    progress : callable, optional
+        Called with the number of query rows done after each block, V per metric.
+    scan : callable, optional
+        ``scan(W, k, metric, row_norms=..., memory=..., progress=...)`` ->
+        blocks ``(start, stop, ids, scores)`` in query order; default
+        ``engine.table_scan.scan_rows`` (exact, in this process).
+
+    Returns
+    -------
+    NeighbourGraph
+        Checked and ready; the scan runs as its ``blocks`` are read.
+
+    Raises
+    ------
+    ChoiceError
+        (a ``ValueError``) for an unknown or repeated metric, or none.
+    SizeError
+        (a ``ValueError``) for k outside ``[1, V - 1]``.
+
+    >>> t = EmbeddingTable([[1.0, 0.0], [0.0, 1.0], [5.0, 5.0]])
+    >>> g = measure_graph(t, 1, metrics=["dot"])
+    >>> [(b.start, b.ids.tolist()) for b in g.blocks]
+    [(0, [[2], [2], [0]])]
+    """
+    metrics = tuple(metrics)
+    if not metrics or len(set(metrics)) != len(metrics) or not set(metrics) <= set(METRICS):
+        raise ChoiceError(f"metrics {list(metrics)!r}: expected one or both of {', '.join(METRICS)}, each once",
+                          parameter="metric", value=",".join(map(str, metrics)),
+                          expected=f"one or both of {', '.join(METRICS)}, each once")
+    k, notes = fit_default(k, DEFAULT_K, table.V - 1, "k", "V - 1")
+    check_k(k, table.V - 1, "V-1 (the query itself is left out)")
+    if scan is None:
+        codes = table.codes() if int16_runs(table.norms()) else None  # built once, for both metrics
+
+        def scan(W, k, metric, **kw):
+            return scan_rows(W, k, metric, codes=codes, **kw)
+
+    blocks = _blocks(table, k, metrics, memory, progress, scan)
+    return NeighbourGraph(V=table.V, D=table.D, k=k, metrics=metrics, source=table.provenance.to_dict(),
+                          notes=notes, blocks=blocks)
+
+
+def _blocks(table, k, metrics, memory, progress, scan) -> Iterator[GraphBlock]:
+    norms = table.norms()  # (V,)
+    for metric in metrics:
+        for start, stop, ids, scores in scan(table.W_E, k, metric, row_norms=norms, memory=memory,
+                                             progress=progress):
+            yield GraphBlock(metric, int(start), int(stop), ids, scores)

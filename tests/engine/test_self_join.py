@@ -1,0 +1,196 @@
+"""The self-join (embedlab.engine.self_join) and the whole-table scan against search and a float64 full sort.
+
+The lists must be ``search(W, None, k, metric, exclude=arange(V))``'s id for
+id and score for score; both are checked against a NumPy float64 full sort
+written here (``brute_force``), and against the reference on the handed cases.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from embedlab import embed
+from embedlab.errors import SizeError
+from embedlab.engine.plan import plan_self_join
+from embedlab.engine.search import search
+from embedlab.engine.self_join import self_join
+from embedlab.engine.table_scan import choose_method, scan_rows
+
+
+
+def brute_force(W, k, metric):
+    """Every row's top-k by (-score, id) from the full float64 score matrix, itself left out (the obvious way)."""
+    W = np.asarray(W, dtype=np.float64)
+    S = W @ W.T  # (V, V)
+    if metric == "cosine":
+        lengths = np.linalg.norm(W, axis=1)
+        both = np.outer(lengths, lengths)
+        S = np.clip(np.divide(S, both, out=np.zeros_like(S), where=both > 0), -1.0, 1.0)
+    np.fill_diagonal(S, -np.inf)
+    ids = np.array([sorted(range(len(W)), key=lambda j: (-row[j], j))[:k] for row in S], dtype=np.int64)
+    return ids, np.take_along_axis(S, ids, axis=1)
+
+
+@st.composite
+def dyadic_tables(draw):
+    """Multiples of 1/4 scaled by 2**e: duplicate rows, zero rows, huge and tiny lengths, exact ties."""
+    V = draw(st.integers(2, 48))
+    D = draw(st.integers(1, 6))
+    value = st.integers(-8, 8).map(lambda x: x / 4)
+    pool = draw(st.lists(st.lists(value, min_size=D, max_size=D), min_size=1, max_size=3))
+    rows = draw(st.lists(st.sampled_from(pool) | st.lists(value, min_size=D, max_size=D), min_size=V, max_size=V))
+    W = np.array(rows, dtype=np.float64).reshape(V, D)
+    exponents = draw(st.lists(st.sampled_from([0, 0, 0, 1, -3, 40, -40]), min_size=V, max_size=V))
+    W *= np.ldexp(1.0, np.array(exponents))[:, None]  # huge (2**40) and tiny (2**-40) lengths, exactly
+    return W.astype(draw(st.sampled_from([np.float64, np.float32])))
+
+
+def joined(W, k, metric, **kwargs):
+    """The self-join's blocks, checked to come in order and cover every row, joined: (V, K) ids and scores."""
+    blocks = list(self_join(W, k, metric, **kwargs))
+    assert [b[0] for b in blocks] == [0] + [b[1] for b in blocks[:-1]] and blocks[-1][1] == len(W)
+    return np.concatenate([b[2] for b in blocks]), np.concatenate([b[3] for b in blocks])
+
+
+def same_bits(a, b):
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+@settings(max_examples=150, deadline=None)
+@given(W=dyadic_tables(), data=st.data())
+def test_equals_search_id_for_id_and_a_float64_full_sort(W, data):
+    V = len(W)
+    metric = data.draw(st.sampled_from(["cosine", "dot"]))
+    k = data.draw(st.integers(1, V - 1))
+    block = data.draw(st.integers(1, V))  # small blocks: many block pairs, the transpose fed often
+    workers = data.draw(st.sampled_from([1, 2]))
+    ids, scores = joined(W, k, metric, block=block, workers=workers)
+    want_ids, want_scores = search(W, None, k, metric, exclude=np.arange(V), screen="float")
+    assert same_bits(ids, want_ids)
+    assert same_bits(scores, want_scores)  # score for score, -0.0 included
+    full_ids, full_scores = brute_force(W, k, metric)
+    assert ids.tolist() == full_ids.tolist()
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+@pytest.mark.parametrize("block", [1, 3, 7, 64])
+def test_random_table_with_long_rows_in_many_block_pairs(metric, block):
+    rng = np.random.default_rng(5)
+    W = rng.standard_normal((150, 12)).astype(np.float32)
+    W[rng.integers(0, 150, 8)] *= 7.0  # long rows that climb dot lists
+    W[40] = W[3]  # a duplicate under another id
+    W[77] = 0.0  # a zero row
+    ids, scores = joined(W, 9, metric, block=block)
+    full_ids, full_scores = brute_force(W, 9, metric)
+    assert ids.tolist() == full_ids.tolist()
+    assert np.allclose(scores, full_scores, rtol=1e-12, atol=1e-12)
+
+
+def test_more_equal_rows_than_a_pool_holds_are_settled_by_id():
+    W = np.zeros((90, 3))
+    W[:, 0] = 1.0  # 90 equal rows: every score ties, far more than 2k + 8 pool slots
+    W[60] = [0.0, 2.0, 0.0]
+    for metric in ("cosine", "dot"):
+        ids, scores = joined(W, 5, metric, block=16)
+        for q in range(90):
+            assert ids[q].tolist() == REF[metric](W.tolist(), q, 5)
+
+
+REF = {"cosine": embed.nearest_by_cosine, "dot": embed.nearest_by_dot}
+
+
+def test_handed_cases_c11_c12_zero_rows_and_cosine_is_not_dot():
+    # C11: zero rows score 0.0, ties at 0 by the smaller id; no NaN, no warning (warnings are errors here).
+    c11 = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    ids, scores = joined(c11, 3, "cosine", block=1)
+    assert ids.tolist() == [[1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]]
+    assert not np.isnan(scores).any() and scores[1].tolist() == [0.0, 0.0, 0.0]
+    # C12: T = [[1,0],[10,1],[0,1]]; the query by id 0 is the vector [1, 0] with itself left out.
+    c12 = np.array([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]])
+    cos_ids, cos_scores = joined(c12, 2, "cosine", block=2)
+    dot_ids, dot_scores = joined(c12, 2, "dot", block=2)
+    assert cos_ids[0].tolist() == [1, 2] and np.isclose(cos_scores[0, 0], 0.9950371902)
+    assert dot_ids[0].tolist() == [1, 2] and dot_scores[0].tolist() == [10.0, 0.0]
+    assert dot_ids[2].tolist() == [1, 0]  # dot of [0, 1] with row 1 is 1, with row 0 is 0
+
+
+def test_half_precision_table_c10():
+    W = np.array([[300, 300, 300, 300], [1000, -1000, 1000, -1000], [1, 2, 3, 4], [-300, 300, -300, 300]],
+                 dtype=np.float16)  # squares overflow float16: lengths must not
+    for metric in ("cosine", "dot"):
+        ids, _ = joined(W, 3, metric, block=2)
+        assert ids.tolist() == [REF[metric](W.astype(np.float64).tolist(), q, 3) for q in range(4)]
+
+
+def test_memory_budget_counts_the_pools_and_refuses_too_small():
+    plan = plan_self_join(400_000, 50, 10, 4, 256 * 2**20, workers=2)
+    # every query's pool (2k + 8 ids and scores), bar, margin, inverse length, a waiting survivor
+    assert plan.pools == 400_000 * ((2 * 10 + 8) * 16 + 3 * 8 + 24)
+    assert plan.bytes <= 256 * 2**20
+    with pytest.raises(SizeError, match="too small for the whole table's scan"):
+        plan_self_join(400_000, 50, 10, 4, 64 * 2**20)
+    W = np.random.default_rng(0).standard_normal((300, 4))
+    with pytest.raises(SizeError):
+        self_join(W, 5, "dot", memory=10_000)
+    # a small budget still gives the same lists, in smaller blocks
+    ids, _ = joined(W, 5, "dot", memory=150_000)
+    assert ids.tolist() == search(W, None, 5, "dot", exclude=np.arange(300))[0].tolist()
+
+
+def test_scan_rows_ways_agree_and_auto_falls_back_when_pools_do_not_fit():
+    W = np.random.default_rng(1).standard_normal((200, 6))
+    lists = {}
+    for method in ("self-join", "per-query", "auto"):
+        blocks = list(scan_rows(W, 4, "cosine", method=method))
+        lists[method] = np.concatenate([b[2] for b in blocks])
+    assert lists["self-join"].tolist() == lists["per-query"].tolist() == lists["auto"].tolist()
+    assert choose_method(W, 4, np.linalg.norm(W, axis=1), memory=1000) == "per-query"
+    with pytest.raises(ValueError, match="unknown method"):
+        scan_rows(W, 4, "cosine", method="fast")
+
+
+def test_bad_input_is_refused_as_search_refuses_it():
+    W = np.eye(3)
+    with pytest.raises(ValueError, match="k=3 is out of range"):
+        self_join(W, 3, "cosine")
+    with pytest.raises(ValueError, match="unknown metric"):
+        self_join(W, 1, "l2")
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        self_join(np.array([[1.0, np.nan], [0.0, 1.0]]), 1, "dot")
+    with pytest.raises(ValueError, match="overflow float64"):
+        self_join(np.array([[1e200, 0.0], [1e200, 1.0]]), 1, "dot")
+
+
+def test_progress_counts_every_row_and_the_table_is_not_changed():
+    W = np.random.default_rng(2).standard_normal((50, 3))
+    before = W.copy()
+    seen = []
+    list(self_join(W, 2, "dot", block=8, progress=seen.append))
+    assert sum(seen) == 50 and len(seen) == 7
+    assert np.array_equal(W, before)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_traced_memory_stays_within_the_budget(workers):
+    import tracemalloc
+
+    rng = np.random.default_rng(5)
+    V, D, k = 6_000, 32, 10
+    W = rng.standard_normal((V, D)).astype(np.float32)
+    norms = np.linalg.norm(W.astype(np.float64), axis=1)
+    memory = 4 * 2**20  # pools of 3 MB and blocks of rows
+    plan = plan_self_join(V, D, k, 4, memory, workers=workers)
+    assert plan.block < V  # many block pairs
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for _, _, ids, scores in self_join(W, k, "cosine", row_norms=norms, memory=memory, workers=workers):
+            del ids, scores  # handed out: a writer would stream them away
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    handed_out = plan.block * k * 16 * 2  # the block handed out and the one being made
+    assert peak <= memory + handed_out, f"peak {peak} bytes over the budget of {memory}"
