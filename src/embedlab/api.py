@@ -591,8 +591,8 @@ def export(table_or_model: Table, out: str | os.PathLike, *, format: str = "proj
 
 def graph(table_or_model: Table, out: str | os.PathLike, *, k: int | None = None,
           metrics: Sequence[str] = ("cosine", "dot"), memory: int = DEFAULT_MEMORY,
-          progress: Callable[[int], None] | None = None, tensor: str | None = None,
-          words: str | os.PathLike | None = None) -> "GraphFile":
+          progress: Callable[[int], None] | None = None, scheduler: Any = None, device: str | None = None,
+          tensor: str | None = None, words: str | os.PathLike | None = None) -> "GraphFile":
     """Every token's k nearest tokens, by cosine and by dot, written as one Parquet file (``embedlab graph``).
 
     Columns query_id (int64), rank (int32, 1 = nearest), neighbor_id (int64),
@@ -613,6 +613,11 @@ def graph(table_or_model: Table, out: str | os.PathLike, *, k: int | None = None
         Working memory of the scan, bytes (its O(V K) pools included).
     progress : callable, optional
         Called with the number of query rows done (V per metric).
+    scheduler : str or distributed.Client, optional
+        A Dask scheduler's address or client: the scan runs on its workers
+        (``measure.graph.measure_graph``); the file is the same.
+    device : str, optional
+        A torch device for the screens; the file is the same.
 
     Returns
     -------
@@ -629,7 +634,8 @@ def graph(table_or_model: Table, out: str | os.PathLike, *, k: int | None = None
     measure = _module("measure.graph", "the neighbour graph")
     writer = _module("report.parquet", "Parquet output")
     table = _table(table_or_model, tensor, words)
-    result = measure.measure_graph(table, k, metrics=metrics, memory=memory, progress=progress)
+    result = measure.measure_graph(table, k, metrics=metrics, memory=memory, progress=progress,
+                                   scheduler=scheduler, device=device)
     from . import __version__
 
     metadata = {"k": str(result.k), "V": str(result.V), "D": str(result.D), "metrics": ",".join(result.metrics),

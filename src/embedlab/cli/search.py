@@ -49,6 +49,13 @@ def run_neighbors(args: argparse.Namespace) -> int:
 
 
 
+def add_scheduler_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run the searches on a Dask cluster's workers: the scheduler's address, tcp://host:8786 "
+                        "(start it with 'dask scheduler', workers with 'dask worker ADDRESS'); --memory is then "
+                        "per task. Default: in this process")
+
+
 def add_device_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", metavar="DEVICE",
                    help="run the products and the first pass with torch on this device: cpu, cuda or cuda:N "
@@ -75,10 +82,7 @@ def add_hubs(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the sampled queries (default 0)")
     p.add_argument("--top", type=int, help=f"hubs and longest rows to show (default {DEFAULT_TOP}; V on a smaller table)")
     arguments.add_memory_argument(p)
-    p.add_argument("--scheduler", metavar="ADDRESS",
-                   help="run the searches on a Dask cluster's workers: the scheduler's address, tcp://host:8786 "
-                        "(start it with 'dask scheduler', workers with 'dask worker ADDRESS'); --memory is then "
-                        "per task. Default: in this process")
+    add_scheduler_argument(p)
     add_device_argument(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.set_defaults(run=run_hubs)
@@ -105,7 +109,8 @@ def add_graph(sub: argparse._SubParsersAction) -> None:
                     "only when complete: Ctrl-C or an error leaves none. A progress bar (rows done, rate, time "
                     "left) shows on a terminal.",
         epilog="Examples:\n  embedlab graph --model minilm --out minilm-graph.parquet\n"
-               "  embedlab graph --model glove --k 5 --metric cosine --out glove-cos.parquet --memory 1G",
+               "  embedlab graph --model glove --k 5 --metric cosine --out glove-cos.parquet --memory 1G\n"
+               "  embedlab graph --model glove --scheduler tcp://10.0.0.5:8786 --out glove-graph.parquet",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     arguments.add_model_arguments(p)
@@ -115,6 +120,8 @@ def add_graph(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=parquet_path, required=True, metavar="FILE.parquet",
                    help="the Parquet file to write, in an existing folder")
     arguments.add_memory_argument(p)
+    add_scheduler_argument(p)
+    add_device_argument(p)
     p.add_argument("--json", action="store_true", help="print what was written as JSON")
     p.set_defaults(run=run_graph)
 
@@ -126,7 +133,8 @@ def run_graph(args: argparse.Namespace) -> int:
     api.graph_path(args.out)  # a missing folder is refused before the table loads
     table = sources.load(args.model, tensor=args.tensor, words=args.words)  # first, so the bar knows its total
     with arguments.progress_bar(total=table.V * len(args.metric), desc="graph") as advance:
-        result = api.graph(table, args.out, k=args.k, metrics=args.metric, memory=args.memory, progress=advance)
+        result = api.graph(table, args.out, k=args.k, metrics=args.metric, memory=args.memory, progress=advance,
+                           scheduler=args.scheduler, device=args.device)
     print(formats.to_json(result) if args.json else views.graph_terminal(result), end="")
     return 0
 

@@ -105,6 +105,8 @@ def measure_graph(
     memory: int = DEFAULT_MEMORY,
     progress: Callable[[int], None] | None = None,
     scan: Scan | None = None,
+    scheduler: Any = None,
+    device: str | None = None,
 ) -> NeighbourGraph:
     """Every token's k nearest other tokens under each metric, handed out as blocks of lists.
 
@@ -125,6 +127,14 @@ def measure_graph(
         ``scan(W, k, metric, row_norms=..., memory=..., progress=...)`` ->
         blocks ``(start, stop, ids, scores)`` in query order; default
         ``engine.table_scan.scan_rows`` (exact, in this process).
+    scheduler : str or distributed.Client, optional
+        A Dask scheduler's address (``"tcp://host:8786"``) or client: blocks
+        of query rows run on its workers (``engine.cluster.ClusterScan``; the
+        table is sent once for every metric, ``memory`` bytes per task). The
+        lists are the same. Not with ``scan``.
+    device : str, optional
+        A torch device for the screens (``search.search``), in this process
+        or on the workers; the lists are the same. Not with ``scan``.
 
     Returns
     -------
@@ -150,13 +160,20 @@ def measure_graph(
                           expected=f"one or both of {', '.join(METRICS)}, each once")
     k, notes = fit_default(k, DEFAULT_K, table.V - 1, "k", "V - 1")
     check_k(k, table.V - 1, "V-1 (the query itself is left out)")
-    if scan is None:
-        codes = table.codes() if int16_runs(table.norms()) else None  # built once, for both metrics
+    if scan is not None and (scheduler is not None or device is not None):
+        raise ValueError("measure_graph: give scan, or scheduler/device, not both")
+    if scheduler is not None:
+        blocks = _cluster_blocks(table, k, metrics, memory, progress, scheduler, device)
+    else:
+        if device is not None:
+            scan = _device_scan(device)
+        elif scan is None:
+            codes = table.codes() if int16_runs(table.norms()) else None  # built once, for both metrics
 
-        def scan(W, k, metric, **kw):
-            return scan_rows(W, k, metric, codes=codes, **kw)
+            def scan(W, k, metric, **kw):
+                return scan_rows(W, k, metric, codes=codes, **kw)
 
-    blocks = _blocks(table, k, metrics, memory, progress, scan)
+        blocks = _blocks(table, k, metrics, memory, progress, scan)
     return NeighbourGraph(V=table.V, D=table.D, k=k, metrics=metrics, source=table.provenance.to_dict(),
                           notes=notes, blocks=blocks)
 
@@ -167,3 +184,36 @@ def _blocks(table, k, metrics, memory, progress, scan) -> Iterator[GraphBlock]:
         for start, stop, ids, scores in scan(table.W_E, k, metric, row_norms=norms, memory=memory,
                                              progress=progress):
             yield GraphBlock(metric, int(start), int(stop), ids, scores)
+
+
+def _cluster_blocks(table, k, metrics, memory, progress, scheduler, device) -> Iterator[GraphBlock]:
+    """Every metric's blocks from a Dask cluster, the table scattered once (``engine.cluster``)."""
+    from ..engine.cluster import ClusterScan
+
+    queries = np.arange(table.V, dtype=np.int64)  # (V,) every token, each leaving itself out
+    codes = None if device is not None else table.screen_codes(table.V)  # as the in-process search would
+    with ClusterScan(scheduler, table.W_E, row_norms=table.norms(), codes=codes) as cluster:
+        for metric in metrics:
+            for start, stop, ids, scores in cluster.blocks(queries, k, metric, memory=memory, device=device,
+                                                           progress=progress):
+                yield GraphBlock(metric, int(start), int(stop), ids, scores)
+
+
+_DEVICE_BLOCK = 4096  # query rows per search on a torch device: one row group of the file each
+
+
+def _device_scan(device: str) -> Scan:
+    """A ``scan`` whose screens run with torch on ``device``: ``search.search`` on runs of query rows."""
+    from ..engine.search import search
+
+    def scan(W, k, metric, *, row_norms, memory, progress):
+        V = len(W)
+        for start in range(0, V, _DEVICE_BLOCK):
+            stop = min(V, start + _DEVICE_BLOCK)
+            ids, scores = search(W, None, k, metric, exclude=np.arange(start, stop, dtype=np.int64),
+                                 row_norms=row_norms, memory=memory, device=device)
+            if progress is not None:
+                progress(stop - start)
+            yield start, stop, ids, scores
+
+    return scan
