@@ -13,6 +13,7 @@ __all__ = [
     "UnknownTokenError",
     "TokenTypeError",
     "ShapeError",
+    "BudgetError",
     "ContextLengthError",
     "SourceError",
     "UnsafeFormatError",
@@ -181,6 +182,21 @@ class ConfigError(SourceError):
 class SizeError(EmbedlabError, ValueError):
     """A size or count that is zero, negative or not a whole number (V, D,
     T_max, a growth factor); the message names the value."""
+
+
+class BudgetError(SizeError):
+    """A working-memory budget too small for one block of a search.
+
+    ``minimum`` is the smallest budget, in bytes, that the plan accepts for
+    the same search (``engine.plan.plan_blocks``).
+
+    >>> BudgetError("too small", minimum=4096, parameter="memory", value=1000).minimum
+    4096
+    """
+
+    def __init__(self, message: str = "", *, minimum: int, **fields: object) -> None:
+        super().__init__(message, **fields)  # type: ignore[arg-type]
+        self.minimum = minimum
 
 
 class DtypeError(EmbedlabError, ValueError):
