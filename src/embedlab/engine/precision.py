@@ -16,7 +16,7 @@ from .lengths import SQUARES_LOW, length_range
 
 __all__ = ["gemm_dtype", "margin", "check_dot_range", "longest_other", "CHECK_CHUNK"]
 
-CHECK_CHUNK = 4096  # entries of the row lengths that the range check masks at a time
+CHECK_CHUNK = 1024  # entries of the row lengths that the range check masks at a time
 
 
 def gemm_dtype(table_dtype: np.dtype, metric: str, q_norms: np.ndarray, row_norms: np.ndarray) -> type:
