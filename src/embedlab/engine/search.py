@@ -22,8 +22,9 @@ How ``search`` finds them, for each block of queries:
    ``argpartition``) do not guarantee.
 
 Blocks cover both queries and vocabulary rows, so the working memory stays
-under ``memory`` bytes whatever N and V are (``plan.plan_blocks``). Blocks
-of queries run on one thread per core, each with a one-thread GEMM
+under ``memory`` bytes whatever N and V are (``plan.plan_search`` counts the
+blocks and every array of size V or N; the table and its codes are its
+resident cost, outside the budget). Blocks of queries run on one thread per core, each with a one-thread GEMM
 (``threads``), so the filter keeps every core busy too, not only the GEMM.
 
 Where the table's integer codes are at hand and the CPU multiplies them fast
