@@ -14,6 +14,7 @@ __all__ = [
     "TokenTypeError",
     "ShapeError",
     "OutputPathError",
+    "BudgetError",
     "ContextLengthError",
     "SourceError",
     "UnsafeFormatError",
@@ -188,6 +189,21 @@ class SizeError(EmbedlabError, ValueError):
 class SchedulerError(EmbedlabError, ConnectionError):
     """A Dask scheduler that cannot be reached (or an address that is not one); the
     message names the address and how long it waited."""
+
+
+class BudgetError(SizeError):
+    """A working-memory budget too small for one block of a search.
+
+    ``minimum`` is the smallest budget, in bytes, that the plan accepts for
+    the same search (``engine.plan.plan_blocks``).
+
+    >>> BudgetError("too small", minimum=4096, parameter="memory", value=1000).minimum
+    4096
+    """
+
+    def __init__(self, message: str = "", *, minimum: int, **fields: object) -> None:
+        super().__init__(message, **fields)  # type: ignore[arg-type]
+        self.minimum = minimum
 
 
 class DtypeError(EmbedlabError, ValueError):

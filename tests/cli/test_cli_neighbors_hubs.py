@@ -127,3 +127,24 @@ def test_neighbors_and_hubs_on_minilm(capsys):
     assert "query king (2332)" in out and "queen (3035)" in out
     assert run("hubs", "--model", "minilm", "--queries", "300", "--k", "5") == 0
     assert "300 queries (sampled with seed 0)" in capsys.readouterr().out
+
+
+def test_neighbors_and_hubs_show_the_budget_the_plan_and_the_resident_cost(capsys):
+    assert run("neighbors", "137", "--k", "4", "--memory", "1M") == 0
+    out = capsys.readouterr().out
+    assert "working memory of each search (budget 1 MiB): cosine " in out
+    assert "outputs 64 B, not counted" in out  # 1 query x 4 ids and scores x 8 bytes
+    assert "resident, outside the budget: table 256 KiB + lengths 4 KiB = 260 KiB" in out  # 512 x 64 float64
+    assert run("hubs", "--k", "3", "--queries", "50", "--memory", "2M", "--json") == 0
+    memory = json.loads(capsys.readouterr().out)["memory"]
+    assert memory["budget"] == 2 * 2**20 and memory["outputs"] == 50 * 3 * 16
+    assert all(0 < p["bytes"] <= 2 * 2**20 and p["fixed"] >= 512 for p in memory["plans"].values())
+    assert memory["resident"]["table"] == 512 * 64 * 8 and memory["resident"]["norms"] == 512 * 8
+
+
+def test_a_budget_too_small_names_the_smallest_that_works(capsys):
+    assert run("neighbors", "137", "--k", "4", "--memory", "2K") == 1
+    err = capsys.readouterr().err
+    smallest = int(err.split("expected at least ")[1].split(" bytes")[0].replace(",", ""))
+    assert run("neighbors", "137", "--k", "4", "--memory", str(smallest)) == 0
+    assert run("neighbors", "137", "--k", "4", "--memory", str(smallest - 1)) != 0

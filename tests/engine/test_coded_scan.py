@@ -149,7 +149,9 @@ def test_random_tables_in_many_blocks_and_workers(dtype, metric):
     W[rng.integers(0, 2500, 40)] = W[3]  # duplicates of one row
     W[rng.integers(0, 2500, 40)] = 0.0
     queries = rng.choice(2500, 90, replace=False)
-    results = [both_screens(W, None, 15, metric, queries, memory=memory, workers=workers)
+    codes = encode_rows(W)  # the table's resident codes and lengths: outside the small budget below
+    results = [both_screens(W, None, 15, metric, queries, memory=memory, workers=workers, codes=codes,
+                            row_norms=vector_norms(W))
                for memory, workers in [(2**28, 1), (2**28, 2), (300_000, 2)]]
     for (ids, scores), (ids_f, scores_f) in results:
         assert np.array_equal(ids, ids_f) and np.array_equal(scores, scores_f)

@@ -203,7 +203,7 @@ def test_memory_budget_is_respected(workers):
 
 def test_a_budget_below_one_block_is_refused():
     W = np.ones((100, 16))
-    with pytest.raises(ValueError, match="memory=1000 bytes is too small"):
+    with pytest.raises(ValueError, match="memory=1,000 bytes is too small"):
         search(W, None, 5, "dot", exclude=np.arange(3), memory=1000)
     with pytest.raises(ValueError, match="positive number of bytes"):
         search(W, None, 5, "dot", exclude=np.arange(3), memory=0)

@@ -18,11 +18,12 @@ float GEMM way), with the same answer:
 Why a dropped row cannot be listed: the ``codes`` module derives the bound.
 
 Memory: per query, K float64 lower bounds, C = 2K + 64 candidates (16 bytes
-each) and its codes (2 D bytes), less than the float screen's pool and query
-copies that ``plan.plan_blocks`` counts per query, and no score block at all.
-The table's codes are its resident cost (``EmbeddingTable.codes``); the
-per-row terms of the bound (about 26 bytes a row) are made once per search,
-outside the plan, like the float screen's inverse norms.
+each), its codes (2 D bytes) and their encoding temporaries; per worker, the
+sample of rows that sets the first bar; no score block at all
+(``plan.plan_bytes`` counts them for ``screen="int16"``). The table's codes
+are its resident cost (``EmbeddingTable.codes``), outside the budget; the
+per-row terms of the bound (24 bytes a row, and their tile extremes) are
+made once per search and counted in it (``plan.fixed_bytes``).
 
 Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k; ``m`` queries
 in the block, ``m4`` that rounded up to 4, ``C`` candidate slots per query.

@@ -81,7 +81,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MissingExtraError
-from .lengths import vector_norms
+from .lengths import length_range, vector_norms
 
 __all__ = ["RowCodes", "QueryCodes", "encode_rows", "encode_queries", "code_limit", "row_terms", "codes_fit", "tile_terms",
            "TILE", "LOW", "HIGH"]
@@ -267,18 +267,19 @@ def row_terms(codes: RowCodes, row_norms: np.ndarray, metric: str) -> np.ndarray
     """
     out = np.zeros((3, len(codes.ids)))
     V, rows = codes.V, codes.ids[:codes.V]  # (V,) the row in each slot
-    scales, residuals, norms = codes.scales[rows], codes.residuals[rows], row_norms[rows]
+    # Gathered and scaled in place: beside the result, one (V,) mask at most (``plan.fixed_bytes``).
+    a, b, c = out[0, :V], out[1, :V], out[2, :V]  # (V,) views
+    np.take(codes.scales, rows, out=a, mode="clip")  # "clip": no buffer (the ids are valid)
+    np.take(codes.residuals, rows, out=b, mode="clip")
+    np.take(row_norms, rows, out=c, mode="clip")
     if metric == "dot":
-        out[0, :V] = scales
-        out[1, :V] = residuals
-        out[2, :V] = norms * widening(codes.D)
+        c *= widening(codes.D)
     else:
-        nonzero = norms > 0
-        inv = np.zeros(V)
-        np.divide(1.0, norms, out=inv, where=nonzero)
-        out[0, :V] = scales * inv
-        out[1, :V] = residuals * inv * (1 + 2.0**-50)  # two roundings
-        out[2, :V] = nonzero
+        np.divide(1.0, c, out=c, where=c > 0)  # 1 / n_w; a zero row keeps 0
+        a *= c
+        b *= c
+        b *= 1 + 2.0**-50  # two roundings
+        np.greater(c, 0, out=c)  # 1 for a nonzero row
     return out
 
 
@@ -297,9 +298,8 @@ def tile_terms(terms: np.ndarray) -> np.ndarray:
 
 def codes_fit(q_norms: np.ndarray, row_norms: np.ndarray) -> bool:
     """Whether every nonzero length of queries (m,) and rows (V,) lies in [LOW, HIGH], where the bound is certified."""
-    lengths = np.concatenate([q_norms, row_norms])
-    lengths = lengths[lengths > 0]
-    return not lengths.size or bool(lengths.min() >= LOW and lengths.max() <= HIGH)
+    low, high = length_range(q_norms, row_norms)
+    return low == np.inf or bool(low >= LOW and high <= HIGH)
 
 
 def _encode(X: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

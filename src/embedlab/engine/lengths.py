@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["vector_norms", "rms", "inverse_norms", "NORM_LOW", "NORM_HIGH", "SQUARES_LOW", "SQUARES_HIGH"]
+__all__ = ["vector_norms", "norms_bytes", "length_range", "rms", "inverse_norms", "NORM_LOW", "NORM_HIGH", "SQUARES_LOW", "SQUARES_HIGH"]
 
 # A sum of squares in this range lost nothing to overflow or underflow (as in
 # ``embed._sum_of_squares``); lengths outside the square roots of it are
@@ -26,34 +26,74 @@ SQUARES_LOW, SQUARES_HIGH = 1e-280, 1e300
 NORM_LOW, NORM_HIGH = 1e-140, 1e150
 
 
-def vector_norms(X: np.ndarray) -> np.ndarray:
+def vector_norms(X: np.ndarray, *, block_bytes: int = 32 * 2**20) -> np.ndarray:
     """Euclidean length of every row: (M, D) -> (M,), float64.
 
-    Accumulated in float64 whatever the dtype, in blocks of about 32 MB, so
-    float16 rows do not overflow and a huge table is never copied whole.
-    Rows whose sum of squares leaves float64's range (entries near 1e-160 or
-    1e160) are measured again scaled by their largest entry, so a tiny row
-    is not given length 0 nor a huge finite one length inf. Identical rows
-    get bit-identical lengths.
+    Accumulated in float64 whatever the dtype, in blocks of at most
+    ``block_bytes`` of float64 rows (at least one row; none where X is
+    float64 already: its blocks are views), so float16 rows do not overflow
+    and a huge table is never copied whole. Rows whose sum of squares leaves
+    float64's range (entries near 1e-160 or 1e160, and zero rows) are
+    measured again scaled by their largest entry, a block at a time too, so
+    a tiny row is not given length 0 nor a huge finite one length inf.
+    Identical rows get bit-identical lengths. Besides the result (8 M
+    bytes), it holds at most ``block_bytes`` plus 2 bytes per row
+    (``norms_bytes``).
 
     >>> vector_norms(np.array([[3.0, 4.0], [0.0, 0.0], [3e-300, 4e-300]])).tolist()
     [5.0, 0.0, 5e-300]
     """
     out = np.empty(len(X), dtype=np.float64)  # (M,)
-    step = max(1, 2**22 // max(X.shape[1], 1))
+    step = max(1, block_bytes // (8 * max(X.shape[1], 1)))
     for start in range(0, len(X), step):
         rows = np.asarray(X[start:start + step], dtype=np.float64)  # (b, D)
         with np.errstate(over="ignore", under="ignore"):  # out-of-range sums are measured again below
             out[start:start + len(rows)] = np.sqrt(np.einsum("ij,ij->i", rows, rows))
-    odd = np.flatnonzero((out < NORM_LOW) | (out > NORM_HIGH))  # zero, underflowed or overflowed
-    if odd.size:
-        rows = np.asarray(X[odd], dtype=np.float64)  # (r, D)
-        top = np.abs(rows).max(axis=1)  # (r,) 0 for a zero row, inf/nan for a row holding them
-        fine = (top > 0) & np.isfinite(top)
-        unit = rows[fine] / top[fine, None]  # entries in [-1, 1]: the sum of squares stays in range
-        with np.errstate(over="ignore"):  # a length beyond float64's largest value is inf
-            out[odd[fine]] = top[fine] * np.sqrt(np.einsum("ij,ij->i", unit, unit))
+    for start in range(0, len(X), step):  # zero, underflowed or overflowed rows, a block at a time
+        part = out[start:start + step]  # (b,) a view
+        found = np.flatnonzero((part < NORM_LOW) | (part > NORM_HIGH))
+        for s in range(0, found.size, max(1, step // 4)):  # a quarter block at a time: 3 copies fit in one
+            odd = found[s:s + max(1, step // 4)]
+            rows = np.asarray(X[start + odd], dtype=np.float64)  # (r, D)
+            top = np.abs(rows).max(axis=1)  # (r,) 0 for a zero row, inf/nan for a row holding them
+            fine = (top > 0) & np.isfinite(top)
+            unit = rows[fine] / top[fine, None]  # entries in [-1, 1]: the sum of squares stays in range
+            with np.errstate(over="ignore"):  # a length beyond float64's largest value is inf
+                part[odd[fine]] = top[fine] * np.sqrt(np.einsum("ij,ij->i", unit, unit))
     return out
+
+
+def norms_bytes(M: int, D: int, block_bytes: int) -> int:
+    """Bytes ``vector_norms`` holds at a time for M rows of width D, besides its result (M,) float64.
+
+    The larger of its two passes over blocks of b rows: a block widened to
+    float64 (8 b D bytes, twice: einsum may buffer it); the odd rows of a block, a quarter block at a
+    time, gathered, divided by their largest entry and copied (3 x 8 D b / 4),
+    with a few (b,) arrays. An upper bound, for ``plan.fixed_bytes``.
+
+    >>> norms_bytes(10, 4, 2**20)
+    1120
+    """
+    rows = min(M, max(1, block_bytes // (8 * max(D, 1))))  # b: rows per block
+    quarter = max(1, rows // 4)
+    return max(16 * rows * D, 3 * 8 * quarter * D) + 48 * rows  # einsum may buffer a block once more
+
+
+def length_range(*lengths: np.ndarray) -> tuple[float, float]:
+    """The smallest nonzero and the largest of some arrays of lengths (each (M,) float64, >= 0).
+
+    Returns ``(inf, 0.0)`` where no length is nonzero. Holds one bool per
+    entry of the largest array at a time: the arrays are never concatenated.
+
+    >>> length_range(np.array([0.0, 2.0]), np.array([0.5]))
+    (0.5, 2.0)
+    """
+    low, high = np.inf, 0.0
+    for x in lengths:
+        if x.size:
+            low = min(low, float(np.min(x, where=x > 0, initial=np.inf)))
+            high = max(high, float(x.max()))
+    return low, high
 
 
 def rms(x: Any) -> np.ndarray:

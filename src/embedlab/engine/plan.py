@@ -2,9 +2,18 @@
 
 ``search`` cuts its work into blocks of queries (n) x blocks of vocabulary rows
 (v), runs blocks of queries on ``workers`` threads, and pools and rescores
-candidates a batch at a time. ``plan_blocks`` picks those sizes so that the
-working memory of every worker together stays under ``memory`` bytes, counting
-each part (``plan_bytes``) in bytes; the outputs (N, K) are not counted.
+candidates a batch at a time. ``plan_search`` picks those sizes so that
+everything the search allocates stays under ``memory`` bytes, counting each
+part in bytes: the arrays whose size follows V or N and that the search holds
+once (``fixed_bytes``: lengths, inverse lengths, the integer screen's per-row
+terms, the checks' masks), and each worker's blocks and buffers
+(``plan_bytes``). Not counted: the outputs (N, K), and the table and its
+codes, which are the table's resident cost (``resident.ResidentCost``).
+
+Each count is an upper bound of what the code allocates at a time (the
+tests trace the search's allocations and compare); the smallest budget that
+works is the plan of one query against K + 1 rows on one worker, computed
+from the same counts (``BudgetError.minimum``).
 
 Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
 """
@@ -15,10 +24,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import SizeError
+from ..errors import BudgetError
+from .capability import choose_screen
+from .codes import TILE, codes_fit
+from .lengths import norms_bytes
 from .pool import pool_slots
+from .precision import CHECK_CHUNK, gemm_dtype
 
-__all__ = ["BlockPlan", "plan_blocks", "plan_bytes", "PairPlan", "plan_self_join"]
+__all__ = ["BlockPlan", "plan_search", "plan_blocks", "plan_bytes", "fixed_bytes", "NORMS_BLOCK", "PairPlan",
+           "plan_self_join"]
 
 # Preferred score block (queries x rows), measured on 2 cores: big enough
 # that per-block overhead is small, small enough to stay in the L3 cache.
@@ -27,6 +41,12 @@ _PREFERRED_ROWS = 8192
 # Rows spread over the table that set each query's first bar: 1/32 of V, at most 2048
 # (it costs a GEMM of its own; a larger sample gained nothing measurable).
 _SAMPLE_ROWS = 2048
+# Lengths the search measures itself (rows without ``row_norms``, query vectors) are
+# widened to float64 a block of this many bytes at a time (``lengths.vector_norms``).
+NORMS_BLOCK = 2**16
+# Python objects a worker makes per block besides the arrays' data: array headers, index
+# tuples, frames (tracemalloc counts them too; about 3 KiB measured at the smallest blocks).
+_OBJECTS = 8 * 2**10
 
 
 @dataclass(frozen=True)
@@ -48,7 +68,14 @@ class BlockPlan:
     workers : int
         Threads running blocks of queries at once.
     bytes : int
-        The most working memory the search needs at a time, in bytes.
+        The most working memory the search needs at a time, in bytes:
+        ``fixed`` and every worker's blocks; the outputs (N, K) aside.
+    fixed : int
+        Of which the arrays held once, whose size follows V or N (``fixed_bytes``).
+    screen : str
+        ``"float"`` or ``"int16"``: the screen planned for.
+    itemsize : int
+        Bytes per GEMM score: 4 (float32) or 8 (float64).
     """
 
     queries: int
@@ -58,20 +85,77 @@ class BlockPlan:
     rescore: int
     workers: int
     bytes: int
+    fixed: int = 0
+    screen: str = "float"
+    itemsize: int = 4
 
-def plan_blocks(V: int, D: int, k: int, itemsize: int, memory: int, *,
-                n_queries: int | None = None, workers: int = 1) -> BlockPlan:
+
+def plan_search(V: int, D: int, k: int, metric: str, memory: int, *, q_norms: np.ndarray, row_norms: np.ndarray,
+                table_dtype: np.dtype, by_id: bool, norms_given: bool = True, codes_given: bool = False,
+                screen: str = "auto", workers: int = 1) -> BlockPlan:
+    """The plan of one ``search``: its screen, GEMM dtype and blocks, within ``memory`` bytes.
+
+    The screen is ``capability.choose_screen``'s; where ``screen="auto"``
+    picked the integer screen and its per-row terms do not fit the budget,
+    the float screen is planned instead (the result does not depend on the
+    screen). The GEMM's dtype is ``precision.gemm_dtype``'s.
+
+    Parameters
+    ----------
+    V, D, k : int
+        Table shape and neighbours per query.
+    metric : {"cosine", "dot"}
+    memory : int
+        The budget in bytes.
+    q_norms : np.ndarray, shape (N,), float64
+        The queries' lengths.
+    row_norms : np.ndarray, shape (V,), float64
+        The rows' lengths.
+    table_dtype : np.dtype
+        The table's dtype.
+    by_id : bool
+        Queries by id (rows of the table gathered a block at a time) or vectors.
+    norms_given : bool
+        Whether the caller passed ``row_norms`` (else the search measured them: counted).
+    codes_given : bool
+        Whether the caller passed the table's codes (else the integer screen builds them: counted).
+    screen : {"auto", "int16", "float"}
+    workers : int
+        Threads running blocks of queries at most.
+
+    Raises
+    ------
+    BudgetError
+        (a ``ValueError``) if not even one query against K + 1 rows fits;
+        ``minimum`` is the smallest budget that does (for ``"auto"``, the
+        smaller of the two screens').
+    """
+    N = len(q_norms)
+    itemsize = np.dtype(gemm_dtype(table_dtype, metric, q_norms, row_norms)).itemsize
+    chosen = choose_screen(screen, codes_given=codes_given, fits=codes_fit(q_norms, row_norms))
+    tried = [chosen] + (["float"] if screen == "auto" and chosen != "float" else [])
+    errors = []
+    for one in tried:
+        fixed = fixed_bytes(V, N, D, metric, screen=one, by_id=by_id, norms_given=norms_given,
+                            codes_given=codes_given, table_itemsize=np.dtype(table_dtype).itemsize)
+        try:
+            return plan_blocks(V, D, k, itemsize, memory, n_queries=N, workers=workers, fixed=sum(fixed.values()),
+                               screen=one)
+        except BudgetError as exc:
+            errors.append(exc)
+    raise min(errors, key=lambda e: e.minimum)
+
+
+def plan_blocks(V: int, D: int, k: int, itemsize: int, memory: int, *, n_queries: int | None = None,
+                workers: int = 1, fixed: int = 0, screen: str = "float") -> BlockPlan:
     """Block sizes for ``search`` whose working memory fits in ``memory`` bytes.
 
     Starts from 1024 queries (fewer, so that every worker gets a block) x
-    8192 rows, and halves whichever part needs the most memory until all
-    workers together fit. Counted per worker: the score block and its mask,
-    or the sample that sets the first bar (at most one block, with a
-    partition copy); one block of scaled rows; per query, its float64 and
-    scaled copies and its pool; one batch of survivors being pooled (however
-    many entries of a block pass the filter, they are pooled a batch at a
-    time); one batch of candidates being rescored in float64. Not counted:
-    the outputs (N, K).
+    8192 rows, and halves whichever part needs the most memory until
+    ``fixed`` and all workers together fit (``plan_bytes`` counts one
+    worker). Every part only shrinks on the way, and each count grows with
+    its part, so the last plan tried, one query against K + 1 rows on one
+    worker, needs the least: a budget below it is refused naming it.
 
     Parameters
     ----------
@@ -86,11 +170,18 @@ def plan_blocks(V: int, D: int, k: int, itemsize: int, memory: int, *,
     workers : int
         Threads running blocks of queries at once; each needs its own
         working memory, and there are never more than blocks of queries.
+    fixed : int
+        Bytes held once whatever the blocks (``fixed_bytes``).
+    screen : {"float", "int16"}
+        The screen whose per-worker memory is counted.
 
     Raises
     ------
     ValueError
-        If even one query against K + 1 rows does not fit.
+        For a budget that is not a positive int.
+    BudgetError
+        (a ``ValueError``) if even one query against K + 1 rows does not
+        fit; ``minimum`` is the smallest budget that does.
 
     >>> plan = plan_blocks(30522, 384, 10, 4, 256 * 2**20, n_queries=1000, workers=2)
     >>> plan.queries, plan.rows, plan.workers, plan.bytes <= 256 * 2**20
@@ -106,12 +197,12 @@ def plan_blocks(V: int, D: int, k: int, itemsize: int, memory: int, *,
     batch = rescore = 8192
     while True:
         workers = min(workers, -(-N // n))  # no more workers than blocks
-        parts = plan_bytes(n, v, D, k, itemsize, batch, rescore)
-        need = workers * sum(parts.values())
+        parts = plan_bytes(n, v, D, k, itemsize, batch, rescore, screen)
+        need = fixed + workers * sum(parts.values())
         if need <= memory:
             sample = min(v, max(min_rows, 4 * k, min(_SAMPLE_ROWS, V // 32)))
-            return BlockPlan(queries=n, rows=v, sample=sample, batch=batch,
-                             rescore=rescore, workers=workers, bytes=need)
+            return BlockPlan(queries=n, rows=v, sample=sample, batch=batch, rescore=rescore, workers=workers,
+                             bytes=need, fixed=fixed, screen=screen, itemsize=itemsize)
         largest = max(parts, key=parts.get)
         if largest == "rescore" and rescore > 1:
             rescore //= 2
@@ -125,22 +216,45 @@ def plan_blocks(V: int, D: int, k: int, itemsize: int, memory: int, *,
             batch, rescore = max(1, batch // 2), max(1, rescore // 2)
         elif workers > 1:
             workers -= 1
-        else:
-            raise SizeError(f"memory={memory} bytes is too small: one query against {v} rows needs {need} bytes",
-                            parameter="memory", value=memory, expected=f"at least {need} bytes for one query "
-                            f"against {v} rows")
+        else:  # one query, K + 1 rows, one worker: the least any plan needs
+            raise BudgetError(f"memory={memory:,} bytes is too small for this search: the smallest that works "
+                              f"here is {need:,} bytes ({_kib(need)}), {fixed:,} of them held once "
+                              f"(lengths and per-row terms, O(V + N)) and the rest for one query against "
+                              f"{v} rows", minimum=need, parameter="memory", value=memory,
+                              expected=f"at least {need:,} bytes ({_kib(need)})")
 
 
-def plan_bytes(n: int, v: int, D: int, k: int, itemsize: int, batch: int, rescore: int) -> dict[str, int]:
-    """Working memory of one worker with blocks (n, v), in bytes, by part (see ``plan_blocks``)."""
+def plan_bytes(n: int, v: int, D: int, k: int, itemsize: int, batch: int, rescore: int,
+               screen: str = "float") -> dict[str, int]:
+    """Working memory of one worker with blocks (n, v), in bytes, by part (see ``plan_blocks``).
+
+    Per query (both screens): the block's queries gathered from the table
+    or widened to float64, their finiteness mask, the nonzero ones copied,
+    scaled and cast, the block's results. The float screen adds the score
+    block and its mask (or the sample that sets the first bar, with a
+    partition copy), one block of scaled rows, the pool and the survivors
+    being pooled; the integer screen adds its queries' codes and encoding
+    temporaries, candidate slots and the sample of rows (codes, terms) that
+    sets the first bar. Both rescore ``rescore`` candidates at once, and
+    both make some Python objects (``objects``).
+    """
+    if screen == "int16":
+        C = 2 * k + 64  # candidate slots (coded_scan)
+        return {
+            "block": v * (4 * -(-D // 2) * 2 + 160),  # the sample's codes, tiles, ids and terms
+            "queries": n * (D * (33 + 48) + C * 72 + k * 48 + 512),  # copies, codes, slots, results
+            "rescore": rescore * (2 * D * 8 + 96),
+            "objects": _OBJECTS,
+        }
     P = pool_slots(k)
     sample = n * v * 2 * itemsize  # the first bar: scores of at most v rows and a partition copy
     scan = n * v * (itemsize + 1) + 8 * v  # the score block and its mask; one query's survivors
     return {
         "block": max(sample, scan) + v * D * (itemsize + 8),  # and one block of scaled rows
-        "queries": n * (D * (16 + itemsize) + P * 16 * 3 + 128),  # copies, pool, results
+        "queries": n * (D * (33 + itemsize) + P * 16 * 3 + k * 48 + 128),  # copies, pool, results
         "pool": (batch + min(batch, n) * P) * 120,  # survivors and the pools they join, sorted
         "rescore": rescore * (2 * D * 8 + 96),  # the gathered float64 rows and query rows
+        "objects": _OBJECTS + 8 * CHECK_CHUNK,  # and the chunk of lengths that finds the longest row
     }
 
 
@@ -245,6 +359,48 @@ def plan_self_join(V: int, D: int, k: int, itemsize: int, memory: int, *, worker
         elif batch > 1 or rescore > 1:
             batch, rescore = max(1, batch // 2), max(1, rescore // 2)
         else:
-            raise SizeError(f"memory={memory} bytes is too small for the whole table's scan: the pools of its "
-                            f"V={V} queries and one block of {b} rows need {need} bytes", parameter="memory",
-                            value=memory, expected=f"at least {need} bytes for V={V} pools and one block of {b} rows")
+            raise BudgetError(f"memory={memory:,} bytes is too small for the whole table's scan: the pools of its "
+                              f"V={V:,} queries and one block of {b} rows need {need:,} bytes ({_kib(need)})",
+                              minimum=need, parameter="memory", value=memory,
+                              expected=f"at least {need:,} bytes for V={V:,} pools and one block of {b} rows")
+
+
+def fixed_bytes(V: int, N: int, D: int, metric: str, *, screen: str, by_id: bool, norms_given: bool = True,
+                codes_given: bool = True, table_itemsize: int = 4) -> dict[str, int]:
+    """Bytes ``search`` holds once, whatever its blocks, by part: each an upper bound of its arrays.
+
+    ``row norms`` (V,) float64 where the search measures them, with the
+    block ``vector_norms`` widens; ``query norms`` (N,) and the masks that
+    check them; ``checks``: the masks and index arrays of the range checks
+    (``precision``: the dot product's longest and shortest rows);
+    ``inverse norms`` (V,) for the float screen's cosine; ``bound terms``
+    (3, T * 16) and their tile extremes for the integer screen, and
+    ``codes`` where it builds them (``codes.encode_rows``: the packed codes
+    and its per-row temporaries). Not counted: the outputs (N, K), the table,
+    the codes the caller passed (resident cost).
+
+    >>> sorted(fixed_bytes(1000, 10, 8, "cosine", screen="float", by_id=True).items())
+    [('checks', 1010), ('inverse norms', 9000), ('query norms', 110), ('row norms', 0)]
+    """
+    T16 = -(-V // TILE) * TILE  # slots of the packed codes
+    parts = {
+        "row norms": 0 if norms_given else 8 * V + norms_bytes(V, D, NORMS_BLOCK),
+        "query norms": 11 * N + (0 if by_id else norms_bytes(N, D, NORMS_BLOCK)),
+        "checks": V + N + (20 * min(V, CHECK_CHUNK) + 48 * N if metric == "dot" else 0),
+    }
+    if screen == "float":
+        parts["inverse norms"] = 9 * V if metric == "cosine" else 0
+    else:
+        parts["bound terms"] = 3 * 8 * T16 + 4 * 8 * (T16 // TILE) * 2 + V
+        if not codes_given:
+            packed = T16 * (-(-D // 2)) * 2 * 2
+            parts["codes"] = packed + 8 * T16 + 64 * V + (4 * V * D if table_itemsize < 4 else 0)
+    return parts
+
+
+def _kib(n: int) -> str:
+    """Bytes rounded up, in KiB, MiB or GiB: 123456 -> '121 KiB'."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20)):
+        if n >= size:
+            return f"{-(-n * 10 // size) / 10:g} {unit}"
+    return f"{-(-n // 2**10)} KiB"

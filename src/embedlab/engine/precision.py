@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .lengths import SQUARES_LOW
+from .lengths import SQUARES_LOW, length_range
 
-__all__ = ["gemm_dtype", "margin", "check_dot_range", "longest_other"]
+__all__ = ["gemm_dtype", "margin", "check_dot_range", "longest_other", "CHECK_CHUNK"]
+
+CHECK_CHUNK = 1024  # entries of the row lengths that the range check masks at a time
 
 
 def gemm_dtype(table_dtype: np.dtype, metric: str, q_norms: np.ndarray, row_norms: np.ndarray) -> type:
@@ -28,11 +30,10 @@ def gemm_dtype(table_dtype: np.dtype, metric: str, q_norms: np.ndarray, row_norm
 
     ``check_dot_range`` has refused dot products that float64 cannot hold.
     """
-    lengths = np.concatenate([q_norms, row_norms])
-    lengths = lengths[lengths > 0]
     if table_dtype == np.float64:
         return np.float64
-    in_range = not lengths.size or (lengths.min() >= 1e-15 and lengths.max() <= 1e15)
+    low, high = length_range(q_norms, row_norms)  # never concatenated: O(1) memory beyond a mask
+    in_range = low == np.inf or (low >= 1e-15 and high <= 1e15)
     if metric == "dot":
         in_range = in_range and float(q_norms.max(initial=0.0)) * float(row_norms.max(initial=0.0)) <= 1e30
     return np.float32 if in_range else np.float64
@@ -76,8 +77,7 @@ def check_dot_range(q_norms: np.ndarray, row_norms: np.ndarray, exclude: np.ndar
         return
     own = np.full(len(q_norms), -1) if exclude is None else exclude  # (N,)
     far = longest_other(row_norms, exclude, len(q_norms))  # (N,)
-    nonzero = np.flatnonzero(row_norms > 0)
-    shortest = nonzero[_two_largest(-row_norms[nonzero])]  # the shortest nonzero rows
+    shortest = _two_shortest_nonzero(row_norms)  # the shortest nonzero rows
     with np.errstate(over="ignore", under="ignore"):
         top = q_norms * row_norms[far]  # (N,)
         i = int(np.argmax(top))
@@ -108,8 +108,33 @@ def longest_other(row_norms: np.ndarray, exclude: np.ndarray | None, n: int) -> 
 
 
 def _two_largest(x: np.ndarray) -> np.ndarray:
-    """Indices of the largest and the second largest entry of x (n,), at most n of them: O(n)."""
-    if x.size <= 2:
-        return np.argsort(-x, kind="stable")
-    two = np.argpartition(x, x.size - 2)[-2:]
-    return two[np.argsort(-x[two], kind="stable")]
+    """Indices of the largest and the second largest entry of x (n,), at most n of them; the smaller index wins a tie.
+
+    O(n) time, a chunk of ``CHECK_CHUNK`` entries at a time: each chunk is
+    copied (``argmax`` copies a read-only array whole, such as a table's
+    cached lengths), so it never holds an (n,) array (``plan.fixed_bytes``).
+    """
+    best: list[tuple[float, int]] = []
+    for a in range(0, x.size, CHECK_CHUNK):
+        part = np.array(x[a:a + CHECK_CHUNK])  # (b,) a writable copy
+        for _ in range(min(2, part.size)):
+            i = int(np.argmax(part))
+            best.append((-float(part[i]), a + i))
+            part[i] = -np.inf
+    best.sort()
+    return np.array([i for _, i in best[:2]], dtype=np.int64)
+
+
+def _two_shortest_nonzero(x: np.ndarray) -> np.ndarray:
+    """Indices of the shortest and second shortest nonzero entry of x (n,) >= 0, at most two; the smaller index wins a tie.
+
+    Taken a chunk of ``CHECK_CHUNK`` entries at a time, so it holds a few
+    chunk-sized arrays, never an (n,) one (``plan.fixed_bytes``).
+    """
+    best: list[tuple[float, int]] = []
+    for a in range(0, x.size, CHECK_CHUNK):
+        part = x[a:a + CHECK_CHUNK]
+        masked = np.where(part > 0, part, np.inf)  # (b,)
+        best += [(float(masked[i]), a + int(i)) for i in _two_largest(-masked) if masked[i] < np.inf]
+    best.sort()
+    return np.array([i for _, i in best[:2]], dtype=np.int64)

@@ -22,8 +22,9 @@ How ``search`` finds them, for each block of queries:
    ``argpartition``) do not guarantee.
 
 Blocks cover both queries and vocabulary rows, so the working memory stays
-under ``memory`` bytes whatever N and V are (``plan.plan_blocks``). Blocks
-of queries run on one thread per core, each with a one-thread GEMM
+under ``memory`` bytes whatever N and V are (``plan.plan_search`` counts the
+blocks and every array of size V or N; the table and its codes are its
+resident cost, outside the budget). Blocks of queries run on one thread per core, each with a one-thread GEMM
 (``threads``), so the filter keeps every core busy too, not only the GEMM.
 
 Where the table's integer codes are at hand and the CPU multiplies them fast
@@ -55,11 +56,11 @@ import numpy as np
 
 from ..errors import ChoiceError, ShapeError, SizeError
 from .capability import choose_screen
-from .codes import RowCodes, codes_fit, encode_rows
+from .codes import RowCodes, encode_rows
 from .coded_scan import CodedTable
 from .lengths import inverse_norms, vector_norms
-from .plan import plan_blocks
-from .precision import check_dot_range, gemm_dtype
+from .plan import NORMS_BLOCK, plan_search
+from .precision import check_dot_range
 from .scan import search_block
 from .threads import block_runner, worker_count
 
@@ -125,8 +126,10 @@ def search(
     row_norms : np.ndarray, shape (V,), float64, optional
         Lengths of the rows of W (``vector_norms(W)``); computed if not given.
     memory : int
-        Working memory budget in bytes; the outputs are not counted
-        (``plan.plan_blocks`` says what is).
+        Working memory budget in bytes: every array the search allocates
+        (lengths, inverse lengths, per-row terms, blocks; ``plan.plan_search``)
+        but the outputs (N, K); the table and its codes are the table's
+        resident cost, not counted.
     workers : int, optional
         Threads running blocks of queries at once, each with a one-thread
         GEMM (``threadpoolctl`` sets it); by default one per available core,
@@ -164,8 +167,11 @@ def search(
         neighbour), a query or a row with NaN or infinity, a query whose
         length is subnormal, dot products that float64 cannot rank (their
         ``|q| |w|`` above about 2e307 or below 1e-280, the query's own row
-        aside; ``precision.check_dot_range``), a budget below one block, an
+        aside; ``precision.check_dot_range``), an
         unknown screen, or ``screen="int16"`` on lengths outside [1e-15, 1e15].
+    BudgetError
+        (a ``ValueError``) for a budget below one query against K + 1 rows;
+        its ``minimum`` is the smallest that works, named in the message.
     ShapeError
         (a ``ValueError``) if Q is not (N, D), exclude is not (N,) ids, or
         the codes are not those of a (V, D) table.
@@ -180,25 +186,29 @@ def search(
     [[1, 2, 0]]
     """
     N, V, D = _check(W, Q, k, metric, exclude)
+    norms_given = row_norms is not None
     if row_norms is None:
-        row_norms = vector_norms(W)
+        row_norms = vector_norms(W, block_bytes=NORMS_BLOCK)
     if not np.isfinite(row_norms).all():  # a NaN or infinite entry makes its row's length so
         raise ValueError(f"row {int(np.flatnonzero(~np.isfinite(row_norms))[0])} of the table contains NaN or infinity")
-    q_norms = row_norms[exclude] if Q is None else vector_norms(np.asarray(Q))  # (N,)
+    q_norms = row_norms[exclude] if Q is None else vector_norms(np.asarray(Q), block_bytes=NORMS_BLOCK)  # (N,)
     short = np.flatnonzero((q_norms > 0) & (q_norms < np.finfo(np.float64).tiny))
     if short.size:
         raise ValueError(f"query vector {int(short[0])} is too short for float64: its length "
                          f"{q_norms[short[0]]:.3g} is subnormal, too imprecise to divide by")
     if metric == "dot":
         check_dot_range(q_norms, row_norms, exclude)
-    dtype = gemm_dtype(W.dtype, metric, q_norms, row_norms)
     torch_device, matmul = _device(device, screen)
-    coded = None if torch_device is not None else _coded_table(W, codes, screen, metric, q_norms, row_norms)
-    threads = 1 if torch_device is not None else worker_count(workers)  # torch parallelises each product itself
-    plan = plan_blocks(V, D, k, np.dtype(dtype).itemsize, memory, n_queries=N, workers=threads)
+    on_torch = torch_device is not None  # the float screen, with torch; torch parallelises each product itself
+    plan = plan_search(V, D, k, metric, memory, q_norms=q_norms, row_norms=row_norms, table_dtype=W.dtype,
+                       by_id=Q is None, norms_given=norms_given, codes_given=codes is not None and not on_torch,
+                       screen="float" if on_torch else screen,
+                       workers=1 if on_torch else worker_count(workers))  # counts every array below but the outputs
+    dtype = np.float32 if plan.itemsize == 4 else np.float64
+    coded = None if plan.screen == "float" else _coded_table(W, codes, metric, row_norms)
     ids = np.empty((N, k), dtype=np.int64)
     scores = np.empty((N, k), dtype=np.float64)
-    inv_norms = inverse_norms(row_norms) if metric == "cosine" else None  # (V,)
+    inv_norms = inverse_norms(row_norms) if metric == "cosine" and coded is None else None  # (V,) float screen only
 
     def one_block(start: int) -> int:
         stop = min(N, start + plan.queries)
@@ -232,11 +242,8 @@ def _device(device: str | None, screen: str) -> tuple[Any, Any]:
     return torch_device, exact_matmul()
 
 
-def _coded_table(W: np.ndarray, codes: RowCodes | None, screen: str, metric: str, q_norms: np.ndarray,
-                 row_norms: np.ndarray) -> CodedTable | None:
-    """The codes and bound terms of the integer screen, or None where the float screen runs."""
-    if choose_screen(screen, codes_given=codes is not None, fits=codes_fit(q_norms, row_norms)) == "float":
-        return None
+def _coded_table(W: np.ndarray, codes: RowCodes | None, metric: str, row_norms: np.ndarray) -> CodedTable:
+    """The codes and bound terms of the integer screen (the codes built where not given)."""
     if codes is None:
         codes = encode_rows(W, row_norms=row_norms)
     if (codes.V, codes.D) != W.shape:

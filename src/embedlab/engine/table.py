@@ -20,11 +20,14 @@ import numpy as np
 from ..errors import ShapeError, SizeError, TokenIdError
 from .capability import fast_int16
 from .codes import RowCodes, encode_rows
+from .footprint import ResidentCost
 from .gather import gather_rows
 from .lengths import vector_norms
+from .plan import BlockPlan, plan_search
 from .provenance import Provenance
 from .search import DEFAULT_MEMORY, METRICS, Neighbors, check_k, search
 from .storage import readonly_matrix
+from .threads import worker_count
 from .vocabulary import Vocabulary, resolve_id, resolve_ids
 
 __all__ = ["EmbeddingTable", "CODED_QUERIES"]
@@ -318,9 +321,42 @@ class EmbeddingTable:
         ``CODED_QUERIES`` queries where this CPU multiplies int16 codes fast
         (``capability.fast_int16``), since they pay for themselves there; else None.
         """
-        if self._codes is None and n_queries >= CODED_QUERIES and fast_int16():
+        if self._codes is None and self._builds_codes(n_queries):
             return self.codes()
         return self._codes
+
+    def resident(self) -> ResidentCost:
+        """Bytes this table holds between searches: matrix, position tables, cached lengths and codes.
+
+        None of it counts against a search's ``memory`` budget (``footprint``).
+
+        >>> EmbeddingTable(np.zeros((4, 2), dtype=np.float32)).resident().total
+        32
+        """
+        extra = sum(t.nbytes for t in (self._positions, self._token_types) if t is not None)
+        return ResidentCost(table=self._W.nbytes, positions=extra,
+                            norms=0 if self._norms is None else self._norms.nbytes,
+                            codes=0 if self._codes is None else self._codes.nbytes,
+                            mapped=isinstance(self._W, np.memmap))
+
+    def plan(self, k: int, metric: str = "cosine", *, ids: Any = None, vectors: Any = None,
+             memory: int = DEFAULT_MEMORY) -> BlockPlan:
+        """The memory plan (``plan.plan_search``) that ``nearest(ids, ...)`` or ``nearest_to_vector(vectors, ...)`` follows.
+
+        Its screen, blocks and ``bytes`` (at most ``memory``); raises what
+        the search would for the budget (``BudgetError``) or the queries.
+
+        >>> EmbeddingTable(np.eye(3)).plan(1, "dot", ids=[0]).screen
+        'float'
+        """
+        if vectors is None:
+            q_norms = self.norms()[self._ids(ids).reshape(-1)]  # (N,)
+        else:
+            q_norms = vector_norms(np.atleast_2d(np.asarray(vectors, dtype=np.float64)))  # (N,)
+        codes_given = self._codes is not None or self._builds_codes(len(q_norms))
+        return plan_search(self.V, self.D, k, metric, memory, q_norms=q_norms, row_norms=self.norms(),
+                           table_dtype=self.dtype, by_id=vectors is None, codes_given=codes_given,
+                           workers=worker_count(None))
 
     def stretch(self, token_id: int | str, factor: float) -> "EmbeddingTable":
         """A new table with one row multiplied by ``factor``; this table is unchanged.
@@ -454,6 +490,10 @@ class EmbeddingTable:
         if self._vocabulary is not None:
             tokens = [[self._vocabulary.token(int(i)) for i in row] for row in ids]
         return Neighbors(ids=ids, scores=scores, metric=metric, tokens=tokens)
+
+    def _builds_codes(self, N: int) -> bool:
+        """Whether a search of N queries builds the table's codes: enough queries, and a CPU that multiplies them fast."""
+        return N >= CODED_QUERIES and fast_int16()
 
     # -- checks ------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import MissingExtraError, SizeError
+from ..engine.footprint import SearchMemory, metric_plans, search_memory
 from ..engine.search import DEFAULT_MEMORY, METRICS
 from ..engine.table import EmbeddingTable
 from ..engine.table_scan import int16_runs, scan_rows
@@ -120,6 +121,8 @@ class HubsResult:
         What was adjusted without being asked: a default k or top shrunk to fit the table.
     k_occurrence : dict of str to np.ndarray
         Per metric, shape (V,), int64: the count of every row (not rendered).
+    memory : SearchMemory or None
+        The working-memory budget, each metric's plan and the table's resident cost.
     """
 
     V: int
@@ -133,12 +136,14 @@ class HubsResult:
     source: dict[str, Any] | None = None
     notes: tuple[str, ...] = ()
     k_occurrence: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    memory: SearchMemory | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Every field but ``k_occurrence`` (the per-row counts, (V,) each) as a JSON-able dict."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "k_occurrence"}
         out["metrics"] = {name: asdict(m) for name, m in self.metrics.items()}
         out["longest"] = [asdict(h) for h in self.longest]
+        out["memory"] = None if self.memory is None else asdict(self.memory)
         return out
 
 
@@ -213,6 +218,7 @@ def measure_hubs(
     if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
         raise SizeError(f"top must be an int >= 1, got {top!r}", parameter="top", value=top, expected="an int >= 1")
     queries = _queries(V, n_queries, seed)  # (N,)
+    plans = metric_plans(table, k, METRICS, memory, ids=queries)  # a budget too small is refused before any search
     norms = table.norms()  # (V,)
     counts: dict[str, np.ndarray] = {}
     seconds: dict[str, float] = {}
@@ -256,6 +262,7 @@ def measure_hubs(
         seed=None if n_queries is None else seed,
         metrics=summaries, longest=[hub(i) for i in longest], source=table.provenance.to_dict(),
         notes=k_notes + top_notes, k_occurrence=counts,
+        memory=search_memory(memory, plans, len(queries), k, table.resident()),
     )
 
 

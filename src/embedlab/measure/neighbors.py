@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..engine.footprint import SearchMemory, metric_plans, search_memory
 from ..engine.lengths import vector_norms
 from ..errors import ChoiceError
 from ..engine.search import DEFAULT_MEMORY, METRICS, Neighbors
@@ -92,6 +93,9 @@ class NeighborsResult:
     notes : tuple of str
         What was adjusted without being asked (a default k shrunk to fit the
         table), and which queries are repeated tokens (``Vocabulary.repeat_note``).
+    memory : SearchMemory or None
+        The working-memory budget, each metric's plan (of the searches by id,
+        or by vector where there are none) and the table's resident cost.
     """
 
     k: int
@@ -101,6 +105,7 @@ class NeighborsResult:
     max_norm: float
     source: dict[str, Any] | None = None
     notes: tuple[str, ...] = ()
+    memory: SearchMemory | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as a JSON-able dict, scores and norms at full precision."""
@@ -165,6 +170,11 @@ def neighbor_lists(
     k, notes = fit_default(k, DEFAULT_K, limit, "k", limit_name)
     notes += repeat_notes(table, ids)
     norms = table.norms()  # (V,)
+    # Every search's plan first: a budget too small for any is refused before the first
+    # search, naming the smallest budget that all of them fit in.
+    if ids and Q is not None:
+        metric_plans(table, k, metrics, memory, vectors=Q)
+    plans = metric_plans(table, k, metrics, memory, **({"ids": ids} if ids else {"vectors": Q}))
     found: list[QueryLists] = []
     if ids:
         lists = {m: table.nearest(np.array(ids, dtype=np.int64), k, m, memory=memory, device=device) for m in metrics}
@@ -177,8 +187,9 @@ def neighbor_lists(
         for n, q_norm in enumerate(vector_norms(Q)):
             found.append(QueryLists(query=f"vector {n}", id=None, token=None, norm=float(q_norm),
                                     lists={m: _listed(table, lists[m], n, norms) for m in metrics}))
+    used = search_memory(memory, plans, len(ids) if ids else len(Q), k, table.resident())
     return NeighborsResult(k=k, metrics=metrics, queries=found, median_norm=float(np.median(norms)),
-                           max_norm=float(norms.max()), source=table.provenance.to_dict(), notes=notes)
+                           max_norm=float(norms.max()), source=table.provenance.to_dict(), notes=notes, memory=used)
 
 
 def repeat_notes(table: EmbeddingTable, ids: Sequence[int]) -> tuple[str, ...]:

@@ -226,6 +226,7 @@ def neighbors_terminal(result: NeighborsResult) -> str:
                 cells += [row_label(row.token, row.id), fixed(row.score, 4), fixed(row.norm, 3)]
             rows.append(cells)
         lines += [terminal_table(rows, headers).rstrip("\n"), ""]
+    lines += memory_lines(result.memory)
     lines += [f"note: {note}" for note in result.notes]
     return "\n".join(lines).rstrip("\n") + "\n"
 
@@ -255,8 +256,27 @@ def hubs_terminal(result: HubsResult) -> str:
     lines.append(terminal_table(rows, ["norm rank", "row", "norm", "dot lists", "cosine lists"]).rstrip("\n"))
     lines.append(f"together they enter {dot.longest_rows_lists} of {result.n_queries} dot lists "
                  f"and {cos.longest_rows_lists} cosine lists")
+    lines += memory_lines(result.memory)
     lines += [f"note: {note}" for note in result.notes]
     return "\n".join(lines) + "\n"
+
+
+def memory_lines(memory: Any) -> list[str]:
+    """Two lines: each search's working memory against the budget, and the table's resident cost beside it.
+
+    ``memory`` is a ``footprint.SearchMemory`` (or None: no lines).
+    """
+    if memory is None:
+        return []
+    plans = ", ".join(f"{m} {human_bytes(p['bytes'])} ({p['screen']} screen, {p['queries']} x {p['rows']} blocks, "
+                      f"{p['workers']} worker{'s' * (p['workers'] != 1)})" for m, p in memory.plans.items())
+    r = memory.resident
+    parts = [f"table {human_bytes(r['table'])}{' (memory-mapped)' if r['mapped'] else ''}"]
+    parts += [f"{name} {human_bytes(r[key])}" for name, key in (("position tables", "positions"),
+                                                                   ("lengths", "norms"), ("int16 codes", "codes")) if r[key]]
+    return [f"working memory of each search (budget {human_bytes(memory.budget)}): {plans}; "
+            f"outputs {human_bytes(memory.outputs)}, not counted",
+            f"resident, outside the budget: {' + '.join(parts)} = {human_bytes(r['total'])}"]
 
 
 _VECTOR_HEADERS = {"token": "token vector", "position": "position vector", "token_type": "type vector",

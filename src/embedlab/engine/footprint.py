@@ -1,0 +1,122 @@
+"""Memory of a table and of its searches: the resident cost, and the working memory a search plans.
+
+Two kinds of memory, kept apart in name and in the ``--memory`` budget:
+
+- *resident*: what a table holds between searches, whatever the budget: its
+  matrix (V, D), its position tables, and what it caches for searches, the
+  row lengths (V,) float64 and the integer codes (a V x D int16 copy with
+  per-row scales, ``codes.RowCodes``). ``EmbeddingTable.resident()``.
+- *working*: what one search allocates and frees again, bounded by the
+  budget (``plan.plan_search``: lengths, inverse lengths, per-row terms of
+  the bound, blocks). The outputs (N, K) are neither: they are the result.
+
+Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+from ..errors import BudgetError
+from .plan import BlockPlan
+
+__all__ = ["ResidentCost", "SearchMemory", "search_memory", "metric_plans"]
+
+
+@dataclass(frozen=True)
+class ResidentCost:
+    """Bytes a table holds between searches (not part of any search's budget).
+
+    Attributes
+    ----------
+    table : int
+        The matrix (V, D): ``V * D * itemsize``.
+    positions : int
+        Position and token-type tables, where the checkpoint has them.
+    norms : int
+        Cached row lengths (V,) float64; 0 until first used.
+    codes : int
+        Cached integer codes of the rows (``RowCodes.nbytes``: V x D int16
+        packed in tiles of 16 rows, slot ids, scales and residual lengths);
+        0 until a search builds them.
+    mapped : bool
+        Whether the matrix is a memory map: its pages are read from the file
+        as they are touched and the system may drop them again.
+    """
+
+    table: int
+    positions: int
+    norms: int
+    codes: int
+    mapped: bool
+
+    @property
+    def total(self) -> int:
+        """Every count above, in bytes."""
+        return self.table + self.positions + self.norms + self.codes
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields and ``total``, JSON-able."""
+        return {**asdict(self), "total": self.total}
+
+
+@dataclass(frozen=True)
+class SearchMemory:
+    """What the searches of one measurement hold: the budget, each metric's plan, the table's resident cost.
+
+    Attributes
+    ----------
+    budget : int
+        The working-memory budget of each search, bytes (``--memory``).
+    plans : dict of str to dict
+        Per metric, the plan's ``bytes`` (at most ``budget``), of which
+        ``fixed`` (arrays of size V or N held once), its ``screen``, block
+        sizes ``queries`` x ``rows`` and ``workers``.
+    outputs : int
+        Bytes of one search's outputs, ids and scores (N, K): not counted in
+        the budget.
+    resident : dict
+        ``ResidentCost.to_dict()`` after the searches.
+    """
+
+    budget: int
+    plans: dict[str, dict[str, Any]]
+    outputs: int
+    resident: dict[str, Any]
+
+
+def search_memory(budget: int, plans: dict[str, BlockPlan], n_queries: int, k: int,
+                  resident: ResidentCost) -> SearchMemory:
+    """A ``SearchMemory`` from the plans of one measurement's searches (one per metric).
+
+    >>> from embedlab.engine.plan import plan_blocks
+    >>> plan = plan_blocks(100, 8, 5, 4, 2**20, n_queries=3)
+    >>> m = search_memory(2**20, {"dot": plan}, 3, 5, ResidentCost(3200, 0, 800, 0, False))
+    >>> m.outputs, m.plans["dot"]["screen"], m.resident["total"]
+    (240, 'float', 4000)
+    """
+    described = {metric: {"bytes": p.bytes, "fixed": p.fixed, "screen": p.screen, "queries": p.queries,
+                          "rows": p.rows, "workers": p.workers} for metric, p in plans.items()}
+    return SearchMemory(budget=budget, plans=described, outputs=n_queries * k * 16, resident=resident.to_dict())
+
+
+def metric_plans(table: Any, k: int, metrics: Sequence[str], memory: int, **queries: Any) -> dict[str, BlockPlan]:
+    """Each metric's plan of one measurement's searches (``EmbeddingTable.plan``; ``queries``: ``ids=`` or ``vectors=``).
+
+    Raises
+    ------
+    BudgetError
+        (a ``ValueError``) where the budget is too small for any of them,
+        naming the largest of their minimums: the smallest budget in which
+        every one of the searches fits.
+    """
+    plans, refused = {}, []
+    for metric in metrics:
+        try:
+            plans[metric] = table.plan(k, metric, memory=memory, **queries)
+        except BudgetError as exc:
+            refused.append(exc)
+    if refused:
+        raise max(refused, key=lambda exc: exc.minimum)
+    return plans
