@@ -44,7 +44,7 @@ def result():
 def _draw(name, table, result, lang):
     """Every figure of the module, by name, in ``lang``."""
     if name == "projection":
-        ids, groups = projection.choose_rows(table, "w0", k=4, sample=10)
+        ids, groups = projection.choose_rows(table, "w0", k=4, sample=19)
         return plots.projection_figure(projection.project(table, ids, "pca", groups=groups), lang=lang)
     if name == "norms":
         return plots.norms_figure(norm_distribution(table, top=4), lang=lang)

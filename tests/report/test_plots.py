@@ -80,7 +80,7 @@ def unlabelled_note(fig):
 
 
 def test_projection_points_are_the_projection(table):
-    ids, groups = projection.choose_rows(table, "w0", k=4, sample=10)
+    ids, groups = projection.choose_rows(table, "w0", k=4, sample=19)
     proj = projection.project(table, ids, "pca", groups=groups)
     fig = plots.projection_figure(proj, lang="en")
     ax = fig.axes[0]
@@ -113,7 +113,7 @@ def test_a_dense_projection_labels_a_few_says_how_many_are_not_and_nothing_overl
     # 200 rows in a tight cloud at a small size: the probe and neighbours first, then a few samples.
     rng = np.random.default_rng(8)
     dense = EmbeddingTable(rng.normal(size=(400, 6)), vocabulary=[f"token{i}" for i in range(400)])
-    ids, groups = projection.choose_rows(dense, "token0", k=10, sample=180)
+    ids, groups = projection.choose_rows(dense, "token0", k=10, sample=200)
     proj = projection.project(dense, ids, "pca", groups=groups)
     fig = plots.projection_figure(proj, plots.new_figure(640, 480), lang="en")
     ax = fig.axes[0]
