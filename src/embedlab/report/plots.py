@@ -9,7 +9,8 @@ default unless given). Text is drawn with the font families of
 with a character no installed font has is drawn with ``fonts.REPLACEMENT``
 in its place and named once, in a note on the figure (``undrawn_tokens``
 gives them to a caller). Numbers read as people write them: no axis offset or
-``1e7`` multiplier (ticks in thousands, K, M), parameters rounded in titles
+``1e7`` multiplier (ticks by one rule: K, M from 1,000 up, ``formats.tick_text``;
+exact counts in titles and labels with thousands separators), parameters rounded in titles
 (``formats.format_value``). A colour means one thing in every figure (``PALETTE``).
 
 matplotlib is imported on first use (the ``plots`` extra); the object-oriented
@@ -588,8 +589,9 @@ def _add_notes(fig: Any, notes: Sequence[str]) -> None:
 
 
 def _plain_numbers(axis: Any) -> None:
-    """Tick labels of one axis as people write numbers, never with an offset or a ``1e7`` multiplier:
-    ``0.25``, ``2,048``, ``15K``, ``11.7M``. On a log axis only the major ticks are labelled."""
+    """Tick labels of one axis as people write numbers, never with an offset or a ``1e7`` multiplier,
+    by ``formats.tick_text``'s one rule (K, M from 1,000 up): ``0.25``, ``500``, ``2K``, ``11.7M``.
+    On a log axis only the major ticks are labelled, each on its own (``100``, ``1K``, ``10K``)."""
     from matplotlib import ticker
 
     if axis.get_scale() == "log":
