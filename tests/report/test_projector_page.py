@@ -5,6 +5,7 @@ one ``<script type="application/json">``, parsed as JSON); expected neighbour
 lists come from an independent NumPy full sort over the whole table.
 """
 
+import html
 import json
 import re
 import shutil
@@ -213,3 +214,23 @@ def test_the_page_script_is_valid_javascript():
         pytest.skip("node is not installed")
     script = Path(page.__file__).with_name("projector.js")
     subprocess.run([node, "--check", str(script)], check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("lang", list(PROJECTOR_WORDS))
+def test_labels_only_where_they_cannot_pile_up(table, lang):
+    """Plotly places no labels: a cloud labels only the selection, its neighbours and the search matches
+    (the rest on hover), and the page says so; a handful of points is labelled in full."""
+    many = embedlab.projector(table, sample=30, k=3, probe="w20")
+    text = page.projector_html(many, lang)
+    traces = page_data(text)["figure"]["data"]
+    assert len(many.ids) > page.LABEL_ALL
+    assert traces[0]["mode"] == "markers"  # the cloud: hover only
+    assert traces[1]["mode"] == "markers+text" and traces[2]["mode"] == "markers+text"  # selection, matches
+    note = PROJECTOR_WORDS[lang]["labels_some"].format(matches=page.MATCHES_LABELLED)
+    assert f'<p class="hint" id="labels-note">{html.escape(note)}</p>' in text
+    script = re.search(r"const MATCHES_LISTED = (\d+);", page._asset("projector.js"))
+    assert int(script[1]) == page.MATCHES_LABELLED  # the matches listed are the matches labelled
+    few = embedlab.projector(table, tokens=["w41", "w42", "w43", "w44", "w45"])
+    text = page.projector_html(few, lang)
+    assert page_data(text)["figure"]["data"][0]["mode"] == "markers+text"
+    assert html.escape(PROJECTOR_WORDS[lang]["labels_all"]) in text

@@ -239,6 +239,8 @@
     ringPending = false;
     const rings = {};
     ["x", "y", "z"].slice(0, data.dims).forEach((axis, c) => { rings[axis] = [ringed.map((i) => coords[c][i])]; });
+    // The matches listed in the panel carry their token beside the ring; the rest are rings only.
+    rings.text = [ringed.map((i, rank) => (rank < MATCHES_LISTED ? plotlyText(shown(ids[i])) : ""))];
     if (!drawn) return restyle(rings, 2);
     Plotly.update(plot, rings, ringed.length ? zoomTo(ringed) : {}, [2]);
   }
@@ -273,6 +275,32 @@
     search("");
     if (data.dims === 2) Plotly.relayout(plot, {"xaxis.autorange": true, "yaxis.autorange": true});
     else Plotly.relayout(plot, {"scene.camera": JSON.parse(camera)});
+  }
+
+  // -- clicks in 3-D ---------------------------------------------------------------------
+
+  // A point's token id in a Plotly event (its customdata; a 3-D event may carry only the trace's array).
+  function idOf(point) {
+    if (point.customdata !== undefined) return point.customdata;
+    const array = point.data && point.data.customdata;
+    return array ? array[point.pointNumber] : undefined;
+  }
+
+  // Plotly's 3-D scene emits plotly_click only when the press lands within 5 pixels of a marker's centre,
+  // though it shows a point's label from farther (its pick radius): a click on a labelled point did nothing.
+  // Here a press and release without a drag (under 5 pixels of travel, so turning the scene never selects)
+  // selects the point whose label is showing.
+  function clickWhereHovered() {
+    let hovered;
+    let down = null;
+    plot.on("plotly_hover", (event) => { hovered = idOf(event.points[0]); });
+    plot.on("plotly_unhover", () => { hovered = undefined; });
+    plot.addEventListener("pointerdown", (e) => { down = [e.clientX, e.clientY]; }, true);
+    plot.addEventListener("pointerup", (e) => {
+      const still = down !== null && Math.hypot(e.clientX - down[0], e.clientY - down[1]) < 5;
+      down = null;
+      if (still && rowOf.has(hovered)) select(rowOf.get(hovered));
+    }, true);
   }
 
   // -- start -------------------------------------------------------------------------
@@ -313,9 +341,10 @@
     drawn = true;
     document.body.dataset.plotMs = performance.now().toFixed(0);
     plot.on("plotly_click", (event) => {
-      const id = event.points[0].customdata;
+      const id = idOf(event.points[0]);
       if (rowOf.has(id)) select(rowOf.get(id));
     });
+    if (data.dims === 3) clickWhereHovered();
     const input = document.getElementById("search");
     input.addEventListener("input", () => search(input.value));
     input.addEventListener("keydown", (e) => {
