@@ -105,20 +105,6 @@ def above(bound: float, what: str) -> Callable[[str], float]:
     return check
 
 
-def finite(what: str) -> Callable[[str], float]:
-    """An argument type for any finite float (a stretch factor): nan and inf are a usage error (exit 2)."""
-    def check(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = float("nan")
-        if not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"expected a finite number ({what}), got {text!r}")
-        return value
-
-    return check
-
-
 def query_count(text: str) -> int | None:
     """``all`` -> None (every token); a positive whole number -> that many sampled queries."""
     if text == "all":

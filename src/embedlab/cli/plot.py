@@ -103,9 +103,9 @@ ADD_OPTION = {
                                        help="the distance t-SNE and UMAP keep (default cosine, as the neighbour "
                                             "lists; with --method tsne or umap)"),
     "top": lambda p: p.add_argument("--top", type=arguments.at_least(1, "rows"), help="longest rows labelled (default 10, or V when smaller)"),
-    "stretch_factor": lambda p: p.add_argument("--stretch-factor", type=arguments.finite("a stretch factor"),
+    "stretch_factor": lambda p: p.add_argument("--stretch-factor", type=arguments.above(0, "a stretch factor"),
                                                help="factor of the stretched row (default 4.0)"),
-    "max_positions": lambda p: p.add_argument("--max-positions", type=arguments.at_least(1, "positions"), help="T_max of the sinusoidal table for a "
+    "max_positions": lambda p: p.add_argument("--max-positions", type=arguments.at_least(2, "positions"), help="T_max of the sinusoidal table for a "
                                               "source without a position table (default 512)"),
     "widths": lambda p: p.add_argument("--widths", type=arguments.widths,
                                        help="comma-separated model widths (default D and D/2)"),
