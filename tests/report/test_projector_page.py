@@ -234,3 +234,66 @@ def test_labels_only_where_they_cannot_pile_up(table, lang):
     text = page.projector_html(few, lang)
     assert page_data(text)["figure"]["data"][0]["mode"] == "markers+text"
     assert html.escape(PROJECTOR_WORDS[lang]["labels_all"]) in text
+
+
+NODE_HARNESS = r"""
+const fs = require("fs");
+const [script, dataFile] = process.argv.slice(2);
+const DATA = fs.readFileSync(dataFile, "utf8");
+const elements = {}, plotEvents = {}, domEvents = {};
+function makeEl(id) {
+  return {id, dataset: {}, hidden: false, textContent: "", style: {}, children: [], value: "",
+    tHead: {replaceChildren() {}}, tBodies: [{replaceChildren() {}}],
+    replaceChildren(...c) { this.children = c; }, append(...c) { this.children.push(...c); },
+    appendChild(c) { this.children.push(c); },
+    addEventListener(type, f) { (domEvents[id + ":" + type] = domEvents[id + ":" + type] || []).push(f); },
+    on(type, f) { (plotEvents[type] = plotEvents[type] || []).push(f); }};
+}
+function el(id) { return elements[id] = elements[id] || makeEl(id); }
+global.document = {body: {dataset: {}}, querySelectorAll: () => [], createTextNode: (s) => ({textContent: s}),
+  getElementById: (id) => (id === "embedlab-data" ? {textContent: DATA} : el(id)),
+  createElement: (tag) => (tag === "canvas" ? {getContext: () => ({})} : makeEl(tag))};
+global.window = {WebGLRenderingContext: function () {}};
+global.performance = {now: () => 0};
+global.requestAnimationFrame = (f) => f();
+global.Plotly = {newPlot: () => Promise.resolve(), restyle() {}, update() {}, relayout() {}};
+eval(fs.readFileSync(script, "utf8"));
+const shownToken = () => el("selected-token").children[0].textContent;
+setTimeout(() => {
+  const out = {start: shownToken()};
+  const fire = (type, x, y) => (domEvents["plot:" + type] || []).forEach((f) => f({clientX: x, clientY: y}));
+  const hover = (point) => (plotEvents.plotly_hover || []).forEach((f) => f({points: [point]}));
+  hover({curveNumber: 0, pointNumber: 2, data: {customdata: DATA_IDS()}});  // no customdata of its own
+  fire("pointerdown", 10, 10); fire("pointerup", 12, 11);                     // a click: 2 pixels of travel
+  out.clicked = shownToken();
+  hover({customdata: JSON.parse(DATA).rows.ids[3]});
+  fire("pointerdown", 10, 10); fire("pointerup", 60, 10);                     // a drag turns the scene
+  out.dragged = shownToken();
+  process.stdout.write(JSON.stringify(out));
+}, 0);
+function DATA_IDS() { return JSON.parse(DATA).rows.ids; }
+"""
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+def test_a_click_where_a_label_shows_selects_that_point(table, tmp_path, dims):
+    """projector.js run in node against a stand-in DOM: in 3-D a press and release where Plotly shows a
+    point's label selects it (Plotly's own 3-D click needs the marker's centre); a drag does not."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    result = embedlab.projector(table, tokens=["w41", "w42", "w43", "w44", "w45"], probe="w40", dims=dims)
+    data = page_data(page.projector_html(result, "en"))
+    (tmp_path / "data.json").write_text(json.dumps(data), encoding="utf-8")
+    (tmp_path / "harness.js").write_text(NODE_HARNESS, encoding="utf-8")
+    script = Path(page.__file__).with_name("projector.js")
+    done = subprocess.run([node, str(tmp_path / "harness.js"), str(script), str(tmp_path / "data.json")],
+                          check=True, capture_output=True, text=True, timeout=60)
+    shown = json.loads(done.stdout)
+    ids = data["rows"]["ids"]
+    token = dict(zip(data["named"]["ids"], data["named"]["tokens"]))
+    assert shown["start"] == "w40"  # the probe, selected first
+    if dims == 3:
+        assert shown["clicked"] == token[ids[2]] and shown["dragged"] == token[ids[2]]
+    else:  # 2-D keeps Plotly's own click: hovering and pressing alone select nothing
+        assert shown["clicked"] == shown["dragged"] == "w40"
