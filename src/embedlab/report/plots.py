@@ -328,7 +328,9 @@ def scale_figure(cmp: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> 
     fig.suptitle(words["scale_title"].format(probe=_named(cmp.probe_token, cmp.probe)))
     _finish(fig, words, tokens=[cmp.probe_token or "", *labels])  # before the labels: it sets the layout
     points = np.column_stack([cmp.cos_before, cmp.cos_after]).astype(np.float64)  # (k, 2)
-    placement = place_labels(right, points, [_drawn(label) for label in labels], family=list(fonts.families()))
+    diagonal = np.repeat(np.linspace(lo, hi, 60)[:, None], 2, axis=1)  # (60, 2): labels keep off the after = before line
+    placement = place_labels(right, points, [_drawn(label) for label in labels], points=np.vstack([points, diagonal]),
+                             family=list(fonts.families()))
     if placement.unplaced:
         right.set_title(words["direction_stays"] + "\n" + words["scale_unplaced"].format(
             left=format_value(len(placement.unplaced))), fontsize=10)
