@@ -140,6 +140,7 @@
     };
     ["x", "y", "z"].slice(0, data.dims).forEach((axis, c) => { update[axis] = [rows.map((r) => coords[c][r])]; });
     restyle(update, 1);
+    if (ringed.length) restyle({text: [ringLabels()]}, 2);  // a match now in the selection loses its ring label
     recolour();
     drawSelection();
   }
@@ -239,10 +240,16 @@
     ringPending = false;
     const rings = {};
     ["x", "y", "z"].slice(0, data.dims).forEach((axis, c) => { rings[axis] = [ringed.map((i) => coords[c][i])]; });
-    // The matches listed in the panel carry their token beside the ring; the rest are rings only.
-    rings.text = [ringed.map((i, rank) => (rank < MATCHES_LISTED ? plotlyText(shown(ids[i])) : ""))];
+    rings.text = [ringLabels()];
     if (!drawn) return restyle(rings, 2);
     Plotly.update(plot, rings, ringed.length ? zoomTo(ringed) : {}, [2]);
+  }
+
+  // The matches listed in the panel carry their token beside the ring; the rest are rings only, and so are
+  // matches already labelled as the selection or its neighbours (one label per point, not two on top).
+  function ringLabels() {
+    const labelled = new Set(overlay);
+    return ringed.map((i, rank) => (rank < MATCHES_LISTED && !labelled.has(i) ? plotlyText(shown(ids[i])) : ""));
   }
 
   const extent = coords.map((values) => range(values, values.keys()));
