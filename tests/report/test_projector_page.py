@@ -242,7 +242,9 @@ const [script, dataFile] = process.argv.slice(2);
 const DATA = fs.readFileSync(dataFile, "utf8");
 const elements = {}, plotEvents = {}, domEvents = {};
 function makeEl(id) {
+  const axis = {l2p: (v) => 1000 * v};  // data -> screen pixels, as Plotly's axes give them
   return {id, dataset: {}, hidden: false, textContent: "", style: {}, children: [], value: "",
+    _fullLayout: {xaxis: axis, yaxis: axis},
     tHead: {replaceChildren() {}}, tBodies: [{replaceChildren() {}}],
     replaceChildren(...c) { this.children = c; }, append(...c) { this.children.push(...c); },
     appendChild(c) { this.children.push(c); },
@@ -256,7 +258,9 @@ global.document = {body: {dataset: {}}, querySelectorAll: () => [], createTextNo
 global.window = {WebGLRenderingContext: function () {}};
 global.performance = {now: () => 0};
 global.requestAnimationFrame = (f) => f();
-global.Plotly = {newPlot: () => Promise.resolve(), restyle() {}, update() {}, relayout() {}};
+const restyled = [];
+global.Plotly = {newPlot: () => Promise.resolve(), restyle(plot, update, traces) { restyled.push([update, traces]); },
+  update: () => Promise.resolve(), relayout() {}};
 eval(fs.readFileSync(script, "utf8"));
 const shownToken = () => el("selected-token").children[0].textContent;
 setTimeout(() => {
@@ -269,6 +273,7 @@ setTimeout(() => {
   hover({customdata: JSON.parse(DATA).rows.ids[3]});
   fire("pointerdown", 10, 10); fire("pointerup", 60, 10);                     // a drag turns the scene
   out.dragged = shownToken();
+  out.labels = restyled.filter(([u, t]) => String(t) === "1,2").map(([u]) => u.text[0]).pop() || null;
   process.stdout.write(JSON.stringify(out));
 }, 0);
 function DATA_IDS() { return JSON.parse(DATA).rows.ids; }
@@ -297,3 +302,27 @@ def test_a_click_where_a_label_shows_selects_that_point(table, tmp_path, dims):
         assert shown["clicked"] == token[ids[2]] and shown["dragged"] == token[ids[2]]
     else:  # 2-D keeps Plotly's own click: hovering and pressing alone select nothing
         assert shown["clicked"] == shown["dragged"] == "w40"
+
+
+def test_labels_that_would_touch_on_screen_are_thinned(table, tmp_path):
+    """In 2-D the selection's labels are kept greedily, the selected token first: one whose box would touch a
+    kept label on the screen is left to hover. Here every point sits on one spot but one."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    result = embedlab.projector(table, sample=30, k=3, probe="w20")
+    data = page_data(page.projector_html(result, "en"))
+    ids, n = data["rows"]["ids"], len(data["rows"]["ids"])
+    cos = data["neighbors"]["cosine"]["ids"][ids.index(data["probe"])]
+    far = ids.index(cos[-1])  # the last cosine neighbour, alone at x = 1 (1,000 pixels away)
+    trace = data["figure"]["data"][0]
+    trace["x"], trace["y"] = [1.0 if i == far else 0.0 for i in range(n)], [0.0] * n
+    (tmp_path / "data.json").write_text(json.dumps(data), encoding="utf-8")
+    (tmp_path / "harness.js").write_text(NODE_HARNESS, encoding="utf-8")
+    script = Path(page.__file__).with_name("projector.js")
+    done = subprocess.run([node, str(tmp_path / "harness.js"), str(script), str(tmp_path / "data.json")],
+                          check=True, capture_output=True, text=True, timeout=60)
+    labels = json.loads(done.stdout)["labels"]
+    token = dict(zip(data["named"]["ids"], data["named"]["tokens"]))
+    assert labels[0] == "w20"  # the selected point keeps its label
+    assert sorted(t for t in labels if t) == sorted(["w20", token[cos[-1]]])  # the far one too; the rest on hover

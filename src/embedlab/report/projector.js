@@ -134,7 +134,7 @@
     for (const id of groups.keys()) if (rowOf.has(id)) rows.push(rowOf.get(id));
     overlay = rows;
     const update = {
-      text: [rows.map((r) => plotlyText(shown(ids[r])))],
+      text: [overlayLabels()],
       hovertext: [rows.map((r) => hoverText(ids[r]))],
       customdata: [rows.map((r) => ids[r])],
     };
@@ -242,14 +242,48 @@
     ["x", "y", "z"].slice(0, data.dims).forEach((axis, c) => { rings[axis] = [ringed.map((i) => coords[c][i])]; });
     rings.text = [ringLabels()];
     if (!drawn) return restyle(rings, 2);
-    Plotly.update(plot, rings, ringed.length ? zoomTo(ringed) : {}, [2]);
+    Plotly.update(plot, rings, ringed.length ? zoomTo(ringed) : {}, [2]).then(relabel);  // the zoom moved them
   }
 
+  // -- labels: Plotly places none, so they are thinned here -------------------------------
+
+  // Which of the selection's points (the selected one first, then its neighbours) and of the listed search
+  // matches carry a text label: in 2-D, greedily in that order, a label is left out (its token shows on
+  // hover) when its box would touch one kept before it on the screen; 3-D scenes keep them all.
+  const LABEL_HEIGHT = 18;  // pixels: a 14-pixel label and a gap
+  function labelsKept() {
+    const rows = [...overlay];
+    const inOverlay = new Set(overlay);
+    ringed.slice(0, MATCHES_LISTED).forEach((i) => { if (!inOverlay.has(i)) rows.push(i); });
+    const keep = new Set();
+    if (data.dims !== 2 || !drawn) {
+      rows.forEach((r) => keep.add(r));
+      return keep;
+    }
+    const xa = plot._fullLayout.xaxis, ya = plot._fullLayout.yaxis, boxes = [];
+    for (const r of rows) {
+      const x = xa.l2p(coords[0][r]), y = ya.l2p(coords[1][r]);
+      const half = 4 * Math.max(2, shown(ids[r]).length);  // about half a label's width at 14 pixels
+      if (boxes.some(([bx, by, bh]) => Math.abs(bx - x) < bh + half + 4 && Math.abs(by - y) < LABEL_HEIGHT)) continue;
+      boxes.push([x, y, half]);
+      keep.add(r);
+    }
+    return keep;
+  }
+  function overlayLabels() {
+    const keep = labelsKept();
+    return overlay.map((r) => (keep.has(r) ? plotlyText(shown(ids[r])) : ""));
+  }
   // The matches listed in the panel carry their token beside the ring; the rest are rings only, and so are
   // matches already labelled as the selection or its neighbours (one label per point, not two on top).
   function ringLabels() {
-    const labelled = new Set(overlay);
-    return ringed.map((i, rank) => (rank < MATCHES_LISTED && !labelled.has(i) ? plotlyText(shown(ids[i])) : ""));
+    const keep = labelsKept(), labelled = new Set(overlay);
+    return ringed.map((i, rank) => (rank < MATCHES_LISTED && !labelled.has(i) && keep.has(i) ? plotlyText(shown(ids[i])) : ""));
+  }
+  // After a zoom or a pan the points sit elsewhere on the screen: thin the labels again.
+  function relabel() {
+    if (data.dims !== 2) return;
+    Plotly.restyle(plot, {text: [overlayLabels(), ringLabels()]}, [1, 2]);
   }
 
   const extent = coords.map((values) => range(values, values.keys()));
@@ -352,6 +386,8 @@
       if (rowOf.has(id)) select(rowOf.get(id));
     });
     if (data.dims === 3) clickWhereHovered();
+    relabel();  // now that the points have screen positions
+    plot.on("plotly_relayout", (event) => { if (Object.keys(event).some((key) => /axis/.test(key))) relabel(); });
     const input = document.getElementById("search");
     input.addEventListener("input", () => search(input.value));
     input.addEventListener("keydown", (e) => {
