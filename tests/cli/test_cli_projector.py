@@ -130,3 +130,14 @@ def test_export_needs_a_format(capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(["export"])
     assert exc.value.code == 2 and "--format" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag, value", [("--tokens", "1,2,kingz"), ("--probe", "kingz")])
+def test_a_missing_token_reads_the_same_in_plot_and_projector(plots, tmp_path, capsys, flag, value):
+    """One function resolves tokens for both commands (vocabulary.resolve_ids), so one message."""
+    assert cli.main(["projector", flag, value, "--out", str(tmp_path / "p.html")]) == 1
+    projector = capsys.readouterr().err.split("error: ", 1)[1]
+    assert cli.main(["plot", "projection", flag, value, "--out", str(tmp_path / "p.png"), "--quiet"]) == 1
+    plot = capsys.readouterr().err.split("error: ", 1)[1]
+    assert plot == projector
+    assert projector.startswith(f"{flag} 'kingz': expected a token id in [0, 512)")
