@@ -94,12 +94,14 @@ def hf_families(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def local_cluster():
     """A Dask ``LocalCluster`` of 2 worker processes, 1 thread each, for the module's tests; closed after.
 
-    Kept cheap: no dashboard, 1 GiB per worker. The workers are new processes that import
+    Kept cheap: no dashboard, 1 GiB per worker; every port a free one. The workers are new processes that import
     embedlab as this process does (they inherit PYTHONPATH and the working folder).
     """
     distributed = pytest.importorskip("distributed")
+    # No dashboard; its HTTP server still starts, on a free port (":0"): the default, 8787, may be taken
+    # by another cluster on this machine, and the fallback warns ("Port 8787 is already in use").
     cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, memory_limit="1GiB",
-                                       dashboard_address=None)
+                                       dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"})
     try:
         yield cluster
     finally:

@@ -16,6 +16,8 @@ page says it is ready, saves a PNG, and prints what a person would notice:
 * ``hover_ms``: from moving the mouse onto the selected point until its label shows;
 * ``list_ms``, ``search_ms``: from typing ``--search`` into the search box until the list of
   matches shows, and until the rings and the zoom are drawn too;
+* ``click_selects``: in a 3-D page, whether clicking a point (found by hovering a grid until
+  a label shows) selects it in the panel;
 * ``outside``: every request the page made beyond its own file (there should be none);
 * ``errors``: every script error and console error.
 
@@ -31,6 +33,10 @@ Run::
     /tmp/shots/bin/python tools/screenshots.py glove.html --out shots/ --search king
     /tmp/shots/bin/python tools/screenshots.py out/embed_report.html --out shots/ --full-page
 
+Each PNG is named by the page's kind, table, language and file name
+(``projector-glove-en-glove.png``, ``report-minilm-ko-embed_report.png``), with ``-2`` for a
+repeat, so pages of the same name never overwrite each other.
+
 Chromium runs with --headless --no-sandbox --disable-gpu --disable-quic --no-first-run
 --disable-background-networking --disable-component-update --disable-sync and a new
 --user-data-dir; WebGL (Plotly's 3-D and large 2-D scatters) then runs on SwiftShader,
@@ -42,6 +48,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -76,15 +83,16 @@ def main(argv: list[str] | None = None) -> int:
             profile, executable_path=args.chromium, headless=True, args=FLAGS,
             viewport={"width": width, "height": height})
         try:
+            taken: set[str] = set()
             for page_path in args.pages:
-                print(json.dumps(shoot(browser, page_path, args, profile), ensure_ascii=False))
+                print(json.dumps(shoot(browser, page_path, args, profile, taken), ensure_ascii=False))
         finally:
             browser.close()
     return 0
 
 
-def shoot(browser, path: Path, args: argparse.Namespace, profile: str) -> dict:
-    """Open one page, wait until ready, save its PNG(s); return what was measured."""
+def shoot(browser, path: Path, args: argparse.Namespace, profile: str, taken: set[str]) -> dict:
+    """Open one page, wait until ready, save its PNG(s) under a name of their own; return what was measured."""
     page = browser.new_page()
     cpu_before = chromium_cpu_seconds(profile)
     outside, errors = [], []
@@ -104,18 +112,64 @@ def shoot(browser, path: Path, args: argparse.Namespace, profile: str) -> dict:
         found.update(hover(page))
     else:
         found["ready_ms"] = int(page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd"))
-    png = args.out / f"{path.stem}.png"
+    name = shot_name(page, path, taken)
+    png = args.out / f"{name}.png"
     page.screenshot(path=str(png), full_page=args.full_page)
     found["png"] = str(png)
+    if projector:
+        found.update(click_3d(page))  # after the PNG: it shows the page as it opens
     if projector and args.search:
         found["list_ms"], found["search_ms"] = search(page, args.search)
         found["matches"] = page.inner_text("#match-count")
-        png = args.out / f"{path.stem}-search.png"
+        png = args.out / f"{name}-search.png"
         page.screenshot(path=str(png), full_page=args.full_page)
         found["search_png"] = str(png)
     found["outside"], found["errors"] = outside, errors
     page.close()
     return found
+
+
+def shot_name(page, path: Path, taken: set[str]) -> str:
+    """A file name no other page of this run has: the page's kind, its table, its language and the file's
+    own name (``projector-glove-en-glove``), so that pages of the same name in different folders, or
+    of several models and languages, never overwrite each other's PNGs; a repeat gets ``-2``, ``-3``."""
+    kind = "projector" if page.evaluate("Boolean(document.getElementById('embedlab-data'))") else "report"
+    title = page.evaluate("document.title") or ""
+    table = title.split(":")[0].split("—")[0]  # the table's name leads the title: "glove: 10,000 points ..."
+    lang = page.evaluate("document.documentElement.lang") or "xx"
+    parts = [kind, table, lang, path.stem]
+    name = "-".join(p for p in (re.sub(r"[^\w.]+", "_", part).strip("_.")[:40] for part in parts) if p)
+    unique, count = name, 1
+    while unique in taken:
+        count += 1
+        unique = f"{name}-{count}"
+    taken.add(unique)
+    return unique
+
+
+def click_3d(page) -> dict:
+    """In a 3-D scene, find a point by hovering a grid until a label shows, click there as a person
+    does (press, a short hold, release), and say whether the panel then shows that point."""
+    box = page.evaluate("""() => { const plot = document.getElementById('plot');
+        if (!plot.data || !plot.data[0] || plot.data[0].type !== 'scatter3d') return null;
+        const r = plot.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; }""")
+    if box is None:
+        return {}
+    before = page.inner_text("#selected-token")
+    for gy in range(10, 91, 4):
+        for gx in range(10, 91, 4):
+            x, y = box[0] + box[2] * gx / 100, box[1] + box[3] * gy / 100
+            page.mouse.move(x, y)
+            page.wait_for_timeout(40)
+            label = page.evaluate("[...document.querySelectorAll('g.hovertext')].map((g) => g.textContent).join(' ')")
+            if label and label.split("id ")[0] not in before:
+                page.mouse.down()
+                page.wait_for_timeout(80)
+                page.mouse.up()
+                page.wait_for_timeout(300)
+                after = page.inner_text("#selected-token")
+                return {"click_label": label, "click_selects": after != before and label.split("id ")[0] in after}
+    return {"click_selects": None}
 
 
 def chromium_cpu_seconds(profile: str) -> float:

@@ -32,7 +32,9 @@ from typing import Any, Sequence
 
 from .report.locales import DEFAULT_LANGUAGE, check_language
 
-__all__ = ["OPTIONS", "plot"]
+__all__ = ["OPTIONS", "PLOT_SAMPLE", "plot"]
+
+PLOT_SAMPLE = 60  # points of a projection figure in all, as --sample counts them in plot and projector
 
 # figure -> the options it takes (each a keyword of ``plot``)
 OPTIONS: dict[str, tuple[str, ...]] = {
@@ -66,8 +68,9 @@ def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (
         The figure's own options (``OPTIONS[figure]``): ``probe`` (token or id;
         default as ``resolve_probe``), ``k`` (neighbours; default 10, 5 for
         ``neighbors``, shrunk to V - 1), ``method`` (pca, tsne, umap), ``tokens``
-        (rows to project instead of the probe's), ``sample`` (random rows added,
-        40), ``seed`` (0), ``perplexity`` (t-SNE), ``metric`` (the distance t-SNE
+        (rows to project instead of the probe's), ``sample`` (points in all: the
+        probe, its k cosine and k dot neighbours, then random rows; ``PLOT_SAMPLE``
+        or V), ``seed`` (0), ``perplexity`` (t-SNE), ``metric`` (the distance t-SNE
         and UMAP keep: cosine, the default, or euclidean), ``top`` (longest rows
         labelled, 10 or V), ``stretch_factor`` (4.0), ``max_positions`` (T_max
         of a sinusoidal table for a table without positions, 512), ``widths``
@@ -107,6 +110,7 @@ def _projection(table: Any, fig: Any, lang: str, *, probe: Any, method: str | No
                 k: int | None, sample: int | None, seed: int | None, perplexity: float | None,
                 metric: str | None) -> Any:
     from .api import resolve_probe
+    from .engine.vocabulary import resolve_ids
     from .measure import projection
     from .report import plots
 
@@ -117,10 +121,11 @@ def _projection(table: Any, fig: Any, lang: str, *, probe: Any, method: str | No
         given = [name for name, value in (("probe", probe), ("k", k), ("sample", sample)) if value is not None]
         if given:
             raise TypeError(f"{', '.join(given)} do not apply with tokens: the rows projected are the tokens given")
-        ids, groups = [table.token_id(t) for t in tokens], None
+        ids, groups = resolve_ids(tokens, table.V, table.vocabulary, parameter="tokens"), None
     else:
-        ids, groups = projection.choose_rows(table, resolve_probe(table, probe), k=10 if k is None else k,
-                                             sample=40 if sample is None else sample, seed=seed)
+        ids, groups = projection.choose_rows(table, resolve_probe(table, probe), k=min(10, table.V - 1) if k is None
+                                             else k, sample=min(PLOT_SAMPLE, table.V) if sample is None else sample,
+                                             seed=seed)
     proj = projection.project(table, ids, method, groups=groups, seed=seed, perplexity=perplexity, metric=metric)
     return plots.projection_figure(proj, fig, lang=lang)
 

@@ -22,8 +22,6 @@ def run(capsys, *argv):
     (["params", "--vocab", "512", "--d-model", "64", "--dtype", "fp8"],
      "--dtype 'fp8': expected one of fp32, fp16, bf16, int8, int4"),
     (["hubs", "--top", "0"], "--top 0: expected an int >= 1"),
-    (["plot", "positions", "--max-positions", "1", "--quiet"], "--max-positions 1: expected an int of at least 2"),
-    (["plot", "neighbors", "--stretch-factor", "-2", "--quiet"], "--stretch-factor -2: expected a finite number above 0"),
     (["report", "--stretch-factor", "0"], "--stretch-factor 0: expected a finite number above 0"),
 ])
 def test_a_library_error_names_the_flag_the_value_and_what_is_allowed(tmp_path, monkeypatch, capsys, argv, line):

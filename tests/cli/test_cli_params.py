@@ -55,7 +55,7 @@ def test_config_form(tmp_path, capsys):
     code, out, _ = run(capsys, "--config", str(config), "--factor", "3")
     assert code == 0
     assert "n_embd=768" in out and "38,597,376" in out and "786,432" in out
-    assert "total (tables only)" in out and "V=150771" in out
+    assert "total (tables only)" in out and "V=150,771" in out
 
 
 def test_checkpoint_form_with_a_stored_twice_head(tmp_path, capsys):

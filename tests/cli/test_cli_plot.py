@@ -86,13 +86,59 @@ def test_report_html_measures_the_lab_once(tmp_path, monkeypatch):
 @pytest.mark.parametrize("argv, message", [
     (["projection", "--tokens", ""], "empty item"),
     (["projection", "--tokens", "1,,2"], "empty item"),
-    (["projection", "--sample", "-1"], "--sample -1: expected an int of at least 0"),
-    (["neighbors", "--k", "0"], "--k 0: expected an int of at least 1"),
+    (["projection", "--sample", "20"], "--sample 20: expected an int from 21 (the probe and its 10 + 10 neighbours)"),
+    (["neighbors", "--k", "512"], "--k 512"),
 ])
 def test_more_bad_input(tmp_path, capsys, argv, message):
     assert cli.main(["plot", *argv, "--out", str(tmp_path / "f.png"), "--quiet"]) == 1
     assert message in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["plot", "projection", "--sample", "0"], "argument --sample: expected an int of at least 1 (points in all)"),
+    (["plot", "projection", "--k", "0"], "argument --k: expected an int of at least 1"),
+    (["plot", "projection", "--seed", "-1"], "argument --seed: expected an int of at least 0 (a seed)"),
+    (["plot", "projection", "--method", "tsne", "--perplexity", "0"], "argument --perplexity: expected a number above 0"),
+    (["plot", "projection", "--method", "tsne", "--perplexity", "nan"], "argument --perplexity: expected a number"),
+    (["plot", "norms", "--top", "0"], "argument --top: expected an int of at least 1 (rows), got '0'"),
+    (["plot", "neighbors", "--stretch-factor", "inf"], "argument --stretch-factor: expected a number above 0"),
+    (["plot", "neighbors", "--stretch-factor", "-2"], "argument --stretch-factor: expected a number above 0"),
+    (["plot", "positions", "--max-positions", "1"], "argument --max-positions: expected an int of at least 2"),
+    (["plot", "bands", "--base", "1"], "argument --base: expected a number above 1"),
+    (["export", "--format", "projector", "--limit", "0"], "argument --limit: expected an int of at least 1 (rows)"),
+    (["compress", "--queries", "0"], "argument --queries: expected an int of at least 1"),
+    (["compress", "--k", "-2"], "argument --k: expected an int of at least 1"),
+    (["compress", "--rescore", "0"], "argument --rescore: expected an int of at least 1"),
+    (["compress", "--pq-m", "0"], "argument --pq-m: expected an int of at least 1"),
+    (["compress", "--seed", "-1"], "argument --seed: expected an int of at least 0"),
+])
+def test_bad_numbers_are_usage_errors(capsys, argv, message):
+    """Numbers refused whatever the table (0 points, a negative seed) are usage errors, exit 2 with the usage."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.startswith("usage: embedlab ") and message in err
+
+
+def test_sample_help_is_the_same_in_plot_and_projector(capsys):
+    """--sample counts the points in all in both commands, and says so in the same words."""
+    helps = []
+    for argv in (["plot", "projection", "--help"], ["projector", "--help"]):
+        with pytest.raises(SystemExit):
+            cli.main(argv)
+        text = " ".join(capsys.readouterr().out.split())
+        helps.append(text[text.index("--sample SAMPLE points"):].split(" --")[0])
+    assert helps[0].replace("60", "N") == helps[1].replace("2,000", "N")
+    assert "points in all: the probe, its k cosine and k dot neighbours, then random rows" in helps[0]
+
+
+def test_plot_sample_counts_every_point(tmp_path):
+    import embedlab
+
+    fig = embedlab.plot("projection", sample=30, lang="en")
+    drawn = sum(len(c.get_offsets()) for c in fig.axes[0].collections)
+    assert drawn == 30
 
 
 @pytest.mark.parametrize("argv", [["norms", "--out", "x.jpg"], ["norms", "--size", "100000x100000"]])
@@ -204,14 +250,14 @@ def test_metric_reaches_the_projection_and_its_title(tmp_path, monkeypatch, metr
     monkeypatch.setattr(projection, "project", lambda *a, **kw: seen.append(kw) or real(*a, **kw))
     out = tmp_path / "f.png"
     given = [] if metric is None else ["--metric", metric]
-    assert cli.main(["plot", "projection", "--method", "tsne", *given, "--sample", "12", "--out", str(out),
+    assert cli.main(["plot", "projection", "--method", "tsne", *given, "--sample", "30", "--out", str(out),
                      "--quiet"]) == 0
     assert png_size(out) == (1200, 800)
     assert seen[0]["metric"] == metric  # None: the library's default, cosine
 
     import embedlab
 
-    fig = embedlab.plot("projection", method="tsne", sample=12, lang="en",
+    fig = embedlab.plot("projection", method="tsne", sample=30, lang="en",
                         **({} if metric is None else {"metric": metric}))
     assert f"keeps {metric or 'cosine'} neighbourhoods" in fig.axes[0].get_title()
 
@@ -227,5 +273,5 @@ def test_the_pca_title_says_how_many_rows_it_was_fitted_on():
     import embedlab
 
     title = embedlab.plot("projection", lang="en").axes[0].get_title()  # the seed table: V = 512, all fitted
-    assert title == ("PCA of 52 rows of the seed table: directions of largest euclidean variance, "
+    assert title == ("PCA of 60 rows of the seed table: directions of largest euclidean variance, "
                      "fitted on 512 rows")

@@ -40,13 +40,13 @@ def test_projector_3d_with_tokens(plots, tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--sample", "0"], "--sample 0: expected an int from 21 (the probe and its 10 + 10 neighbours) to V = 512"),
+    (["--sample", "20"], "--sample 20: expected an int from 21 (the probe and its 10 + 10 neighbours) to V = 512"),
     (["--sample", "513"], "--sample 513: expected an int from 21"),
     (["--tokens", "1,2,999"], "--tokens 999: expected a token id in [0, 512)"),
     (["--tokens", "1,2,king"], "--tokens 'king': expected a token id in [0, 512) (the table has no vocabulary)"),
     (["--tokens", "1,2,id:1"], "tokens '1' and 'id:1' name the same row (id 1)"),
     (["--tokens", "1,2"], "a 2-D projection by pca needs at least 3 points, got 2"),
-    (["--k", "0"], "--k 0: expected an int from 1 to V-1"),
+    (["--k", "512"], "--k 512: expected an int from 1 to V-1"),
 ])
 def test_projector_bad_input_is_one_line_and_no_file(plots, tmp_path, capsys, argv, message):
     out = tmp_path / "p.html"
@@ -61,6 +61,11 @@ def test_projector_bad_input_is_one_line_and_no_file(plots, tmp_path, capsys, ar
     (["--dims", "4"], "invalid choice: 4"),
     (["--sample", "10", "--tokens", "1,2,3"], "not allowed with argument"),
     (["--out", "p.png"], "must be an .html file name"),
+    (["--sample", "0"], "argument --sample: expected an int of at least 1 (points in all), got '0'"),
+    (["--sample", "-3"], "argument --sample: expected an int of at least 1 (points in all), got '-3'"),
+    (["--k", "0"], "argument --k: expected an int of at least 1 (neighbours per list), got '0'"),
+    (["--seed", "-1"], "argument --seed: expected an int of at least 0 (a seed), got '-1'"),
+    (["--seed", "x"], "argument --seed: expected an int of at least 0 (a seed), got 'x'"),
 ])
 def test_projector_usage_errors(plots, tmp_path, capsys, argv, message):
     with pytest.raises(SystemExit) as exc:
@@ -110,7 +115,7 @@ def test_export_the_seed_table(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--limit", "0"], "--limit 0: expected an int from 1 to V = 512"),
+    (["--limit", "513"], "--limit 513: expected an int from 1 to V = 512"),
     (["--metadata", "token"], "--metadata 'token': expected id (this table has no vocabulary)"),
     (["--metadata", "id,norm"], "--metadata 'id,norm': expected one or more of token, id, each once"),
 ])
@@ -125,3 +130,14 @@ def test_export_needs_a_format(capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(["export"])
     assert exc.value.code == 2 and "--format" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag, value", [("--tokens", "1,2,kingz"), ("--probe", "kingz")])
+def test_a_missing_token_reads_the_same_in_plot_and_projector(plots, tmp_path, capsys, flag, value):
+    """One function resolves tokens for both commands (vocabulary.resolve_ids), so one message."""
+    assert cli.main(["projector", flag, value, "--out", str(tmp_path / "p.html")]) == 1
+    projector = capsys.readouterr().err.split("error: ", 1)[1]
+    assert cli.main(["plot", "projection", flag, value, "--out", str(tmp_path / "p.png"), "--quiet"]) == 1
+    plot = capsys.readouterr().err.split("error: ", 1)[1]
+    assert plot == projector
+    assert projector.startswith(f"{flag} 'kingz': expected a token id in [0, 512)")

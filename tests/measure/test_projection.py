@@ -139,7 +139,7 @@ def test_fixed_seed_same_picture(table, method):
 
 
 def test_choose_rows_groups(table):
-    ids, groups = projection.choose_rows(table, "t0", k=3, sample=5, seed=1)
+    ids, groups = projection.choose_rows(table, "t0", k=3, sample=12, seed=1)
     assert ids[0] == 0 and groups[0] == "probe"
     cos = table.nearest([0], 3, "cosine").ids[0].tolist()
     dot = table.nearest([0], 3, "dot").ids[0].tolist()
@@ -150,7 +150,8 @@ def test_choose_rows_groups(table):
             assert i in cos and i not in dot
         elif g == "dot":
             assert i in dot and i not in cos
-    assert groups.count("sample") == 5
+    assert len(ids) == 12  # points in all, as --sample counts them in plot and projector
+    assert groups.count("sample") == 12 - len({0, *cos, *dot})
     assert len(set(ids.tolist())) == len(ids)
 
 

@@ -116,6 +116,24 @@ def test_a_row_of_rotated_labels_stays_a_row():
     assert all(abs(b[1] - bottom) < 3 for b in boxes)  # each rises from the row
 
 
+@pytest.mark.parametrize("scale", ["linear", "log"])
+def test_a_long_label_in_a_row_gets_room_above_not_dropped(scale):
+    """A row with room sideways keeps a label taller than the room above its start: the axes grow up."""
+    fig, ax, _ = scatter(0)
+    ax.set_yscale(scale)
+    ax.set_xlim(0, 10)
+    ax.set_ylim(1, 100)
+    anchors = np.column_stack([[2.0, 5.0, 8.0], [1.5, 1.5, 1.5]])  # (3, 2): far apart, room along x
+    row = np.column_stack([anchors[:, 0], np.full(3, 50.0)])  # the row starts near the top
+    texts = ["a (1.5)", "http://www.nyse.com/" + "x" * 30 + " (12.43)", "b (1.5)"]
+    placement = labels.place_labels(ax, anchors, texts, start=row, direction="x", rotation=90)
+    boxes = check(fig, ax, placement, 3)
+    assert placement.unplaced == () and sorted(p.text for p in placement.placed) == sorted(texts)
+    assert ax.get_ylim()[1] > 100  # the top was raised: the row's start is where it was
+    start = ax.transData.transform((0, 50.0))[1]
+    assert all(abs(b[1] - start) < 3 for b in boxes)
+
+
 def test_the_same_call_places_the_same_boxes():
     runs = []
     for _ in range(2):

@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("matplotlib")
 
 from matplotlib.colors import to_rgba  # noqa: E402
+from matplotlib.ticker import FixedFormatter, FuncFormatter  # noqa: E402
 
 import embedlab  # noqa: E402
 from embedlab import embed  # noqa: E402
@@ -44,7 +45,7 @@ def result():
 def _draw(name, table, result, lang):
     """Every figure of the module, by name, in ``lang``."""
     if name == "projection":
-        ids, groups = projection.choose_rows(table, "w0", k=4, sample=10)
+        ids, groups = projection.choose_rows(table, "w0", k=4, sample=19)
         return plots.projection_figure(projection.project(table, ids, "pca", groups=groups), lang=lang)
     if name == "norms":
         return plots.norms_figure(norm_distribution(table, top=4), lang=lang)
@@ -173,6 +174,43 @@ def test_large_counts_read_in_millions_and_thousands():
     assert sorted(t.get_text() for t in ax.texts) == sorted(f"{n:,}" for n in (V_ * D_, 2 * V_ * D_, 2 * V_ * D_,
                                                                                4 * V_ * D_))
     assert [t.get_text() for t in ax.get_xticklabels()] == ["V = 30,522", "V = 61,044"]
+
+
+def _tick_value(text):
+    """A tick label read back by a second reader: '1.5K' -> 1500.0, '\u22120.5' -> -0.5."""
+    m = re.fullmatch(r"(\N{MINUS SIGN}?)([0-9]+(?:\.[0-9]+)?)([KMBT]?)", text)
+    assert m, f"tick label {text!r} is not a plain number with an optional K, M, B, T"
+    scale = {"": 1, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}[m[3]]
+    return (-1 if m[1] else 1) * float(m[2]) * scale
+
+
+def test_every_tick_follows_one_rule_for_numbers():
+    """One rule on every axis, linear and log: K, M from 1,000 up, plain below; no '1,000' beside '10K'."""
+    rng = np.random.default_rng(0)
+    wide = EmbeddingTable(rng.normal(size=(20000, 4)) * rng.lognormal(size=(20000, 1)))
+    figs = [plots.norms_figure(norm_distribution(wide, top=3), lang="en"),  # log counts up to ~10K
+            plots.bands_figure({512: wavelengths(512, 10000.0)}, 10000.0, lang="en"),  # log up to ~60K
+            plots.params_figure(SimpleNamespace(vocab=30522, bigger_vocab=61044, dim=384, tied_params=30522 * 384,
+                                                untied_params=2 * 30522 * 384, bigger_tied=2 * 30522 * 384,
+                                                bigger_untied=4 * 30522 * 384), lang="en")]
+    seen = set()
+    for fig in figs:
+        for axis in _rendered_axes(fig):
+            low, high = sorted(axis.get_view_interval())
+            shown = [(float(t.get_position()[axis.axis_name == "y"]), t.get_text()) for t in axis.get_ticklabels()]
+            if isinstance(axis.get_major_formatter(), (FixedFormatter, FuncFormatter)):
+                continue  # words (the bands' rows, the V = ... groups), not a number scale
+            shown = [(v, t) for v, t in shown if t and low <= v <= high]
+            largest = max((abs(v) for v, _ in shown), default=0.0)
+            for value, text in shown:
+                assert "," not in text, text
+                assert _tick_value(text) == pytest.approx(value, rel=1e-6, abs=1e-9), (text, value)
+                unit = text[-1] if text[-1] in "KMBT" else ""
+                # K from 1,000 on, never before: each tick on a log axis, the largest on a linear one
+                reach = abs(value) if axis.get_scale() == "log" else largest
+                assert value == 0 or (unit != "") == (reach >= 1000), (text, value)  # 0 is "0"
+                seen.add(unit)
+    assert {"", "K", "M"} <= seen  # the figures do show every kind
 
 
 def test_a_tsne_title_names_the_method_as_the_field_does_and_rounds_its_settings(table):

@@ -10,7 +10,7 @@ pytest.importorskip("matplotlib")
 
 from embedlab import embed  # noqa: E402
 from embedlab.measure import lab, projection  # noqa: E402
-from embedlab.report import plots  # noqa: E402
+from embedlab.report import labels, plots  # noqa: E402
 from embedlab.measure.norms import norm_distribution  # noqa: E402
 from embedlab.engine.table import EmbeddingTable  # noqa: E402
 
@@ -80,7 +80,7 @@ def unlabelled_note(fig):
 
 
 def test_projection_points_are_the_projection(table):
-    ids, groups = projection.choose_rows(table, "w0", k=4, sample=10)
+    ids, groups = projection.choose_rows(table, "w0", k=4, sample=19)
     proj = projection.project(table, ids, "pca", groups=groups)
     fig = plots.projection_figure(proj, lang="en")
     ax = fig.axes[0]
@@ -113,7 +113,7 @@ def test_a_dense_projection_labels_a_few_says_how_many_are_not_and_nothing_overl
     # 200 rows in a tight cloud at a small size: the probe and neighbours first, then a few samples.
     rng = np.random.default_rng(8)
     dense = EmbeddingTable(rng.normal(size=(400, 6)), vocabulary=[f"token{i}" for i in range(400)])
-    ids, groups = projection.choose_rows(dense, "token0", k=10, sample=180)
+    ids, groups = projection.choose_rows(dense, "token0", k=10, sample=200)
     proj = projection.project(dense, ids, "pca", groups=groups)
     fig = plots.projection_figure(proj, plots.new_figure(640, 480), lang="en")
     ax = fig.axes[0]
@@ -190,6 +190,26 @@ def test_scale_figure(table):
     assert np.allclose(cmp.cos_before, cmp.cos_after)
 
 
+def test_scale_points_carry_their_tokens_without_overlap(table):
+    """Every point of the cosine scatter is labelled with its row's token, boxes apart, by its point."""
+    ids = list(range(1, 11))
+    fig = plots.scale_figure(lab.compare_scale(table, 0, ids), lang="en")
+    right = fig.axes[1]
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    texts = [t for t in right.texts if t.get_text()]
+    assert sorted(t.get_text() for t in texts) == sorted(f"w{i}" for i in ids)
+    boxes = [tuple(t.get_window_extent(renderer).extents) for t in texts]
+    assert labels.overlapping_pairs(boxes) == []
+    frame = right.get_window_extent(renderer).extents
+    assert all(frame[0] <= b[0] and frame[1] <= b[1] and b[2] <= frame[2] and b[3] <= frame[3] for b in boxes)
+    points = dict(zip((f"w{i}" for i in ids), right.transData.transform(right.collections[0].get_offsets())))
+    for text, box in zip(texts, boxes):  # near its own point: within 110 pixels of the box
+        x, y = points[text.get_text()]
+        gap = np.hypot(max(box[0] - x, 0, x - box[2]), max(box[1] - y, 0, y - box[3]))
+        assert gap < 110, (text.get_text(), gap)
+
+
 def test_cost_and_params_figures_show_the_report_numbers():
     result = lab.measure(lab.ReferenceEngine(embed.make_table(16, 4, 0)), lab.LabSettings(probe=1, k=3, stretch_rank=2))
     cost = plots.cost_figure(result, lang="en").axes[0]
@@ -230,7 +250,13 @@ def test_positions_figure_without_a_learned_table():
     maps = position_maps(EmbeddingTable(np.eye(4)), max_positions=32)
     assert maps.learned is None and maps.sinusoidal_cosines.shape == (32, 32)
     fig = plots.positions_figure(maps, lang="en")
-    assert any("no learned position table" in t.get_text() for ax in fig.axes for t in ax.texts)
+    # no empty panel: every visible axes draws something, and the title says why one map is missing
+    assert all(ax.images or ax.lines or ax.collections for ax in fig.axes if ax.get_visible() and ax.axison)
+    assert not any(t.get_text() for ax in fig.axes for t in ax.texts)
+    assert [ax.get_title() for ax in fig.axes if ax.images] == ["cosine of positions p and q, sinusoidal"]
+    assert "array has no learned position table: the sinusoidal table alone is drawn" in fig.get_suptitle()
+    plot_axes = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
+    assert len(plot_axes) == 3
 
 
 def _offsets(fig):

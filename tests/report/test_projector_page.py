@@ -5,6 +5,7 @@ one ``<script type="application/json">``, parsed as JSON); expected neighbour
 lists come from an independent NumPy full sort over the whole table.
 """
 
+import html
 import json
 import re
 import shutil
@@ -213,3 +214,115 @@ def test_the_page_script_is_valid_javascript():
         pytest.skip("node is not installed")
     script = Path(page.__file__).with_name("projector.js")
     subprocess.run([node, "--check", str(script)], check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("lang", list(PROJECTOR_WORDS))
+def test_labels_only_where_they_cannot_pile_up(table, lang):
+    """Plotly places no labels: a cloud labels only the selection, its neighbours and the search matches
+    (the rest on hover), and the page says so; a handful of points is labelled in full."""
+    many = embedlab.projector(table, sample=30, k=3, probe="w20")
+    text = page.projector_html(many, lang)
+    traces = page_data(text)["figure"]["data"]
+    assert len(many.ids) > page.LABEL_ALL
+    assert traces[0]["mode"] == "markers"  # the cloud: hover only
+    assert traces[1]["mode"] == "markers+text" and traces[2]["mode"] == "markers+text"  # selection, matches
+    note = PROJECTOR_WORDS[lang]["labels_some"].format(matches=page.MATCHES_LABELLED)
+    assert f'<p class="hint" id="labels-note">{html.escape(note)}</p>' in text
+    script = re.search(r"const MATCHES_LISTED = (\d+);", page._asset("projector.js"))
+    assert int(script[1]) == page.MATCHES_LABELLED  # the matches listed are the matches labelled
+    few = embedlab.projector(table, tokens=["w41", "w42", "w43", "w44", "w45"])
+    text = page.projector_html(few, lang)
+    assert page_data(text)["figure"]["data"][0]["mode"] == "markers+text"
+    assert html.escape(PROJECTOR_WORDS[lang]["labels_all"]) in text
+
+
+NODE_HARNESS = r"""
+const fs = require("fs");
+const [script, dataFile] = process.argv.slice(2);
+const DATA = fs.readFileSync(dataFile, "utf8");
+const elements = {}, plotEvents = {}, domEvents = {};
+function makeEl(id) {
+  const axis = {l2p: (v) => 1000 * v};  // data -> screen pixels, as Plotly's axes give them
+  return {id, dataset: {}, hidden: false, textContent: "", style: {}, children: [], value: "",
+    _fullLayout: {xaxis: axis, yaxis: axis},
+    tHead: {replaceChildren() {}}, tBodies: [{replaceChildren() {}}],
+    replaceChildren(...c) { this.children = c; }, append(...c) { this.children.push(...c); },
+    appendChild(c) { this.children.push(c); },
+    addEventListener(type, f) { (domEvents[id + ":" + type] = domEvents[id + ":" + type] || []).push(f); },
+    on(type, f) { (plotEvents[type] = plotEvents[type] || []).push(f); }};
+}
+function el(id) { return elements[id] = elements[id] || makeEl(id); }
+global.document = {body: {dataset: {}}, querySelectorAll: () => [], createTextNode: (s) => ({textContent: s}),
+  getElementById: (id) => (id === "embedlab-data" ? {textContent: DATA} : el(id)),
+  createElement: (tag) => (tag === "canvas" ? {getContext: () => ({})} : makeEl(tag))};
+global.window = {WebGLRenderingContext: function () {}};
+global.performance = {now: () => 0};
+global.requestAnimationFrame = (f) => f();
+const restyled = [];
+global.Plotly = {newPlot: () => Promise.resolve(), restyle(plot, update, traces) { restyled.push([update, traces]); },
+  update: () => Promise.resolve(), relayout() {}};
+eval(fs.readFileSync(script, "utf8"));
+const shownToken = () => el("selected-token").children[0].textContent;
+setTimeout(() => {
+  const out = {start: shownToken()};
+  const fire = (type, x, y) => (domEvents["plot:" + type] || []).forEach((f) => f({clientX: x, clientY: y}));
+  const hover = (point) => (plotEvents.plotly_hover || []).forEach((f) => f({points: [point]}));
+  hover({curveNumber: 0, pointNumber: 2, data: {customdata: DATA_IDS()}});  // no customdata of its own
+  fire("pointerdown", 10, 10); fire("pointerup", 12, 11);                     // a click: 2 pixels of travel
+  out.clicked = shownToken();
+  hover({customdata: JSON.parse(DATA).rows.ids[3]});
+  fire("pointerdown", 10, 10); fire("pointerup", 60, 10);                     // a drag turns the scene
+  out.dragged = shownToken();
+  out.labels = restyled.filter(([u, t]) => String(t) === "1,2").map(([u]) => u.text[0]).pop() || null;
+  process.stdout.write(JSON.stringify(out));
+}, 0);
+function DATA_IDS() { return JSON.parse(DATA).rows.ids; }
+"""
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+def test_a_click_where_a_label_shows_selects_that_point(table, tmp_path, dims):
+    """projector.js run in node against a stand-in DOM: in 3-D a press and release where Plotly shows a
+    point's label selects it (Plotly's own 3-D click needs the marker's centre); a drag does not."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    result = embedlab.projector(table, tokens=["w41", "w42", "w43", "w44", "w45"], probe="w40", dims=dims)
+    data = page_data(page.projector_html(result, "en"))
+    (tmp_path / "data.json").write_text(json.dumps(data), encoding="utf-8")
+    (tmp_path / "harness.js").write_text(NODE_HARNESS, encoding="utf-8")
+    script = Path(page.__file__).with_name("projector.js")
+    done = subprocess.run([node, str(tmp_path / "harness.js"), str(script), str(tmp_path / "data.json")],
+                          check=True, capture_output=True, text=True, timeout=60)
+    shown = json.loads(done.stdout)
+    ids = data["rows"]["ids"]
+    token = dict(zip(data["named"]["ids"], data["named"]["tokens"]))
+    assert shown["start"] == "w40"  # the probe, selected first
+    if dims == 3:
+        assert shown["clicked"] == token[ids[2]] and shown["dragged"] == token[ids[2]]
+    else:  # 2-D keeps Plotly's own click: hovering and pressing alone select nothing
+        assert shown["clicked"] == shown["dragged"] == "w40"
+
+
+def test_labels_that_would_touch_on_screen_are_thinned(table, tmp_path):
+    """In 2-D the selection's labels are kept greedily, the selected token first: one whose box would touch a
+    kept label on the screen is left to hover. Here every point sits on one spot but one."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    result = embedlab.projector(table, sample=30, k=3, probe="w20")
+    data = page_data(page.projector_html(result, "en"))
+    ids, n = data["rows"]["ids"], len(data["rows"]["ids"])
+    cos = data["neighbors"]["cosine"]["ids"][ids.index(data["probe"])]
+    far = ids.index(cos[-1])  # the last cosine neighbour, alone at x = 1 (1,000 pixels away)
+    trace = data["figure"]["data"][0]
+    trace["x"], trace["y"] = [1.0 if i == far else 0.0 for i in range(n)], [0.0] * n
+    (tmp_path / "data.json").write_text(json.dumps(data), encoding="utf-8")
+    (tmp_path / "harness.js").write_text(NODE_HARNESS, encoding="utf-8")
+    script = Path(page.__file__).with_name("projector.js")
+    done = subprocess.run([node, str(tmp_path / "harness.js"), str(script), str(tmp_path / "data.json")],
+                          check=True, capture_output=True, text=True, timeout=60)
+    labels = json.loads(done.stdout)["labels"]
+    token = dict(zip(data["named"]["ids"], data["named"]["tokens"]))
+    assert labels[0] == "w20"  # the selected point keeps its label
+    assert sorted(t for t in labels if t) == sorted(["w20", token[cos[-1]]])  # the far one too; the rest on hover

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 
@@ -114,3 +115,33 @@ def test_notes_close_both_views():
         f"and 1 cosine lists\nnote: {note}\n")
     assert json.loads(formats.to_json(replace(neighbors_result(), notes=(note,))))["notes"] == [note]
     assert json.loads(formats.to_json(replace(hubs_result(), notes=(note,))))["notes"] == [note]
+
+
+def test_counts_carry_thousands_separators_and_ids_do_not():
+    """Counts (parameters, V, multiplications) read 32,768; ids stay as written (token 30000)."""
+    import embedlab
+    from embedlab.engine.table import EmbeddingTable
+    from embedlab.report import lab as lab_report
+
+    rng = np.random.default_rng(0)
+    table = EmbeddingTable(rng.normal(size=(30001, 4)).astype(np.float32))
+    result = embedlab.report(table, probe=30000)
+    V, D = 30001, 4  # the counts, by hand: V * D parameters tied, twice untied
+    terminal = lab_report.report_terminal(result, [])
+    assert f"{V:,} x {D}" in terminal and f"{V * D:,} / {2 * V * D:,} (saved {V * D:,})" in terminal
+    assert "probe                      30000" in terminal  # an id: no separator
+    markdown = lab_report.report_markdown(result, "en")
+    rows = dict(re.findall(r"^\| `(\w+)` \| ([^|]+) \|$", markdown, flags=re.M))
+    assert rows["params"].strip() == f"{V * D:,}" and rows["one_hot_mults"].strip() == f"{V * D:,}"
+    assert rows["vocab"].strip() == f"{V:,}" and rows["bigger_vocab"].strip() == f"{2 * V:,}"
+    assert rows["probe"].strip().startswith("30000")
+    assert f"{V * D:,}" in markdown.split("|")[0]  # the prose too
+
+
+def test_params_view_separates_thousands(capsys):
+    from embedlab import cli
+
+    assert cli.main(["params", "--vocab", "50257", "--d-model", "768"]) == 0
+    out = capsys.readouterr().out
+    assert "V=50,257 x D=768" in out and "V=100,514" in out  # V and the doubled V, counts
+    assert f"{50257 * 768:,}" in out

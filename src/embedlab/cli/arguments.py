@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import re
 import sys
 from pathlib import Path
@@ -60,6 +61,48 @@ def byte_size(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"memory must be positive, got {text!r}")
     return value
+
+
+def sample_help(default: int) -> str:
+    """The help of --sample, word for word the same in ``plot projection`` and ``projector``."""
+    return (f"points in all: the probe, its k cosine and k dot neighbours, then random rows (default {default:,}, or "
+            "V on a smaller table; from 2k + 1 to V)")
+
+
+def at_least(least: int | float, what: str, kind: type = int) -> Callable[[str], Any]:
+    """An argument type for a number of at least ``least`` (an int, or a finite float with
+    ``kind=float``): anything else is a usage error (exit 2) naming the value and ``what``
+    was expected, as argparse says a bad choice.
+
+    >>> at_least(1, "points")("12")
+    12
+    """
+    def check(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or not math.isfinite(value) or value < least:
+            noun = "an int" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"expected {noun} of at least {least} ({what}), got {text!r}")
+        return value
+
+    return check
+
+
+def above(bound: float, what: str) -> Callable[[str], float]:
+    """An argument type for a finite float above ``bound`` (a perplexity above 0, a base above 1):
+    anything else is a usage error (exit 2)."""
+    def check(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (bound < value < float("inf")):
+            raise argparse.ArgumentTypeError(f"expected a number above {bound:g} ({what}), got {text!r}")
+        return value
+
+    return check
 
 
 def query_count(text: str) -> int | None:

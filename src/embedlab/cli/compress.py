@@ -24,18 +24,18 @@ def add(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     arguments.add_model_arguments(p)
-    p.add_argument("--queries", type=int, metavar="N", help="query rows sampled with --seed (default 1000; V on a "
+    p.add_argument("--queries", type=arguments.at_least(1, "query rows"), metavar="N", help="query rows sampled with --seed (default 1000; V on a "
                                                             "smaller table)")
-    p.add_argument("--k", type=int, help="neighbours compared (default 10; V - 1 on a smaller table)")
+    p.add_argument("--k", type=arguments.at_least(1, "neighbours"), help="neighbours compared (default 10; V - 1 on a smaller table)")
     p.add_argument("--dims", type=_ints, help="comma-separated widths d' for pca and truncate "
                                                          "(default D/2, D/4, D/8)")
     p.add_argument("--methods", type=_methods, help=f"comma-separated, of {', '.join(METHODS)} (default all; pq "
                                                      "needs faiss)")
-    p.add_argument("--rescore", type=int, default=4, help="int8 and binary: rescore the reduced top rescore x k "
+    p.add_argument("--rescore", type=arguments.at_least(1, "a multiple of k"), default=4, help="int8 and binary: rescore the reduced top rescore x k "
                                                           "exactly (default 4)")
-    p.add_argument("--pq-m", type=int, metavar="M", help="pq sub-quantisers of 8 bits, dividing D (default the "
+    p.add_argument("--pq-m", type=arguments.at_least(1, "sub-quantisers"), metavar="M", help="pq sub-quantisers of 8 bits, dividing D (default the "
                                                         "divisor of D nearest D/8)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the queries, PCA's row sample and pq (default 0)")
+    p.add_argument("--seed", type=arguments.at_least(0, "a seed"), default=0, help="seed of the queries, PCA's row sample and pq (default 0)")
     arguments.add_memory_argument(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
     p.add_argument("--plot", type=arguments.figure_path, metavar="FILE", help="also draw recall@k against bytes "

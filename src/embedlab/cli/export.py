@@ -25,7 +25,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", required=True, choices=FORMATS, help="the format to write: projector (TensorBoard)")
     p.add_argument("--out", type=arguments.given(Path, "a folder"), default=Path("."),
                    help="folder for the files (default: .)")
-    p.add_argument("--limit", type=int, help="the first N rows only, ids 0 .. N-1 (default: all V); the projector "
+    p.add_argument("--limit", type=arguments.at_least(1, "rows"), help="the first N rows only, ids 0 .. N-1 (default: all V); the projector "
                                              "draws up to about 100,000 points at ease")
     p.add_argument("--metadata", type=columns, help="columns of metadata.tsv: token (the default; id for a table "
                                                     "without vocabulary), id, or token,id")

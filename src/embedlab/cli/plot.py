@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..figures import OPTIONS
+from ..figures import OPTIONS, PLOT_SAMPLE
 from . import arguments
 
 
@@ -91,24 +91,25 @@ ADD_OPTION = {
     "method": lambda p: p.add_argument("--method", choices=PROJECTION_METHODS, help="projection method (default pca)"),
     "tokens": lambda p: p.add_argument("--tokens", help="comma-separated tokens or ids to project, instead of the "
                                                         "probe, its neighbours and a random sample"),
-    "k": lambda p: p.add_argument("--k", type=int, help="neighbours per list (default 10, 5 in the neighbors "
+    "k": lambda p: p.add_argument("--k", type=arguments.at_least(1, "neighbours per list"), help="neighbours per list (default 10, 5 in the neighbors "
                                                         "figure; V - 1 on a smaller table)"),
-    "sample": lambda p: p.add_argument("--sample", type=int, help="random rows added to the projection (default 40)"),
-    "seed": lambda p: p.add_argument("--seed", type=int, help="random seed of the sample, of the rows PCA is "
+    "sample": lambda p: p.add_argument("--sample", type=arguments.at_least(1, "points in all"),
+                                       help=arguments.sample_help(PLOT_SAMPLE)),
+    "seed": lambda p: p.add_argument("--seed", type=arguments.at_least(0, "a seed"), help="random seed of the sample, of the rows PCA is "
                                                               "fitted on, of t-SNE and UMAP (default 0)"),
-    "perplexity": lambda p: p.add_argument("--perplexity", type=float,
+    "perplexity": lambda p: p.add_argument("--perplexity", type=arguments.above(0, "a t-SNE perplexity"),
                                            help="t-SNE perplexity, below the number of points (with --method tsne)"),
     "metric": lambda p: p.add_argument("--metric", choices=PROJECTION_METRICS,
                                        help="the distance t-SNE and UMAP keep (default cosine, as the neighbour "
                                             "lists; with --method tsne or umap)"),
-    "top": lambda p: p.add_argument("--top", type=int, help="longest rows labelled (default 10, or V when smaller)"),
-    "stretch_factor": lambda p: p.add_argument("--stretch-factor", type=float,
+    "top": lambda p: p.add_argument("--top", type=arguments.at_least(1, "rows"), help="longest rows labelled (default 10, or V when smaller)"),
+    "stretch_factor": lambda p: p.add_argument("--stretch-factor", type=arguments.above(0, "a stretch factor"),
                                                help="factor of the stretched row (default 4.0)"),
-    "max_positions": lambda p: p.add_argument("--max-positions", type=int, help="T_max of the sinusoidal table for a "
+    "max_positions": lambda p: p.add_argument("--max-positions", type=arguments.at_least(2, "positions"), help="T_max of the sinusoidal table for a "
                                               "source without a position table (default 512)"),
     "widths": lambda p: p.add_argument("--widths", type=arguments.widths,
                                        help="comma-separated model widths (default D and D/2)"),
-    "base": lambda p: p.add_argument("--base", type=float, help="sinusoidal base (default 10000)"),
+    "base": lambda p: p.add_argument("--base", type=arguments.above(1, "a sinusoidal base"), help="sinusoidal base (default 10000)"),
 }
 # figure -> help; each takes the options of embedlab.figures.OPTIONS
 FIGURES = {

@@ -29,17 +29,16 @@ def add(sub: argparse._SubParsersAction) -> None:
     arguments.add_model_arguments(p)
     rows = p.add_mutually_exclusive_group()
     rows.add_argument("--tokens", help="comma-separated tokens or ids to project, instead of a sample")
-    rows.add_argument("--sample", type=int, help=f"points in all: the probe, its k cosine and k dot neighbours, then "
-                                                 f"random rows (default {DEFAULT_SAMPLE:,}, or V on a smaller table; "
-                                                 "from 2k + 1 to V)")
+    rows.add_argument("--sample", type=arguments.at_least(1, "points in all"),
+                      help=arguments.sample_help(DEFAULT_SAMPLE))
     p.add_argument("--probe", type=arguments.given(str, "a token string or a token id"),
                    help=arguments.PROBE_HELP[:-1] + "; with --tokens, none unless given: then it is added and "
                                                      "selected first)")
     p.add_argument("--method", choices=PROJECTION_METHODS, default="pca", help="projection method (default pca)")
     p.add_argument("--dims", type=int, choices=(2, 3), default=2, help="2-D or 3-D points (default 2)")
-    p.add_argument("--k", type=int, help=f"neighbours per list, over the whole table (default {DEFAULT_K}; V - 1 on "
+    p.add_argument("--k", type=arguments.at_least(1, "neighbours per list"), help=f"neighbours per list, over the whole table (default {DEFAULT_K}; V - 1 on "
                                          "a smaller table)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random rows, t-SNE and UMAP (default 0)")
+    p.add_argument("--seed", type=arguments.at_least(0, "a seed"), default=0, help="seed of the random rows, t-SNE and UMAP (default 0)")
     p.add_argument("--lang", choices=LANGUAGES, default=DEFAULT_LANGUAGE,
                    help=f"language of the page's words (default {DEFAULT_LANGUAGE})")
     p.add_argument("--out", type=html_path, default=Path("projector.html"),

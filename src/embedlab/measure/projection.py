@@ -45,7 +45,7 @@ import numpy as np
 from ..errors import ChoiceError, MissingExtraError, SizeError
 from ..engine.table import EmbeddingTable
 
-__all__ = ["rows_from_lists", "METHODS", "METRICS", "PCA_FIT_SAMPLE", "Projection", "choose_rows", "pca_fit_rows",
+__all__ = ["rows_from_lists", "METHODS", "METRICS", "PCA_FIT_SAMPLE", "Projection", "choose_rows", "pca_fit_rows", "sample_bounds",
            "project", "unfit_reason"]
 
 METHODS = ("pca", "tsne", "umap")
@@ -105,26 +105,52 @@ class Projection:
                 "points": self.points.tolist()}
 
 
-def choose_rows(table: EmbeddingTable, probe: int | str, *, k: int = 10, sample: int = 40,
-                seed: int = 0) -> tuple[np.ndarray, list[str]]:
-    """The default rows to project: the probe, its k cosine and k dot neighbours,
-    and ``sample`` other rows drawn with ``seed``.
+def choose_rows(table: EmbeddingTable, probe: int | str, *, k: int = 10, sample: int = 60, seed: int = 0,
+                memory: int | None = None) -> tuple[np.ndarray, list[str]]:
+    """The default rows to project: ``sample`` points in all, the probe, its k cosine and
+    k dot neighbours, then random other rows drawn with ``seed``.
 
-    Returns ids (n,) int64 and the group of each (``probe``, ``cosine``,
-    ``dot``, ``both``, ``sample``). k is capped at V - 1 and the sample at
-    the rows left. Raises ``ValueError`` for k < 1 or sample < 0, and as
-    ``EmbeddingTable.nearest`` for a bad probe.
+    ``sample`` means the same in ``embedlab plot projection`` and ``embedlab projector``:
+    the number of points drawn, from ``sample_bounds(V, k)[0]`` (the probe and its 2k
+    neighbours) to V. Where the two lists share rows, more random rows fill the count.
+
+    Returns ids (sample,) int64 and the group of each (``probe``, ``cosine``,
+    ``dot``, ``both``, ``sample``). Raises ``SizeError`` (a ``ValueError``) for
+    k outside [1, V - 1] or a sample outside ``sample_bounds``, and as
+    ``EmbeddingTable.nearest`` for a bad probe. ``memory`` is the search's working
+    memory in bytes (``EmbeddingTable.nearest``'s default when None).
+
+    >>> t = EmbeddingTable(np.eye(6) + 0.1)
+    >>> ids, groups = choose_rows(t, 0, k=1, sample=4)
+    >>> len(ids), groups[0], groups.count("sample")
+    (4, 'probe', 2)
     """
-    if k < 1:
-        raise SizeError(f"k={k} must be at least 1", parameter="k", value=k, expected="an int of at least 1")
-    if sample < 0:
-        raise SizeError(f"sample={sample} must be at least 0", parameter="sample", value=sample,
-                        expected="an int of at least 0")
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= table.V - 1:
+        raise SizeError(f"k={k!r} must be an int from 1 to V - 1 = {table.V - 1}", parameter="k", value=k,
+                        expected=f"an int from 1 to V - 1 = {table.V - 1:,}")
+    low, high = sample_bounds(table.V, int(k))
+    if isinstance(sample, bool) or not isinstance(sample, numbers.Integral) or not low <= sample <= high:
+        raise SizeError(f"sample={sample!r} points: expected an int from {low} (the probe and its k = {k} cosine "
+                        f"and {k} dot neighbours) to V = {high}", parameter="sample", value=sample,
+                        expected=f"an int from {low:,} (the probe and its {k} + {k} neighbours) to V = {high:,}")
+    search = {} if memory is None else {"memory": memory}
     p = table.token_id(probe)
-    k = min(k, table.V - 1)
-    cos = table.nearest([p], k, "cosine").ids[0].tolist()
-    dot = table.nearest([p], k, "dot").ids[0].tolist()
-    return rows_from_lists(table.V, p, cos, dot, sample=sample, seed=seed)
+    cos = table.nearest([p], int(k), "cosine", **search).ids[0].tolist()  # (K,)
+    dot = table.nearest([p], int(k), "dot", **search).ids[0].tolist()  # (K,)
+    core = len({p, *cos, *dot})
+    return rows_from_lists(table.V, p, cos, dot, sample=int(sample) - core, seed=seed)
+
+
+def sample_bounds(V: int, k: int) -> tuple[int, int]:
+    """(fewest, most) points a sample may hold: the probe and its 2k neighbours, and V.
+
+    A sample never drops the probe's neighbours to fit, and never repeats a
+    row; on a table of fewer than 2k + 1 rows the fewest is V.
+
+    >>> sample_bounds(400_000, 10)
+    (21, 400000)
+    """
+    return min(2 * k + 1, V), V
 
 
 def rows_from_lists(V: int, probe: int, cos_ids: Sequence[int], dot_ids: Sequence[int], *, sample: int = 40,

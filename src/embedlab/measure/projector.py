@@ -5,7 +5,7 @@ search and click. This module measures everything the page needs, so the page
 itself computes nothing:
 
 * the rows: the probe, its k nearest by cosine and by dot, and random rows up
-  to ``sample`` points in all (``projection.rows_from_lists``), or the tokens
+  to ``sample`` points in all (``projection.choose_rows``), or the tokens
   given (and the probe, where one is given);
 * their 2-D or 3-D coordinates (``projection.project``: PCA, t-SNE or UMAP);
 * for every row, its k nearest tokens by cosine AND by dot over the WHOLE
@@ -28,10 +28,10 @@ import numpy as np
 from ..engine.search import METRICS, check_k
 from ..engine.table import EmbeddingTable
 from ..engine.vocabulary import resolve_ids
-from ..errors import SizeError, brief
+from ..errors import brief
 from . import projection
 
-__all__ = ["ProjectorResult", "measure_projector", "sample_bounds"]
+__all__ = ["ProjectorResult", "measure_projector"]
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ def measure_projector(table: EmbeddingTable, *, probe: int | None, tokens: Seque
     sample : int, optional
         Points in all when no tokens are given: the probe, its k cosine and k dot
         neighbours, then rows drawn at random with ``seed``;
-        ``sample_bounds(V, k)`` says the range.
+        ``projection.sample_bounds(V, k)`` says the range.
     method : {"pca", "tsne", "umap"}
     dims : {2, 3}
     k : int
@@ -154,7 +154,7 @@ def measure_projector(table: EmbeddingTable, *, probe: int | None, tokens: Seque
     Raises
     ------
     SizeError
-        (a ``ValueError``) for k outside [1, V - 1] or a sample outside ``sample_bounds``.
+        (a ``ValueError``) for k outside [1, V - 1] or a sample outside ``projection.sample_bounds``.
     ChoiceError, ValueError
         For an unknown method or dims, repeated tokens, or too few points or
         too narrow a table for the method (``projection.project``).
@@ -177,7 +177,7 @@ def measure_projector(table: EmbeddingTable, *, probe: int | None, tokens: Seque
     else:
         if probe is None:
             raise TypeError("a sample is drawn around a probe: give probe= with sample=")
-        ids, groups = _sampled_rows(table, probe, sample, k, seed, search)
+        ids, groups = projection.choose_rows(table, probe, k=k, sample=sample, seed=seed, memory=memory)
     projected = projection.project(table, ids, method, groups=groups, seed=seed, dims=dims)
     neighbor_ids, neighbor_scores = {}, {}
     for metric in METRICS:
@@ -192,32 +192,6 @@ def measure_projector(table: EmbeddingTable, *, probe: int | None, tokens: Seque
         norms=np.asarray(table.norms()[named], dtype=np.float64),  # (m,)
         probe=probe, method=method, dims=int(dims), k=k, seed=seed, parameters=dict(projected.parameters),
         source=table.provenance.to_dict(), V=table.V, D=table.D, notes=tuple(notes))
-
-
-def sample_bounds(V: int, k: int) -> tuple[int, int]:
-    """(fewest, most) points a sample may hold: the probe and its 2k neighbours, and V.
-
-    A sample never drops the probe's neighbours to fit, and never repeats a
-    row; on a table of fewer than 2k + 1 rows the fewest is V.
-
-    >>> sample_bounds(400_000, 10)
-    (21, 400000)
-    """
-    return min(2 * k + 1, V), V
-
-
-def _sampled_rows(table: EmbeddingTable, probe: int, sample: Any, k: int, seed: int,
-                  search: dict[str, int]) -> tuple[np.ndarray, list[str]]:
-    """The probe, its k cosine and k dot neighbours, then random rows: ``sample`` ids (n,) in all."""
-    low, high = sample_bounds(table.V, k)
-    if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)) or not low <= sample <= high:
-        raise SizeError(f"sample={sample!r} points: expected an int from {low} (the probe and its k = {k} cosine "
-                        f"and {k} dot neighbours) to V = {high}", parameter="sample", value=sample,
-                        expected=f"an int from {low:,} (the probe and its {k} + {k} neighbours) to V = {high:,}")
-    cos = table.nearest([probe], k, "cosine", **search).ids[0]  # (K,)
-    dot = table.nearest([probe], k, "dot", **search).ids[0]  # (K,)
-    core = len({probe, *cos.tolist(), *dot.tolist()})
-    return projection.rows_from_lists(table.V, probe, cos, dot, sample=int(sample) - core, seed=seed)
 
 
 def _given_rows(table: EmbeddingTable, tokens: Sequence[int | str], probe: int | None) -> tuple[np.ndarray, list[str]]:

@@ -181,14 +181,20 @@ def settings_text(parameters: dict[str, Any]) -> str:
 
 def tick_text(x: float, ticks: Sequence[float]) -> str:
     """The label of tick ``x`` among an axis's ``ticks``, as people write numbers, with no offset or
-    multiplier: the ticks share a unit (none below 10,000, then K, M, B, T) and a number of
-    decimals, the fewest that write every tick exactly; values beyond 1e15 or under 1e-4 are
-    written each in scientific form. Negative values take the minus sign U+2212.
+    multiplier. One rule on every axis of every figure, the rule of ``human_count``: from 1,000 up a
+    number is written with K, M, B or T (``1K``, ``2.5K``, ``10K``, ``1M``), below 1,000 plainly;
+    the ticks of a linear axis share the unit of the largest (``0.5K`` beside ``1K``, never ``500``
+    beside ``1K``) and a number of decimals, the fewest that write every tick exactly. A log axis
+    labels each tick on its own (``ticks=[x]``): ``100``, ``1K``, ``10K``, never ``1,000`` beside
+    ``10K``. Values beyond 1e15 or under 1e-4 are written each in scientific form. Negative
+    values take the minus sign U+2212.
 
     >>> [tick_text(x, [0, 0.25, 0.5]) for x in (0, 0.25, 0.5)]
     ['0', '0.25', '0.50']
-    >>> [tick_text(x, [0, 5e6, 1e7, 1.5e7]) for x in (5e6, 1.5e7)], tick_text(2048, [1024, 2048])
-    (['5M', '15M'], '2,048')
+    >>> [tick_text(x, [0, 5e6, 1e7, 1.5e7]) for x in (5e6, 1.5e7)], tick_text(4000, [0, 2000, 4000])
+    (['5M', '15M'], '4K')
+    >>> [tick_text(x, [x]) for x in (100, 1000, 1e4, 1e6)], [tick_text(x, [0, 500, 1000]) for x in (500, 1000)]
+    (['100', '1K', '10K', '1M'], ['0.5K', '1.0K'])
     """
     finite = [abs(float(v)) for v in ticks if math.isfinite(v)] or [abs(x)]
     top = max(finite)
@@ -197,7 +203,7 @@ def tick_text(x: float, ticks: Sequence[float]) -> str:
     if top >= 1e15 or top < 1e-4:
         return f"{x:.3g}".replace("-", MINUS)
     unit, suffix = 1.0, ""
-    if top >= 1e4:
+    if top >= 1e3:
         unit, suffix = next((u, s) for u, s in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")) if top >= u)
     scaled = sorted({float(v) / unit for v in ticks if math.isfinite(v)} | {x / unit})
     step = min((b - a for a, b in zip(scaled, scaled[1:])), default=abs(x / unit))

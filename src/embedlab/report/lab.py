@@ -135,10 +135,10 @@ def report_terminal(result: LabResult, written: Sequence[Path]) -> str:
 
 
 _SUMMARY = {
-    "table": lambda r: f"{r.vocab} x {r.dim}",
+    "table": lambda r: f"{r.vocab:,} x {r.dim:,}",
     "probe": lambda r: _id(r.probe, _token(r, "probe_token")),
     "lookup": lambda r: f"max |diff| = {number(r.max_abs_diff)}",
-    "tying": lambda r: f"{r.tied_params} / {r.untied_params} (saved {r.saved})",
+    "tying": lambda r: f"{r.tied_params:,} / {r.untied_params:,} (saved {r.saved:,})",
     "cos_neighbors": lambda r: _ids(r.cos_neighbors, _token(r, "cos_neighbors_tokens")),
     "dot_neighbors": lambda r: _ids(r.dot_neighbors, _token(r, "dot_neighbors_tokens")),
     "dot_after_stretch": lambda r: _ids(r.dot_after_stretch, _token(r, "dot_after_stretch_tokens")),
@@ -164,9 +164,11 @@ def _prose_fields(result: LabResult, words: dict[str, Any], inline: Inline) -> d
 
     if result.source is None:
         source = inline.text(words["seed_source"].format(vocab=result.vocab, dim=result.dim, seed=result.seed))
+        # the built-in table is named by its call, make_table(512, 64, 20260917): arguments as written, no separators
     else:
         source = inline.code(source_name(result.source))
-    fields = {key: number(getattr(result, key)) for key in REPORT_KEYS if not isinstance(getattr(result, key), list)}
+    fields = {key: _cell(key, getattr(result, key)) for key in REPORT_KEYS
+              if not isinstance(getattr(result, key), list)}
     fields.update(
         source=source,
         table_shape=f"({result.vocab}, {result.dim})",
@@ -196,7 +198,7 @@ def _rows(result: LabResult, section: Section, inline: Inline) -> list[tuple[str
         if isinstance(value, list):
             cell = "[" + ", ".join(number(v) for v in value) + "]"
         else:
-            cell = number(value)
+            cell = _cell(key, value)
         tokens = _token(result, f"{key}_tokens" if isinstance(value, list) else f"{key}_token")
         if tokens is not None:
             shown = tokens if isinstance(tokens, list) else [tokens]
@@ -206,6 +208,19 @@ def _rows(result: LabResult, section: Section, inline: Inline) -> list[tuple[str
         rows += [(f"source.{key}", inline.text(number(value))) for key, value in shown_source(result.source).items()
                  if value is not None]
     return rows
+
+
+# Keys whose value is a count (tokens, numbers, parameters, multiplications): written with thousands
+# separators (32,768). Ids, the seed and the rest are written as they are (token 30521, seed 20260917).
+COUNT_KEYS = frozenset({"vocab", "dim", "params", "tied_params", "untied_params", "saved", "bigger_vocab",
+                        "bigger_tied", "bigger_untied", "lookup_mults", "one_hot_mults", "logit_len"})
+
+
+def _cell(key: str, value: Any) -> str:
+    """A report value as text: a count with thousands separators, anything else by ``formats.number``."""
+    if key in COUNT_KEYS and isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return number(value)
 
 
 def _token(result: LabResult, key: str) -> Any:

@@ -21,7 +21,9 @@ the legend, or pokes out of the axes, is tried at places around its point
 
 Placing needs final pixel positions, so ``place_labels`` draws the figure once
 and then fixes its layout (axis limits, the legend's corner, the layout
-engine): call it after everything else in the axes is drawn.
+engine): call it after everything else in the axes is drawn. A row whose
+labels are taller than the room above their start raises the top of the
+y-axis to make room (``_room_above``), rather than drop the long ones.
 """
 
 from __future__ import annotations
@@ -169,6 +171,7 @@ def place_labels(ax: Any, anchors: Any, texts: Sequence[str], *, points: Any = N
         artists = [ax.text(x, y, label, fontsize=fontsize, color=color, rotation=rotation, ha="left", va=va,
                            rotation_mode="anchor", **fonts) for (x, y), label in zip(begin.tolist(), texts)]
         if artists and direction == "x":
+            _room_above(ax, artists, begin, renderer)
             _pack_row(ax, artists, xy, begin, renderer)
         elif artists:
             _repel(ax, artists, marks, xy)
@@ -255,6 +258,32 @@ def _freeze_layout(ax: Any) -> None:
         legend.set_bbox_to_anchor(None)  # the corner is in the axes' own fraction, whatever anchored it
         legend.set_loc(tuple(float(v) for v in corner))
     fig.set_layout_engine("none")
+
+
+def _room_above(ax: Any, artists: list[Any], start: np.ndarray, renderer: Any) -> None:
+    """Raise the top of the y-axis until every label of a row fits between its start and the axes' top.
+
+    A row's labels may only move along x, so a label taller than the room above its start
+    (a long token, rotated) would never fit and be dropped with the row half empty: the
+    axes make room instead. Works in the axis's scale space (linear or log), where pixels
+    are linear: with ``lo``, ``hi`` the limits and ``s`` the start there, ``H`` the axes'
+    height and ``L`` the label's (pixels), the label fits when ``(hi - s) H >= L (hi - lo)``,
+    so ``hi = (s H - L lo) / (H - L)``. A label taller than 90% of the axes keeps the limit
+    (it cannot fit; the checking pass reports it).
+    """
+    frame = ax.get_window_extent(renderer).extents  # (x0, y0, x1, y1) pixels
+    height = frame[3] - frame[1]
+    scale = ax.yaxis.get_transform()  # data -> scale space (identity, or log)
+    lo, hi = scale.transform(np.asarray(ax.get_ylim(), dtype=np.float64))  # (2,)
+    need = hi
+    for text, (_, y) in zip(artists, start.tolist()):
+        tall = text.get_window_extent(renderer).height + 2 * PAD + 1.0  # pixels, with the check's pad
+        if tall < 0.9 * height:
+            s = float(scale.transform(np.asarray([y], dtype=np.float64))[0])
+            need = max(need, (s * height - tall * lo) / (height - tall))
+    if need > hi:
+        top = float(scale.inverted().transform(np.asarray([need], dtype=np.float64))[0])
+        ax.set_ylim(ax.get_ylim()[0], top)
 
 
 def _pack_row(ax: Any, artists: list[Any], anchors: np.ndarray, start: np.ndarray, renderer: Any) -> None:

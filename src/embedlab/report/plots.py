@@ -9,7 +9,8 @@ default unless given). Text is drawn with the font families of
 with a character no installed font has is drawn with ``fonts.REPLACEMENT``
 in its place and named once, in a note on the figure (``undrawn_tokens``
 gives them to a caller). Numbers read as people write them: no axis offset or
-``1e7`` multiplier (ticks in thousands, K, M), parameters rounded in titles
+``1e7`` multiplier (ticks by one rule: K, M from 1,000 up, ``formats.tick_text``;
+exact counts in titles and labels with thousands separators), parameters rounded in titles
 (``formats.format_value``). A colour means one thing in every figure (``PALETTE``).
 
 matplotlib is imported on first use (the ``plots`` extra); the object-oriented
@@ -292,8 +293,16 @@ def stretch_figure(cmp: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -
 def scale_figure(cmp: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
     """Multiplying by sqrt(D) (``lab.ScaleComparison``): lengths grow, cosines stay.
 
+    Left, each row's length before and after; right, each row's cosine with the
+    probe before against after, every point labelled with its token (placed by
+    ``labels.place_labels``; a label with no room is counted in the panel's title).
+
     Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
     """
+    import numpy as np
+
+    from .labels import place_labels
+
     words = _words(lang)
     fig = fig or new_figure()
     left, right = fig.subplots(1, 2)
@@ -317,7 +326,15 @@ def scale_figure(cmp: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> 
     for axis in ("x", "y"):  # cosines that agree to 1e-9 would be magnified into noise otherwise
         _min_span(right, axis, COSINE_SPAN)
     fig.suptitle(words["scale_title"].format(probe=_named(cmp.probe_token, cmp.probe)))
-    return _finish(fig, words, tokens=[cmp.probe_token or "", *labels])
+    _finish(fig, words, tokens=[cmp.probe_token or "", *labels])  # before the labels: it sets the layout
+    points = np.column_stack([cmp.cos_before, cmp.cos_after]).astype(np.float64)  # (k, 2)
+    diagonal = np.repeat(np.linspace(lo, hi, 60)[:, None], 2, axis=1)  # (60, 2): labels keep off the after = before line
+    placement = place_labels(right, points, [_drawn(label) for label in labels], points=np.vstack([points, diagonal]),
+                             family=list(fonts.families()))
+    if placement.unplaced:
+        right.set_title(words["direction_stays"] + "\n" + words["scale_unplaced"].format(
+            left=format_value(len(placement.unplaced))), fontsize=10)
+    return fig
 
 
 def lab_figure(name: str, result: Any, lang: str = DEFAULT_LANGUAGE) -> Any:
@@ -394,24 +411,30 @@ def positions_figure(maps: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE
     """Learned vs sinusoidal positions (``position_similarity.PositionMaps``): cosine
     heatmaps side by side, adjacent-position cosine along the table, mean cosine by offset.
 
+    A table without a learned position table (GloVe; a model with sinusoidal or
+    rotary positions) gets no empty panel: the sinusoidal heatmap takes the left
+    column, and the title says that the table has no learned positions, so only the
+    sinusoidal table is drawn.
+
     Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
     """
     words = _words(lang)
     fig = fig or new_figure()
-    axes = fig.subplots(2, 2)
-    panels = [(maps.learned_cosines, words["learned_of"].format(table=maps.table)),
-              (maps.sinusoidal_cosines, words["sinusoidal"])]
-    for ax, (matrix, name) in zip(axes[0], panels):
-        if matrix is None:
-            ax.text(0.5, 0.5, words["no_learned"].format(table=maps.table), ha="center", va="center")
-            ax.set_axis_off()
-            continue
+    if maps.learned_cosines is None:
+        panels = fig.subplot_mosaic([["sinusoidal", "curves"], ["sinusoidal", "offsets"]])
+        maps_drawn = [(panels["sinusoidal"], maps.sinusoidal_cosines, words["sinusoidal"])]
+        curves, offsets = panels["curves"], panels["offsets"]
+    else:
+        axes = fig.subplots(2, 2)
+        maps_drawn = [(axes[0][0], maps.learned_cosines, words["learned_of"].format(table=maps.table)),
+                      (axes[0][1], maps.sinusoidal_cosines, words["sinusoidal"])]
+        curves, offsets = axes[1]
+    for ax, matrix, name in maps_drawn:
         image = ax.imshow(matrix, vmin=-1.0, vmax=1.0, cmap="RdBu_r", origin="upper")
         ax.set_title(words["position_map"].format(name=name), fontsize=10)
         ax.set_xlabel(words["position_q"])
         ax.set_ylabel(words["position_p"])
         fig.colorbar(image, ax=ax, label=words["cosine_axis"])
-    curves, offsets = axes[1]
     for similarity, kind in ((maps.learned, "learned"), (maps.sinusoidal, "sinusoidal")):
         if similarity is None:
             continue
@@ -432,8 +455,10 @@ def positions_figure(maps: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE
     offsets.set_ylabel(words["mean_cosine_axis"])
     offsets.legend(fontsize=8)
     _min_span(offsets, "y", COSINE_SPAN)
-    fig.suptitle(words["positions_title"].format(table=maps.table, T_max=format_value(maps.T_max),
-                                                 D=format_value(maps.D)))
+    title = words["positions_title"].format(table=maps.table, T_max=format_value(maps.T_max), D=format_value(maps.D))
+    if maps.learned_cosines is None:
+        title += "\n" + words["no_learned"].format(table=maps.table)
+    fig.suptitle(title)
     return _finish(fig, words)
 
 
@@ -588,8 +613,9 @@ def _add_notes(fig: Any, notes: Sequence[str]) -> None:
 
 
 def _plain_numbers(axis: Any) -> None:
-    """Tick labels of one axis as people write numbers, never with an offset or a ``1e7`` multiplier:
-    ``0.25``, ``2,048``, ``15K``, ``11.7M``. On a log axis only the major ticks are labelled."""
+    """Tick labels of one axis as people write numbers, never with an offset or a ``1e7`` multiplier,
+    by ``formats.tick_text``'s one rule (K, M from 1,000 up): ``0.25``, ``500``, ``2K``, ``11.7M``.
+    On a log axis only the major ticks are labelled, each on its own (``100``, ``1K``, ``10K``)."""
     from matplotlib import ticker
 
     if axis.get_scale() == "log":

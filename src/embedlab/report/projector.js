@@ -134,12 +134,13 @@
     for (const id of groups.keys()) if (rowOf.has(id)) rows.push(rowOf.get(id));
     overlay = rows;
     const update = {
-      text: [rows.map((r) => plotlyText(shown(ids[r])))],
+      text: [overlayLabels()],
       hovertext: [rows.map((r) => hoverText(ids[r]))],
       customdata: [rows.map((r) => ids[r])],
     };
     ["x", "y", "z"].slice(0, data.dims).forEach((axis, c) => { update[axis] = [rows.map((r) => coords[c][r])]; });
     restyle(update, 1);
+    if (ringed.length) restyle({text: [ringLabels()]}, 2);  // a match now in the selection loses its ring label
     recolour();
     drawSelection();
   }
@@ -239,8 +240,50 @@
     ringPending = false;
     const rings = {};
     ["x", "y", "z"].slice(0, data.dims).forEach((axis, c) => { rings[axis] = [ringed.map((i) => coords[c][i])]; });
+    rings.text = [ringLabels()];
     if (!drawn) return restyle(rings, 2);
-    Plotly.update(plot, rings, ringed.length ? zoomTo(ringed) : {}, [2]);
+    Plotly.update(plot, rings, ringed.length ? zoomTo(ringed) : {}, [2]).then(relabel);  // the zoom moved them
+  }
+
+  // -- labels: Plotly places none, so they are thinned here -------------------------------
+
+  // Which of the selection's points (the selected one first, then its neighbours) and of the listed search
+  // matches carry a text label: in 2-D, greedily in that order, a label is left out (its token shows on
+  // hover) when its box would touch one kept before it on the screen; 3-D scenes keep them all.
+  const LABEL_HEIGHT = 18;  // pixels: a 14-pixel label and a gap
+  function labelsKept() {
+    const rows = [...overlay];
+    const inOverlay = new Set(overlay);
+    ringed.slice(0, MATCHES_LISTED).forEach((i) => { if (!inOverlay.has(i)) rows.push(i); });
+    const keep = new Set();
+    if (data.dims !== 2 || !drawn) {
+      rows.forEach((r) => keep.add(r));
+      return keep;
+    }
+    const xa = plot._fullLayout.xaxis, ya = plot._fullLayout.yaxis, boxes = [];
+    for (const r of rows) {
+      const x = xa.l2p(coords[0][r]), y = ya.l2p(coords[1][r]);
+      const half = 4 * Math.max(2, shown(ids[r]).length);  // about half a label's width at 14 pixels
+      if (boxes.some(([bx, by, bh]) => Math.abs(bx - x) < bh + half + 4 && Math.abs(by - y) < LABEL_HEIGHT)) continue;
+      boxes.push([x, y, half]);
+      keep.add(r);
+    }
+    return keep;
+  }
+  function overlayLabels() {
+    const keep = labelsKept();
+    return overlay.map((r) => (keep.has(r) ? plotlyText(shown(ids[r])) : ""));
+  }
+  // The matches listed in the panel carry their token beside the ring; the rest are rings only, and so are
+  // matches already labelled as the selection or its neighbours (one label per point, not two on top).
+  function ringLabels() {
+    const keep = labelsKept(), labelled = new Set(overlay);
+    return ringed.map((i, rank) => (rank < MATCHES_LISTED && !labelled.has(i) && keep.has(i) ? plotlyText(shown(ids[i])) : ""));
+  }
+  // After a zoom or a pan the points sit elsewhere on the screen: thin the labels again.
+  function relabel() {
+    if (data.dims !== 2) return;
+    Plotly.restyle(plot, {text: [overlayLabels(), ringLabels()]}, [1, 2]);
   }
 
   const extent = coords.map((values) => range(values, values.keys()));
@@ -273,6 +316,32 @@
     search("");
     if (data.dims === 2) Plotly.relayout(plot, {"xaxis.autorange": true, "yaxis.autorange": true});
     else Plotly.relayout(plot, {"scene.camera": JSON.parse(camera)});
+  }
+
+  // -- clicks in 3-D ---------------------------------------------------------------------
+
+  // A point's token id in a Plotly event (its customdata; a 3-D event may carry only the trace's array).
+  function idOf(point) {
+    if (point.customdata !== undefined) return point.customdata;
+    const array = point.data && point.data.customdata;
+    return array ? array[point.pointNumber] : undefined;
+  }
+
+  // Plotly's 3-D scene emits plotly_click only when the press lands within 5 pixels of a marker's centre,
+  // though it shows a point's label from farther (its pick radius): a click on a labelled point did nothing.
+  // Here a press and release without a drag (under 5 pixels of travel, so turning the scene never selects)
+  // selects the point whose label is showing.
+  function clickWhereHovered() {
+    let hovered;
+    let down = null;
+    plot.on("plotly_hover", (event) => { hovered = idOf(event.points[0]); });
+    plot.on("plotly_unhover", () => { hovered = undefined; });
+    plot.addEventListener("pointerdown", (e) => { down = [e.clientX, e.clientY]; }, true);
+    plot.addEventListener("pointerup", (e) => {
+      const still = down !== null && Math.hypot(e.clientX - down[0], e.clientY - down[1]) < 5;
+      down = null;
+      if (still && rowOf.has(hovered)) select(rowOf.get(hovered));
+    }, true);
   }
 
   // -- start -------------------------------------------------------------------------
@@ -313,9 +382,12 @@
     drawn = true;
     document.body.dataset.plotMs = performance.now().toFixed(0);
     plot.on("plotly_click", (event) => {
-      const id = event.points[0].customdata;
+      const id = idOf(event.points[0]);
       if (rowOf.has(id)) select(rowOf.get(id));
     });
+    if (data.dims === 3) clickWhereHovered();
+    relabel();  // now that the points have screen positions
+    plot.on("plotly_relayout", (event) => { if (Object.keys(event).some((key) => /axis/.test(key))) relabel(); });
     const input = document.getElementById("search");
     input.addEventListener("input", () => search(input.value));
     input.addEventListener("keydown", (e) => {

@@ -51,7 +51,11 @@ METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}  # as the field w
 GROUP_COLORS = {"selected": PALETTE["probe"], "cosine": PALETTE["cosine"], "dot": PALETTE["dot"],
                 "both": PALETTE["both"], "chosen": PALETTE["chosen"], "other": PALETTE["sample"]}
 CAMERA_3D = {"eye": {"x": 1.5, "y": 1.5, "z": 1.2}, "center": {"x": 0, "y": 0, "z": 0}}
-LABEL_ALL = 60  # up to this many points, every point is labelled; beyond, the selected one and its neighbours
+# Up to this many points every point is labelled; beyond, text labels go only to the selected point, its
+# neighbours and the search matches (the first MATCHES_LABELLED), every other token shows on hover: Plotly
+# places no labels, and in a dense cluster a label on every point piled up unreadably.
+LABEL_ALL = 12
+MATCHES_LABELLED = 12  # projector.js's MATCHES_LISTED: the matches listed in the panel are those labelled
 DATA_ID = "embedlab-data"
 
 
@@ -85,6 +89,8 @@ def projector_html(result: Any, lang: str = DEFAULT_LANGUAGE) -> str:
     panel = PANEL.format(
         title=html.escape(title), summary=_summary(result, words),
         view_note=html.escape(words["view_note"].format(kept=words["kept"][result.method])),
+        labels_note=html.escape(words["labels_all" if len(result.ids) <= LABEL_ALL else "labels_some"].format(
+            matches=MATCHES_LABELLED)),
         notes=f'<h2>{html.escape(words["notes"])}</h2><ul class="notes">{notes}</ul>' if notes else "",
         version=html.escape(__version__), plotly_version=html.escape(plotly.offline.get_plotlyjs_version()),
         **{key: html.escape(words[key]) for key in ("search", "search_hint", "color_by", "color_group",
@@ -100,8 +106,10 @@ def projector_figure(result: Any) -> Any:
 
     Trace 0 holds every point (``scattergl``, or ``scatter3d`` with dims = 3),
     its ``customdata`` the token ids; trace 1 the selected point and its
-    neighbours, labelled; trace 2 the rings of the search matches. Tokens are
-    not in the figure: the script takes them from the data.
+    neighbours, labelled; trace 2 the rings of the search matches, the first
+    ``MATCHES_LABELLED`` labelled. Trace 0's points are labelled only up to
+    ``LABEL_ALL`` points (every other token shows on hover). Tokens are not in
+    the figure: the script takes them from the data.
 
     Returns ``plotly.graph_objects.Figure``; raises ``MissingExtraError`` as ``projector_html``.
     """
@@ -114,7 +122,7 @@ def projector_figure(result: Any) -> Any:
     empty = {axis: [] for axis in coords}
     traces = [points(**coords, customdata=ids, mode=style["mode"], marker=style["marker"], **LABELS),
               overlay(**empty, mode=style["overlay"], marker=style["selected"], **LABELS),
-              points(**empty, mode="markers", hoverinfo="skip", marker=style["rings"])]
+              points(**empty, mode="markers+text", hoverinfo="skip", marker=style["rings"], **LABELS)]
     return go.Figure(traces, layout={**_axes(result, coords), **LAYOUT})
 
 
@@ -302,6 +310,7 @@ PANEL = """<aside class="panel">
 <label><input type="radio" name="colour" value="norm"> {color_norm}</label>
 </fieldset>
 <ul id="legend" class="legend"></ul>
+<p class="hint" id="labels-note">{labels_note}</p>
 <button id="reset" type="button">{reset}</button>
 <section id="selection" aria-live="polite">
 <h2>{selected}</h2>

@@ -33,9 +33,9 @@ def params_terminal(count: Count, growth: Growth) -> str:
     """
     b = count.breakdown
     facts = [("source", f"{count.source} {count.path}" if count.path else count.source),
-             ("table", f"V={b.V} x D={b.D}" + (f" ({count.tensors['token']})" if "token" in count.tensors else "")),
-             ("positions", count.positions + (f", T_max={count.T_max}" if count.T_max is not None else "")),
-             ("token types", str(count.type_vocab)),
+             ("table", f"V={b.V:,} x D={b.D:,}" + (f" ({count.tensors['token']})" if "token" in count.tensors else "")),
+             ("positions", count.positions + (f", T_max={count.T_max:,}" if count.T_max is not None else "")),
+             ("token types", f"{count.type_vocab:,}"),
              ("tied", f"{number(b.tied)}: {count.tie_evidence}")]
     if count.reader:
         facts.append(("read", count.reader))
@@ -116,7 +116,7 @@ def _growth_table(g: Growth) -> str:
                   human(bigger.bytes.total, human_bytes), human(added_bytes, human_bytes, sign=True)),
                  (f"{name}: tables' share", percent(now.share), percent(bigger.share), "")]
     rows.append(("saved by tying", human(g.saved), human(g.bigger_saved), ""))
-    return terminal_table(rows, headers=(f"vocabulary {by}", f"V={g.V}", f"V={g.bigger_V}", "difference"))
+    return terminal_table(rows, headers=(f"vocabulary {by}", f"V={g.V:,}", f"V={g.bigger_V:,}", "difference"))
 
 
 def demo_terminal(result: "DemoResult") -> str:
@@ -236,26 +236,26 @@ def hubs_terminal(result: HubsResult) -> str:
     sample = "every token" if result.seed is None else f"sampled with seed {result.seed}"
     dot, cos = result.metrics["dot"], result.metrics["cosine"]
     lines = [
-        f"hubs of {source_name(result.source)}: V={result.V}, D={result.D}, k={result.k}, "
-        f"{result.n_queries} queries ({sample})",
+        f"hubs of {source_name(result.source)}: V={result.V:,}, D={result.D:,}, k={result.k:,}, "
+        f"{result.n_queries:,} queries ({sample})",
         f"Spearman correlation of row norm with k-occurrence: dot {number(round3(dot.spearman_norm))}, "
         f"cosine {number(round3(cos.spearman_norm))}",
         "",
     ]
     for m in (dot, cos):
         lines.append(f"{m.metric}: the rows in the most lists (an even share is {result.even_share:.3g}; "
-                     f"skewness {number(round3(m.skewness))}, {m.never_listed} row{'s' * (m.never_listed != 1)} in no list; "
+                     f"skewness {number(round3(m.skewness))}, {m.never_listed:,} row{'s' * (m.never_listed != 1)} in no list; "
                      f"{m.seconds:.1f} s)")
-        rows = [[str(r + 1), row_label(h.token, h.id), str(h.lists[m.metric]), fixed(h.norm, 3),
+        rows = [[str(r + 1), row_label(h.token, h.id), f"{h.lists[m.metric]:,}", fixed(h.norm, 3),
                  str(h.norm_rank)]
                 for r, h in enumerate(m.top)]
         lines += [terminal_table(rows, ["rank", "row", "lists", "norm", "norm rank"]).rstrip("\n"), ""]
     lines.append(f"the {len(result.longest)} longest rows and the lists they enter")
-    rows = [[str(h.norm_rank), row_label(h.token, h.id), fixed(h.norm, 3), str(h.lists["dot"]),
-             str(h.lists["cosine"])] for h in result.longest]
+    rows = [[str(h.norm_rank), row_label(h.token, h.id), fixed(h.norm, 3), f"{h.lists['dot']:,}",
+             f"{h.lists['cosine']:,}"] for h in result.longest]
     lines.append(terminal_table(rows, ["norm rank", "row", "norm", "dot lists", "cosine lists"]).rstrip("\n"))
-    lines.append(f"together they enter {dot.longest_rows_lists} of {result.n_queries} dot lists "
-                 f"and {cos.longest_rows_lists} cosine lists")
+    lines.append(f"together they enter {dot.longest_rows_lists:,} of {result.n_queries:,} dot lists "
+                 f"and {cos.longest_rows_lists:,} cosine lists")
     lines += memory_lines(result.memory)
     lines += [f"note: {note}" for note in result.notes]
     return "\n".join(lines) + "\n"
@@ -268,7 +268,7 @@ def memory_lines(memory: Any) -> list[str]:
     """
     if memory is None:
         return []
-    plans = ", ".join(f"{m} {human_bytes(p['bytes'])} ({p['screen']} screen, {p['queries']} x {p['rows']} blocks, "
+    plans = ", ".join(f"{m} {human_bytes(p['bytes'])} ({p['screen']} screen, {p['queries']:,} x {p['rows']:,} blocks, "
                       f"{p['workers']} worker{'s' * (p['workers'] != 1)})" for m, p in memory.plans.items())
     r = memory.resident
     parts = [f"table {human_bytes(r['table'])}{' (memory-mapped)' if r['mapped'] else ''}"]
