@@ -44,7 +44,7 @@ def test_the_bundle_holds_exactly_the_traces_the_page_draws(bundle_text, full_te
     assert len(full) > 40 and {"bar", "scattergeo", "mesh3d", "scattergl", "scatter3d"} <= full  # the pattern works
     assert sorted(TRACE.findall(bundle_text)) == ["scatter", "scatter3d", "scattergl"]
     assert set(plotlyjs.BUNDLE_TRACES) == {"scatter", "scattergl", "scatter3d"}
-    assert len(bundle_text) < 0.5 * len(full_text)  # the point of it: 2.0 MB against 4.8 MB
+    assert len(bundle_text) < 0.5 * len(full_text)  # the point of it: 1.8 MB against 4.8 MB
 
 
 def test_the_page_draws_only_the_bundled_traces(bundle_text):

@@ -5,7 +5,7 @@ points and search rings), ``scatter3d`` (``--dims 3``) and ``scatter`` (the
 2-D selection overlay, in SVG so the browser shapes its labels; every 2-D
 trace where WebGL is missing). ``plotly-projector.min.js``, beside this
 module, is plotly.js's core with those traces registered and nothing else
-(about 2.0 MB against the full bundle's 4.8 MB), built from the npm package
+(1.8 MB against the full bundle's 4.8 MB), built from the npm package
 of the same plotly.js version as the Python plotly package inlines, by
 ``tools/plotly_bundle/`` (its README says how to rebuild it). A browser
 parses and compiles all of an inlined script before the page can draw, so
@@ -43,7 +43,7 @@ class PlotlyJs:
     Attributes
     ----------
     text : str
-        The script, minified (about 2.0 MB for the projector's bundle, 4.8 MB for the full one).
+        The script, minified (1.8 MB for the projector's bundle, 4.8 MB for the full one).
     version : str
         Its plotly.js version, e.g. ``"4.1.1"``.
     traces : tuple of str or None

@@ -12,7 +12,7 @@ points by neighbour group or by row length.
 
 Why Plotly: ``--dims 3`` needs a 3-D scatter, which Plotly draws (WebGL) and
 Bokeh does not; Plotly also writes self-contained files (its Python package
-ships plotly.js, 4.8 MB; the page inlines a 2.0 MB bundle of the three traces
+ships plotly.js, 4.8 MB; the page inlines a 1.8 MB bundle of the three traces
 it draws, built from the same plotly.js). Bokeh's inline resources are
 smaller (about 1.5 MB) but 2-D only. Two-dimensional pages draw with WebGL
 too (``scattergl``: 10,000 points and more stay quick to hover), and fall back
@@ -75,7 +75,7 @@ def projector_html(result: Any, lang: str = DEFAULT_LANGUAGE) -> str:
     Returns
     -------
     str
-        About 2 MB of plotly.js (``report.plotlyjs``; 4.8 MB where it falls back to plotly's full
+        About 1.8 MB of plotly.js (``report.plotlyjs``; 4.8 MB where it falls back to plotly's full
         bundle) plus the data (about 0.5 kB a point with k = 10). The footer and the plotly.js
         script's ``data-plotly-js`` attribute name the version and the traces it carries.
 
