@@ -9,6 +9,9 @@ page says it is ready, saves a PNG, and prints what a person would notice:
   counts from the start of navigation: reading the file, parsing plotly.js
   and the data, and drawing every point (for the HTML report, which has no
   mark, the load event);
+* ``plotly_ms``: from the plotly.js script element reaching the page (a MutationObserver, whose
+  callback runs as the parser meets the script's end tag) until the page's own script starts: reading,
+  compiling and running plotly.js; ``plotly_js``: which plotly.js the page carries (its bundle and version);
 * ``cpu_ms``: CPU time that all of Chromium's processes spent until then (renderer,
   GPU process with its CPU WebGL, browser), read from /proc: on a machine busy with
   other work the wall time grows, this does not; on an idle machine the wall time is
@@ -58,6 +61,11 @@ CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
 READY = "document.body && (document.body.dataset.readyMs !== undefined)"
+# Before any page script: note when the parser inserts the plotly.js script element (id plotly-js).
+PLOTLY_START = """new MutationObserver((records, observer) => {
+    for (const record of records) for (const node of record.addedNodes)
+        if (node.id === "plotly-js") { window.__plotlyStartMs = performance.now(); observer.disconnect(); }
+}).observe(document, {childList: true, subtree: true});"""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         browser = pw.chromium.launch_persistent_context(
             profile, executable_path=args.chromium, headless=True, args=FLAGS,
             viewport={"width": width, "height": height})
+        browser.add_init_script(script=PLOTLY_START)
         try:
             taken: set[str] = set()
             for page_path in args.pages:
@@ -109,6 +118,9 @@ def shoot(browser, path: Path, args: argparse.Namespace, profile: str, taken: se
         found["cpu_ms"] = round((chromium_cpu_seconds(profile) - cpu_before) * 1000)
         # plotly.js parsed and run (the page's own script starts), the first draw done
         found["script_ms"], found["plot_ms"] = int(marks["scriptMs"]), int(marks.get("plotMs", -1))
+        start = page.evaluate("window.__plotlyStartMs === undefined ? null : window.__plotlyStartMs")
+        found["plotly_ms"] = None if start is None else round(int(marks["scriptMs"]) - start)
+        found["plotly_js"] = page.evaluate("(document.getElementById('plotly-js') || {dataset: {}}).dataset.plotlyJs")
         found.update(hover(page))
     else:
         found["ready_ms"] = int(page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd"))

@@ -1,7 +1,8 @@
 """``projector.html``: a projection to hover, search and click, as one offline page (``embedlab projector``).
 
 The page is one file that needs no server and no network: plotly.js is
-inlined, and so are the figure, the data and a small hand-written script
+inlined (a bundle of only the traces the page draws, ``report.plotlyjs``),
+and so are the figure, the data and a small hand-written script
 (``projector.js``) and style sheet (``projector.css``) that lie beside this
 module. A user hovers a point to see its token and id, types in a search box
 to ring and zoom to matching tokens, clicks a point (or a row of a list) to
@@ -11,7 +12,8 @@ points by neighbour group or by row length.
 
 Why Plotly: ``--dims 3`` needs a 3-D scatter, which Plotly draws (WebGL) and
 Bokeh does not; Plotly also writes self-contained files (its Python package
-ships plotly.js, about 4.8 MB inlined here). Bokeh's inline resources are
+ships plotly.js, 4.8 MB; the page inlines a 1.8 MB bundle of the three traces
+it draws, built from the same plotly.js). Bokeh's inline resources are
 smaller (about 1.5 MB) but 2-D only. Two-dimensional pages draw with WebGL
 too (``scattergl``: 10,000 points and more stay quick to hover), and fall back
 to SVG in a browser without WebGL.
@@ -40,6 +42,7 @@ from ..errors import MissingExtraError
 from .colors import PALETTE
 from .formats import source_name
 from .locales import DEFAULT_LANGUAGE, PROJECTOR_WORDS
+from .plotlyjs import plotly_js
 
 __all__ = ["projector_html", "projector_figure", "page_data", "script_json", "require_plotly", "METHOD_NAMES",
            "GROUP_COLORS"]
@@ -72,7 +75,9 @@ def projector_html(result: Any, lang: str = DEFAULT_LANGUAGE) -> str:
     Returns
     -------
     str
-        About 5 MB of plotly.js plus the data (about 0.4 kB a point with k = 10).
+        About 1.8 MB of plotly.js (``report.plotlyjs``; 4.8 MB where it falls back to plotly's full
+        bundle) plus the data (about 0.5 kB a point with k = 10). The footer and the plotly.js
+        script's ``data-plotly-js`` attribute name the version and the traces it carries.
 
     Raises
     ------
@@ -82,7 +87,7 @@ def projector_html(result: Any, lang: str = DEFAULT_LANGUAGE) -> str:
         (an ``ImportError``) when plotly is not installed (the ``plots`` extra).
     """
     words = _words(lang)
-    plotly = require_plotly()
+    script = _plotly_js()
     title = _title(result, words)
     data = script_json(page_data(result, lang))
     notes = "".join(f"<li>{html.escape(note)}</li>" for note in result.notes)
@@ -92,12 +97,13 @@ def projector_html(result: Any, lang: str = DEFAULT_LANGUAGE) -> str:
         labels_note=html.escape(words["labels_all" if len(result.ids) <= LABEL_ALL else "labels_some"].format(
             matches=MATCHES_LABELLED)),
         notes=f'<h2>{html.escape(words["notes"])}</h2><ul class="notes">{notes}</ul>' if notes else "",
-        version=html.escape(__version__), plotly_version=html.escape(plotly.offline.get_plotlyjs_version()),
+        version=html.escape(__version__), plotly_label=html.escape(script.label),
         **{key: html.escape(words[key]) for key in ("search", "search_hint", "color_by", "color_group",
                                                      "color_norm", "reset", "selected", "click_hint", "cosine",
                                                      "dot", "no_webgl", "absent_hint")})
     return PAGE.format(lang=html.escape(lang), title=html.escape(title), style=_asset("projector.css"),
-                       panel=panel, data_id=DATA_ID, data=data, plotly_js=_plotly_js(),
+                       panel=panel, data_id=DATA_ID, data=data, plotly_js=script.text,
+                       plotly_label=html.escape(script.label),
                        script=_asset("projector.js"))
 
 
@@ -270,9 +276,9 @@ def _asset(name: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _plotly_js() -> str:
-    """plotly.js as the plotly package ships it (minified, about 4.8 MB)."""
-    return require_plotly().offline.get_plotlyjs()
+def _plotly_js() -> Any:
+    """The plotly.js the page inlines (``report.plotlyjs.plotly_js``), read once."""
+    return plotly_js(require_plotly())
 
 
 PAGE = """<!DOCTYPE html>
@@ -289,7 +295,7 @@ PAGE = """<!DOCTYPE html>
 {panel}
 </main>
 <script type="application/json" id="{data_id}">{data}</script>
-<script>{plotly_js}</script>
+<script id="plotly-js" data-plotly-js="{plotly_label}">{plotly_js}</script>
 <script>{script}</script>
 </body>
 </html>
@@ -322,5 +328,5 @@ PANEL = """<aside class="panel">
 <p id="absent-hint" class="hint" hidden>{absent_hint}</p>
 </section>
 {notes}
-<p class="footer">embedlab {version} · plotly.js {plotly_version}</p>
+<p class="footer">embedlab {version} · {plotly_label}</p>
 </aside>"""
