@@ -40,8 +40,20 @@ def test_many_zero_rows_across_blocks_never_give_nan():
     Q = np.vstack([np.zeros((5, 4)), rng.standard_normal((20, 4))])  # zero queries among others
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        ids, scores = search(W, Q, 50, "cosine", memory=100_000)  # blocks far smaller than V
+        # Blocks far smaller than V (a few queries x 51 rows); the budget also holds the row lengths the
+        # search measures itself (about 0.26 MB here: plan.fixed_bytes).
+        ids, scores = search(W, Q, 50, "cosine", memory=400_000)
     assert not np.isnan(scores).any()
     assert ids[:5].tolist() == [list(range(50))] * 5 and (scores[:5] == 0.0).all()
     zero_row = ~W.any(axis=1)  # (V,)
     assert (scores[5:][zero_row[ids[5:]]] == 0.0).all()  # a zero row scores exactly 0.0
+
+
+def test_the_c11_search_runs_in_blocks_far_smaller_than_the_table():
+    from embedlab.engine.lengths import vector_norms
+    from embedlab.engine.plan import plan_search
+
+    W = np.random.default_rng(0).standard_normal((2000, 4)).astype(np.float32)
+    plan = plan_search(2000, 4, 50, "cosine", 400_000, q_norms=np.ones(25), row_norms=vector_norms(W),
+                       table_dtype=W.dtype, by_id=False, norms_given=False)
+    assert plan.rows < 200 and plan.queries < 25
