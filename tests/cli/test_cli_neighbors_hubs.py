@@ -148,3 +148,12 @@ def test_a_budget_too_small_names_the_smallest_that_works(capsys):
     smallest = int(err.split("expected at least ")[1].split(" bytes")[0].replace(",", ""))
     assert run("neighbors", "137", "--k", "4", "--memory", str(smallest)) == 0
     assert run("neighbors", "137", "--k", "4", "--memory", str(smallest - 1)) != 0
+
+
+def test_the_plan_and_resident_cost_show_only_when_memory_is_given(capsys):
+    assert run("neighbors", "137", "--k", "4") == 0
+    assert "working memory" not in capsys.readouterr().out
+    assert run("neighbors", "137", "--k", "4", "--memory=64M") == 0
+    assert "working memory of each search (budget 64 MiB)" in capsys.readouterr().out
+    assert run("hubs", "--k", "3", "--queries", "50") == 0
+    assert "resident, outside the budget" not in capsys.readouterr().out

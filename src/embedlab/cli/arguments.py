@@ -48,7 +48,8 @@ def check_model_options(args: argparse.Namespace) -> None:
 def add_memory_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--memory", type=byte_size, default=256 * 2**20, metavar="BYTES",
                    help="working memory of the search: a number of bytes, or with K, M or G "
-                        "(binary: 1M = 2**20 bytes); default 256M")
+                        "(binary: 1M = 2**20 bytes); default 256M. Given, neighbors and hubs also print "
+                        "each search's plan against it and the table's resident cost (outside the budget)")
 
 
 def byte_size(text: str) -> int:

@@ -43,7 +43,7 @@ def run_neighbors(args: argparse.Namespace) -> int:
     metrics = ("cosine", "dot") if args.by == "both" else (args.by,)
     result = api.neighbors(args.model, args.queries, k=args.k, metrics=metrics, vectors=args.vector,
                            memory=args.memory, device=args.device, tensor=args.tensor, words=args.words)
-    print(formats.to_json(result) if args.json else views.neighbors_terminal(result), end="")
+    print(formats.to_json(result) if args.json else views.neighbors_terminal(result, memory=memory_asked(args)), end="")
     return 0
 
 
@@ -97,7 +97,7 @@ def run_hubs(args: argparse.Namespace) -> int:
     with arguments.progress_bar(total=2 * (table.V if args.queries is None else args.queries), desc="hubs") as advance:
         result = api.hubs(table, k=args.k, queries=args.queries, seed=args.seed, top=args.top, memory=args.memory,
                           progress=advance, scheduler=args.scheduler, device=args.device)
-    print(formats.to_json(result) if args.json else views.hubs_terminal(result), end="")
+    print(formats.to_json(result) if args.json else views.hubs_terminal(result, memory=memory_asked(args)), end="")
     return 0
 
 def add_graph(sub: argparse._SubParsersAction) -> None:
@@ -137,6 +137,11 @@ def run_graph(args: argparse.Namespace) -> int:
                            scheduler=args.scheduler, device=args.device)
     print(formats.to_json(result) if args.json else views.graph_terminal(result), end="")
     return 0
+
+
+def memory_asked(args: argparse.Namespace) -> bool:
+    """Whether --memory was on the command line: then the terminal view shows the plan and the resident cost."""
+    return any(a == "--memory" or a.startswith("--memory=") for a in getattr(args, "argv", ()))
 
 
 def metric_list(text: str) -> list[str]:

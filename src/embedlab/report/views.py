@@ -206,11 +206,13 @@ def encode_terminal(result: "Encoding") -> str:
     return "\n".join(lines) + "\n"
 
 
-def neighbors_terminal(result: NeighborsResult) -> str:
+def neighbors_terminal(result: NeighborsResult, *, memory: bool = False) -> str:
     """For each query, its lists side by side: rank, row, score, the row's norm.
 
     Scores to 4 decimals, norms to 3; the table's median and largest row
-    norms in the heading, to read the norms against.
+    norms in the heading, to read the norms against. With ``memory``, the
+    search's plan against its budget and the table's resident cost follow
+    (``memory_lines``).
     """
     lines = [f"{source_name(result.source)}: k={result.k}; row norms: median {fixed(result.median_norm, 3)}, "
              f"max {fixed(result.max_norm, 3)}", ""]
@@ -226,13 +228,16 @@ def neighbors_terminal(result: NeighborsResult) -> str:
                 cells += [row_label(row.token, row.id), fixed(row.score, 4), fixed(row.norm, 3)]
             rows.append(cells)
         lines += [terminal_table(rows, headers).rstrip("\n"), ""]
-    lines += memory_lines(result.memory)
+    lines += memory_lines(result.memory) if memory else []
     lines += [f"note: {note}" for note in result.notes]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def hubs_terminal(result: HubsResult) -> str:
-    """The most listed rows under each metric, the longest rows, and the correlations."""
+def hubs_terminal(result: HubsResult, *, memory: bool = False) -> str:
+    """The most listed rows under each metric, the longest rows, and the correlations.
+
+    With ``memory``, the searches' plans and the resident cost follow (``memory_lines``).
+    """
     sample = "every token" if result.seed is None else f"sampled with seed {result.seed}"
     dot, cos = result.metrics["dot"], result.metrics["cosine"]
     lines = [
@@ -256,7 +261,7 @@ def hubs_terminal(result: HubsResult) -> str:
     lines.append(terminal_table(rows, ["norm rank", "row", "norm", "dot lists", "cosine lists"]).rstrip("\n"))
     lines.append(f"together they enter {dot.longest_rows_lists:,} of {result.n_queries:,} dot lists "
                  f"and {cos.longest_rows_lists:,} cosine lists")
-    lines += memory_lines(result.memory)
+    lines += memory_lines(result.memory) if memory else []
     lines += [f"note: {note}" for note in result.notes]
     return "\n".join(lines) + "\n"
 
