@@ -638,8 +638,11 @@ def graph(table_or_model: Table, out: str | os.PathLike, *, k: int | None = None
                                    scheduler=scheduler, device=device)
     from . import __version__
 
+    from .report.formats import shown_source
+
     metadata = {"k": str(result.k), "V": str(result.V), "D": str(result.D), "metrics": ",".join(result.metrics),
-                "source": result.source, "version": __version__}
+                # as the JSON and Markdown reports show it: never an absolute local path
+                "source": None if result.source is None else shown_source(result.source), "version": __version__}
     rows = writer.write_graph(path, result.blocks, metadata=metadata)
     return writer.GraphFile(file=os.fspath(out), rows=rows, V=result.V, D=result.D, k=result.k,
                             metrics=result.metrics, source=result.source, notes=result.notes)

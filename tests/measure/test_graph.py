@@ -121,3 +121,11 @@ def test_bad_settings_are_refused(tmp_path):
 def test_a_default_k_shrinks_on_a_tiny_table_with_a_note(tmp_path):
     result = api.graph([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], tmp_path / "g.parquet")
     assert result.k == 2 and result.rows == 3 * 2 * 2 and result.notes
+
+
+def test_one_metric_given_as_a_string():
+    from embedlab.engine.table import EmbeddingTable
+    from embedlab.measure.graph import measure_graph
+
+    g = measure_graph(EmbeddingTable([[1.0, 0.0], [0.0, 1.0], [5.0, 5.0]]), 1, metrics="dot")
+    assert g.metrics == ("dot",) and [b.ids.tolist() for b in g.blocks] == [[[2], [2], [0]]]

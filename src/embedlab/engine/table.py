@@ -340,11 +340,14 @@ class EmbeddingTable:
                             mapped=isinstance(self._W, np.memmap))
 
     def plan(self, k: int, metric: str = "cosine", *, ids: Any = None, vectors: Any = None,
-             memory: int = DEFAULT_MEMORY) -> BlockPlan:
+             memory: int = DEFAULT_MEMORY, device: str | None = None, workers: int | None = None) -> BlockPlan:
         """The memory plan (``plan.plan_search``) that ``nearest(ids, ...)`` or ``nearest_to_vector(vectors, ...)`` follows.
 
         Its screen, blocks and ``bytes`` (at most ``memory``); raises what
         the search would for the budget (``BudgetError``) or the queries.
+        With ``device`` the plan of the torch screen (the float screen's
+        blocks, one worker; ``search.search``); ``workers`` caps the threads
+        (1 for a task on a cluster's worker).
 
         >>> EmbeddingTable(np.eye(3)).plan(1, "dot", ids=[0]).screen
         'float'
@@ -353,10 +356,12 @@ class EmbeddingTable:
             q_norms = self.norms()[self._ids(ids).reshape(-1)]  # (N,)
         else:
             q_norms = vector_norms(np.atleast_2d(np.asarray(vectors, dtype=np.float64)))  # (N,)
-        codes_given = self._codes is not None or self._builds_codes(len(q_norms))
+        on_torch = device is not None
+        codes_given = not on_torch and (self._codes is not None or self._builds_codes(len(q_norms)))
         return plan_search(self.V, self.D, k, metric, memory, q_norms=q_norms, row_norms=self.norms(),
                            table_dtype=self.dtype, by_id=vectors is None, codes_given=codes_given,
-                           workers=worker_count(None))
+                           screen="float" if on_torch else "auto",
+                           workers=1 if on_torch else worker_count(workers))
 
     def stretch(self, token_id: int | str, factor: float) -> "EmbeddingTable":
         """A new table with one row multiplied by ``factor``; this table is unchanged.

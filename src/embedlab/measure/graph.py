@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 from ..errors import ChoiceError
+from ..engine.footprint import metric_plans
 from ..engine.search import DEFAULT_MEMORY, METRICS, check_k
 from ..engine.table import EmbeddingTable
 from ..engine.table_scan import int16_runs, scan_rows
@@ -117,8 +118,8 @@ def measure_graph(
     k : int, optional
         Neighbours per token, ``1 <= k <= V - 1``. Default ``DEFAULT_K`` (10),
         shrunk to ``V - 1`` on a smaller table, with a note.
-    metrics : iterable of {"cosine", "dot"}
-        Default both, cosine first; each at most once.
+    metrics : str or iterable of {"cosine", "dot"}
+        Default both, cosine first; each at most once; a string is one metric.
     memory : int
         Working memory budget of the scan, in bytes.
     progress : callable, optional
@@ -147,13 +148,16 @@ def measure_graph(
         (a ``ValueError``) for an unknown or repeated metric, or none.
     SizeError
         (a ``ValueError``) for k outside ``[1, V - 1]``.
+    BudgetError
+        (a ``SizeError``) for a ``memory`` too small for one block of any
+        metric's search; its ``minimum`` is the largest of theirs.
 
     >>> t = EmbeddingTable([[1.0, 0.0], [0.0, 1.0], [5.0, 5.0]])
     >>> g = measure_graph(t, 1, metrics=["dot"])
     >>> [(b.start, b.ids.tolist()) for b in g.blocks]
     [(0, [[2], [2], [0]])]
     """
-    metrics = tuple(metrics)
+    metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)  # "cosine" is one metric
     if not metrics or len(set(metrics)) != len(metrics) or not set(metrics) <= set(METRICS):
         raise ChoiceError(f"metrics {list(metrics)!r}: expected one or both of {', '.join(METRICS)}, each once",
                           parameter="metric", value=",".join(map(str, metrics)),
@@ -162,6 +166,9 @@ def measure_graph(
     check_k(k, table.V - 1, "V-1 (the query itself is left out)")
     if scan is not None and (scheduler is not None or device is not None):
         raise ValueError("measure_graph: give scan, or scheduler/device, not both")
+    if scan is None:  # a budget too small for any metric's search is refused now, naming the largest minimum
+        metric_plans(table, k, metrics, memory, ids=np.arange(table.V), device=device,
+                     workers=1 if scheduler is not None else None)
     if scheduler is not None:
         blocks = _cluster_blocks(table, k, metrics, memory, progress, scheduler, device)
     else:
