@@ -132,7 +132,7 @@ def test_neighbors_and_hubs_on_minilm(capsys):
 def test_neighbors_and_hubs_show_the_budget_the_plan_and_the_resident_cost(capsys):
     assert run("neighbors", "137", "--k", "4", "--memory", "1M") == 0
     out = capsys.readouterr().out
-    assert "working memory of each search (budget 1 MiB): cosine " in out
+    assert "working memory of each search, planned at most (budget 1 MiB): cosine " in out
     assert "outputs 64 B, not counted" in out  # 1 query x 4 ids and scores x 8 bytes
     assert "resident, outside the budget: table 256 KiB + lengths 4 KiB = 260 KiB" in out  # 512 x 64 float64
     assert run("hubs", "--k", "3", "--queries", "50", "--memory", "2M", "--json") == 0
@@ -154,7 +154,7 @@ def test_the_plan_and_resident_cost_show_only_when_memory_is_given(capsys):
     assert run("neighbors", "137", "--k", "4") == 0
     assert "working memory" not in capsys.readouterr().out
     assert run("neighbors", "137", "--k", "4", "--memory=64M") == 0
-    assert "working memory of each search (budget 64 MiB)" in capsys.readouterr().out
+    assert "working memory of each search, planned at most (budget 64 MiB)" in capsys.readouterr().out
     assert run("hubs", "--k", "3", "--queries", "50") == 0
     assert "resident, outside the budget" not in capsys.readouterr().out
 

@@ -279,7 +279,7 @@ def memory_lines(memory: Any) -> list[str]:
     parts = [f"table {human_bytes(r['table'])}{' (memory-mapped)' if r['mapped'] else ''}"]
     parts += [f"{name} {human_bytes(r[key])}" for name, key in (("position tables", "positions"),
                                                                    ("lengths", "norms"), ("int16 codes", "codes")) if r[key]]
-    return [f"working memory of each search (budget {human_bytes(memory.budget)}): {plans}; "
+    return [f"working memory of each search, planned at most (budget {human_bytes(memory.budget)}): {plans}; "
             f"outputs {human_bytes(memory.outputs)}, not counted",
             f"resident, outside the budget: {' + '.join(parts)} = {human_bytes(r['total'])}"]
 
