@@ -141,6 +141,7 @@
     ["x", "y", "z"].slice(0, data.dims).forEach((axis, c) => { update[axis] = [rows.map((r) => coords[c][r])]; });
     restyle(update, 1);
     if (ringed.length) restyle({text: [ringLabels()]}, 2);  // a match now in the selection loses its ring label
+    if (LABEL_ALL) restyle({text: [pointLabels()]}, 0);     // and a point in it loses its own
     recolour();
     drawSelection();
   }
@@ -241,20 +242,28 @@
     const rings = {};
     ["x", "y", "z"].slice(0, data.dims).forEach((axis, c) => { rings[axis] = [ringed.map((i) => coords[c][i])]; });
     rings.text = [ringLabels()];
+    if (LABEL_ALL) restyle({text: [pointLabels()]}, 0);  // a listed match is labelled by its ring, not twice
     if (!drawn) return restyle(rings, 2);
     Plotly.update(plot, rings, ringed.length ? zoomTo(ringed) : {}, [2]).then(relabel);  // the zoom moved them
   }
 
   // -- labels: Plotly places none, so they are thinned here -------------------------------
 
-  // Which of the selection's points (the selected one first, then its neighbours) and of the listed search
-  // matches carry a text label: in 2-D, greedily in that order, a label is left out (its token shows on
-  // hover) when its box would touch one kept before it on the screen; 3-D scenes keep them all.
+  // Which points carry a text label: the selection's (the selected one first, then its neighbours), then the
+  // listed search matches, then, on a page of LABEL_ALL points or fewer, every other point. In 2-D, greedily in
+  // that order, a label is left out (its token shows on hover) when its box would touch one kept before it on
+  // the screen; 3-D scenes keep them all. Each point is labelled by one trace only: the first group it is in.
   const LABEL_HEIGHT = 18;  // pixels: a 14-pixel label and a gap
-  function labelsKept() {
+  const LABEL_ALL = fig.data[0].mode === "markers+text";  // report/projector.py's LABEL_ALL: a small page
+  function labelOrder() {
     const rows = [...overlay];
-    const inOverlay = new Set(overlay);
-    ringed.slice(0, MATCHES_LISTED).forEach((i) => { if (!inOverlay.has(i)) rows.push(i); });
+    const seen = new Set(overlay);
+    ringed.slice(0, MATCHES_LISTED).forEach((i) => { if (!seen.has(i)) { seen.add(i); rows.push(i); } });
+    if (LABEL_ALL) for (let i = 0; i < n; i++) if (!seen.has(i)) rows.push(i);
+    return rows;
+  }
+  function labelsKept() {
+    const rows = labelOrder();
     const keep = new Set();
     if (data.dims !== 2 || !drawn) {
       rows.forEach((r) => keep.add(r));
@@ -280,10 +289,16 @@
     const keep = labelsKept(), labelled = new Set(overlay);
     return ringed.map((i, rank) => (rank < MATCHES_LISTED && !labelled.has(i) && keep.has(i) ? plotlyText(shown(ids[i])) : ""));
   }
+  // On a small page, trace 0 labels the points that neither the selection nor a listed match labels.
+  function pointLabels() {
+    const keep = labelsKept(), elsewhere = new Set([...overlay, ...ringed.slice(0, MATCHES_LISTED)]);
+    return ids.map((id, i) => (LABEL_ALL && !elsewhere.has(i) && keep.has(i) ? plotlyText(shown(id)) : ""));
+  }
   // After a zoom or a pan the points sit elsewhere on the screen: thin the labels again.
   function relabel() {
-    if (data.dims !== 2) return;
-    Plotly.restyle(plot, {text: [overlayLabels(), ringLabels()]}, [1, 2]);
+    if (data.dims !== 2 && !LABEL_ALL) return;
+    if (LABEL_ALL) Plotly.restyle(plot, {text: [pointLabels(), overlayLabels(), ringLabels()]}, [0, 1, 2]);
+    else Plotly.restyle(plot, {text: [overlayLabels(), ringLabels()]}, [1, 2]);
   }
 
   const extent = coords.map((values) => range(values, values.keys()));
@@ -362,7 +377,7 @@
     }));
   }
 
-  fig.data[0].text = ids.map((id) => plotlyText(shown(id)));
+  fig.data[0].text = pointLabels();
   fig.data[0].hovertext = ids.map(hoverText);
   if (!webgl()) {
     if (data.dims === 3) {

@@ -54,9 +54,10 @@ METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}  # as the field w
 GROUP_COLORS = {"selected": PALETTE["probe"], "cosine": PALETTE["cosine"], "dot": PALETTE["dot"],
                 "both": PALETTE["both"], "chosen": PALETTE["chosen"], "other": PALETTE["sample"]}
 CAMERA_3D = {"eye": {"x": 1.5, "y": 1.5, "z": 1.2}, "center": {"x": 0, "y": 0, "z": 0}}
-# Up to this many points every point is labelled; beyond, text labels go only to the selected point, its
+# Up to this many points every point may carry a label; beyond, text labels go only to the selected point, its
 # neighbours and the search matches (the first MATCHES_LABELLED), every other token shows on hover: Plotly
-# places no labels, and in a dense cluster a label on every point piled up unreadably.
+# places no labels, and in a dense cluster a label on every point piled up unreadably. Either way the page's
+# script (projector.js) keeps, in 2-D, only labels that touch no label kept before them on the screen.
 LABEL_ALL = 12
 MATCHES_LABELLED = 12  # projector.js's MATCHES_LISTED: the matches listed in the panel are those labelled
 DATA_ID = "embedlab-data"
@@ -145,7 +146,7 @@ def _style(n: int, dims: int) -> dict[str, Any]:
     points would hide the selection; every point labelled up to ``LABEL_ALL``, else the selection only."""
     size = (9 if n <= 500 else 6 if n <= 3000 else 4) - ((4 if n > 500 else 2) if dims == 3 else 0)
     return {"mode": "markers+text" if n <= LABEL_ALL else "markers",
-            "overlay": "markers" if n <= LABEL_ALL else "markers+text",
+            "overlay": "markers+text",
             "marker": {"size": size, "color": GROUP_COLORS["other"], "opacity": 0.85 if dims == 2 or n <= 500 else 0.5},
             "selected": {"size": size + 4} | ({"line": {"width": 1, "color": "#ffffff"}} if dims == 2 else {}),
             "rings": {"symbol": "circle-open", "size": size + 10, "color": "#111111", "line": {"width": 2}}}
