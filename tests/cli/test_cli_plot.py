@@ -275,3 +275,11 @@ def test_the_pca_title_says_how_many_rows_it_was_fitted_on():
     title = embedlab.plot("projection", lang="en").axes[0].get_title()  # the seed table: V = 512, all fitted
     assert title == ("PCA of 60 rows of the seed table: directions of largest euclidean variance, "
                      "fitted on 512 rows")
+
+
+def test_plot_projection_takes_a_probe_beside_tokens_as_the_projector_does(tmp_path):
+    """``--tokens`` with ``--probe``: the probe is added to the rows (the projector's rule), not refused."""
+    out = tmp_path / "p.png"
+    assert cli.main(["plot", "projection", "--model", _save(tmp_path, 9, 3), "--tokens", "1,2,3", "--probe", "6",
+                     "--out", str(out), "--quiet"]) == 0
+    assert png_size(out) == (1200, 800)

@@ -73,11 +73,11 @@ def _check_options(args: argparse.Namespace) -> None:
         args.usage_error(f"--metric {args.metric} applies to --method tsne or umap only: PCA keeps euclidean "
                          f"variance (its axes are the directions of largest variance) and has no metric to choose")
     if args.tokens is not None:
-        given = [f"--{name}" for name in ("probe", "k", "sample") if getattr(args, name) is not None]
+        given = [f"--{name}" for name in ("k", "sample") if getattr(args, name) is not None]
         if given:
             verb = "does" if len(given) == 1 else "do"
-            args.usage_error(f"{', '.join(given)} {verb} not apply with --tokens: the rows projected are the tokens "
-                             "given")
+            args.usage_error(f"{' and '.join(given)} {verb} not apply with --tokens: the rows projected are the "
+                             "tokens given (and --probe, where given)")
 
 
 DEFAULT_SIZE = (1200, 800)
@@ -90,7 +90,8 @@ ADD_OPTION = {
                                       help=arguments.PROBE_HELP),
     "method": lambda p: p.add_argument("--method", choices=PROJECTION_METHODS, help="projection method (default pca)"),
     "tokens": lambda p: p.add_argument("--tokens", help="comma-separated tokens or ids to project, instead of the "
-                                                        "probe, its neighbours and a random sample"),
+                                                        "probe's neighbours and a random sample (with --probe, the "
+                                                        "probe is added and marked)"),
     "k": lambda p: p.add_argument("--k", type=arguments.at_least(1, "neighbours per list"), help="neighbours per list (default 10, 5 in the neighbors "
                                                         "figure; V - 1 on a smaller table)"),
     "sample": lambda p: p.add_argument("--sample", type=arguments.at_least(1, "points in all"),
