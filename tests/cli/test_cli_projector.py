@@ -1,5 +1,6 @@
 """embedlab projector and embedlab export, as a user runs them: files written, or a clear error and none."""
 
+import html
 import json
 import re
 
@@ -141,3 +142,31 @@ def test_a_missing_token_reads_the_same_in_plot_and_projector(plots, tmp_path, c
     plot = capsys.readouterr().err.split("error: ", 1)[1]
     assert plot == projector
     assert projector.startswith(f"{flag} 'kingz': expected a token id in [0, 512)")
+
+
+@pytest.mark.parametrize("metric", ["cosine", "euclidean"])
+def test_projector_metric_is_plots_and_the_page_names_it(plots, tmp_path, capsys, metric):
+    """--metric means what it means in plot projection (same help), reaches t-SNE, and the page's method
+    note names the distance kept, as the plot titles do."""
+    from embedlab.report.locales import WORDS
+
+    helps = []
+    for argv in (["plot", "projection", "--help"], ["projector", "--help"]):
+        with pytest.raises(SystemExit):
+            cli.main(argv)
+        text = " ".join(capsys.readouterr().out.split())
+        helps.append(re.search(r"--metric \{cosine,euclidean\} (the distance.*?) --", text)[1])
+    assert helps[0] == helps[1]
+    out = tmp_path / "p.html"
+    assert cli.main(["projector", "--tokens", ",".join(map(str, range(1, 13))), "--method", "tsne",
+                     "--metric", metric, "--lang", "en", "--out", str(out)]) == 0
+    note = html.unescape(re.search(r"<p class=\"note\">(.*?)</p>", out.read_text(encoding="utf-8"))[1])
+    assert note.startswith(f"t-SNE keeps each token's {WORDS['en']['figures'][f'metric_{metric}']} neighbourhood.")
+
+
+def test_projector_metric_with_pca_is_a_usage_error(plots, tmp_path, capsys):
+    with pytest.raises(SystemExit) as caught:
+        cli.main(["projector", "--metric", "cosine", "--out", str(tmp_path / "p.html")])
+    assert caught.value.code == 2
+    assert "--metric cosine applies to --method tsne or umap only" in capsys.readouterr().err
+    assert not (tmp_path / "p.html").exists()

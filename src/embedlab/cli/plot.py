@@ -69,15 +69,20 @@ def _check_options(args: argparse.Namespace) -> None:
         return
     if args.perplexity is not None and args.method != "tsne":
         args.usage_error(f"--perplexity applies to --method tsne only, not --method {args.method or 'pca'}")
-    if args.metric is not None and (args.method or "pca") == "pca":
-        args.usage_error(f"--metric {args.metric} applies to --method tsne or umap only: PCA keeps euclidean "
-                         f"variance (its axes are the directions of largest variance) and has no metric to choose")
+    check_metric(args)
     if args.tokens is not None:
         given = [f"--{name}" for name in ("k", "sample") if getattr(args, name) is not None]
         if given:
             verb = "does" if len(given) == 1 else "do"
             args.usage_error(f"{' and '.join(given)} {verb} not apply with --tokens: the rows projected are the "
                              "tokens given (and --probe, where given)")
+
+
+def check_metric(args: argparse.Namespace) -> None:
+    """A usage error (exit 2) for ``--metric`` with PCA, in plot projection and the projector alike."""
+    if args.metric is not None and (args.method or "pca") == "pca":
+        args.usage_error(f"--metric {args.metric} applies to --method tsne or umap only: PCA keeps euclidean "
+                         f"variance (its axes are the directions of largest variance) and has no metric to choose")
 
 
 DEFAULT_SIZE = (1200, 800)

@@ -116,7 +116,7 @@ class ProjectorResult:
 
 def measure_projector(table: EmbeddingTable, *, probe: int | None, tokens: Sequence[int | str] | None = None,
                       sample: int | None = None, method: str = "pca", dims: int = 2, k: int = 10, seed: int = 0,
-                      memory: int | None = None, progress: Callable[[int], None] | None = None,
+                      metric: str | None = None, memory: int | None = None, progress: Callable[[int], None] | None = None,
                       notes: Sequence[str] = ()) -> ProjectorResult:
     """Choose the rows, project them and list every row's exact neighbours.
 
@@ -140,6 +140,8 @@ def measure_projector(table: EmbeddingTable, *, probe: int | None, tokens: Seque
         Neighbours per list, ``1 <= k <= V - 1``.
     seed : int
         Seed of the random rows, t-SNE and UMAP.
+    metric : {"cosine", "euclidean"}, optional
+        The distance t-SNE and UMAP keep (``projection.project``; cosine when None); PCA takes none.
     memory : int, optional
         Working memory of each search, bytes (the engine's default when None).
     progress : callable, optional
@@ -178,7 +180,7 @@ def measure_projector(table: EmbeddingTable, *, probe: int | None, tokens: Seque
         if probe is None:
             raise TypeError("a sample is drawn around a probe: give probe= with sample=")
         ids, groups = projection.choose_rows(table, probe, k=k, sample=sample, seed=seed, memory=memory)
-    projected = projection.project(table, ids, method, groups=groups, seed=seed, dims=dims)
+    projected = projection.project(table, ids, method, groups=groups, seed=seed, dims=dims, metric=metric)
     neighbor_ids, neighbor_scores = {}, {}
     for metric in METRICS:
         found = table.nearest(ids, k, metric, progress=progress, **search)

@@ -41,7 +41,7 @@ from .. import __version__
 from ..errors import MissingExtraError
 from .colors import PALETTE
 from .formats import source_name
-from .locales import DEFAULT_LANGUAGE, PROJECTOR_WORDS
+from .locales import DEFAULT_LANGUAGE, PROJECTOR_WORDS, WORDS
 from .plotlyjs import plotly_js
 
 __all__ = ["projector_html", "projector_figure", "page_data", "script_json", "require_plotly", "METHOD_NAMES",
@@ -94,7 +94,7 @@ def projector_html(result: Any, lang: str = DEFAULT_LANGUAGE) -> str:
     notes = "".join(f"<li>{html.escape(note)}</li>" for note in result.notes)
     panel = PANEL.format(
         title=html.escape(title), summary=_summary(result, words),
-        view_note=html.escape(words["view_note"].format(kept=words["kept"][result.method])),
+        view_note=html.escape(words["view_note"].format(kept=_kept(result, lang))),
         labels_note=html.escape(words["labels_all" if len(result.ids) <= LABEL_ALL else "labels_some"].format(
             matches=MATCHES_LABELLED)),
         notes=f'<h2>{html.escape(words["notes"])}</h2><ul class="notes">{notes}</ul>' if notes else "",
@@ -235,6 +235,12 @@ def _words(lang: str) -> dict[str, Any]:
     if lang not in PROJECTOR_WORDS:
         raise ValueError(f"unknown page language {lang!r}: expected one of {', '.join(PROJECTOR_WORDS)}")
     return PROJECTOR_WORDS[lang]
+
+
+def _kept(result: Any, lang: str) -> str:
+    """What the method keeps, in ``lang``: t-SNE and UMAP name their metric as the plot titles do."""
+    metric = result.parameters.get("metric", "euclidean")
+    return _words(lang)["kept"][result.method].format(metric=WORDS[lang]["figures"][f"metric_{metric}"])
 
 
 def _title(result: Any, words: dict[str, Any]) -> str:
