@@ -86,7 +86,8 @@ def test_report_html_measures_the_lab_once(tmp_path, monkeypatch):
 @pytest.mark.parametrize("argv, message", [
     (["projection", "--tokens", ""], "empty item"),
     (["projection", "--tokens", "1,,2"], "empty item"),
-    (["projection", "--sample", "20"], "--sample 20: expected an int from 21 (the probe and its 10 + 10 neighbours)"),
+    (["projection", "--sample", "513"], "--sample 513: expected an int from 21 (the probe and its 10 + 10 neighbours) "
+                                        "to V = 512"),
     (["neighbors", "--k", "512"], "--k 512"),
 ])
 def test_more_bad_input(tmp_path, capsys, argv, message):
@@ -96,7 +97,12 @@ def test_more_bad_input(tmp_path, capsys, argv, message):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["plot", "projection", "--sample", "0"], "argument --sample: expected an int of at least 1 (points in all)"),
+    (["plot", "projection", "--sample", "0"], "--sample 0: expected an int from 21 (the probe and its 10 + 10 "
+                                              "neighbours) to V\n"),
+    (["plot", "projection", "--sample", "20"], "--sample 20: expected an int from 21 (the probe and its 10 + 10 "
+                                               "neighbours) to V\n"),
+    (["plot", "projection", "--sample", "4", "--k", "2"], "--sample 4: expected an int from 5 (the probe and its "
+                                                          "2 + 2 neighbours) to V\n"),
     (["plot", "projection", "--k", "0"], "argument --k: expected an int of at least 1"),
     (["plot", "projection", "--seed", "-1"], "argument --seed: expected an int of at least 0 (a seed)"),
     (["plot", "projection", "--method", "tsne", "--perplexity", "0"], "argument --perplexity: expected a number above 0"),

@@ -41,8 +41,7 @@ def test_projector_3d_with_tokens(plots, tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--sample", "20"], "--sample 20: expected an int from 21 (the probe and its 10 + 10 neighbours) to V = 512"),
-    (["--sample", "513"], "--sample 513: expected an int from 21"),
+    (["--sample", "513"], "--sample 513: expected an int from 21 (the probe and its 10 + 10 neighbours) to V = 512"),
     (["--tokens", "1,2,999"], "--tokens 999: expected a token id in [0, 512)"),
     (["--tokens", "1,2,king"], "--tokens 'king': expected a token id in [0, 512) (the table has no vocabulary)"),
     (["--tokens", "1,2,id:1"], "tokens '1' and 'id:1' name the same row (id 1)"),
@@ -62,8 +61,13 @@ def test_projector_bad_input_is_one_line_and_no_file(plots, tmp_path, capsys, ar
     (["--dims", "4"], "invalid choice: 4"),
     (["--sample", "10", "--tokens", "1,2,3"], "not allowed with argument"),
     (["--out", "p.png"], "must be an .html file name"),
-    (["--sample", "0"], "argument --sample: expected an int of at least 1 (points in all), got '0'"),
-    (["--sample", "-3"], "argument --sample: expected an int of at least 1 (points in all), got '-3'"),
+    # The lower bound 2k + 1 depends on k only: a usage error before any table is loaded, in the words of the
+    # upper bound's runtime error (V, the table's, is said once the table is loaded).
+    (["--sample", "0"], "--sample 0: expected an int from 21 (the probe and its 10 + 10 neighbours) to V\n"),
+    (["--sample", "-3"], "--sample -3: expected an int from 21 (the probe and its 10 + 10 neighbours) to V\n"),
+    (["--sample", "20"], "--sample 20: expected an int from 21 (the probe and its 10 + 10 neighbours) to V\n"),
+    (["--sample", "4", "--k", "2"], "--sample 4: expected an int from 5 (the probe and its 2 + 2 neighbours) to V\n"),
+    (["--sample", "x"], "argument --sample: expected an int (points in all), got 'x'"),
     (["--k", "0"], "argument --k: expected an int of at least 1 (neighbours per list), got '0'"),
     (["--seed", "-1"], "argument --seed: expected an int of at least 0 (a seed), got '-1'"),
     (["--seed", "x"], "argument --seed: expected an int of at least 0 (a seed), got 'x'"),

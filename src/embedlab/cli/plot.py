@@ -76,6 +76,7 @@ def _check_options(args: argparse.Namespace) -> None:
             verb = "does" if len(given) == 1 else "do"
             args.usage_error(f"{' and '.join(given)} {verb} not apply with --tokens: the rows projected are the "
                              "tokens given (and --probe, where given)")
+    arguments.check_sample(args, DEFAULT_K)
 
 
 def check_metric(args: argparse.Namespace) -> None:
@@ -86,6 +87,7 @@ def check_metric(args: argparse.Namespace) -> None:
 
 
 DEFAULT_SIZE = (1200, 800)
+DEFAULT_K = 10  # the projection's default k (figures.py), said in the help
 
 
 # Each option once, default None: a figure's own default is applied where it is drawn, so
@@ -99,7 +101,7 @@ ADD_OPTION = {
                                                         "probe is added and marked)"),
     "k": lambda p: p.add_argument("--k", type=arguments.at_least(1, "neighbours per list"), help="neighbours per list (default 10, 5 in the neighbors "
                                                         "figure; V - 1 on a smaller table)"),
-    "sample": lambda p: p.add_argument("--sample", type=arguments.at_least(1, "points in all"),
+    "sample": lambda p: p.add_argument("--sample", type=arguments.sample_count,
                                        help=arguments.sample_help(PLOT_SAMPLE)),
     "seed": lambda p: p.add_argument("--seed", type=arguments.at_least(0, "a seed"), help="random seed of the sample, of the rows PCA is "
                                                               "fitted on, of t-SNE and UMAP (default 0)"),

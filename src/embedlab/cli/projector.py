@@ -29,7 +29,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     arguments.add_model_arguments(p)
     rows = p.add_mutually_exclusive_group()
     rows.add_argument("--tokens", help="comma-separated tokens or ids to project, instead of a sample")
-    rows.add_argument("--sample", type=arguments.at_least(1, "points in all"),
+    rows.add_argument("--sample", type=arguments.sample_count,
                       help=arguments.sample_help(DEFAULT_SAMPLE))
     p.add_argument("--probe", type=arguments.given(str, "a token string or a token id"),
                    help=arguments.PROBE_HELP[:-1] + "; with --tokens, none unless given: then it is added and "
@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
     arguments.check_model_options(args)
     check_metric(args)
+    arguments.check_sample(args, DEFAULT_K)
     page.require_plotly()  # a missing extra is said now, not after the search
     tokens = arguments.token_list(args.tokens) if args.tokens is not None else None
     table = sources.load(args.model, tensor=args.tensor, words=args.words)  # first, so the bar knows its total
