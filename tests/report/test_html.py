@@ -225,3 +225,19 @@ def test_a_left_out_figure_is_one_line_saying_why(lang):
 
 def test_the_same_result_gives_the_same_page(pages, result):
     assert html_report.report_html(result, "en") == pages("en")
+
+
+def test_the_cost_figure_its_caption_and_alt_text_say_the_same_thing(pages, result):
+    """The bars are the table entries read per token (a row of D = 8; all V x D = 64 x 8, each multiplied
+    once): the axis, the caption and the alt text all say entries read, and the alt text the multiplications."""
+    from embedlab.report import plots
+
+    fig = plots.cost_figure(result, lang="en")
+    widths = sorted(bar.get_width() for bar in fig.axes[0].patches)
+    assert widths == [8, 64 * 8]  # entries read: one row; every row
+    assert fig.axes[0].get_xscale() == "log" and "entries read" in fig.axes[0].get_xlabel()
+    page = parse(pages("en"))
+    cost = page.figures[2]
+    assert "entries read" in cost.caption and "log scale" in cost.caption
+    assert "reads 8 table entries" in cost.title and f"reads {64 * 8:,} entries" in cost.title
+    assert f"{64 * 8:,} multiplications" in cost.title and "with 0 multiplications" in cost.title

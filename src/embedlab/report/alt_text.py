@@ -104,7 +104,9 @@ def _norms(result: LabResult, words: dict[str, Any]) -> str:
 
 
 def _cost(result: LabResult, words: dict[str, Any]) -> str:
-    return words["cost"].format(lookup=f"{result.lookup_mults:,}", one_hot=f"{result.one_hot_mults:,}",
+    # The bars are the entries read per token (a row of D; every row, V x D, one multiplication each), as drawn.
+    return words["cost"].format(lookup_read=f"{result.dim:,}", lookup=f"{result.lookup_mults:,}",
+                                one_hot=f"{result.one_hot_mults:,}",
                                 V=f"{result.vocab:,}", D=f"{result.dim:,}", diff=value_text(result.max_abs_diff))
 
 
