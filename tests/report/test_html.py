@@ -241,3 +241,8 @@ def test_the_cost_figure_its_caption_and_alt_text_say_the_same_thing(pages, resu
     assert "entries read" in cost.caption and "log scale" in cost.caption
     assert "reads 8 table entries" in cost.title and f"reads {64 * 8:,} entries" in cost.title
     assert f"{64 * 8:,} multiplications" in cost.title and "with 0 multiplications" in cost.title
+
+
+def test_the_page_records_its_table_for_tools_that_name_files_by_it(pages):
+    """tools/screenshots.py names a report's PNG by its table, read from this meta (the title names none)."""
+    assert pages("ko").count('<meta name="embedlab-table" content="the table">') == 1  # no provenance: "the table"

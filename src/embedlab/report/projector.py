@@ -102,7 +102,8 @@ def projector_html(result: Any, lang: str = DEFAULT_LANGUAGE) -> str:
         **{key: html.escape(words[key]) for key in ("search", "search_hint", "color_by", "color_group",
                                                      "color_norm", "reset", "selected", "click_hint", "cosine",
                                                      "dot", "no_webgl", "absent_hint")})
-    return PAGE.format(lang=html.escape(lang), title=html.escape(title), style=_asset("projector.css"),
+    return PAGE.format(lang=html.escape(lang), title=html.escape(title), table=html.escape(source_name(result.source)),
+                       style=_asset("projector.css"),
                        panel=panel, data_id=DATA_ID, data=data, plotly_js=script.text,
                        plotly_label=html.escape(script.label),
                        script=_asset("projector.js"))
@@ -293,6 +294,7 @@ PAGE = """<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="embedlab-table" content="{table}">
 <title>{title}</title>
 <style>{style}</style>
 </head>
