@@ -245,7 +245,7 @@ function makeEl(id) {
   const axis = {l2p: (v) => 1000 * v};  // data -> screen pixels, as Plotly's axes give them
   return {id, dataset: {}, hidden: false, textContent: "", style: {}, children: [], value: "",
     _fullLayout: {xaxis: axis, yaxis: axis},
-    tHead: {replaceChildren() {}}, tBodies: [{replaceChildren() {}}],
+    tHead: {replaceChildren() {}}, tBodies: [{children: [], replaceChildren(...c) { this.children = c; }}],
     replaceChildren(...c) { this.children = c; }, append(...c) { this.children.push(...c); },
     appendChild(c) { this.children.push(c); },
     addEventListener(type, f) { (domEvents[id + ":" + type] = domEvents[id + ":" + type] || []).push(f); },
@@ -275,7 +275,9 @@ setTimeout(() => {
   out.dragged = shownToken();
   out.labels = restyled.filter(([u, t]) => String(t) === "1,2").map(([u]) => u.text[0]).pop() || null;
   const everyLabel = () => restyled.filter(([u, t]) => String(t) === "0,1,2").map(([u]) => u.text).pop() || null;
-  out.all = everyLabel();  // a small page: [trace 0's, the selection's, the rings'] labels
+  out.all = everyLabel();
+  out.lists = ["cosine", "dot"].map((m) => el("list-" + m).tBodies[0].children.map(
+    (tr) => tr.children.map((td) => td.textContent)));  // each row: rank, token, id, score, length  // a small page: [trace 0's, the selection's, the rings'] labels
   el("search").value = process.argv[4] || "";
   (domEvents["search:input"] || []).forEach((f) => f());
   setTimeout(() => {
@@ -369,3 +371,20 @@ def test_a_small_page_thins_its_labels_too_and_labels_each_point_once(table, tmp
         assert {"w40", "w41", "w44", "w45"} <= set(written)  # the rest, apart on the screen, all labelled
     points, overlay, rings = shown["searched"]
     assert rings == ["w44"] and points[at["w44"]] == ""  # the match: its ring's label, not trace 0's
+
+
+def test_score_and_length_columns_use_one_number_of_decimals(table, tmp_path):
+    """Each column of a neighbour list writes its numbers with one number of decimals: 4 significant digits
+    of its largest magnitude (the data holds 4), never 3 decimals in one row and 4 in the next."""
+    result = embedlab.projector(table, sample=30, k=6, probe="w20")
+    data = page_data(page.projector_html(result, "en"))
+    shown = run_page(data, tmp_path)
+    i = data["rows"]["ids"].index(data["probe"])
+    norm = dict(zip(data["named"]["ids"], data["named"]["norms"]))
+    for rows, metric in zip(shown["lists"], ("cosine", "dot")):
+        assert [int(r[2]) for r in rows] == data["neighbors"][metric]["ids"][i]
+        for column, values in ((3, data["neighbors"][metric]["scores"][i]),
+                               (4, [norm[j] for j in data["neighbors"][metric]["ids"][i]])):
+            places = max(0, 3 - int(np.floor(np.log10(max(abs(v) for v in values)))))
+            assert [r[column] for r in rows] == [f"{v:.{places}f}" if round(v, places) != 0 else f"{0:.{places}f}"
+                                                 for v in values]

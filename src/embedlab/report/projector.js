@@ -61,6 +61,13 @@
   function number(x) {
     return String(Number(x.toPrecision(4)));
   }
+  // A column of numbers with one number of decimals: 4 significant digits of its largest magnitude (the data
+  // holds 4), so that 0.8123 and 0.05 read 0.812 and 0.050 in one column, not 0.8123 and 0.05.
+  function columnText(values) {
+    const top = Math.max(...values.map((v) => Math.abs(v)));
+    const places = top > 0 && isFinite(top) ? Math.min(6, Math.max(0, 3 - Math.floor(Math.log10(top)))) : 3;
+    return values.map((v) => { const t = v.toFixed(places); return Number(t) === 0 ? (0).toFixed(places) : t; });
+  }
   function tokenElement(id) {
     const el = document.createElement("bdi");
     el.className = tokenOf(id) === null ? "token none" : "token";
@@ -172,11 +179,12 @@
     }
     table.tHead.replaceChildren(head);
     const listed = data.neighbors[metric];
+    const scores = columnText(listed.scores[selected]);
+    const lengths = columnText(listed.ids[selected].map((id) => data.named.norms[namedAt.get(id)]));
     table.tBodies[0].replaceChildren(...listed.ids[selected].map((id, rank) => {
       const tr = document.createElement("tr");
       tr.append(cell(String(rank + 1), "num"), cell(tokenElement(id)), cell(String(id), "num"),
-                cell(number(listed.scores[selected][rank]), "num"),
-                cell(number(data.named.norms[namedAt.get(id)]), "num"));
+                cell(scores[rank], "num"), cell(lengths[rank], "num"));
       if (rowOf.has(id)) {
         tr.className = "shown";
         tr.tabIndex = 0;
