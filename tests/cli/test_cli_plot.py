@@ -1,6 +1,8 @@
 """embedlab plot and embedlab report --html, as a user runs them."""
 
+import re
 import struct
+from pathlib import Path
 
 import pytest
 
@@ -289,3 +291,21 @@ def test_plot_projection_takes_a_probe_beside_tokens_as_the_projector_does(tmp_p
     assert cli.main(["plot", "projection", "--model", _save(tmp_path, 9, 3), "--tokens", "1,2,3", "--probe", "6",
                      "--out", str(out), "--quiet"]) == 0
     assert png_size(out) == (1200, 800)
+
+
+def test_every_single_file_output_says_a_missing_folder_is_created(tmp_path, capsys):
+    """plot --out, projector --out and compress --plot create a missing folder, and their help and the README
+    say so in one phrase."""
+    from embedlab.cli.arguments import MAKES_FOLDER
+
+    for argv, flag in ((["plot", "norms", "--help"], "--out"), (["projector", "--help"], "--out"),
+                       (["compress", "--help"], "--plot")):
+        with pytest.raises(SystemExit):
+            cli.main(argv)
+        text = " ".join(capsys.readouterr().out.split())
+        help_of = re.search(rf" {flag} [A-Z]+ ([^\[]*?) --", text)[1]  # the option's line, not the usage
+        assert MAKES_FOLDER.strip("; ") in help_of, argv
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert "a missing folder is created" in " ".join(readme.split())
+    out = tmp_path / "new" / "deeper" / "n.png"
+    assert cli.main(["plot", "norms", "--out", str(out), "--quiet"]) == 0 and png_size(out) == (1200, 800)

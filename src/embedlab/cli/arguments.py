@@ -69,6 +69,11 @@ def sample_help(default: int) -> str:
             "V on a smaller table; from 2k + 1 to V)")
 
 
+# Said in the help of every option that names one output file (plot --out, projector --out, compress --plot):
+# files.write_atomic creates the file's folder where it is missing.
+MAKES_FOLDER = "; a missing folder is created"
+
+
 def sample_count(text: str) -> int:
     """An argument type for --sample: any int; its range (``sample_range``) is checked once k is known."""
     try:

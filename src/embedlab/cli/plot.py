@@ -31,7 +31,7 @@ def add(sub: argparse._SubParsersAction) -> None:
             ADD_OPTION[option](f)
         arguments.add_language_argument(f, "the figure's titles, axis labels, legends and notes")
         f.add_argument("--size", type=arguments.pixels, help="WIDTHxHEIGHT in pixels (default 1200x800)")
-        f.add_argument("--out", type=arguments.png_path, help=f"PNG file to write (default {name}.png)")
+        f.add_argument("--out", type=arguments.png_path, help=f"PNG file to write (default {name}.png{arguments.MAKES_FOLDER})")
         f.add_argument("--quiet", action="store_true", help="no progress bar")
         f.set_defaults(run=run, usage_error=f.error)
 

@@ -43,7 +43,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--lang", choices=LANGUAGES, default=DEFAULT_LANGUAGE,
                    help=f"language of the page's words (default {DEFAULT_LANGUAGE})")
     p.add_argument("--out", type=html_path, default=Path("projector.html"),
-                   help="HTML file to write (default projector.html)")
+                   help=f"HTML file to write (default projector.html{arguments.MAKES_FOLDER})")
     arguments.add_memory_argument(p)
     p.set_defaults(run=run, usage_error=p.error)
 
