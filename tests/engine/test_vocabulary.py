@@ -68,7 +68,7 @@ def test_id_prefix_needs_an_ascii_integer(bad):
 
 
 def test_an_unknown_token_is_one_error_class_with_suggestions_and_the_parameter():
-    with pytest.raises(UnknownTokenError, match=r"'kingz' is not in the vocabulary \(V=4\); close entries: "
+    with pytest.raises(UnknownTokenError, match=r"'kingz' is not in the vocabulary \(V = 4\); close entries: "
                                                 r"'king', 'kings'") as caught:
         resolve_ids(["king", "kingz"], V, VOCAB, parameter="queries")
     assert caught.value.parameter == "queries"
@@ -132,3 +132,14 @@ def test_an_owner_that_does_not_hold_its_string_is_refused():
     assert isinstance(caught.value, ValueError) and caught.value.parameter == "owners"
     with pytest.raises(ValueError, match="the id 7, which holds None"):
         Vocabulary(["a", "b"], owners={"a": 7})
+
+
+def test_an_unknown_token_names_v_as_the_range_errors_do():
+    """``V = 1,500``, spaced and separated as ``--sample``'s "to V = 512", not ``V=1500``."""
+    from embedlab.errors import UnknownTokenError
+
+    vocab = Vocabulary([f"t{i}" for i in range(1500)])
+    with pytest.raises(UnknownTokenError) as caught:
+        vocab.id("nowhere")
+    assert "is not in the vocabulary (V = 1,500)" in str(caught.value)
+    assert caught.value.expected.startswith("a token of the vocabulary (V = 1,500)")

@@ -225,3 +225,43 @@ def test_a_left_out_figure_is_one_line_saying_why(lang):
 
 def test_the_same_result_gives_the_same_page(pages, result):
     assert html_report.report_html(result, "en") == pages("en")
+
+
+def test_the_cost_figure_its_caption_and_alt_text_say_the_same_thing(pages, result):
+    """The bars are the table entries read per token (a row of D = 8; all V x D = 64 x 8, each multiplied
+    once): the axis, the caption and the alt text all say entries read, and the alt text the multiplications."""
+    from embedlab.report import plots
+
+    fig = plots.cost_figure(result, lang="en")
+    widths = sorted(bar.get_width() for bar in fig.axes[0].patches)
+    assert widths == [8, 64 * 8]  # entries read: one row; every row
+    assert fig.axes[0].get_xscale() == "log" and "entries read" in fig.axes[0].get_xlabel()
+    page = parse(pages("en"))
+    cost = page.figures[2]
+    assert "entries read" in cost.caption and "log scale" in cost.caption
+    assert "reads 8 table entries" in cost.title and f"reads {64 * 8:,} entries" in cost.title
+    assert f"{64 * 8:,} multiplications" in cost.title and "with 0 multiplications" in cost.title
+
+
+def test_the_page_records_its_table_for_tools_that_name_files_by_it(pages):
+    """tools/screenshots.py names a report's PNG by its table, read from this meta (the title names none)."""
+    assert pages("ko").count('<meta name="embedlab-table" content="the table">') == 1  # no provenance: "the table"
+
+
+def test_projection_alt_text_writes_coordinates_with_one_fixed_number_of_decimals(pages, result):
+    """Every coordinate in fixed-point with the same decimals, enough for 3 digits of the cloud's spread;
+    none in scientific notation (a point near 0 read -7.97e-04 beside 0.179)."""
+    alt = parse(pages("en")).figures[0].title
+    np = pytest.importorskip("numpy")
+    points = np.asarray(result.views.projection.points, dtype=np.float64)  # (n, 2)
+    span = float(np.ptp(points, axis=0).max())
+    places = max(0, 2 - int(np.floor(np.log10(span))))
+    pairs = re.findall(r"\((-?[\d,]+(?:\.\d+)?), (-?[\d,]+(?:\.\d+)?)\)", alt)
+    assert pairs and "e-" not in alt and "e+" not in alt
+    for x, y in pairs:
+        for value in (x, y):
+            assert len(value.partition(".")[2]) == places
+    probe = list(result.views.projection.groups).index("probe")
+    expected = [f"{v:.{places}f}" for v in points[probe]]
+    expected = [e[1:] if float(e) == 0 and e.startswith("-") else e for e in expected]
+    assert f"({expected[0]}, {expected[1]})" in alt

@@ -245,7 +245,7 @@ function makeEl(id) {
   const axis = {l2p: (v) => 1000 * v};  // data -> screen pixels, as Plotly's axes give them
   return {id, dataset: {}, hidden: false, textContent: "", style: {}, children: [], value: "",
     _fullLayout: {xaxis: axis, yaxis: axis},
-    tHead: {replaceChildren() {}}, tBodies: [{replaceChildren() {}}],
+    tHead: {replaceChildren() {}}, tBodies: [{children: [], replaceChildren(...c) { this.children = c; }}],
     replaceChildren(...c) { this.children = c; }, append(...c) { this.children.push(...c); },
     appendChild(c) { this.children.push(c); },
     addEventListener(type, f) { (domEvents[id + ":" + type] = domEvents[id + ":" + type] || []).push(f); },
@@ -274,7 +274,16 @@ setTimeout(() => {
   fire("pointerdown", 10, 10); fire("pointerup", 60, 10);                     // a drag turns the scene
   out.dragged = shownToken();
   out.labels = restyled.filter(([u, t]) => String(t) === "1,2").map(([u]) => u.text[0]).pop() || null;
-  process.stdout.write(JSON.stringify(out));
+  const everyLabel = () => restyled.filter(([u, t]) => String(t) === "0,1,2").map(([u]) => u.text).pop() || null;
+  out.all = everyLabel();
+  out.lists = ["cosine", "dot"].map((m) => el("list-" + m).tBodies[0].children.map(
+    (tr) => tr.children.map((td) => td.textContent)));  // each row: rank, token, id, score, length  // a small page: [trace 0's, the selection's, the rings'] labels
+  el("search").value = process.argv[4] || "";
+  (domEvents["search:input"] || []).forEach((f) => f());
+  setTimeout(() => {
+    out.searched = everyLabel();
+    process.stdout.write(JSON.stringify(out));
+  }, 0);
 }, 0);
 function DATA_IDS() { return JSON.parse(DATA).rows.ids; }
 """
@@ -326,3 +335,56 @@ def test_labels_that_would_touch_on_screen_are_thinned(table, tmp_path):
     token = dict(zip(data["named"]["ids"], data["named"]["tokens"]))
     assert labels[0] == "w20"  # the selected point keeps its label
     assert sorted(t for t in labels if t) == sorted(["w20", token[cos[-1]]])  # the far one too; the rest on hover
+
+
+def run_page(data, tmp_path, query=""):
+    """projector.js in node against the stand-in DOM, with ``query`` typed into the search box."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    (tmp_path / "data.json").write_text(json.dumps(data), encoding="utf-8")
+    (tmp_path / "harness.js").write_text(NODE_HARNESS, encoding="utf-8")
+    script = Path(page.__file__).with_name("projector.js")
+    done = subprocess.run([node, str(tmp_path / "harness.js"), str(script), str(tmp_path / "data.json"), query],
+                          check=True, capture_output=True, text=True, timeout=60)
+    return json.loads(done.stdout)
+
+
+def test_a_small_page_thins_its_labels_too_and_labels_each_point_once(table, tmp_path):
+    """Up to LABEL_ALL points every point may be labelled, but two on one spot of the screen get one label
+    (the other on hover), and a search match is labelled by its ring alone, not a second time by trace 0."""
+    result = embedlab.projector(table, tokens=["w41", "w42", "w43", "w44", "w45"], probe="w40")
+    data = page_data(page.projector_html(result, "en"))
+    ids, n = data["rows"]["ids"], len(data["rows"]["ids"])
+    assert n <= page.LABEL_ALL
+    token = dict(zip(data["named"]["ids"], data["named"]["tokens"]))
+    at = {token[i]: r for r, i in enumerate(ids)}
+    spot = {"w40": 0.0, "w41": 0.1, "w42": 0.3, "w43": 0.3, "w44": 0.5, "w45": 0.7}  # x; w42 and w43 coincide
+    trace = data["figure"]["data"][0]
+    trace["x"] = [spot[token[i]] for i in ids]
+    trace["y"] = [0.0] * n
+    shown = run_page(data, tmp_path, query="w44")
+    for labels in (shown["all"], shown["searched"]):
+        written = [t for texts in labels for t in texts if t]
+        assert len(written) == len(set(written))  # no point labelled twice
+        assert ("w42" in written) != ("w43" in written)  # one of the two on one spot
+        assert {"w40", "w41", "w44", "w45"} <= set(written)  # the rest, apart on the screen, all labelled
+    points, overlay, rings = shown["searched"]
+    assert rings == ["w44"] and points[at["w44"]] == ""  # the match: its ring's label, not trace 0's
+
+
+def test_score_and_length_columns_use_one_number_of_decimals(table, tmp_path):
+    """Each column of a neighbour list writes its numbers with one number of decimals: 4 significant digits
+    of its largest magnitude (the data holds 4), never 3 decimals in one row and 4 in the next."""
+    result = embedlab.projector(table, sample=30, k=6, probe="w20")
+    data = page_data(page.projector_html(result, "en"))
+    shown = run_page(data, tmp_path)
+    i = data["rows"]["ids"].index(data["probe"])
+    norm = dict(zip(data["named"]["ids"], data["named"]["norms"]))
+    for rows, metric in zip(shown["lists"], ("cosine", "dot")):
+        assert [int(r[2]) for r in rows] == data["neighbors"][metric]["ids"][i]
+        for column, values in ((3, data["neighbors"][metric]["scores"][i]),
+                               (4, [norm[j] for j in data["neighbors"][metric]["ids"][i]])):
+            places = max(0, 3 - int(np.floor(np.log10(max(abs(v) for v in values)))))
+            assert [r[column] for r in rows] == [f"{v:.{places}f}" if round(v, places) != 0 else f"{0:.{places}f}"
+                                                 for v in values]

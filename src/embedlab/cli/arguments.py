@@ -70,6 +70,40 @@ def sample_help(default: int) -> str:
             "V on a smaller table; from 2k + 1 to V)")
 
 
+# Said in the help of every option that names one output file (plot --out, projector --out, compress --plot):
+# files.write_atomic creates the file's folder where it is missing.
+MAKES_FOLDER = "; a missing folder is created"
+
+
+def sample_count(text: str) -> int:
+    """An argument type for --sample: any int; its range (``sample_range``) is checked once k is known."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an int (points in all), got {text!r}") from None
+
+
+def sample_range(k: int, V: int | None = None) -> str:
+    """The points a sample may hold, in the words of ``projection.choose_rows``'s error:
+    from 2k + 1 (the probe and its k cosine and k dot neighbours) to V.
+
+    >>> sample_range(10)
+    'an int from 21 (the probe and its 10 + 10 neighbours) to V'
+    """
+    return f"an int from {2 * k + 1:,} (the probe and its {k} + {k} neighbours) to V" + (
+        "" if V is None else f" = {V:,}")
+
+
+def check_sample(args: argparse.Namespace, default_k: int) -> None:
+    """A usage error (exit 2) for ``--sample`` below 2k + 1, before any table is loaded: that bound
+    depends on k only. The upper bound V is the table's, said when it is loaded (exit 1), in the same words."""
+    if getattr(args, "sample", None) is None:
+        return
+    k = args.k if args.k is not None else default_k
+    if args.sample < 2 * k + 1:
+        args.usage_error(f"--sample {args.sample}: expected {sample_range(k)}")
+
+
 def at_least(least: int | float, what: str, kind: type = int) -> Callable[[str], Any]:
     """An argument type for a number of at least ``least`` (an int, or a finite float with
     ``kind=float``): anything else is a usage error (exit 2) naming the value and ``what``

@@ -39,7 +39,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     arguments.add_memory_argument(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
     p.add_argument("--plot", type=arguments.figure_path, metavar="FILE", help="also draw recall@k against bytes "
-                                                                              "per token, as .png or .svg")
+                                                                              "per token, as .png or .svg"
+                                                                              f"{arguments.MAKES_FOLDER}")
     arguments.add_language_argument(p, "the figure's text (with --plot)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)

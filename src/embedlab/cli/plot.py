@@ -31,7 +31,7 @@ def add(sub: argparse._SubParsersAction) -> None:
             ADD_OPTION[option](f)
         arguments.add_language_argument(f, "the figure's titles, axis labels, legends and notes")
         f.add_argument("--size", type=arguments.pixels, help="WIDTHxHEIGHT in pixels (default 1200x800)")
-        f.add_argument("--out", type=arguments.png_path, help=f"PNG file to write (default {name}.png)")
+        f.add_argument("--out", type=arguments.png_path, help=f"PNG file to write (default {name}.png{arguments.MAKES_FOLDER})")
         f.add_argument("--quiet", action="store_true", help="no progress bar")
         f.set_defaults(run=run, usage_error=f.error)
 
@@ -69,18 +69,25 @@ def _check_options(args: argparse.Namespace) -> None:
         return
     if args.perplexity is not None and args.method != "tsne":
         args.usage_error(f"--perplexity applies to --method tsne only, not --method {args.method or 'pca'}")
+    check_metric(args)
+    if args.tokens is not None:
+        given = [f"--{name}" for name in ("k", "sample") if getattr(args, name) is not None]
+        if given:
+            verb = "does" if len(given) == 1 else "do"
+            args.usage_error(f"{' and '.join(given)} {verb} not apply with --tokens: the rows projected are the "
+                             "tokens given (and --probe, where given)")
+    arguments.check_sample(args, DEFAULT_K)
+
+
+def check_metric(args: argparse.Namespace) -> None:
+    """A usage error (exit 2) for ``--metric`` with PCA, in plot projection and the projector alike."""
     if args.metric is not None and (args.method or "pca") == "pca":
         args.usage_error(f"--metric {args.metric} applies to --method tsne or umap only: PCA keeps euclidean "
                          f"variance (its axes are the directions of largest variance) and has no metric to choose")
-    if args.tokens is not None:
-        given = [f"--{name}" for name in ("probe", "k", "sample") if getattr(args, name) is not None]
-        if given:
-            verb = "does" if len(given) == 1 else "do"
-            args.usage_error(f"{', '.join(given)} {verb} not apply with --tokens: the rows projected are the tokens "
-                             "given")
 
 
 DEFAULT_SIZE = (1200, 800)
+DEFAULT_K = 10  # the projection's default k (figures.py), said in the help
 
 
 # Each option once, default None: a figure's own default is applied where it is drawn, so
@@ -90,10 +97,11 @@ ADD_OPTION = {
                                       help=arguments.PROBE_HELP),
     "method": lambda p: p.add_argument("--method", choices=PROJECTION_METHODS, help="projection method (default pca)"),
     "tokens": lambda p: p.add_argument("--tokens", help="comma-separated tokens or ids to project, instead of the "
-                                                        "probe, its neighbours and a random sample"),
+                                                        "probe's neighbours and a random sample (with --probe, the "
+                                                        "probe is added and marked)"),
     "k": lambda p: p.add_argument("--k", type=arguments.at_least(1, "neighbours per list"), help="neighbours per list (default 10, 5 in the neighbors "
                                                         "figure; V - 1 on a smaller table)"),
-    "sample": lambda p: p.add_argument("--sample", type=arguments.at_least(1, "points in all"),
+    "sample": lambda p: p.add_argument("--sample", type=arguments.sample_count,
                                        help=arguments.sample_help(PLOT_SAMPLE)),
     "seed": lambda p: p.add_argument("--seed", type=arguments.at_least(0, "a seed"), help="random seed of the sample, of the rows PCA is "
                                                               "fitted on, of t-SNE and UMAP (default 0)"),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..report.locales import DEFAULT_LANGUAGE, LANGUAGES
 from . import arguments
-from .plot import PROJECTION_METHODS
+from .plot import ADD_OPTION, PROJECTION_METHODS, check_metric
 
 DEFAULT_SAMPLE = 2000  # api.PROJECTOR_SAMPLE, said in the help
 DEFAULT_K = 10  # api.PROJECTOR_K
@@ -29,12 +29,13 @@ def add(sub: argparse._SubParsersAction) -> None:
     arguments.add_model_arguments(p)
     rows = p.add_mutually_exclusive_group()
     rows.add_argument("--tokens", help="comma-separated tokens or ids to project, instead of a sample")
-    rows.add_argument("--sample", type=arguments.at_least(1, "points in all"),
+    rows.add_argument("--sample", type=arguments.sample_count,
                       help=arguments.sample_help(DEFAULT_SAMPLE))
     p.add_argument("--probe", type=arguments.given(str, "a token string or a token id"),
                    help=arguments.PROBE_HELP[:-1] + "; with --tokens, none unless given: then it is added and "
                                                      "selected first)")
     p.add_argument("--method", choices=PROJECTION_METHODS, default="pca", help="projection method (default pca)")
+    ADD_OPTION["metric"](p)  # the same flag, choices and help as plot projection's
     p.add_argument("--dims", type=int, choices=(2, 3), default=2, help="2-D or 3-D points (default 2)")
     p.add_argument("--k", type=arguments.at_least(1, "neighbours per list"), help=f"neighbours per list, over the whole table (default {DEFAULT_K}; V - 1 on "
                                          "a smaller table)")
@@ -42,9 +43,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--lang", choices=LANGUAGES, default=DEFAULT_LANGUAGE,
                    help=f"language of the page's words (default {DEFAULT_LANGUAGE})")
     p.add_argument("--out", type=html_path, default=Path("projector.html"),
-                   help="HTML file to write (default projector.html)")
+                   help=f"HTML file to write (default projector.html{arguments.MAKES_FOLDER})")
     arguments.add_memory_argument(p)
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, usage_error=p.error)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,13 +53,16 @@ def run(args: argparse.Namespace) -> int:
     from ..report import files, projector as page
 
     arguments.check_model_options(args)
+    check_metric(args)
+    arguments.check_sample(args, DEFAULT_K)
     page.require_plotly()  # a missing extra is said now, not after the search
     tokens = arguments.token_list(args.tokens) if args.tokens is not None else None
     table = sources.load(args.model, tensor=args.tensor, words=args.words)  # first, so the bar knows its total
     n = len(tokens) + (args.probe is not None) if tokens is not None else args.sample or min(DEFAULT_SAMPLE, table.V)
     with arguments.progress_bar(total=2 * n, desc="nearest tokens") as advance:
         result = api.projector(table, tokens=tokens, sample=args.sample, probe=args.probe, method=args.method,
-                               dims=args.dims, k=args.k, seed=args.seed, memory=args.memory, progress=advance)
+                               dims=args.dims, k=args.k, seed=args.seed, metric=args.metric,
+                               memory=args.memory, progress=advance)
     text = page.projector_html(result, args.lang)
     files.write_atomic({args.out: text})
     size = len(text.encode("utf-8"))

@@ -145,8 +145,8 @@ class Vocabulary:
             close = self.suggest(token)
             hint = f"; close entries: {', '.join(map(repr, close))}" if close else ""
             raise UnknownTokenError(
-                f"token {brief(token)} is not in the vocabulary (V={len(self)}){hint}",
-                parameter="token", value=token, expected=f"a token of the vocabulary (V={len(self)}){hint}")
+                f"token {brief(token)} is not in the vocabulary (V = {len(self):,}){hint}",
+                parameter="token", value=token, expected=f"a token of the vocabulary (V = {len(self):,}){hint}")
         return found
 
     def suggest(self, token: str, n: int = 5) -> list[str]:

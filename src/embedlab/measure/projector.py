@@ -31,7 +31,7 @@ from ..engine.vocabulary import resolve_ids
 from ..errors import brief
 from . import projection
 
-__all__ = ["ProjectorResult", "measure_projector"]
+__all__ = ["ProjectorResult", "measure_projector", "given_rows"]
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ class ProjectorResult:
 
 def measure_projector(table: EmbeddingTable, *, probe: int | None, tokens: Sequence[int | str] | None = None,
                       sample: int | None = None, method: str = "pca", dims: int = 2, k: int = 10, seed: int = 0,
-                      memory: int | None = None, progress: Callable[[int], None] | None = None,
+                      metric: str | None = None, memory: int | None = None, progress: Callable[[int], None] | None = None,
                       notes: Sequence[str] = ()) -> ProjectorResult:
     """Choose the rows, project them and list every row's exact neighbours.
 
@@ -140,6 +140,8 @@ def measure_projector(table: EmbeddingTable, *, probe: int | None, tokens: Seque
         Neighbours per list, ``1 <= k <= V - 1``.
     seed : int
         Seed of the random rows, t-SNE and UMAP.
+    metric : {"cosine", "euclidean"}, optional
+        The distance t-SNE and UMAP keep (``projection.project``; cosine when None); PCA takes none.
     memory : int, optional
         Working memory of each search, bytes (the engine's default when None).
     progress : callable, optional
@@ -173,12 +175,12 @@ def measure_projector(table: EmbeddingTable, *, probe: int | None, tokens: Seque
     check_k(k, table.V - 1, "V-1 (the query itself is left out)")
     search = {} if memory is None else {"memory": memory}
     if tokens is not None:
-        ids, groups = _given_rows(table, tokens, probe)
+        ids, groups = given_rows(table, tokens, probe)
     else:
         if probe is None:
             raise TypeError("a sample is drawn around a probe: give probe= with sample=")
         ids, groups = projection.choose_rows(table, probe, k=k, sample=sample, seed=seed, memory=memory)
-    projected = projection.project(table, ids, method, groups=groups, seed=seed, dims=dims)
+    projected = projection.project(table, ids, method, groups=groups, seed=seed, dims=dims, metric=metric)
     neighbor_ids, neighbor_scores = {}, {}
     for metric in METRICS:
         found = table.nearest(ids, k, metric, progress=progress, **search)
@@ -194,8 +196,13 @@ def measure_projector(table: EmbeddingTable, *, probe: int | None, tokens: Seque
         source=table.provenance.to_dict(), V=table.V, D=table.D, notes=tuple(notes))
 
 
-def _given_rows(table: EmbeddingTable, tokens: Sequence[int | str], probe: int | None) -> tuple[np.ndarray, list[str]]:
-    """The tokens' ids (n,) in the order given, the probe first where it is not among them."""
+def given_rows(table: EmbeddingTable, tokens: Sequence[int | str], probe: int | None) -> tuple[np.ndarray, list[str]]:
+    """The tokens' ids (n,) int64 in the order given, the probe first where it is not among them.
+
+    Groups (n,) are ``probe`` for the probe's row and ``chosen`` for the others (the projector's
+    and ``plot projection``'s). Raises ``ValueError`` when two tokens name one row, and
+    ``resolve_ids``'s errors for an unknown token or an id outside 0..V-1.
+    """
     ids = resolve_ids(tokens, table.V, table.vocabulary, parameter="tokens")
     given: dict[int, list[Any]] = {}
     for token, token_id in zip(tokens, ids):

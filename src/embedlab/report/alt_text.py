@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 from ..measure.lab import LabResult
 from .locales import DEFAULT_LANGUAGE, WORDS
 
-__all__ = ["figure_alt_text", "value_text"]
+__all__ = ["figure_alt_text", "value_text", "coordinate_places"]
 
 
 def figure_alt_text(name: str, result: LabResult, lang: str = DEFAULT_LANGUAGE) -> str:
@@ -36,7 +36,8 @@ def figure_alt_text(name: str, result: LabResult, lang: str = DEFAULT_LANGUAGE) 
     -------
     str
         Plain text (not escaped). Counts with thousands separators, other
-        values to 3 significant digits (``value_text``).
+        values to 3 significant digits (``value_text``); a projection's
+        coordinates with one fixed number of decimals (``coordinate_places``).
 
     Raises
     ------
@@ -75,20 +76,22 @@ def _projection(result: LabResult, words: dict[str, Any]) -> str:
     proj = result.views.projection
     points = proj.points.tolist()  # (n, 2)
     xs, ys = [p[0] for p in points], [p[1] for p in points]
+    places = coordinate_places(max(max(xs) - min(xs), max(ys) - min(ys)))
     by_group: dict[str, list[str]] = {}
     probe, at = "", ""
     for label, group, (x, y) in zip(proj.labels, proj.groups, points):
         if group == "probe":
-            probe, at = label, _point(x, y)
+            probe, at = label, _point(x, y, places)
         else:
-            by_group.setdefault(group, []).append(f"{label} {_point(x, y)}")
+            by_group.setdefault(group, []).append(f"{label} {_point(x, y, places)}")
     clauses = [words["group"].format(name=words["groups"][group], n=len(items), items=words["sep"].join(items))
                for group, items in by_group.items() if group != "sample"]
     if "sample" in by_group:
         clauses.append(words["sample"].format(n=f"{len(by_group['sample']):,}"))
     return words["projection"].format(
         n=f"{len(points):,}", method=_METHODS.get(proj.method, proj.method),
-        x0=value_text(min(xs)), x1=value_text(max(xs)), y0=value_text(min(ys)), y1=value_text(max(ys)),
+        x0=_fixed(min(xs), places), x1=_fixed(max(xs), places), y0=_fixed(min(ys), places),
+        y1=_fixed(max(ys), places),
         probe=probe, at=at, groups=words["clause_sep"].join(clauses))
 
 
@@ -104,7 +107,9 @@ def _norms(result: LabResult, words: dict[str, Any]) -> str:
 
 
 def _cost(result: LabResult, words: dict[str, Any]) -> str:
-    return words["cost"].format(lookup=f"{result.lookup_mults:,}", one_hot=f"{result.one_hot_mults:,}",
+    # The bars are the entries read per token (a row of D; every row, V x D, one multiplication each), as drawn.
+    return words["cost"].format(lookup_read=f"{result.dim:,}", lookup=f"{result.lookup_mults:,}",
+                                one_hot=f"{result.one_hot_mults:,}",
                                 V=f"{result.vocab:,}", D=f"{result.dim:,}", diff=value_text(result.max_abs_diff))
 
 
@@ -143,8 +148,25 @@ def _pairs(labels: Sequence[str], before: Sequence[float], after: Sequence[float
     return sep.join(f"{label} {value_text(a)} → {value_text(b)}" for label, a, b in zip(labels, before, after))
 
 
-def _point(x: float, y: float) -> str:
-    return f"({value_text(x)}, {value_text(y)})"
+def coordinate_places(span: float) -> int:
+    """Decimals for the coordinates of one picture: the same for every point, enough for 3 significant
+    digits of the cloud's largest spread ``span`` (a point near 0 reads 0.00, not -7.97e-04).
+
+    >>> coordinate_places(3.2), coordinate_places(0.05), coordinate_places(250.0), coordinate_places(0.0)
+    (2, 4, 0, 2)
+    """
+    if not span > 0 or not math.isfinite(span):
+        return 2
+    return max(0, 2 - math.floor(math.log10(span)))
+
+
+def _fixed(x: float, places: int) -> str:
+    text = f"{x:,.{places}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.,") else text  # no "-0.00"
+
+
+def _point(x: float, y: float, places: int) -> str:
+    return f"({_fixed(x, places)}, {_fixed(y, places)})"
 
 
 _METHODS = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}  # as the field writes them

@@ -20,7 +20,7 @@ import re
 from ..measure.lab import LabResult
 from .alt_text import figure_alt_text
 from .locales import DEFAULT_LANGUAGE, WORDS
-from .formats import Inline
+from .formats import Inline, source_name
 from .lab import report_sections, run_line
 
 __all__ = ["report_html"]
@@ -95,6 +95,7 @@ def report_html(result: LabResult, lang: str = DEFAULT_LANGUAGE) -> str:
         '<head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         *([f'<meta name="generator" content="embedlab {html.escape(result.run.version)}">'] if result.run else []),
+        f'<meta name="embedlab-table" content="{html.escape(source_name(result.source))}">',  # tools/screenshots.py
         f"<title>{html.escape(title)}</title><style>{STYLE.replace('FONTS', fonts)}</style></head>",
         f"<body><h1>{html.escape(title)}</h1>",
         *(f'<p class="note">{html.escape(words["note"])}: {html.escape(note)}</p>' for note in result.notes),

@@ -70,7 +70,7 @@ WORDS: dict[str, dict[str, object]] = {
         "captions": {
             "projection": "탐침, 그 코사인·내적 이웃, 무작위 표본의 2차원 투영(PCA). 2차원 거리는 D차원 거리의 한 단면일 뿐이다.",
             "norms": "행 길이(노름)의 분포와 가장 긴 행들.",
-            "cost": "같은 벡터를 얻는 두 길의 곱셈 수: 조회와 원-핫 곱.",
+            "cost": "같은 벡터를 얻는 두 길에서 토큰 하나당 읽는 표의 값 개수(로그 눈금): 조회는 한 행을 읽고 곱셈이 없으며, 원-핫 곱은 모든 행을 읽고 값마다 한 번 곱한다.",
             "params": "표와 출력 머리의 매개변수: 묶었을 때와 따로 둘 때, 지금 어휘와 더 큰 어휘에서.",
             "stretch": "한 행을 늘이기 전과 후의 코사인 목록과 내적 목록(빨강: 늘인 행).",
             "scale": "√D를 곱하기 전과 후: 길이는 커지고 탐침과의 코사인은 그대로다.",
@@ -87,7 +87,8 @@ WORDS: dict[str, dict[str, object]] = {
             "groups": {"cosine": "코사인 이웃", "dot": "내적 이웃", "both": "두 목록 모두에 든 이웃", "chosen": "고른 행"},
             "norms": "행 {n}개의 노름 히스토그램: {low}부터 {high}까지 구간 {bins}개, 행 수는 로그 눈금. 가장 많은 구간({a}–{b})에 "
                      "{peak}개가 있다. 가장 긴 행 {top}개: {longest}.",
-            "cost": "막대그래프: 탐침의 벡터를 조회로 얻으면 곱셈 {lookup}번, 원-핫 곱으로 얻으면 {one_hot}번(V × D = {V} × {D}). "
+            "cost": "막대그래프(로그 눈금): 탐침의 벡터를 조회로 얻으면 표의 값 {lookup_read}개(한 행, D = {D})를 읽고 곱셈은 "
+                    "{lookup}번, 원-핫 곱으로 얻으면 값 {one_hot}개(V × D = {V} × {D})를 읽고 곱셈도 {one_hot}번. "
                     "두 벡터의 가장 큰 차이는 {diff}.",
             "params": "표와 출력 머리의 매개변수 막대그래프: V = {V}일 때 묶으면 {tied}개, 따로 두면 {untied}개; V = {bigger_V}일 때 "
                       "묶으면 {bigger_tied}개, 따로 두면 {bigger_untied}개.",
@@ -233,7 +234,7 @@ WORDS: dict[str, dict[str, object]] = {
         "captions": {
             "projection": "The probe, its cosine and dot-product neighbours and a random sample, projected to 2-D (PCA). 2-D distances are only a view of the D-dimensional ones.",
             "norms": "The distribution of row lengths (norms) and the longest rows.",
-            "cost": "Multiplications on the two routes to the same vector: lookup and one-hot product.",
+            "cost": "Table entries read per token on the two routes to the same vector (log scale): lookup reads one row and multiplies nothing; the one-hot product reads every row and multiplies each entry once.",
             "params": "Parameters of the table and the output head, tied and untied, at today's vocabulary and a bigger one.",
             "stretch": "The cosine and dot-product lists before and after one row is stretched (red: the stretched row).",
             "scale": "Before and after multiplying by √D: lengths grow, the cosine with the probe stays.",
@@ -252,8 +253,9 @@ WORDS: dict[str, dict[str, object]] = {
                        "chosen": "chosen rows"},
             "norms": "Histogram of {n} row norms from {low} to {high} in {bins} bins, rows counted on a log scale; the "
                      "fullest bin, {a} to {b}, holds {peak} rows. The {top} longest rows: {longest}.",
-            "cost": "Bar chart: the probe's vector by lookup takes {lookup} multiplications, by the one-hot product "
-                    "{one_hot} (V × D = {V} × {D}); the two vectors differ by at most {diff}.",
+            "cost": "Bar chart (log scale): the probe's vector by lookup reads {lookup_read} table entries (one row, "
+                    "D = {D}) with {lookup} multiplications; by the one-hot product it reads {one_hot} entries "
+                    "(V × D = {V} × {D}) with {one_hot} multiplications; the two vectors differ by at most {diff}.",
             "params": "Bar chart of the parameters of the table and the output head: at V = {V}, {tied} tied and "
                       "{untied} untied; at V = {bigger_V}, {bigger_tied} tied and {bigger_untied} untied.",
             "stretch": "Four bar charts of the {k} nearest rows to the probe {probe}, nearest first. Cosine before: "
@@ -396,7 +398,7 @@ WORDS: dict[str, dict[str, object]] = {
         "captions": {
             "projection": "プローブ、そのコサイン近傍と内積近傍、無作為な標本の 2 次元射影（PCA）。2 次元の距離は D 次元の距離の一つの見え方にすぎない。",
             "norms": "行の長さ（ノルム）の分布と最も長い行。",
-            "cost": "同じベクトルに至る二つの道の掛け算の回数：参照とワンホット積。",
+            "cost": "同じベクトルに至る二つの道で、トークン一つあたりに読む表の要素数（対数目盛）：参照は一行を読み掛け算はなく、ワンホット積はすべての行を読み要素ごとに一回掛ける。",
             "params": "表と出力ヘッドのパラメータ数：共有と非共有、今の語彙と大きな語彙で。",
             "stretch": "一つの行を伸ばす前と後のコサインのリストと内積のリスト（赤：伸ばした行）。",
             "scale": "√D を掛ける前と後：長さは増え、プローブとのコサインは変わらない。",
@@ -413,8 +415,9 @@ WORDS: dict[str, dict[str, object]] = {
             "groups": {"cosine": "コサイン近傍", "dot": "内積近傍", "both": "両方のリストにある近傍", "chosen": "選んだ行"},
             "norms": "{n} 行のノルムのヒストグラム：{low} から {high} まで {bins} 区間、行数は対数目盛。最も多い区間（{a}–{b}）に "
                      "{peak} 行。最も長い {top} 行：{longest}。",
-            "cost": "棒グラフ：プローブのベクトルを参照で得ると掛け算 {lookup} 回、ワンホット積では {one_hot} 回（V × D = {V} × "
-                    "{D}）。二つのベクトルの最大の差は {diff}。",
+            "cost": "棒グラフ（対数目盛）：プローブのベクトルを参照で得ると表の要素 {lookup_read} 個（一行、D = {D}）を読み掛け算 "
+                    "{lookup} 回、ワンホット積では要素 {one_hot} 個（V × D = {V} × {D}）を読み掛け算も {one_hot} 回。"
+                    "二つのベクトルの最大の差は {diff}。",
             "params": "表と出力ヘッドのパラメータ数の棒グラフ：V = {V} で共有 {tied} 個、非共有 {untied} 個；V = {bigger_V} で"
                       "共有 {bigger_tied} 個、非共有 {bigger_untied} 個。",
             "stretch": "プローブ {probe} に最も近い {k} 行の棒グラフ四つ（近い順）。伸ばす前のコサイン：{cos_before}。伸ばす前の"
@@ -555,7 +558,7 @@ WORDS: dict[str, dict[str, object]] = {
         "captions": {
             "projection": "探针、它的余弦近邻与点积近邻以及随机样本的二维投影（PCA）。二维距离只是 D 维距离的一个侧面。",
             "norms": "行长度（范数）的分布与最长的几行。",
-            "cost": "得到同一个向量的两条路所需的乘法次数：查表与独热乘积。",
+            "cost": "得到同一个向量的两条路上每个词元读取的表元素个数（对数刻度）：查表读一行、不做乘法，独热乘积读所有行、每个元素乘一次。",
             "params": "嵌入表与输出头的参数量：共享与不共享，在当前词表与更大的词表下。",
             "stretch": "拉长一行之前与之后的余弦列表和点积列表（红色：被拉长的行）。",
             "scale": "乘以 √D 之前与之后：长度变大，与探针的余弦不变。",
@@ -572,8 +575,8 @@ WORDS: dict[str, dict[str, object]] = {
             "groups": {"cosine": "余弦近邻", "dot": "点积近邻", "both": "同在两个列表中的近邻", "chosen": "选定的行"},
             "norms": "{n} 行范数的直方图：从 {low} 到 {high} 共 {bins} 个区间，行数取对数刻度。最多的区间（{a}–{b}）有 {peak} "
                      "行。最长的 {top} 行：{longest}。",
-            "cost": "柱状图：用查表得到探针的向量需要 {lookup} 次乘法，用独热乘积需要 {one_hot} 次（V × D = {V} × {D}）。"
-                    "两个向量的最大差为 {diff}。",
+            "cost": "柱状图（对数刻度）：用查表得到探针的向量读取 {lookup_read} 个表元素（一行，D = {D}），乘法 {lookup} 次；"
+                    "用独热乘积读取 {one_hot} 个元素（V × D = {V} × {D}），乘法也是 {one_hot} 次。两个向量的最大差为 {diff}。",
             "params": "嵌入表与输出头参数量的柱状图：V = {V} 时共享 {tied} 个、不共享 {untied} 个；V = {bigger_V} 时共享 "
                       "{bigger_tied} 个、不共享 {bigger_untied} 个。",
             "stretch": "与探针 {probe} 最近的 {k} 行的四个柱状图（由近到远）。拉长前的余弦：{cos_before}。拉长前的点积："
@@ -680,8 +683,8 @@ PROJECTOR_WORDS: dict[str, dict[str, object]] = {
         "summary": "V = {V}, D = {D}. 점: {points}. 가까운 토큰: 목록마다 k = {k}개, V개 행 전체에서 정확히 찾았다.",
         "points_sampled": "탐침 {probe}, 그 이웃, 무작위 표본(시드 {seed})",
         "points_tokens": "주어진 토큰",
-        "kept": {"pca": "PCA는 분산이 가장 큰 방향을 지킨다.", "tsne": "t-SNE는 토큰마다 가까운 이웃을 지킨다.",
-                 "umap": "UMAP은 토큰마다 가까운 이웃을 지킨다."},
+        "kept": {"pca": "PCA는 분산이 가장 큰 방향을 지킨다.", "tsne": "t-SNE는 토큰마다 {metric} 이웃 관계를 지킨다.",
+                 "umap": "UMAP은 토큰마다 {metric} 이웃 관계를 지킨다."},
         "view_note": "{kept} 그림 속 거리는 D차원 거리의 한 단면일 뿐이고, 이웃 목록은 D차원 전체에서 쟀다.",
         "search": "토큰 찾기",
         "search_hint": "토큰의 일부나 id:N을 입력한다. Enter를 누르면 첫 결과를 고른다.",
@@ -693,7 +696,7 @@ PROJECTOR_WORDS: dict[str, dict[str, object]] = {
         "legend": {"selected": "고른 점", "cosine": "코사인만", "dot": "내적만", "both": "코사인과 내적 모두",
                    "other": "그 밖", "chosen": "주어진 토큰"},
         "click_hint": "점을 누르면 가까운 토큰 목록이 나온다.",
-        "labels_all": "모든 점에 토큰을 적었다.",
+        "labels_all": "모든 점에 토큰을 적되, 다른 이름표와 겹칠 이름표는 빼고 마우스를 올리면 보이게 했다.",
         "labels_some": "이름표는 고른 점과 그 이웃, 검색 결과(처음 {matches}개)에만, 서로 겹치지 않는 것만 붙는다. 다른 점은 마우스를 올리면 토큰이 보인다.",
         "selected": "고른 토큰",
         "cosine": "코사인으로 가까운 토큰",
@@ -712,7 +715,8 @@ PROJECTOR_WORDS: dict[str, dict[str, object]] = {
         "points_sampled": "the probe {probe}, its neighbours and a random sample (seed {seed})",
         "points_tokens": "the tokens given",
         "kept": {"pca": "PCA keeps the directions of largest variance.",
-                 "tsne": "t-SNE keeps each token's near neighbours.", "umap": "UMAP keeps each token's near neighbours."},
+                 "tsne": "t-SNE keeps each token's {metric} neighbourhood.",
+                 "umap": "UMAP keeps each token's {metric} neighbourhood."},
         "view_note": "{kept} Distances in the picture are only a view of those in D dimensions; the neighbour lists "
                      "are measured in all D.",
         "search": "Search a token",
@@ -725,7 +729,7 @@ PROJECTOR_WORDS: dict[str, dict[str, object]] = {
         "legend": {"selected": "selected", "cosine": "cosine only", "dot": "dot only", "both": "cosine and dot",
                    "other": "other", "chosen": "token given"},
         "click_hint": "Click a point to list its nearest tokens.",
-        "labels_all": "Every point is labelled with its token.",
+        "labels_all": "Every point is labelled with its token where the label touches no other label; hover any other point for its token.",
         "labels_some": "Labels show the selected point, its nearest tokens and the search matches (the first {matches}), each where it touches no other label; hover any other point for its token.",
         "selected": "Selected token",
         "cosine": "Nearest by cosine",
@@ -743,8 +747,8 @@ PROJECTOR_WORDS: dict[str, dict[str, object]] = {
         "summary": "V = {V}、D = {D}。点：{points}。近いトークン：各リスト k = {k} 個、V 行すべてから厳密に求めた。",
         "points_sampled": "プローブ {probe}、その近傍、ランダムな標本（シード {seed}）",
         "points_tokens": "指定したトークン",
-        "kept": {"pca": "PCA は分散が最大の方向を保つ。", "tsne": "t-SNE は各トークンの近い近傍を保つ。",
-                 "umap": "UMAP は各トークンの近い近傍を保つ。"},
+        "kept": {"pca": "PCA は分散が最大の方向を保つ。", "tsne": "t-SNE は各トークンの{metric}の近傍を保つ。",
+                 "umap": "UMAP は各トークンの{metric}の近傍を保つ。"},
         "view_note": "{kept}図の距離は D 次元の距離の一つの見え方にすぎず、近傍リストは D 次元すべてで測った。",
         "search": "トークンを検索",
         "search_hint": "トークンの一部か id:N を入力。Enter で最初の結果を選ぶ。",
@@ -756,7 +760,7 @@ PROJECTOR_WORDS: dict[str, dict[str, object]] = {
         "legend": {"selected": "選択中", "cosine": "コサインのみ", "dot": "内積のみ", "both": "コサインと内積の両方",
                    "other": "その他", "chosen": "指定したトークン"},
         "click_hint": "点をクリックすると近いトークンの一覧が出る。",
-        "labels_all": "すべての点にトークンを付けた。",
+        "labels_all": "すべての点にトークンを付けたが、ほかのラベルと重なるものは省き、マウスを重ねると出る。",
         "labels_some": "ラベルは選んだ点とその近傍、検索結果（最初の {matches} 件）だけに、ほかのラベルと重ならないものだけ付く。ほかの点はマウスを重ねるとトークンが出る。",
         "selected": "選択したトークン",
         "cosine": "コサインで近いトークン",
@@ -774,7 +778,7 @@ PROJECTOR_WORDS: dict[str, dict[str, object]] = {
         "summary": "V = {V}，D = {D}。点：{points}。最近词元：每个列表 k = {k} 个，在全部 V 行中精确求得。",
         "points_sampled": "探针 {probe}、它的近邻与随机样本（种子 {seed}）",
         "points_tokens": "给定的词元",
-        "kept": {"pca": "PCA 保留方差最大的方向。", "tsne": "t-SNE 保留每个词元的近邻。", "umap": "UMAP 保留每个词元的近邻。"},
+        "kept": {"pca": "PCA 保留方差最大的方向。", "tsne": "t-SNE 保留每个词元的{metric}近邻关系。", "umap": "UMAP 保留每个词元的{metric}近邻关系。"},
         "view_note": "{kept}图中的距离只是 D 维距离的一个侧面；近邻列表是在全部 D 维中测得的。",
         "search": "搜索词元",
         "search_hint": "输入词元的一部分或 id:N；按 Enter 选中第一个结果。",
@@ -786,7 +790,7 @@ PROJECTOR_WORDS: dict[str, dict[str, object]] = {
         "legend": {"selected": "选中", "cosine": "仅余弦", "dot": "仅点积", "both": "余弦与点积",
                    "other": "其他", "chosen": "给定词元"},
         "click_hint": "点击一个点，列出它的最近词元。",
-        "labels_all": "每个点都标出了词元。",
+        "labels_all": "每个点都标出词元，但会与其他标签重叠的省去，悬停即可看到。",
         "labels_some": "只给选中的点、它的近邻和搜索结果（前 {matches} 个）中互不重叠的加标签；其他点悬停即可看到词元。",
         "selected": "选中的词元",
         "cosine": "按余弦最近",

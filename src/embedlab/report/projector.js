@@ -61,6 +61,13 @@
   function number(x) {
     return String(Number(x.toPrecision(4)));
   }
+  // A column of numbers with one number of decimals: 4 significant digits of its largest magnitude (the data
+  // holds 4), so that 0.8123 and 0.05 read 0.812 and 0.050 in one column, not 0.8123 and 0.05.
+  function columnText(values) {
+    const top = Math.max(...values.map((v) => Math.abs(v)));
+    const places = top > 0 && isFinite(top) ? Math.min(6, Math.max(0, 3 - Math.floor(Math.log10(top)))) : 3;
+    return values.map((v) => { const t = v.toFixed(places); return Number(t) === 0 ? (0).toFixed(places) : t; });
+  }
   function tokenElement(id) {
     const el = document.createElement("bdi");
     el.className = tokenOf(id) === null ? "token none" : "token";
@@ -141,6 +148,7 @@
     ["x", "y", "z"].slice(0, data.dims).forEach((axis, c) => { update[axis] = [rows.map((r) => coords[c][r])]; });
     restyle(update, 1);
     if (ringed.length) restyle({text: [ringLabels()]}, 2);  // a match now in the selection loses its ring label
+    if (LABEL_ALL) restyle({text: [pointLabels()]}, 0);     // and a point in it loses its own
     recolour();
     drawSelection();
   }
@@ -171,11 +179,12 @@
     }
     table.tHead.replaceChildren(head);
     const listed = data.neighbors[metric];
+    const scores = columnText(listed.scores[selected]);
+    const lengths = columnText(listed.ids[selected].map((id) => data.named.norms[namedAt.get(id)]));
     table.tBodies[0].replaceChildren(...listed.ids[selected].map((id, rank) => {
       const tr = document.createElement("tr");
       tr.append(cell(String(rank + 1), "num"), cell(tokenElement(id)), cell(String(id), "num"),
-                cell(number(listed.scores[selected][rank]), "num"),
-                cell(number(data.named.norms[namedAt.get(id)]), "num"));
+                cell(scores[rank], "num"), cell(lengths[rank], "num"));
       if (rowOf.has(id)) {
         tr.className = "shown";
         tr.tabIndex = 0;
@@ -241,20 +250,28 @@
     const rings = {};
     ["x", "y", "z"].slice(0, data.dims).forEach((axis, c) => { rings[axis] = [ringed.map((i) => coords[c][i])]; });
     rings.text = [ringLabels()];
+    if (LABEL_ALL) restyle({text: [pointLabels()]}, 0);  // a listed match is labelled by its ring, not twice
     if (!drawn) return restyle(rings, 2);
     Plotly.update(plot, rings, ringed.length ? zoomTo(ringed) : {}, [2]).then(relabel);  // the zoom moved them
   }
 
   // -- labels: Plotly places none, so they are thinned here -------------------------------
 
-  // Which of the selection's points (the selected one first, then its neighbours) and of the listed search
-  // matches carry a text label: in 2-D, greedily in that order, a label is left out (its token shows on
-  // hover) when its box would touch one kept before it on the screen; 3-D scenes keep them all.
+  // Which points carry a text label: the selection's (the selected one first, then its neighbours), then the
+  // listed search matches, then, on a page of LABEL_ALL points or fewer, every other point. In 2-D, greedily in
+  // that order, a label is left out (its token shows on hover) when its box would touch one kept before it on
+  // the screen; 3-D scenes keep them all. Each point is labelled by one trace only: the first group it is in.
   const LABEL_HEIGHT = 18;  // pixels: a 14-pixel label and a gap
-  function labelsKept() {
+  const LABEL_ALL = fig.data[0].mode === "markers+text";  // report/projector.py's LABEL_ALL: a small page
+  function labelOrder() {
     const rows = [...overlay];
-    const inOverlay = new Set(overlay);
-    ringed.slice(0, MATCHES_LISTED).forEach((i) => { if (!inOverlay.has(i)) rows.push(i); });
+    const seen = new Set(overlay);
+    ringed.slice(0, MATCHES_LISTED).forEach((i) => { if (!seen.has(i)) { seen.add(i); rows.push(i); } });
+    if (LABEL_ALL) for (let i = 0; i < n; i++) if (!seen.has(i)) rows.push(i);
+    return rows;
+  }
+  function labelsKept() {
+    const rows = labelOrder();
     const keep = new Set();
     if (data.dims !== 2 || !drawn) {
       rows.forEach((r) => keep.add(r));
@@ -280,10 +297,16 @@
     const keep = labelsKept(), labelled = new Set(overlay);
     return ringed.map((i, rank) => (rank < MATCHES_LISTED && !labelled.has(i) && keep.has(i) ? plotlyText(shown(ids[i])) : ""));
   }
+  // On a small page, trace 0 labels the points that neither the selection nor a listed match labels.
+  function pointLabels() {
+    const keep = labelsKept(), elsewhere = new Set([...overlay, ...ringed.slice(0, MATCHES_LISTED)]);
+    return ids.map((id, i) => (LABEL_ALL && !elsewhere.has(i) && keep.has(i) ? plotlyText(shown(id)) : ""));
+  }
   // After a zoom or a pan the points sit elsewhere on the screen: thin the labels again.
   function relabel() {
-    if (data.dims !== 2) return;
-    Plotly.restyle(plot, {text: [overlayLabels(), ringLabels()]}, [1, 2]);
+    if (data.dims !== 2 && !LABEL_ALL) return;
+    if (LABEL_ALL) Plotly.restyle(plot, {text: [pointLabels(), overlayLabels(), ringLabels()]}, [0, 1, 2]);
+    else Plotly.restyle(plot, {text: [overlayLabels(), ringLabels()]}, [1, 2]);
   }
 
   const extent = coords.map((values) => range(values, values.keys()));
@@ -362,7 +385,7 @@
     }));
   }
 
-  fig.data[0].text = ids.map((id) => plotlyText(shown(id)));
+  fig.data[0].text = pointLabels();
   fig.data[0].hovertext = ids.map(hoverText);
   if (!webgl()) {
     if (data.dims === 3) {

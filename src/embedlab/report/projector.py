@@ -41,7 +41,7 @@ from .. import __version__
 from ..errors import MissingExtraError
 from .colors import PALETTE
 from .formats import source_name
-from .locales import DEFAULT_LANGUAGE, PROJECTOR_WORDS
+from .locales import DEFAULT_LANGUAGE, PROJECTOR_WORDS, WORDS
 from .plotlyjs import plotly_js
 
 __all__ = ["projector_html", "projector_figure", "page_data", "script_json", "require_plotly", "METHOD_NAMES",
@@ -54,9 +54,10 @@ METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}  # as the field w
 GROUP_COLORS = {"selected": PALETTE["probe"], "cosine": PALETTE["cosine"], "dot": PALETTE["dot"],
                 "both": PALETTE["both"], "chosen": PALETTE["chosen"], "other": PALETTE["sample"]}
 CAMERA_3D = {"eye": {"x": 1.5, "y": 1.5, "z": 1.2}, "center": {"x": 0, "y": 0, "z": 0}}
-# Up to this many points every point is labelled; beyond, text labels go only to the selected point, its
+# Up to this many points every point may carry a label; beyond, text labels go only to the selected point, its
 # neighbours and the search matches (the first MATCHES_LABELLED), every other token shows on hover: Plotly
-# places no labels, and in a dense cluster a label on every point piled up unreadably.
+# places no labels, and in a dense cluster a label on every point piled up unreadably. Either way the page's
+# script (projector.js) keeps, in 2-D, only labels that touch no label kept before them on the screen.
 LABEL_ALL = 12
 MATCHES_LABELLED = 12  # projector.js's MATCHES_LISTED: the matches listed in the panel are those labelled
 DATA_ID = "embedlab-data"
@@ -93,7 +94,7 @@ def projector_html(result: Any, lang: str = DEFAULT_LANGUAGE) -> str:
     notes = "".join(f"<li>{html.escape(note)}</li>" for note in result.notes)
     panel = PANEL.format(
         title=html.escape(title), summary=_summary(result, words),
-        view_note=html.escape(words["view_note"].format(kept=words["kept"][result.method])),
+        view_note=html.escape(words["view_note"].format(kept=_kept(result, lang))),
         labels_note=html.escape(words["labels_all" if len(result.ids) <= LABEL_ALL else "labels_some"].format(
             matches=MATCHES_LABELLED)),
         notes=f'<h2>{html.escape(words["notes"])}</h2><ul class="notes">{notes}</ul>' if notes else "",
@@ -101,7 +102,8 @@ def projector_html(result: Any, lang: str = DEFAULT_LANGUAGE) -> str:
         **{key: html.escape(words[key]) for key in ("search", "search_hint", "color_by", "color_group",
                                                      "color_norm", "reset", "selected", "click_hint", "cosine",
                                                      "dot", "no_webgl", "absent_hint")})
-    return PAGE.format(lang=html.escape(lang), title=html.escape(title), style=_asset("projector.css"),
+    return PAGE.format(lang=html.escape(lang), title=html.escape(title), table=html.escape(source_name(result.source)),
+                       style=_asset("projector.css"),
                        panel=panel, data_id=DATA_ID, data=data, plotly_js=script.text,
                        plotly_label=html.escape(script.label),
                        script=_asset("projector.js"))
@@ -145,7 +147,7 @@ def _style(n: int, dims: int) -> dict[str, Any]:
     points would hide the selection; every point labelled up to ``LABEL_ALL``, else the selection only."""
     size = (9 if n <= 500 else 6 if n <= 3000 else 4) - ((4 if n > 500 else 2) if dims == 3 else 0)
     return {"mode": "markers+text" if n <= LABEL_ALL else "markers",
-            "overlay": "markers" if n <= LABEL_ALL else "markers+text",
+            "overlay": "markers+text",
             "marker": {"size": size, "color": GROUP_COLORS["other"], "opacity": 0.85 if dims == 2 or n <= 500 else 0.5},
             "selected": {"size": size + 4} | ({"line": {"width": 1, "color": "#ffffff"}} if dims == 2 else {}),
             "rings": {"symbol": "circle-open", "size": size + 10, "color": "#111111", "line": {"width": 2}}}
@@ -236,6 +238,12 @@ def _words(lang: str) -> dict[str, Any]:
     return PROJECTOR_WORDS[lang]
 
 
+def _kept(result: Any, lang: str) -> str:
+    """What the method keeps, in ``lang``: t-SNE and UMAP name their metric as the plot titles do."""
+    metric = result.parameters.get("metric", "euclidean")
+    return _words(lang)["kept"][result.method].format(metric=WORDS[lang]["figures"][f"metric_{metric}"])
+
+
 def _title(result: Any, words: dict[str, Any]) -> str:
     return words["title"].format(table=source_name(result.source), n=f"{len(result.ids):,}", dims=result.dims,
                                  method=METHOD_NAMES[result.method])
@@ -286,6 +294,7 @@ PAGE = """<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="embedlab-table" content="{table}">
 <title>{title}</title>
 <style>{style}</style>
 </head>
