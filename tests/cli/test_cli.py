@@ -39,7 +39,6 @@ def test_report_in_english(tmp_path):
     (["--probe", "king"], r"--probe 'king': expected a token id in \[0, 512\) \(the table has no vocabulary\)"),
     (["--probe", "600"], r"--probe 600: expected a token id in \[0, 512\)"),
     (["--probe", "-1"], r"--probe -1: expected a token id in \[0, 512\)"),
-    (["--k", "0"], "--k 0: expected an int of at least 1"),
     (["--k", "512"], r"--k 512: expected an int in \[1, V - 1 = 511\]"),
     (["--growth", "0"], "--growth 0: expected a whole number of at least 1"),
     (["--model", "nonesuch"], "unknown model 'nonesuch'"),
@@ -52,6 +51,15 @@ def test_report_bad_input_one_line_and_no_files(tmp_path, capsys, argv, message)
     assert len(err.strip().splitlines()) == 1
     import re
     assert re.search(message, err), err
+    assert not out.exists()
+
+
+def test_report_k_below_1_is_a_usage_error(tmp_path, capsys):
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as exit_:  # no table has a list of 0 neighbours
+        run("report", "--out", str(out), "--k", "0")
+    assert exit_.value.code == 2
+    assert "argument --k: expected an int of at least 1 (neighbours per list), got '0'" in capsys.readouterr().err
     assert not out.exists()
 
 

@@ -83,6 +83,14 @@ def test_usage_errors_exit_2(argv):
     assert exc.value.code == 2
 
 
+def test_a_bad_metric_lists_both_orders(capsys):
+    with pytest.raises(SystemExit):
+        run("graph", "--out", "g.parquet", "--metric", "l2")
+    assert ("'l2': expected cosine, dot, or both (cosine,dot or dot,cosine; the file follows that order)"
+            in capsys.readouterr().err)
+    assert cli.search.metric_list("dot,cosine") == ["dot", "cosine"]
+
+
 @pytest.mark.data
 @pytest.mark.slow
 def test_graph_of_minilm(tmp_path, capsys):

@@ -33,13 +33,43 @@ def test_an_unreachable_scheduler_is_one_line_naming_it(capsys):
     assert cli.main(["hubs", "--queries", "5", "--scheduler", "tcp://127.0.0.1:9"]) != 0
     err = capsys.readouterr().err
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9 within 10 s" in err
+    assert err.count("10 s") == 1  # the timeout, said once
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("command", [["hubs"], ["graph", "--out", "g.parquet"]])
+def test_a_malformed_scheduler_address_is_one_line_and_no_client(command, tmp_path, capsys, monkeypatch):
+    import distributed
+
+    class NoClient:  # no __del__ to run: a test of the address check alone
+        def __init__(self, *args, **kwargs):
+            raise AssertionError("a Client was made for a malformed address")
+
+    monkeypatch.setattr(distributed, "Client", NoClient)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main([*command, "--k", "2", "--scheduler", "nonsense"]) == 1
+    err = capsys.readouterr().err
+    assert "--scheduler 'nonsense': expected an address such as tcp://host:8786" in err
+    assert "missing port number in address 'nonsense'" in err and err.count("\n") == 1
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_gpu_torch_does_not_see_is_a_runtime_error(capsys):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    assert cli.main(["neighbors", "3", "--device", "cuda:0"]) == 1
+    err = capsys.readouterr().err
+    assert "--device 'cuda:0'" in err and err.count("\n") == 1
+    if torch.version.cuda is None:
+        assert "(a CPU-only build)" in err
+
+
 def test_an_unknown_device_names_the_flag(capsys):
-    pytest.importorskip("torch")
-    assert cli.main(["neighbors", "3", "--device", "tpu"]) != 0
-    assert "--device 'tpu': expected cpu, cuda or cuda:N" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:  # a usage error: no table has such a device
+        cli.main(["neighbors", "3", "--device", "tpu"])
+    assert exit_.value.code == 2
+    assert "argument --device: expected cpu, cuda or cuda:N, got 'tpu'" in capsys.readouterr().err
 
 
 @pytest.mark.torch

@@ -53,9 +53,9 @@ def test_neighbors_of_vectors_from_a_file(tmp_path, capsys):
     (["neighbors"], "give at least one query"),
     (["neighbors", "600"], "token id 600 is out of range for V=512"),
     (["neighbors", "king"], "table has no vocabulary"),
-    (["neighbors", "1", "--k", "512"], "--k 512: expected an int from 1 to V-1 (the query itself is left out) = 511"),
+    (["neighbors", "1", "--k", "512"], "--k 512: expected an int from 1 to 511 (V-1: the query itself is left out)"),
     (["neighbors", "1", "--memory", "1K"], "--memory 1024: expected at least"),
-    (["hubs", "--k", "0"], "--k 0: expected an int from 1 to V-1 (the query itself is left out) = 511"),
+    (["hubs", "--k", "512"], "--k 512: expected an int from 1 to 511 (V-1: the query itself is left out)"),
     (["hubs", "--queries", "10", "--seed", "-1"], "--seed -1: expected a whole number >= 0"),
     (["neighbors", "--", "\u00b2"], "table has no vocabulary"),
     (["neighbors", "1", "--vector", "missing.npy"], "no such file: 'missing.npy'"),
@@ -79,7 +79,12 @@ def test_a_vector_file_that_is_not_numbers(tmp_path, capsys):
 @pytest.mark.parametrize("argv", [["neighbors", "1", "--memory", "lots"], ["neighbors", "1", "--memory", "inf"],
                                   ["neighbors", "1", "--memory", "1e400"], ["neighbors", "1", "--memory", "256IB"],
                                   ["hubs", "--queries", "0"],
-                                  ["hubs", "--queries", "some"], ["neighbors", "1", "--by", "euclid"]])
+                                  ["hubs", "--queries", "some"], ["neighbors", "1", "--by", "euclid"],
+                                  ["neighbors", "1", "--memory", "1.5"], ["neighbors", "1", "--memory", "0.4"],
+                                  ["neighbors", "1", "--k", "0"], ["hubs", "--k", "0"], ["hubs", "--k", "-3"],
+                                  ["graph", "--k", "0", "--out", "g.parquet"],
+                                  ["neighbors", "1", "--device", "tpu"], ["hubs", "--device", "cuda:x"],
+                                  ["graph", "--device", "gpu", "--out", "g.parquet"]])
 def test_usage_errors_exit_2(argv):
     with pytest.raises(SystemExit) as exit_:
         run(*argv)
@@ -90,6 +95,30 @@ def test_usage_errors_exit_2(argv):
                                          ("256MiB", 2**28), ("1G", 2**30), ("1.5g", 3 * 2**29)])
 def test_memory_sizes(text, value):
     assert cli.arguments.byte_size(text) == value
+
+
+@pytest.mark.parametrize("text, value", [("1.5K", 1536), ("0.001K", 1), ("2.", 2), ("3.0", 3)])
+def test_a_fraction_with_a_unit_rounds_down_to_whole_bytes(text, value):
+    assert cli.arguments.byte_size(text) == value
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["neighbors", "1", "--memory", "1.5"], "argument --memory: expected a whole number of bytes, got '1.5': "
+                                            "a fraction needs a unit (K, M or G), e.g. 1.5K"),
+    (["hubs", "--k", "0"], "argument --k: expected an int of at least 1 (neighbours per list), got '0'"),
+    (["neighbors", "1", "--device", "tpu"], "argument --device: expected cpu, cuda or cuda:N, got 'tpu'"),
+    (["hubs", "--device", "cuda:"], "argument --device: expected cpu, cuda or cuda:N, got 'cuda:'"),
+])
+def test_usage_errors_name_the_value(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        run(*argv)
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["cpu", "cuda", "cuda:0", "cuda:12"])
+def test_device_names_that_parse(text):
+    assert cli.arguments.device_name(text) == text
 
 
 def test_hubs_on_the_seed_table(capsys):

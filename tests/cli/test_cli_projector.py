@@ -46,7 +46,7 @@ def test_projector_3d_with_tokens(plots, tmp_path):
     (["--tokens", "1,2,king"], "--tokens 'king': expected a token id in [0, 512) (the table has no vocabulary)"),
     (["--tokens", "1,2,id:1"], "tokens '1' and 'id:1' name the same row (id 1)"),
     (["--tokens", "1,2"], "a 2-D projection by pca needs at least 3 points, got 2"),
-    (["--k", "512"], "--k 512: expected an int from 1 to V-1"),
+    (["--k", "512"], "--k 512: expected an int from 1 to 511 (V-1: the query itself is left out)"),
 ])
 def test_projector_bad_input_is_one_line_and_no_file(plots, tmp_path, capsys, argv, message):
     out = tmp_path / "p.html"

@@ -7,13 +7,14 @@ sort written here, never from the cluster's own output.
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 
 import numpy as np
 import pytest
 
-from embedlab.engine.cluster import ClusterScan, cluster_blocks, merge_partial, shard_bounds
+from embedlab.engine.cluster import ClusterScan, check_address, cluster_blocks, merge_partial, shard_bounds
 from embedlab.engine.search import search
 from embedlab.errors import MissingExtraError, SchedulerError, SizeError
 
@@ -116,8 +117,34 @@ def test_bad_arguments_are_refused_before_any_task(local_cluster):
 
 
 def test_an_unreachable_scheduler_names_the_address_and_the_timeout():
-    with pytest.raises(SchedulerError, match=r"tcp://127\.0\.0\.1:9 within 0\.5 s"):
+    with pytest.raises(SchedulerError, match=r"tcp://127\.0\.0\.1:9 within 0\.5 s") as info:
         ClusterScan("tcp://127.0.0.1:9", np.eye(3), timeout=0.5)
+    assert str(info.value).count("0.5 s") == 1  # the timeout is said once
+
+
+@pytest.mark.parametrize("address, why", [
+    ("nonsense", "missing port number in address 'nonsense'"), ("tcp://host", "missing port number"),
+    ("foo://host:8786", "unknown address scheme 'foo'"), ("tcp://host:port", "invalid literal"),
+    ("tcp://:8786", "no host"), ("tcp://host:70000", "port 70000 is outside 1 to 65535"), ("", "got ''"),
+])
+def test_a_malformed_address_is_refused_before_any_client(address, why, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+
+    class NoClient:  # no __del__ to run: a test of the address check alone
+        def __init__(self, *args, **kwargs):
+            raise AssertionError("a Client was made for a malformed address")
+
+    monkeypatch.setattr(distributed, "Client", NoClient)
+    with pytest.raises(SchedulerError, match=re.escape(why)) as info:
+        ClusterScan(address, np.eye(3))
+    assert info.value.parameter == "scheduler"
+
+
+@pytest.mark.parametrize("address", ["tcp://127.0.0.1:8786", "10.0.0.5:8786", "tls://sched.example:1",
+                                     "tcp://[::1]:8786", "ws://host:8787"])
+def test_well_formed_addresses_pass(address):
+    pytest.importorskip("distributed")
+    assert check_address(address) is None
 
 
 def test_without_dask_the_cluster_extra_is_named(monkeypatch):

@@ -222,7 +222,8 @@ def test_bad_input_is_refused_with_a_clear_message():
     table = EmbeddingTable.from_rows([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], vocabulary=["a", "b", "c"])
     with pytest.raises(ValueError, match=r"k=0 is out of range"):
         table.nearest(["a"], 0)
-    with pytest.raises(ValueError, match=r"k=3 is out of range: expected 1 <= k <= V-1"):
+    with pytest.raises(ValueError,
+                       match=r"k=3 is out of range: expected an int from 1 to 2 \(V-1: the query itself is left out\)"):
         table.nearest(["a"], 3)  # k >= V for a query by id
     with pytest.raises(ValueError, match=r"k=4 is out of range"):
         table.nearest_to_vector([1.0, 0.0], 4)

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from embedlab.engine.lengths import vector_norms
 from embedlab.engine.search import search
+from embedlab.engine.torch_screen import resolve_device
 from embedlab.errors import ChoiceError, MissingExtraError
 
 torch = pytest.importorskip("torch")
@@ -113,6 +114,15 @@ def test_unknown_devices_and_missing_gpus_are_named():
     if not torch.cuda.is_available():  # what torch reports is in the message
         with pytest.raises(ChoiceError, match=r"not available: torch .* sees 0 GPU\(s\)"):
             search(W, None, 1, "dot", exclude=np.array([0]), device="cuda")
+
+
+@pytest.mark.parametrize("cuda, said", [(None, "(a CPU-only build)"), ("12.4", "(built for CUDA 12.4)")])
+def test_a_missing_gpu_names_the_build_of_torch(cuda, said, monkeypatch):
+    monkeypatch.setattr(torch.version, "cuda", cuda)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ChoiceError, match=r"device 'cuda:1' is not available") as info:
+        resolve_device("cuda:1")
+    assert said in str(info.value) and "CUDA None" not in str(info.value)
 
 
 def test_a_device_without_torch_names_the_extra(monkeypatch):

@@ -53,15 +53,40 @@ def add_memory_argument(p: argparse.ArgumentParser) -> None:
 
 
 def byte_size(text: str) -> int:
-    """``"256M"`` -> 268435456: bytes, with an optional K/M/G suffix (powers of 1024)."""
+    """``"256M"`` -> 268435456: bytes, with an optional K/M/G suffix (powers of 1024).
+
+    A fraction is allowed only with a unit, and rounds down to whole bytes
+    (``"1.5K"`` -> 1536); a fractional count of bytes (``"1.5"``) is a usage
+    error, as is a size below one byte.
+    """
     units = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
     found = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*(?:([KMG])I?B?|B)?\s*", text.upper())
     if found is None:
         raise argparse.ArgumentTypeError(f"expected bytes such as 268435456, 512K, 256M or 1G, got {text!r}")
+    if not found[2] and "." in found[1] and float(found[1]) != int(float(found[1])):
+        raise argparse.ArgumentTypeError(f"expected a whole number of bytes, got {text!r}: a fraction needs a "
+                                         "unit (K, M or G), e.g. 1.5K")
     value = int(float(found[1]) * units[found[2] or ""])
     if value <= 0:
         raise argparse.ArgumentTypeError(f"memory must be positive, got {text!r}")
     return value
+
+
+DEVICE_CHOICES = "cpu, cuda or cuda:N"
+
+
+def device_name(text: str) -> str:
+    """An argument type for --device: ``cpu``, ``cuda`` or ``cuda:N`` (N a GPU index), as given.
+
+    Another name is a usage error (exit 2); whether torch sees that GPU is
+    checked when the search runs (``engine.torch_screen.resolve_device``, exit 1).
+
+    >>> device_name("cuda:1")
+    'cuda:1'
+    """
+    if re.fullmatch(r"cpu|cuda(?::[0-9]+)?", text) is None:
+        raise argparse.ArgumentTypeError(f"expected {DEVICE_CHOICES}, got {text!r}")
+    return text
 
 
 def sample_help(default: int) -> str:

@@ -23,7 +23,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--probe", type=arguments.given(str, "a token string or a token id"), help=arguments.PROBE_HELP)
     p.add_argument("--out", type=arguments.given(Path, "a folder"), default=Path("."), help="folder for the report files (default: .)")
     arguments.add_language_argument(p, "the Markdown and HTML reports and the HTML report's figures")
-    p.add_argument("--k", type=int, help="neighbours per list (default 5; V - 1 on a smaller table, said in a note)")
+    p.add_argument("--k", type=arguments.at_least(1, "neighbours per list"),
+                   help="neighbours per list (default 5; V - 1 on a smaller table, said in a note)")
     p.add_argument("--stretch-factor", type=float, default=4.0,
                    help="factor for the stretched row, the 5th cosine neighbour or the last when --k is "
                         "below 5 (default 4.0)")

@@ -26,7 +26,8 @@ def add_neighbors(sub: argparse._SubParsersAction) -> None:
     arguments.add_model_arguments(p)
     p.add_argument("queries", nargs="*", metavar="QUERY",
                    help="token strings or token ids; id:N is always the id N, even where 'N' is also a token")
-    p.add_argument("--k", type=int, help=f"neighbours per list (default {DEFAULT_K}; V - 1 on a smaller table, said in a note)")
+    p.add_argument("--k", type=arguments.at_least(1, "neighbours per list"),
+                   help=f"neighbours per list (default {DEFAULT_K}; V - 1 on a smaller table, said in a note)")
     p.add_argument("--by", choices=("cosine", "dot", "both"), default="both", help="which lists (default both)")
     p.add_argument("--vector", type=arguments.given(Path, "a .npy file"), metavar="FILE.npy",
                    help="query vectors: a (D,) or (N, D) .npy array")
@@ -57,7 +58,7 @@ def add_scheduler_argument(p: argparse.ArgumentParser) -> None:
 
 
 def add_device_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--device", metavar="DEVICE",
+    p.add_argument("--device", type=arguments.device_name, metavar="DEVICE",
                    help="run the products and the first pass with torch on this device: cpu, cuda or cuda:N "
                         "(TF32 off); candidates are rescored in float64 on the CPU, so the lists do not change. "
                         "Default: NumPy on the CPU")
@@ -76,7 +77,8 @@ def add_hubs(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     arguments.add_model_arguments(p)
-    p.add_argument("--k", type=int, help=f"neighbours per list (default {DEFAULT_K}; V - 1 on a smaller table, said in a note)")
+    p.add_argument("--k", type=arguments.at_least(1, "neighbours per list"),
+                   help=f"neighbours per list (default {DEFAULT_K}; V - 1 on a smaller table, said in a note)")
     p.add_argument("--queries", type=arguments.query_count, default=None, metavar="all|N",
                    help="every token (all, the default) or N tokens sampled with --seed")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampled queries (default 0)")
@@ -114,9 +116,11 @@ def add_graph(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     arguments.add_model_arguments(p)
-    p.add_argument("--k", type=int, help=f"neighbours per token (default {DEFAULT_K}; V - 1 on a smaller table, said in a note)")
-    p.add_argument("--metric", type=metric_list, default=["cosine", "dot"], metavar="cosine,dot|cosine|dot",
-                   help="which lists (default cosine,dot: both, cosine's rows first)")
+    p.add_argument("--k", type=arguments.at_least(1, "neighbours per token"),
+                   help=f"neighbours per token (default {DEFAULT_K}; V - 1 on a smaller table, said in a note)")
+    p.add_argument("--metric", type=metric_list, default=["cosine", "dot"],
+                   metavar="cosine,dot|dot,cosine|cosine|dot",
+                   help=f"which lists: {METRIC_CHOICES} (default cosine,dot)")
     p.add_argument("--out", type=parquet_path, required=True, metavar="FILE.parquet",
                    help="the Parquet file to write, in an existing folder")
     arguments.add_memory_argument(p)
@@ -144,11 +148,14 @@ def memory_asked(args: argparse.Namespace) -> bool:
     return any(a == "--memory" or a.startswith("--memory=") for a in getattr(args, "argv", ()))
 
 
+METRIC_CHOICES = "cosine, dot, or both (cosine,dot or dot,cosine; the file follows that order)"
+
+
 def metric_list(text: str) -> list[str]:
-    """'cosine,dot' -> ['cosine', 'dot']: one or both metrics, each once."""
+    """'cosine,dot' -> ['cosine', 'dot']: one or both metrics, each once, in the order given."""
     items = [item.strip() for item in text.split(",")]
     if not items or any(item not in ("cosine", "dot") for item in items) or len(set(items)) != len(items):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected cosine, dot, or cosine,dot")
+        raise argparse.ArgumentTypeError(f"{text!r}: expected {METRIC_CHOICES}")
     return items
 
 

@@ -39,7 +39,7 @@ from .lengths import vector_norms
 from .precision import check_dot_range
 from .search import DEFAULT_MEMORY, METRICS, check_k, search
 
-__all__ = ["ClusterScan", "cluster_blocks", "DEFAULT_TIMEOUT", "merge_partial", "shard_bounds"]
+__all__ = ["ClusterScan", "check_address", "cluster_blocks", "DEFAULT_TIMEOUT", "merge_partial", "shard_bounds"]
 
 DEFAULT_TIMEOUT = 10.0  # seconds to wait for the scheduler to answer
 _BLOCKS_PER_WORKER = 4  # blocks of queries per worker thread, so that a slow worker holds up little
@@ -339,14 +339,56 @@ def _distributed():
 
 
 def _connect(distributed, address: Any, timeout: float):
-    """A new client of the scheduler at ``address``; SchedulerError if it does not answer in time."""
-    if not isinstance(address, str) or not address:
-        raise SchedulerError(f"scheduler must be an address such as 'tcp://host:8786' or a distributed.Client, "
-                             f"got {address!r}", parameter="scheduler", value=address,
-                             expected="an address such as tcp://host:8786")
+    """A new client of the scheduler at ``address``; SchedulerError if it does not answer in time.
+
+    The address is checked first (``check_address``): a malformed one is
+    refused at once, before a ``distributed.Client`` exists, so no half-built
+    client is left behind to time out when it is collected.
+    """
+    check_address(address)
     try:
         return distributed.Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError) as exc:
-        raise SchedulerError(f"cannot reach the Dask scheduler at {address} within {timeout:g} s "
-                             f"({type(exc).__name__}: {exc}); start one with 'dask scheduler' and its workers "
-                             f"with 'dask worker {address}'", parameter="scheduler", value=address) from None
+        timed_out = isinstance(exc, TimeoutError) or "timed out" in str(exc).lower()
+        why = f"within {timeout:g} s" if timed_out else f"({type(exc).__name__}: {exc})"
+        raise SchedulerError(f"cannot reach the Dask scheduler at {address} {why}; start one with 'dask scheduler' "
+                             f"and its workers with 'dask worker {address}'", parameter="scheduler",
+                             value=address) from None
+
+
+def check_address(address: Any) -> None:
+    """Refuse a scheduler address Dask cannot parse, without connecting.
+
+    An address is ``[scheme://]host:port`` with a scheme Dask knows (``tcp``
+    when none is given; ``tls``, ``ws``, ``wss``, ``ucx``) and a port from 1
+    to 65535, or an ``inproc://`` address. Parsed with
+    ``distributed.comm.parse_address`` and
+    ``distributed.comm.addressing.parse_host_port``.
+
+    Raises
+    ------
+    SchedulerError
+        (a ``ConnectionError``) naming the address and what is wrong with it.
+
+    >>> check_address("tcp://127.0.0.1:8786")
+    """
+    expected = "an address such as tcp://host:8786"
+    if not isinstance(address, str) or not address.strip():
+        raise SchedulerError(f"scheduler must be an address such as 'tcp://host:8786' or a distributed.Client, "
+                             f"got {address!r}", parameter="scheduler", value=address, expected=expected)
+    from distributed.comm import parse_address
+    from distributed.comm.addressing import parse_host_port
+    from distributed.comm.registry import get_backend
+
+    try:
+        scheme, location = parse_address(address)
+        get_backend(scheme)
+        if scheme != "inproc":
+            host, port = parse_host_port(location)
+            if not host:
+                raise ValueError(f"no host in address {location!r}")
+            if not 1 <= port <= 65535:
+                raise ValueError(f"port {port} is outside 1 to 65535")
+    except (ValueError, TypeError) as exc:
+        raise SchedulerError(f"scheduler address {address!r} is not valid ({exc}): expected {expected}",
+                             parameter="scheduler", value=address, expected=f"{expected} ({exc})") from None

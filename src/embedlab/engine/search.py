@@ -261,7 +261,8 @@ def check_k(k: Any, limit: int, what: str) -> None:
     limit : int
         The largest k: V, or V - 1 for queries by id (the query is left out).
     what : str
-        How the message names ``limit`` (``"V"``, ``"V-1 (the query itself is left out)"``).
+        How the message names ``limit`` (``"V"``, ``"V-1 (the query itself is left out)"``); the
+        message puts the number first: "from 1 to 511 (V-1: the query itself is left out)".
 
     Raises
     ------
@@ -278,8 +279,15 @@ def check_k(k: Any, limit: int, what: str) -> None:
         raise SizeError(f"k={k}: a table with one row has no other token to list", parameter="k", value=k,
                         expected="a table of at least two rows (this one has V=1)")
     if not 1 <= k <= limit:
-        raise SizeError(f"k={k} is out of range: expected 1 <= k <= {what} = {limit}", parameter="k", value=k,
-                        expected=f"an int from 1 to {what} = {limit}")
+        bound = _k_bound(limit, what)
+        raise SizeError(f"k={k} is out of range: expected an int from 1 to {bound}", parameter="k", value=k,
+                        expected=f"an int from 1 to {bound}")
+
+
+def _k_bound(limit: int, what: str) -> str:
+    """(511, "V-1 (the query itself is left out)") -> "511 (V-1: the query itself is left out)": the number first."""
+    name, _, note = what.partition(" (")
+    return f"{limit} ({name}: {note[:-1]})" if note.endswith(")") else f"{limit} ({what})"
 
 
 def _check(W: np.ndarray, Q: np.ndarray | None, k: int, metric: str, exclude: np.ndarray | None) -> tuple[int, int, int]:
@@ -298,7 +306,7 @@ def _check(W: np.ndarray, Q: np.ndarray | None, k: int, metric: str, exclude: np
         raise SizeError("a table with one row has no other token to list", parameter="k", value=k,
                         expected="a table of at least two rows (this one has V=1)")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= limit:
-        what = "V" if exclude is None else "V-1 (the query itself is left out)"
-        raise SizeError(f"k={k!r} is out of range: expected 1 <= k <= {limit}", parameter="k", value=k,
-                        expected=f"an int from 1 to {what} = {limit}")
+        bound = _k_bound(limit, "V" if exclude is None else "V-1 (the query itself is left out)")
+        raise SizeError(f"k={k!r} is out of range: expected an int from 1 to {bound}", parameter="k", value=k,
+                        expected=f"an int from 1 to {bound}")
     return N, V, D

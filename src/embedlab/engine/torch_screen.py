@@ -74,7 +74,8 @@ def resolve_device(device: Any) -> Any:
     if dev.type == "cuda":
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if count == 0 or (dev.index is not None and dev.index >= count):
-            seen = (f"torch {torch.__version__} (built for CUDA {torch.version.cuda}) sees {count} GPU(s): "
+            build = "a CPU-only build" if torch.version.cuda is None else f"built for CUDA {torch.version.cuda}"
+            seen = (f"torch {torch.__version__} ({build}) sees {count} GPU(s): "
                     f"torch.cuda.is_available() is {torch.cuda.is_available()}")
             raise ChoiceError(f"device {device!r} is not available: {seen}", parameter="device", value=device,
                               expected=f"cpu, or a GPU torch sees; {seen}")
