@@ -22,25 +22,13 @@ from embedlab.engine.lengths import vector_norms
 from embedlab.engine.search import search
 from embedlab.engine.table import EmbeddingTable
 from embedlab.errors import ChoiceError, ShapeError
+from full_sort import full_sort
 
 pytest.importorskip("numba")
 
 REFERENCE = {"cosine": embed.nearest_by_cosine, "dot": embed.nearest_by_dot}
 
 
-def full_sort(W, Q, k, metric, exclude=None):
-    """Top-k by (-score, id) of every float64 score (the obvious way); exact on dyadic tables."""
-    W = np.asarray(W, dtype=np.float64)
-    Q = np.asarray(Q, dtype=np.float64)
-    S = Q @ W.T  # (N, V)
-    if metric == "cosine":
-        both = np.outer(vector_norms(Q), vector_norms(W))
-        S = np.clip(np.divide(S, both, out=np.zeros_like(S), where=both > 0), -1.0, 1.0)
-    if exclude is not None:
-        S[np.arange(len(Q)), exclude] = -np.inf
-    ids = np.arange(W.shape[0])
-    order = np.array([np.lexsort((ids, -row))[:k] for row in S]).reshape(len(S), k)
-    return order, np.take_along_axis(S, order, axis=1)
 
 
 def both_screens(W, Q, k, metric, exclude=None, **kwargs):

@@ -18,20 +18,10 @@ from embedlab.engine.plan import plan_self_join
 from embedlab.engine.search import search
 from embedlab.engine.self_join import self_join
 from embedlab.engine.table_scan import choose_method, scan_rows
+from full_sort import self_full_sort
 
 
 
-def brute_force(W, k, metric):
-    """Every row's top-k by (-score, id) from the full float64 score matrix, itself left out (the obvious way)."""
-    W = np.asarray(W, dtype=np.float64)
-    S = W @ W.T  # (V, V)
-    if metric == "cosine":
-        lengths = np.linalg.norm(W, axis=1)
-        both = np.outer(lengths, lengths)
-        S = np.clip(np.divide(S, both, out=np.zeros_like(S), where=both > 0), -1.0, 1.0)
-    np.fill_diagonal(S, -np.inf)
-    ids = np.array([sorted(range(len(W)), key=lambda j: (-row[j], j))[:k] for row in S], dtype=np.int64)
-    return ids, np.take_along_axis(S, ids, axis=1)
 
 
 @st.composite
@@ -71,7 +61,7 @@ def test_equals_search_id_for_id_and_a_float64_full_sort(W, data):
     want_ids, want_scores = search(W, None, k, metric, exclude=np.arange(V), screen="float")
     assert same_bits(ids, want_ids)
     assert same_bits(scores, want_scores)  # score for score, -0.0 included
-    full_ids, full_scores = brute_force(W, k, metric)
+    full_ids, full_scores = self_full_sort(W, k, metric)
     assert ids.tolist() == full_ids.tolist()
 
 
@@ -84,7 +74,7 @@ def test_random_table_with_long_rows_in_many_block_pairs(metric, block):
     W[40] = W[3]  # a duplicate under another id
     W[77] = 0.0  # a zero row
     ids, scores = joined(W, 9, metric, block=block)
-    full_ids, full_scores = brute_force(W, 9, metric)
+    full_ids, full_scores = self_full_sort(W, 9, metric)
     assert ids.tolist() == full_ids.tolist()
     assert np.allclose(scores, full_scores, rtol=1e-12, atol=1e-12)
 

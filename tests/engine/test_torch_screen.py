@@ -14,27 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from embedlab.engine.lengths import vector_norms
 from embedlab.engine.search import search
 from embedlab.engine.torch_screen import resolve_device
 from embedlab.errors import ChoiceError, MissingExtraError
+from full_sort import full_sort
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
 
-def full_sort(W, Q, k, metric, exclude=None):
-    """Top-k by (-score, id) of every float64 score (the obvious way); exact on dyadic tables."""
-    W = np.asarray(W, dtype=np.float64)
-    Q = np.asarray(Q, dtype=np.float64)
-    S = Q @ W.T  # (N, V)
-    if metric == "cosine":
-        both = np.outer(vector_norms(Q), vector_norms(W))
-        S = np.clip(np.divide(S, both, out=np.zeros_like(S), where=both > 0), -1.0, 1.0)
-    if exclude is not None:
-        S[np.arange(len(Q)), exclude] = -np.inf
-    ids = np.arange(W.shape[0])
-    return np.array([np.lexsort((ids, -row))[:k] for row in S]).reshape(len(S), k)
 
 
 @st.composite
@@ -73,7 +61,7 @@ def test_torch_screen_on_cpu_lists_what_numpy_lists(W, data):
     assert np.array_equal(W, before)  # never mutates the table
     assert ids_t.tolist() == ids_n.tolist()
     assert np.array_equal(scores_t, scores_n)  # the same float64 rescoring, bit for bit
-    assert ids_t.tolist() == full_sort(W, W[exclude] if Q is None else Q, k, metric, exclude).tolist()
+    assert ids_t.tolist() == full_sort(W, W[exclude] if Q is None else Q, k, metric, exclude)[0].tolist()
 
 
 @pytest.mark.parametrize("metric", ["cosine", "dot"])
@@ -85,7 +73,7 @@ def test_many_exact_ties_and_many_blocks(metric):
     W[rng.integers(0, 3000, size=20)] = 0.0
     queries = np.arange(0, 3000, 13)
     got = search(W, None, 25, metric, exclude=queries, memory=2**20, device="cpu")[0]
-    assert got.tolist() == full_sort(W, W[queries], 25, metric, queries).tolist()
+    assert got.tolist() == full_sort(W, W[queries], 25, metric, queries)[0].tolist()
 
 
 def test_float32_products_are_exact_during_the_call_and_settings_come_back():

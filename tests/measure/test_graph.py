@@ -11,19 +11,9 @@ from embedlab.errors import ChoiceError
 from embedlab.engine.table import EmbeddingTable
 from embedlab.measure.graph import measure_graph
 from embedlab.report.parquet import write_graph
+from full_sort import self_full_sort
 
 
-def full_sort(W, k, metric):
-    """Every row's top-k by (-score, id), itself left out, from the full float64 score matrix."""
-    W = np.asarray(W, dtype=np.float64)
-    S = W @ W.T  # (V, V)
-    if metric == "cosine":
-        lengths = np.linalg.norm(W, axis=1)
-        both = np.outer(lengths, lengths)
-        S = np.clip(np.divide(S, both, out=np.zeros_like(S), where=both > 0), -1.0, 1.0)
-    np.fill_diagonal(S, -np.inf)
-    ids = np.array([np.lexsort((np.arange(len(W)), -row))[:k] for row in S])  # (V, K)
-    return ids, np.take_along_axis(S, ids, axis=1)
 
 
 def small_table():
@@ -48,7 +38,7 @@ def test_graph_parquet_reads_back_as_the_full_sort_lists(tmp_path):
     columns = table.to_pydict()
     metric = np.array(columns["metric"])
     for name in ("cosine", "dot"):
-        want_ids, want_scores = full_sort(W, 4, name)
+        want_ids, want_scores = self_full_sort(W, 4, name)
         rows = metric == name
         assert np.array_equal(np.array(columns["query_id"])[rows], np.repeat(np.arange(37), 4))
         assert np.array_equal(np.array(columns["rank"])[rows], np.tile(np.arange(1, 5), 37))
@@ -83,7 +73,7 @@ def test_another_source_of_blocks_feeds_the_same_writer(tmp_path):
     g = measure_graph(t, 2, metrics=["cosine"], scan=scan)
     write_graph(tmp_path / "g.parquet", g.blocks, metadata={"k": "2"})
     ids = np.array(pq.read_table(tmp_path / "g.parquet").column("neighbor_id")).reshape(37, 2)
-    assert np.array_equal(ids, full_sort(small_table(), 2, "cosine")[0])
+    assert np.array_equal(ids, self_full_sort(small_table(), 2, "cosine")[0])
 
 
 @pytest.mark.parametrize("error", [KeyboardInterrupt, RuntimeError])

@@ -11,6 +11,7 @@ import pytest
 
 from embedlab.engine.table import CODED_QUERIES, EmbeddingTable
 from embedlab.measure.hubs import measure_hubs
+from full_sort import self_full_sort
 
 distributed = pytest.importorskip("distributed")
 
@@ -26,15 +27,7 @@ def tied_table(V, D, seed):
 
 def full_sort_counts(W, k, metric):
     """k-occurrence of every row from a full float64 sort by (-score, id), each query leaving itself out."""
-    W = np.asarray(W, dtype=np.float64)
-    S = W @ W.T  # (V, V)
-    if metric == "cosine":
-        n = np.linalg.norm(W, axis=1)
-        both = np.outer(n, n)
-        S = np.divide(S, both, out=np.zeros_like(S), where=both > 0)
-    np.fill_diagonal(S, -np.inf)
-    ids = np.arange(len(W))
-    lists = np.array([np.lexsort((ids, -row))[:k] for row in S])
+    lists, _ = self_full_sort(W, k, metric)  # (V, K)
     return np.bincount(lists.ravel(), minlength=len(W))
 
 
