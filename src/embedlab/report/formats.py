@@ -6,6 +6,13 @@ Standard library only. ``fixed`` and ``number`` write values; ``human_count`` an
 columns up; ``Inline`` says how a token is quoted inline (Markdown or terminal);
 ``shown_path`` and ``shown_source`` write where a table came from without an
 absolute local path, as every report (JSON, Markdown, HTML) shows it.
+
+Text from a model's files (tokens, tensor names, metadata, file names) is written by
+strangers, and each medium is given it escaped for that medium: ``terminal_text`` for
+everything that reaches a terminal, ``MARKDOWN`` (``markdown_row`` for a table row) for
+Markdown, ``to_json`` for JSON. Each shows the characters that would act rather than be
+shown (``HIDDEN``: controls, bidi controls, line and paragraph separators) as the
+escapes Python's ``repr`` writes (``\x1b``, ``\u202e``).
 """
 
 from __future__ import annotations
@@ -14,12 +21,16 @@ import json
 import math
 import numbers
 import os
+import re
 import unicodedata
 from pathlib import PurePath
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-__all__ = ["Inline", "terminal_table", "fixed", "number", "human_count", "human_bytes", "to_json", "MARKDOWN",
+from ..errors import BRIEF_LIMIT, brief
+
+__all__ = ["Inline", "terminal_table", "terminal_text", "HIDDEN", "shown_escaped", "cut_text", "markdown_row",
+           "json_escaped", "fixed", "number", "human_count", "human_bytes", "to_json", "MARKDOWN",
            "TERMINAL", "source_name", "shown_path", "shown_source", "human", "percent", "round3", "row_label",
            "shape_text", "format_value", "settings_text", "tick_text"]
 
@@ -35,11 +46,55 @@ class Inline:
     text: Callable[[str], str]
 
 
+# Characters that act instead of being shown: C0 controls (ESC starts a terminal's escape sequences,
+# CR returns to the line's start and ends a Markdown table row), DEL, C1 controls (U+009B is a
+# one-character CSI, U+0085 a line break), the bidi controls (U+202E turns the text after it around),
+# the line and paragraph separators, and lone surrogates (which no UTF-8 output can hold).
+HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
+                    "\ud800-\udfff]")
+_HIDDEN_BUT_NEWLINE = re.compile("(?!\n)" + HIDDEN.pattern)
+
+
+def shown_escaped(ch: str) -> str:
+    r"""One ``HIDDEN`` character as Python's ``repr`` writes it, without the quotes: ``"\x1b"`` (ESC) -> ``\x1b``
+    (four characters)."""
+    return repr(ch)[1:-1]
+
+
+def terminal_text(text: str, newlines: bool = True) -> str:
+    r"""``text`` made safe to print on a terminal: every ``HIDDEN`` character shown as its escape.
+
+    The one function every string the CLI prints passes through: a token, a tensor
+    name, a GGUF metadata value or a path can hold an escape sequence (a new window
+    title, a cleared screen) or a bidi override that would act on the terminal.
+    Newlines are kept, unless ``newlines`` is false (for a line that must stay one
+    line, such as an error message); tabs and every other control are escaped.
+    Everything else, backslashes included, is left as it is, so ordinary text is
+    unchanged and a second pass changes nothing.
+
+    >>> terminal_text("llama\x1b]0;owned\x07\x1b[2J"), terminal_text("a\u202eb\nc"), terminal_text("a\nb", newlines=False)
+    ('llama\\x1b]0;owned\\x07\\x1b[2J', 'a\\u202eb\nc', 'a\\nb')
+    """
+    return (_HIDDEN_BUT_NEWLINE if newlines else HIDDEN).sub(lambda found: shown_escaped(found[0]), text)
+
+
+def cut_text(text: str, limit: int = BRIEF_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, with an ellipsis and its length, as ``errors.brief`` cuts a
+    value in a message: a 100,000-character token would pad every row of its table's column.
+
+    >>> cut_text("king"), cut_text("ab" * 40, limit=10)
+    ('king', 'ababababab… (80 characters)')
+    """
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
 def terminal_table(rows: Iterable[Sequence[Any]], headers: Sequence[str] | None = None) -> str:
     """Plain-text columns, left-aligned, two spaces apart; a rule under the headers.
 
     Columns are measured in terminal cells, not characters (``display_width``):
-    a CJK token takes two cells, a combining accent none.
+    a CJK token takes two cells, a combining accent none. Each cell is written by
+    ``terminal_text`` first (newlines included: a cell stays on its row), so the
+    columns stay aligned around a control character.
 
     >>> print(terminal_table([["王", 1], ["ab", 2]], ["tok", "n"]), end="")
     tok  n
@@ -47,7 +102,7 @@ def terminal_table(rows: Iterable[Sequence[Any]], headers: Sequence[str] | None 
     王   1
     ab   2
     """
-    body = [[str(cell) for cell in row] for row in rows]
+    body = [[terminal_text(str(cell), newlines=False) for cell in row] for row in rows]
     table = ([list(headers)] if headers else []) + body
     if not table:
         return ""
@@ -226,7 +281,9 @@ def to_json(result: Any) -> str:
     unescaped (token strings as they are), newline at the end.
 
     Every measurement's result has ``to_dict()``; ``embedlab ... --json`` and
-    ``embed_report.json`` are this function of it.
+    ``embed_report.json`` are this function of it. Every ``HIDDEN`` character is
+    written as a ``\\uXXXX`` escape (``json_escaped``): JSON escapes C0 controls
+    itself, and the rest would act on a terminal that shows the JSON.
 
     >>> class Result:
     ...     def to_dict(self):
@@ -240,7 +297,24 @@ def to_json(result: Any) -> str:
       ]
     }
     """
-    return json.dumps(_shown_paths(result.to_dict()), ensure_ascii=False, indent=2) + "\n"
+    return json_escaped(json.dumps(_shown_paths(result.to_dict()), ensure_ascii=False, indent=2)) + "\n"
+
+
+_HIDDEN_IN_JSON = re.compile("(?![\x00-\x1f])" + HIDDEN.pattern)  # json.dumps escapes C0 itself
+
+
+def json_escaped(text: str) -> str:
+    r"""JSON text (from ``json.dumps(..., ensure_ascii=False)``) with the ``HIDDEN`` characters that
+    ``json.dumps`` leaves raw (DEL, C1 controls, bidi controls, U+2028/U+2029, lone surrogates)
+    written as ``\uXXXX`` escapes, which ``json.loads`` reads back to the same strings.
+
+    Outside its strings JSON text holds ASCII only, so every such character is inside a
+    string, where the escape is valid.
+
+    >>> json_escaped('["a\u202eb", "c\x9bd"]')
+    '["a\\u202eb", "c\\u009bd"]'
+    """
+    return _HIDDEN_IN_JSON.sub(lambda found: f"\\u{ord(found[0]):04x}", text)
 
 
 def _shown_paths(data: Any) -> Any:
@@ -256,10 +330,19 @@ def _shown_paths(data: Any) -> Any:
 
 
 def row_label(token: str | None, token_id: int | None) -> str:
-    """``king (2332)`` for a token, the bare id without a vocabulary."""
+    r"""``king (2332)`` for a token, the bare id without a vocabulary.
+
+    The token as ``repr`` writes it, without the quotes (a control character shows
+    as its escape), cut after ``BRIEF_LIMIT`` characters with its length, as a table
+    cell must be.
+
+    >>> row_label("king", 2332), row_label("a\rb", 7), row_label("x" * 61, None)
+    ('king (2332)', 'a\\rb (7)', 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx… (61 characters)')
+    """
     if token is None:
         return str(token_id)
-    return f"{token!r}"[1:-1] + f" ({token_id})" if token_id is not None else token
+    shown = repr(token[:BRIEF_LIMIT])[1:-1] + (f"… ({len(token):,} characters)" if len(token) > BRIEF_LIMIT else "")
+    return f"{shown} ({token_id})" if token_id is not None else shown
 
 
 def round3(x: float | None) -> float | None:
@@ -270,21 +353,81 @@ def shape_text(shape: Sequence[int]) -> str:
     return "(" + ", ".join(str(n) for n in shape) + ")"
 
 
-def _md_code(token: str) -> str:
-    """A token as a Markdown code span that survives backticks and table pipes."""
-    fence = "``" if "`" in token else "`"
-    pad = " " if token.startswith("`") or token.endswith("`") else ""
-    return f"{fence}{pad}{_md_escape(token)}{pad}{fence}"
+def _markdown_code(token: str) -> str:
+    r"""A token as a CommonMark code span that shows it as it is and holds whatever it holds.
+
+    Each ``HIDDEN`` character is shown as its escape (``\r``, ``\u2028``): a line
+    ending would end the span's line, and with it a table row, and the rest would act
+    in the reader's viewer. The fence is one backtick longer than the longest run of
+    backticks in the token; a space pads a token that starts or ends with a backtick,
+    or starts and ends with a space (CommonMark strips one such pair). Nothing else
+    in a code span is markup (``<img>`` stays text). The empty token is shown as
+    ``''``. In a table, ``markdown_row`` escapes the span's pipes.
+
+    >>> _markdown_code("king"), _markdown_code("a``b"), _markdown_code("`"), _markdown_code("<b>\r\n")
+    ('`king`', '```a``b```', '`` ` ``', '`<b>\\r\\n`')
+    """
+    shown = HIDDEN.sub(lambda found: shown_escaped(found[0]), token) or "''"
+    fence = "`" * (max(map(len, re.findall("`+", shown)), default=0) + 1)
+    spaced = shown[0] == shown[-1] == " " and shown.strip(" ")
+    pad = " " if shown[0] == "`" or shown[-1] == "`" or spaced else ""
+    return f"{fence}{pad}{shown}{pad}{fence}"
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+# Characters that make inline markup (emphasis, links, code, HTML, entities, strikethrough, table
+# cells, headings) in CommonMark with GFM tables, each written after a backslash (an underscore between
+# two letters or digits, as in make_table, never makes emphasis and is left as it is); and, for text that
+# starts a line, the list marker (``-``, ``+``, ``1.``, ``1)`` before a space or the end) or setext
+# underline (``=`` alone) that it would make.
+_MARKDOWN_SIGNIFICANT = re.compile("(?<![^\\W_])_|_(?![^\\W_])|[\\\\`*\\[\\]<>&|~#]|" + HIDDEN.pattern)
+_LEADING_MARKER = re.compile(r"^ *(?:[-+]|[0-9]{1,9}[.)])(?= |$)|^ *=(?==* *$)")
 
 
-MARKDOWN = Inline(code=_md_code, text=_md_escape)
+def _markdown_text(text: str) -> str:
+    r"""Plain text for Markdown: shown as it is, never markup.
+
+    Every character that could start inline markup or HTML is escaped with a
+    backslash (``\<img\>``, ``\*``, ``\|``), a ``HIDDEN`` character is shown as its
+    escape (``\x1b`` on the page), and a leading list marker or ``=`` line is
+    escaped so the text cannot become a list or a heading where it starts a line.
+    Other text is left as it is (``9.9.9``, ``-0.5``).
+
+    >>> print(_markdown_text("<img src=x onerror=alert(1)> *a* [b](c) _d_ e_f \x1b|"))
+    \<img src=x onerror=alert(1)\> \*a\* \[b\](c) \_d\_ e_f \\x1b\|
+    >>> print(_markdown_text("- 1. item"), _markdown_text("12) x"), _markdown_text("==="), _markdown_text("9.9.9"))
+    \- 1. item 12\) x \=== 9.9.9
+    """
+    escaped = _MARKDOWN_SIGNIFICANT.sub(
+        lambda found: "\\" + (shown_escaped(found[0]) if HIDDEN.fullmatch(found[0]) else found[0]), text)
+    marker = _LEADING_MARKER.match(escaped)
+    if marker is None:
+        return escaped
+    return escaped[:marker.end() - 1] + "\\" + escaped[marker.end() - 1:]  # the backslash before its last character
 
 
-TERMINAL = Inline(code=repr, text=str)  # tokens quoted as Python strings: 'king'
+MARKDOWN = Inline(code=_markdown_code, text=_markdown_text)
+
+# A pipe after an even run of backslashes (none included): the table would split the row there.
+_UNESCAPED_PIPE = re.compile(r"(?<!\\)((?:\\\\)*)\|")
+
+
+def markdown_row(cells: Sequence[str]) -> str:
+    r"""One row of a Markdown table, ``| a | b |``, from cells already written by ``MARKDOWN``.
+
+    A GFM table splits its rows at every unescaped pipe before it reads code spans,
+    so a pipe in a token's code span would end the cell: each pipe not yet escaped
+    (after an even run of backslashes) gets a backslash, which the table removes
+    again (markdown-it and cmark-gfm alike). A code span in which an odd run of
+    backslashes stands right before a pipe shows one backslash fewer there, in either
+    renderer: no escape in a table cell says otherwise.
+
+    >>> print(markdown_row([MARKDOWN.code("a|b"), MARKDOWN.text("c|d")]))
+    | `a\|b` | c\|d |
+    """
+    return "| " + " | ".join(_UNESCAPED_PIPE.sub(lambda found: found[1] + "\\|", cell) for cell in cells) + " |"
+
+
+TERMINAL = Inline(code=brief, text=terminal_text)  # tokens quoted as Python strings ('king'), long ones cut
 
 
 def source_name(source: dict[str, Any] | None) -> str:

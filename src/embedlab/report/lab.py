@@ -6,12 +6,13 @@ Standard library only, so the seed report runs on a bare Python.
 
 from __future__ import annotations
 
+import string
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from ..measure.lab import REPORT_KEYS, LabResult, LabSettings
-from .formats import MARKDOWN, TERMINAL, Inline, number, shown_source, source_name, terminal_table
+from .formats import MARKDOWN, TERMINAL, Inline, markdown_row, number, shown_source, source_name, terminal_table
 from .locales import DEFAULT_LANGUAGE, WORDS, check_language
 
 __all__ = ["Section", "SECTIONS", "ReportSection", "report_sections", "run_line",
@@ -80,7 +81,7 @@ def report_sections(result: LabResult, lang: str = DEFAULT_LANGUAGE,
     words = WORDS[check_language(lang)]
     fields = _prose_fields(result, words, inline)
     sections = [
-        ReportSection(section.key, heading, inline.text(words[_prose_key(section, result)]).format(**fields),
+        ReportSection(section.key, heading, _filled(words[_prose_key(section, result)], inline, fields),
                       _rows(result, section, inline), section.figures)
         for section, heading in zip(SECTIONS, words["headings"])
     ]
@@ -94,7 +95,10 @@ def report_markdown(result: LabResult, lang: str = DEFAULT_LANGUAGE) -> str:
     Each section is prose in ``lang`` ("ko", "en", "ja", "zh") with the
     measured numbers and neighbour ids (and tokens, where the table has them),
     then a table of that section's measured keys. Paths are shown as
-    ``formats.shown_path`` writes them, never absolute.
+    ``formats.shown_path`` writes them, never absolute. Every string from the
+    table's files (tokens, file and tensor names) is escaped by ``formats.MARKDOWN``:
+    a token is a code span that shows its control characters as escapes, and
+    nothing from a file becomes markup or HTML.
 
     Raises ``ValueError`` for an unknown language.
     """
@@ -105,8 +109,8 @@ def report_markdown(result: LabResult, lang: str = DEFAULT_LANGUAGE) -> str:
         lines += [f"> {WORDS[lang]['note']}:", *(f"> - {MARKDOWN.text(note)}" for note in result.notes), ""]
     for section in sections:
         lines += [f"## {section.heading}", "", section.prose, ""]
-        lines += [f"| {header[0]} | {header[1]} |", "|---|---|"]
-        lines += [f"| `{key}` | {value} |" for key, value in section.rows]
+        lines += [markdown_row(header), "|---|---|"]
+        lines += [markdown_row([MARKDOWN.code(key), value]) for key, value in section.rows]
         lines.append("")
     if result.run is not None:
         lines += ["---", "", run_line(result.run, lang, MARKDOWN), ""]
@@ -123,8 +127,8 @@ def run_line(run: Any, lang: str = DEFAULT_LANGUAGE, inline: Inline | None = Non
     with_command, without = WORDS[lang]["run"]
     fields = {"version": inline.text(run.version), "date": inline.text(run.date)}
     if run.command is None:
-        return inline.text(without).format(**fields)
-    return inline.text(with_command).format(**fields, command=inline.code(run.command))
+        return _filled(without, inline, fields)
+    return _filled(with_command, inline, {**fields, "command": inline.code(run.command)})
 
 
 def report_terminal(result: LabResult, written: Sequence[Path]) -> str:
@@ -186,8 +190,24 @@ def _prose_fields(result: LabResult, words: dict[str, Any], inline: Inline) -> d
         fields[key] = _ids(getattr(result, key), _token(result, f"{key}_tokens"), inline)
     # Claim the stretch's effect only where it happened: with k = 1 or a factor of 1 the lists stay.
     moved = (result.cos_after_stretch, result.dot_after_stretch) != (result.cos_neighbors, result.dot_neighbors)
-    fields["stretched"] = pick("stretched", moved).format(**fields)
+    fields["stretched"] = _filled(words["stretched"][0 if moved else 1], inline, fields)
     return fields
+
+
+def _filled(template: str, inline: Inline, fields: dict[str, str]) -> str:
+    """A template of ``locales.WORDS`` (a ``str.format`` string) with its own words written by ``inline.text``
+    and its fields filled from ``fields``, which are written in ``inline``'s format already.
+
+    The words are escaped apart from the fields: escaping the whole template would reach into
+    its field names (``{stretch_target}``), and escaping after filling would escape the fields twice.
+    """
+    parts = []
+    for literal, name, spec, conversion in string.Formatter().parse(template):
+        parts.append(inline.text(literal))
+        if name is not None:
+            field = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            parts.append(field.format(**fields))
+    return "".join(parts)
 
 
 def _rows(result: LabResult, section: Section, inline: Inline) -> list[tuple[str, str]]:

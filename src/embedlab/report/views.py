@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from .formats import source_name, human, percent, round3, row_label, shape_text, fixed, human_bytes, human_count, number, terminal_table
+from ..errors import brief
+from .formats import (source_name, cut_text, human, percent, round3, row_label, shape_text, fixed, human_bytes,
+                      human_count, number, terminal_table)
 
 if TYPE_CHECKING:  # only for the annotations: these modules need NumPy / torch
     from ..measure.hubs import HubsResult
@@ -189,14 +191,14 @@ def encode_terminal(result: "Encoding") -> str:
     for b, text in enumerate(result.texts):
         cut = f", cut from {result.original_lengths[b]}" if result.original_lengths[b] != result.lengths[b] else ""
         lines += ["", f"text {b + 1}: {text!r} ({result.lengths[b]} tokens{cut})"]
-        rows = [(r.position, *((r.position_id,) if numbered else ()), r.token + (" (pad)" if r.padding else ""),
-                 r.id, r.type_id,
+        rows = [(r.position, *((r.position_id,) if numbered else ()),
+                 cut_text(r.token) + (" (pad)" if r.padding else ""), r.id, r.type_id,
                  *(_vector(r.vectors[c]) for c in result.components)) for r in result.rows if r.sequence == b]
         lines.append(terminal_table(rows, headers).rstrip("\n"))
     if result.same_token:
         lines += ["", "same token, different position"]
         for m in result.same_token:
-            lines.append(f"  {m.token!r} (id {m.id}): text {m.first[0] + 1} position {m.first[1]} and text "
+            lines.append(f"  {brief(m.token)} (id {m.id}): text {m.first[0] + 1} position {m.first[1]} and text "
                          f"{m.second[0] + 1} position {m.second[1]}: token vectors max |diff| "
                          f"{number(m.token_max_abs_diff)}; input vectors max |diff| "
                          f"{fixed(m.input_max_abs_diff, 4)}, "
