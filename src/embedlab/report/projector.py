@@ -40,7 +40,7 @@ from typing import Any
 from .. import __version__
 from ..errors import MissingExtraError
 from .colors import PALETTE
-from .formats import source_name
+from .formats import json_escaped, source_name
 from .locales import DEFAULT_LANGUAGE, PROJECTOR_WORDS, WORDS
 from .plotlyjs import plotly_js
 
@@ -204,17 +204,17 @@ def script_json(value: Any) -> str:
     """``value`` as JSON that can sit inside ``<script type="application/json">`` whatever its strings hold.
 
     ``<``, ``>`` and ``&`` become ``\\u003c``, ``\\u003e``, ``\\u0026`` (JSON escapes,
-    so ``JSON.parse`` returns the strings unchanged); U+2028 and U+2029 too.
+    so ``JSON.parse`` returns the strings unchanged); so do DEL, the C1 and bidi controls,
+    U+2028 and U+2029 (``formats.json_escaped``).
     NaN and infinity are refused (``ValueError``): JSON has no such numbers.
 
     >>> script_json({"t": "</script><!--"})
     '{"t":"\\\\u003c/script\\\\u003e\\\\u003c!--"}'
     """
     text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
-                         ("\u2029", "\\u2029")):
+    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
         text = text.replace(raw, escaped)
-    return text
+    return json_escaped(text)
 
 
 def require_plotly() -> Any:
