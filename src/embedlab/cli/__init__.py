@@ -5,6 +5,10 @@ computed here. Heavy libraries (NumPy, PyTorch, matplotlib) are imported inside
 the command that needs them, so ``embedlab report`` on the seed table runs on a
 bare Python. ``main`` is the one place that turns the library's exceptions into
 one line on stderr and exit code 1 (argparse uses 2 for usage errors).
+
+Everything printed passes through ``report.formats.terminal_text``: a token, a tensor
+name, a metadata value or a path can hold control characters that would act on the
+terminal. Only the progress bars (tqdm, on stderr) write their own ``\r``.
 """
 
 from __future__ import annotations
@@ -12,9 +16,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Sequence
+from typing import IO, Sequence
 
 from .. import __version__
+from ..report.formats import terminal_text
 from . import compress, export, inputs, params, plot, projector, report, search
 from .errors import USER_ERRORS, message
 
@@ -28,12 +33,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parse(argv)
         return args.run(args)
     except KeyboardInterrupt:  # Ctrl-C, in a heavy import or a long search alike: no traceback
-        print(f"embedlab{'' if args is None else ' ' + _command_name(args)}: interrupted", file=sys.stderr)
+        print(terminal_text(f"embedlab{'' if args is None else ' ' + _command_name(args)}: interrupted"),
+              file=sys.stderr)
         return 130
     except USER_ERRORS as exc:
         if os.environ.get("EMBEDLAB_DEBUG"):
             raise
-        print(f"embedlab {_command_name(args)}: error: {message(exc, args)}", file=sys.stderr)
+        # One line, whatever the message quotes from a file: its newlines are shown as \n too.
+        print(terminal_text(f"embedlab {_command_name(args)}: error: {message(exc, args)}", newlines=False),
+              file=sys.stderr)
         return 1
 
 
@@ -58,7 +66,7 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="embedlab",
         description="See and measure token embeddings, positions and the tied output head.",
         epilog="Example: embedlab report --model minilm --probe king --out out/minilm",
@@ -70,6 +78,14 @@ def build_parser() -> argparse.ArgumentParser:
     for command in sub.choices.values():  # a figure of plot sets its own, which wins
         command.set_defaults(usage_error=command.error)
     return parser
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose every message (help, usage, a usage error echoing what was typed)
+    is printed through ``terminal_text``; its subcommands' parsers are of this class too."""
+
+    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+        super()._print_message(terminal_text(message) if message else message, file)
 
 
 # One module per command family; each adds its subcommands to the parser.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..report.formats import terminal_text
 from . import arguments
 
 METHODS = ("pca", "truncate", "int8", "binary", "pq")  # measure.compress.METHODS, without importing NumPy here
@@ -62,9 +63,10 @@ def run(args: argparse.Namespace) -> int:
         fig = plots.compress_figure(result, lang=args.lang)
         data = plots.svg_text(fig).encode("utf-8") if args.plot.suffix.lower() == ".svg" else plots.png_bytes(fig)
         files.write_atomic({args.plot: data})
-    print(formats.to_json(result) if args.json else views.compress_terminal(result), end="")
+    text = formats.to_json(result) if args.json else views.compress_terminal(result)
+    print(terminal_text(text), end="")
     if args.plot is not None and not args.json:
-        print(f"wrote {args.plot}")
+        print(terminal_text(f"wrote {args.plot}"))
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..report.formats import terminal_text
 from . import arguments
 
 FORMATS = ("projector",)  # report.export.FORMATS, without importing NumPy here
@@ -40,10 +41,10 @@ def run(args: argparse.Namespace) -> int:
                         tensor=args.tensor, words=args.words)
     vectors, metadata = result.files
     header = "a header line" if len(result.columns) > 1 else "no header line"
-    print(f"wrote {vectors} ({result.rows:,} rows of D = {result.D} values) and {metadata} "
-          f"(column{'s' if len(result.columns) > 1 else ''} {', '.join(result.columns)}; {header})")
+    print(terminal_text(f"wrote {vectors} ({result.rows:,} rows of D = {result.D} values) and {metadata} "
+                        f"(column{'s' if len(result.columns) > 1 else ''} {', '.join(result.columns)}; {header})"))
     for note in result.notes:
-        print(f"note: {note}")
+        print(terminal_text(f"note: {note}"))
     return 0
 
 

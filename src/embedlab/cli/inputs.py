@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..report.formats import terminal_text
 from . import arguments
 
 
@@ -38,7 +39,8 @@ def run_demo(args: argparse.Namespace) -> int:
     given = {"max_offset": args.max_offset} if args.max_offset is not None else {}
     result = api.demo(vocab_size=args.vocab, d_model=args.d_model, max_context_length=args.max_context,
                       batch_size=args.batch, seq_len=args.seq, seed=args.seed, base=args.base, **given)
-    print(formats.to_json(result) if args.json else views.demo_terminal(result), end="")
+    text = formats.to_json(result) if args.json else views.demo_terminal(result)
+    print(terminal_text(text), end="")
     return 0
 
 
@@ -66,7 +68,8 @@ def run_positions(args: argparse.Namespace) -> int:
     from ..report import formats, views
 
     result = api.positions(args.model, base=args.base, tensor=args.tensor, words=args.words)
-    print(formats.to_json(result) if args.json else views.positions_terminal(result), end="")
+    text = formats.to_json(result) if args.json else views.positions_terminal(result)
+    print(terminal_text(text), end="")
     return 0
 
 
@@ -104,5 +107,6 @@ def run_encode(args: argparse.Namespace) -> int:
     from ..report import formats, views
 
     result = api.encode(args.model, args.texts, truncate=args.truncate, show=args.show, tensor=args.tensor)
-    print(formats.to_json(result) if args.json else views.encode_terminal(result), end="")
+    text = formats.to_json(result) if args.json else views.encode_terminal(result)
+    print(terminal_text(text), end="")
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..report.formats import terminal_text
 from . import arguments
 
 
@@ -67,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
                         type_vocab=args.type_vocab, other=args.other, tensor=args.tensor, dtype=args.dtype,
                         factor=args.factor, target_V=args.target_vocab, heads=args.heads, layers=args.layers,
                         d_ff=args.d_ff)
-    print(formats.to_json(result) if args.json else views.params_terminal(result.count, result.growth), end="")
+    text = formats.to_json(result) if args.json else views.params_terminal(result.count, result.growth)
+    print(terminal_text(text), end="")
     return 0
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..errors import brief
 from ..figures import OPTIONS, PLOT_SAMPLE
+from ..report.formats import terminal_text
 from . import arguments
 
 
@@ -52,11 +54,12 @@ def run(args: argparse.Namespace) -> int:
         path = args.out or Path(f"{args.figure}.png")
         files.write_atomic({path: plots.png_bytes(fig)})
         bar.update()
-    print(f"wrote {path} ({width}x{height} pixels)")
+    print(terminal_text(f"wrote {path} ({width}x{height} pixels)"))
     undrawn = plots.undrawn_tokens(fig)
     if undrawn:
-        print(f"note: {len(undrawn)} token{'s' if len(undrawn) > 1 else ''} drawn with {fonts.REPLACEMENT} in place of "
-              f"characters no installed font has: {', '.join(map(repr, undrawn))}")
+        print(terminal_text(f"note: {len(undrawn)} token{'s' if len(undrawn) > 1 else ''} drawn with "
+                            f"{fonts.REPLACEMENT} in place of characters no installed font has: "
+                            f"{', '.join(map(brief, undrawn))}"))
     return 0
 
 

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..report.locales import DEFAULT_LANGUAGE, LANGUAGES
+from ..report.formats import terminal_text
 from . import arguments
 from .plot import ADD_OPTION, PROJECTION_METHODS, check_metric
 
@@ -66,10 +67,11 @@ def run(args: argparse.Namespace) -> int:
     text = page.projector_html(result, args.lang)
     files.write_atomic({args.out: text})
     size = len(text.encode("utf-8"))
-    print(f"wrote {args.out}: {len(result.ids):,} points, {result.dims}-D {page.METHOD_NAMES[result.method]}, "
-          f"{size / 2**20:.1f} MiB; open it in a browser (no network needed)")
+    print(terminal_text(f"wrote {args.out}: {len(result.ids):,} points, {result.dims}-D "
+                        f"{page.METHOD_NAMES[result.method]}, {size / 2**20:.1f} MiB; open it in a browser "
+                        "(no network needed)"))
     for note in result.notes:
-        print(f"note: {note}")
+        print(terminal_text(f"note: {note}"))
     return 0
 
 

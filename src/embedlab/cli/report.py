@@ -6,6 +6,7 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
+from ..report.formats import terminal_text
 from . import arguments
 
 
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
         texts[args.out / "embed_report.html"] = html_report.report_html(result, args.lang)
     written = files.write_atomic(texts)
-    print(lab_report.report_terminal(result, written), end="")
+    print(terminal_text(lab_report.report_terminal(result, written)), end="")
     for reason in result.views.left_out.values() if result.views else ():
-        print(f"note: embed_report.html leaves a figure out: {reason}")
+        print(terminal_text(f"note: embed_report.html leaves a figure out: {reason}"))
     return 0

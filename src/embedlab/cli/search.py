@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..report.formats import terminal_text
 from . import arguments
 
 DEFAULT_K = 10  # neighbours per list in neighbors and hubs (api shrinks it to V - 1 on a small table)
@@ -44,7 +45,8 @@ def run_neighbors(args: argparse.Namespace) -> int:
     metrics = ("cosine", "dot") if args.by == "both" else (args.by,)
     result = api.neighbors(args.model, args.queries, k=args.k, metrics=metrics, vectors=args.vector,
                            memory=args.memory, device=args.device, tensor=args.tensor, words=args.words)
-    print(formats.to_json(result) if args.json else views.neighbors_terminal(result, memory=memory_asked(args)), end="")
+    text = formats.to_json(result) if args.json else views.neighbors_terminal(result, memory=memory_asked(args))
+    print(terminal_text(text), end="")
     return 0
 
 
@@ -99,7 +101,8 @@ def run_hubs(args: argparse.Namespace) -> int:
     with arguments.progress_bar(total=2 * (table.V if args.queries is None else args.queries), desc="hubs") as advance:
         result = api.hubs(table, k=args.k, queries=args.queries, seed=args.seed, top=args.top, memory=args.memory,
                           progress=advance, scheduler=args.scheduler, device=args.device)
-    print(formats.to_json(result) if args.json else views.hubs_terminal(result, memory=memory_asked(args)), end="")
+    text = formats.to_json(result) if args.json else views.hubs_terminal(result, memory=memory_asked(args))
+    print(terminal_text(text), end="")
     return 0
 
 def add_graph(sub: argparse._SubParsersAction) -> None:
@@ -139,7 +142,8 @@ def run_graph(args: argparse.Namespace) -> int:
     with arguments.progress_bar(total=table.V * len(args.metric), desc="graph") as advance:
         result = api.graph(table, args.out, k=args.k, metrics=args.metric, memory=args.memory, progress=advance,
                            scheduler=args.scheduler, device=args.device)
-    print(formats.to_json(result) if args.json else views.graph_terminal(result), end="")
+    text = formats.to_json(result) if args.json else views.graph_terminal(result)
+    print(terminal_text(text), end="")
     return 0
 
 
