@@ -72,8 +72,10 @@ def terminal_text(text: str, newlines: bool = True) -> str:
     Everything else, backslashes included, is left as it is, so ordinary text is
     unchanged and a second pass changes nothing.
 
-    >>> terminal_text("llama\x1b]0;owned\x07\x1b[2J"), terminal_text("a\u202eb\nc"), terminal_text("a\nb", newlines=False)
-    ('llama\\x1b]0;owned\\x07\\x1b[2J', 'a\\u202eb\nc', 'a\\nb')
+    >>> terminal_text("llama\x1b]0;owned\x07\x1b[2J")
+    'llama\\x1b]0;owned\\x07\\x1b[2J'
+    >>> terminal_text("a\u202eb\nc"), terminal_text("a\nb", newlines=False)
+    ('a\\u202eb\nc', 'a\\nb')
     """
     return (_HIDDEN_BUT_NEWLINE if newlines else HIDDEN).sub(lambda found: shown_escaped(found[0]), text)
 
