@@ -101,6 +101,24 @@ def test_neighbors_json_escapes_controls_and_keeps_every_token_whole(tmp_path, c
         assert all(row["token"] == TOKENS[row["id"]] for row in lists[metric])
 
 
+def test_encode_tables_escape_the_tokenizers_tokens_and_cut_long_ones(tmp_path, capsys):
+    pytest.importorskip("tokenizers")
+    folder = tmp_path / "m"
+    folder.mkdir()
+    unk, long = f"[UNK]{EVIL}", "b" * 100
+    spec = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+            "pre_tokenizer": {"type": "Whitespace"}, "post_processor": None, "decoder": None,
+            "model": {"type": "WordLevel", "vocab": {unk: 0, "a": 1, long: 2}, "unk_token": unk}}
+    (folder / "tokenizer.json").write_text(json.dumps(spec), encoding="utf-8")
+    write_safetensors(folder / "model.safetensors",
+                      {"embeddings.word_embeddings.weight": ("F32", (3, 4), f32(*range(12)))})
+    code, out, err = run(capsys, "encode", "--model", str(folder), f"a zz {long}")
+    assert (code, err) == (0, "") and acting(out) == set()
+    assert visible(unk) in out  # the unknown word's token, as the table shows it
+    assert f"{'b' * 60}… (100 characters)" in out
+    assert not [line for line in out.splitlines() if long in line and not line.startswith("text 1: ")]  # typed, not cut
+
+
 @pytest.fixture
 def gguf_writer():
     return pytest.importorskip("gguf_writer")
