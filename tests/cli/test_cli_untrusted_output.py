@@ -197,3 +197,15 @@ def test_every_print_of_the_cli_passes_through_terminal_text():
                 first = node.args[0] if node.args else None
                 assert isinstance(first, ast.Call) and getattr(first.func, "id", None) == "terminal_text", \
                     f"{path.name}:{node.lineno}"
+
+
+@pytest.mark.plots
+def test_the_html_report_shows_every_acting_character_as_its_escape(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(checkpoint(tmp_path / "m", TOKENS).parent)
+    code, _, err = run(capsys, "report", "--model", "m", "--probe", "id:0", "--k", str(V - 1), "--out", "out",
+                       "--lang", "en", "--html")
+    assert (code, err) == (0, "")
+    page = Path("out/embed_report.html").read_text(encoding="utf-8")
+    assert acting(page) == set()  # no U+202E to turn the page's text around, no raw control
+    assert "rlo\\u202eevil" in page and "&lt;img src=x onerror=alert(1)&gt;" in page

@@ -20,12 +20,26 @@ import re
 from ..measure.lab import LabResult
 from .alt_text import figure_alt_text
 from .locales import DEFAULT_LANGUAGE, WORDS
-from .formats import Inline, source_name
+from .formats import Inline, source_name, terminal_text
 from .lab import report_sections, run_line
 
 __all__ = ["report_html"]
 
-HTML_INLINE = Inline(code=lambda token: f"<code>{html.escape(token)}</code>", text=html.escape)
+
+def _html_text(text: str, newlines: bool = True) -> str:
+    r"""Text for the page, from a model's files or quoting them (a token, a folder name, alt text naming
+    tokens): HTML-escaped, and each character that acts rather than being shown (``formats.HIDDEN``:
+    controls, bidi overrides such as U+202E, line separators) written as its escape, so nothing in it
+    becomes markup or turns the text after it around. A newline is kept (it is white space in HTML)
+    unless ``newlines`` is false, as in a token.
+
+    >>> _html_text("<b>\u202eab\n"), _html_text("a\nb", newlines=False)
+    ('&lt;b&gt;\\u202eab\n', 'a\\nb')
+    """
+    return html.escape(terminal_text(text, newlines=newlines))
+
+
+HTML_INLINE = Inline(code=lambda token: f"<code>{_html_text(token, newlines=False)}</code>", text=_html_text)
 
 # Fonts a browser finds for CJK tokens, the report language's own first (one Han character is drawn
 # differently in Korean, Japanese and Chinese type); each list ends where the system's fallback takes over.
@@ -94,22 +108,22 @@ def report_html(result: LabResult, lang: str = DEFAULT_LANGUAGE) -> str:
         f'<html lang="{lang}">',
         '<head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        *([f'<meta name="generator" content="embedlab {html.escape(result.run.version)}">'] if result.run else []),
-        f'<meta name="embedlab-table" content="{html.escape(source_name(result.source))}">',  # tools/screenshots.py
-        f"<title>{html.escape(title)}</title><style>{STYLE.replace('FONTS', fonts)}</style></head>",
-        f"<body><h1>{html.escape(title)}</h1>",
-        *(f'<p class="note">{html.escape(words["note"])}: {html.escape(note)}</p>' for note in result.notes),
+        *([f'<meta name="generator" content="embedlab {_html_text(result.run.version)}">'] if result.run else []),
+        f'<meta name="embedlab-table" content="{_html_text(source_name(result.source))}">',  # tools/screenshots.py
+        f"<title>{_html_text(title)}</title><style>{STYLE.replace('FONTS', fonts)}</style></head>",
+        f"<body><h1>{_html_text(title)}</h1>",
+        *(f'<p class="note">{_html_text(words["note"])}: {_html_text(note)}</p>' for note in result.notes),
     ]
     for section in sections:
-        parts.append(f'<section id="{section.key}"><h2>{html.escape(section.heading)}</h2>')
+        parts.append(f'<section id="{section.key}"><h2>{_html_text(section.heading)}</h2>')
         parts.append(f"<p>{section.prose}</p>")
-        parts.append(f"<table><tr><th>{html.escape(header[0])}</th><th>{html.escape(header[1])}</th></tr>")
-        parts += [f"<tr><td><code>{html.escape(key)}</code></td><td>{value}</td></tr>" for key, value in section.rows]
+        parts.append(f"<table><tr><th>{_html_text(header[0])}</th><th>{_html_text(header[1])}</th></tr>")
+        parts += [f"<tr><td><code>{_html_text(key)}</code></td><td>{value}</td></tr>" for key, value in section.rows]
         parts.append("</table>")
         for name in section.figures:
             reason = result.views.left_out.get(name)
             if reason is not None:
-                parts.append(f'<p class="left-out">{html.escape(words["figure_left_out"].format(reason=reason))}</p>')
+                parts.append(f'<p class="left-out">{_html_text(words["figure_left_out"].format(reason=reason))}</p>')
                 continue
             svg = plots.svg_text(plots.lab_figure(name, result, lang), f"fig-{name}")
             parts.append(_figure(svg, f"fig-{name}", figure_alt_text(name, result, lang), words["captions"][name]))
@@ -129,5 +143,5 @@ def _figure(svg: str, prefix: str, alt: str, caption: str) -> str:
     svg = re.sub(r"(font-family: [^;\"]*?)(, ?sans-serif)", r"\1, var(--cjk-fonts)\2", svg)
     opening = svg.index(">")
     return (f'<figure>{svg[:opening]} role="img" aria-labelledby="{prefix}-alt" aria-describedby="{prefix}-caption">'
-            f'<title id="{prefix}-alt">{html.escape(alt)}</title>{svg[opening + 1:]}'
-            f'<figcaption id="{prefix}-caption">{html.escape(caption)}</figcaption></figure>')
+            f'<title id="{prefix}-alt">{_html_text(alt)}</title>{svg[opening + 1:]}'
+            f'<figcaption id="{prefix}-caption">{_html_text(caption)}</figcaption></figure>')

@@ -27,10 +27,10 @@ import warnings
 import weakref
 from typing import Any, Iterable, Sequence
 
-from ..errors import MissingExtraError
+from ..errors import MissingExtraError, brief
 from . import fonts
 from .colors import PALETTE
-from .formats import format_value, settings_text, tick_text
+from .formats import HIDDEN, cut_text, format_value, settings_text, tick_text
 from .locales import DEFAULT_LANGUAGE, WORDS, check_language
 
 __all__ = [
@@ -46,7 +46,6 @@ METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}  # as the field w
 COSINE_SPAN = 0.01  # the narrowest range a cosine axis shows: nearly equal cosines read as a flat line
 NOTE_SIZE = 8  # points, the size of notes under a figure
 UNDRAWN_SHOWN = 6  # tokens named in the note about undrawable tokens; the rest are counted
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # Unicode category Cc: no glyph in any font
 # Figure -> tokens whose characters no font has, for callers that report them (the CLI's note);
 # weak keys: an entry goes with its figure.
 _UNDRAWN: "weakref.WeakKeyDictionary[Any, tuple[str, ...]]" = weakref.WeakKeyDictionary()
@@ -166,7 +165,7 @@ def projection_figure(proj: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAG
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=8)
     _finish(fig, words, tokens=proj.labels, notes=[words["projection_note"]])  # before the labels: it sets the layout
     wanted = _labelled_rows(proj.groups)
-    placement = labels.place_labels(ax, proj.points[wanted], [_drawn(proj.labels[i]) for i in wanted],
+    placement = labels.place_labels(ax, proj.points[wanted], [_label(proj.labels[i]) for i in wanted],
                                     points=proj.points, family=list(fonts.families()))
     placed = len(placement.placed)
     fig.text(0.99, 0.005, words["labelled_note"].format(placed=format_value(placed), total=format_value(len(proj.ids)),
@@ -228,7 +227,7 @@ def norms_figure(dist: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) ->
     _min_span(ax, "x", 1e-3 * max(abs(float(dist.edges[0])), abs(float(dist.edges[-1]))))
     ax.set_title(_norms_title(dist, len(dist.longest_ids), words))
     _finish(fig, words, tokens=dist.longest_labels)  # before the labels: it sets the layout
-    texts = [f"{_drawn(label)} ({norm:.4g})" for label, norm in zip(dist.longest_labels, dist.longest_norms)]
+    texts = [f"{_label(label)} ({norm:.4g})" for label, norm in zip(dist.longest_labels, dist.longest_norms)]
     row = np.column_stack([anchors[:, 0], np.full(len(anchors), top * 2.0)])  # (top, 2) where the labels start
     placement = labels.place_labels(ax, anchors, texts, start=row, direction="x", rotation=90,
                                     family=list(fonts.families()))
@@ -276,7 +275,7 @@ def stretch_figure(cmp: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -
         colors = [PALETTE["stretched"] if i == cmp.target else PALETTE[metric] for i in scored.ids]
         y = list(range(len(scored.ids)))[::-1]  # best at the top
         ax.barh(y, scored.scores, color=colors)
-        ax.set_yticks(y, [words["with_norm"].format(token=_drawn(lab), norm=f"{n:.3g}")
+        ax.set_yticks(y, [words["with_norm"].format(token=_label(lab), norm=f"{n:.3g}")
                           for lab, n in zip(labels, scored.norms)], fontsize=8)
         ax.set_title(name, fontsize=10)
     for ax, metric in zip(axes[1], ("cosine", "dot")):
@@ -311,7 +310,7 @@ def scale_figure(cmp: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> 
     left.bar([i - 0.2 for i in x], cmp.norms_before, width=0.4, color=PALETTE["before"], label=words["before"])
     left.bar([i + 0.2 for i in x], cmp.norms_after, width=0.4, color=PALETTE["after"],
              label=words["after_scale"].format(factor=format_value(cmp.factor)))
-    left.set_xticks(x, [_drawn(label) for label in labels], rotation=45, ha="right", fontsize=8)
+    left.set_xticks(x, [_label(label) for label in labels], rotation=45, ha="right", fontsize=8)
     left.set_ylabel(words["length_axis"])
     left.set_title(words["size_changes"])
     left.legend(fontsize=8)
@@ -329,7 +328,7 @@ def scale_figure(cmp: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> 
     _finish(fig, words, tokens=[cmp.probe_token or "", *labels])  # before the labels: it sets the layout
     points = np.column_stack([cmp.cos_before, cmp.cos_after]).astype(np.float64)  # (k, 2)
     diagonal = np.repeat(np.linspace(lo, hi, 60)[:, None], 2, axis=1)  # (60, 2): labels keep off the after = before line
-    placement = place_labels(right, points, [_drawn(label) for label in labels], points=np.vstack([points, diagonal]),
+    placement = place_labels(right, points, [_label(label) for label in labels], points=np.vstack([points, diagonal]),
                              family=list(fonts.families()))
     if placement.unplaced:
         right.set_title(words["direction_stays"] + "\n" + words["scale_unplaced"].format(
@@ -557,15 +556,27 @@ def _drawn(text: str, lines: bool = False) -> str:
 
 
 def _escaped(text: str, lines: bool = False) -> str:
-    """Control characters, which no font draws, written as Python writes them (``\\t``, ``\\x00``);
+    """Control characters, which no font draws, and bidi controls, which would turn the text after
+    them around (``formats.HIDDEN``), written as Python writes them (``\\t``, ``\\x00``, ``\\u202e``);
     a newline too unless ``lines`` (a token is drawn on one line)."""
-    return _CONTROL.sub(lambda m: m[0] if lines and m[0] == "\n" else repr(m[0])[1:-1], text)
+    return HIDDEN.sub(lambda m: m[0] if lines and m[0] == "\n" else repr(m[0])[1:-1], text)
+
+
+# Characters of a token a figure's label shows; the rest is cut, with the token's length (``_label``).
+LABEL_LIMIT = 24
+
+
+def _label(token: str) -> str:
+    """A token as a label on a figure: ``_drawn``, cut after ``LABEL_LIMIT`` characters with its length
+    (``formats.cut_text``), so long tokens (a 100,000-character one, or a panel of 60-character ones)
+    cannot push the axes out of the figure."""
+    return _drawn(cut_text(token, LABEL_LIMIT))
 
 
 def _named(token: str | None, token_id: int) -> str:
     """A token in a title: quoted as Python writes it (``'king'``); a table without a vocabulary
     names the row by its id, unquoted (``137``)."""
-    return _drawn(repr(token)) if token is not None else str(token_id)
+    return _drawn(brief(token)) if token is not None else str(token_id)
 
 
 def _finish(fig: Any, words: dict[str, str], tokens: Iterable[str] = (), notes: Sequence[str] = ()) -> Any:
@@ -594,7 +605,7 @@ def _undrawn_note(undrawn: Sequence[str], words: dict[str, str]) -> str:
     """The note naming tokens no font can draw whole: each as drawn, with the code points of the
     characters drawn as ``fonts.REPLACEMENT`` (``'�' (U+1F984)``); the first
     ``UNDRAWN_SHOWN``, then a count."""
-    shown = ", ".join(f"{_drawn(repr(t))} ({' '.join(f'U+{ord(c):04X}' for c in fonts.missing(_escaped(t)))})"
+    shown = ", ".join(f"{_drawn(brief(t))} ({' '.join(f'U+{ord(c):04X}' for c in fonts.missing(_escaped(t)))})"
                       for t in undrawn[:UNDRAWN_SHOWN])
     more = f" … (+{len(undrawn) - UNDRAWN_SHOWN})" if len(undrawn) > UNDRAWN_SHOWN else ""
     return words["undrawn"].format(tokens=shown + more)
