@@ -10,7 +10,10 @@ library), ``npy``, ``word_vectors`` (text vectors and word lists), ``word2vec``
 (the binary format), ``tokenizer`` (tokenizer.json and vocabulary files), ``head``
 (the output head as a table: its vocabulary, a tied head said once),
 ``input_rule`` (a family's position offset, token scale and embedding LayerNorm);
-``loaders`` dispatches. Nothing is read with pickle.
+``loaders`` dispatches. Nothing is read with pickle. Every file is untrusted
+input, opened under the rules of ``files`` (regular files only, bounded reads,
+shards confined to the model's folder); ``gguf_header`` checks a GGUF file's
+declared counts before the gguf library trusts them.
 
 The public names below are imported lazily (NumPy is needed only once a table
 is read), so ``from embedlab import sources`` costs nothing; a missing extra is

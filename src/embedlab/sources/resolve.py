@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import os
 from pathlib import Path
 
 from .. import embed
 from ..errors import MissingExtraError, SourceError, UnsafeFormatError, brief, install_hint
+from . import files
 from .word2vec import is_word2vec_binary
 
 __all__ = ["NAMED", "ANY_SOURCE", "A_CHECKPOINT", "CHECKPOINT_OR_GGUF", "PICKLE_SUFFIXES", "TEXT_SUFFIXES", "GGUF_SUFFIXES", "package_dir", "checkpoint_path", "check_model_name", "existing_path", "file_kind", "package_version"]
@@ -92,21 +94,24 @@ def check_model_name(model: str | Path, expected: str) -> None:
         raise SourceError(f"empty model name {model!r}: expected {expected}")
 
 def existing_path(model: str | Path, expected: str) -> Path:
-    """The path a model argument that is not a named source stands for; it must exist.
+    """The path a model argument that is not a named source stands for: a folder or a regular file.
 
     A bare word (no folder, no suffix) that names nothing here is an unknown
     model, not a missing file: ``nosuch`` is a misspelt name far more often
-    than a file.
+    than a file. Anything else that is not a folder or a regular file (a FIFO,
+    ``/dev/zero``, a socket, a symlink loop, a broken link) is refused by name,
+    before anything opens it (``files.existing``).
     """
     path = Path(model)
     try:
-        exists = path.exists()
-    except OSError as exc:  # a name too long for the file system, say
-        raise SourceError(f"cannot use {brief(str(model))} as a model: {exc.strerror or exc}") from None
-    if not exists:
+        os.lstat(path)
+    except FileNotFoundError:
         if len(path.parts) > 1 or path.suffix:
-            raise SourceError(f"no such file or folder: {brief(str(model))}")
-        raise SourceError(f"unknown model {brief(str(model))}: expected {expected}")
+            raise SourceError(f"no such file or folder: {brief(str(model))}") from None
+        raise SourceError(f"unknown model {brief(str(model))}: expected {expected}") from None
+    except (OSError, ValueError) as exc:  # a name too long for the file system, a NUL byte
+        raise SourceError(f"cannot use {brief(str(model))} as a model: {getattr(exc, 'strerror', None) or exc}") from None
+    files.existing(path, "model")
     return path
 
 def file_kind(path: Path) -> str:
