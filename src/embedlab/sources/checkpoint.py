@@ -32,18 +32,18 @@ name stays the head, so the tie is still decided between the two tables.
 from __future__ import annotations
 
 import difflib
-import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import SourceError, TyingConflictError, brief, install_hint
-from . import hf
+from ..errors import ConfigError, SourceError, TyingConflictError, brief, install_hint
+from . import files, hf
 from .safetensors import TensorInfo, same_bytes
 
 __all__ = [
-    "Roles", "TieVerdict", "read_config", "read_config_file", "find_roles", "head_names", "decide_tying",
-    "buffer_reason", "config_ties",
+    "Roles", "TieVerdict", "read_config", "read_config_file", "check_config", "find_roles", "head_names",
+    "decide_tying", "buffer_reason", "config_ties",
 ]
 
 TOKEN_NAMES = (
@@ -97,19 +97,26 @@ class TieVerdict:
 
 
 def read_config(path: str | Path) -> dict[str, Any] | None:
-    """The ``config.json`` of a checkpoint folder (or beside a file), or ``None``.
+    """The ``config.json`` of a checkpoint folder (or beside a file), or ``None`` where there is none.
 
-    Raises ``SourceError`` if the file exists but is not a JSON object.
+    Raises ``SourceError`` as ``read_config_file`` does, and for a ``config.json``
+    that is there but is not a regular file (a folder, a FIFO, a broken link).
     """
     path = Path(path)
     config = (path if path.is_dir() else path.parent) / "config.json"
-    if not config.is_file():
+    if not files.present(config, "config file"):
         return None
     return read_config_file(config)
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
-    """A model configuration file (a Hugging Face ``config.json``) as a dict.
+    """A model configuration file (a Hugging Face ``config.json``) as a dict, its values checked.
+
+    The file is read as ``sources.files`` reads any file a stranger wrote (a regular
+    file of at most ``files.CONFIG_CAP`` bytes, JSON of a sane depth), and the values
+    that readers use are checked once, here (``check_config``): integers within
+    ``MAX_CONFIG_INT``, token ids within ``MAX_TOKEN_ID``, LayerNorm and RMSNorm
+    eps finite and positive.
 
     Parameters
     ----------
@@ -119,23 +126,83 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     Raises
     ------
     SourceError
-        If the name is empty, the file is missing, is not UTF-8 JSON, or does
-        not hold a JSON object (names the file).
+        If the name is empty, the file is missing or not a regular file, is larger
+        than the cap, is not UTF-8 JSON, nests too deep, or does not hold a JSON
+        object (names the file).
+    ConfigError
+        (a ``SourceError``) for a value out of range, naming the key and the value.
     """
     if isinstance(path, str) and not path.strip():  # Path("") is the current folder: never meant
         raise SourceError(f"empty config file name {path!r}: expected a config.json or its folder")
     config = Path(path)
     if config.is_dir():
         config = config / "config.json"
-    try:
-        data = json.loads(config.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SourceError(f"no such config file: {config}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SourceError(f"cannot read {config}: {exc}") from None
+    data = files.read_json(config, "config file", files.CONFIG_CAP)
     if not isinstance(data, dict):
         raise SourceError(f"{config} must hold a JSON object, got {type(data).__name__}")
+    check_config(data, str(config))
     return data
+
+
+# Every integer of a config lies within this: sizes, ids and limits of real models are far below
+# (V ~ 2^18, T_max ~ 2^24), and what lies beyond overflows the C integers libraries convert them to.
+MAX_CONFIG_INT = 2**40
+# A token id (pad_token_id, eos_token_id, ...) fits in 32 bits: the tokenizers library keeps ids as u32.
+MAX_TOKEN_ID = 2**31 - 1
+
+
+def check_config(config: dict[str, Any], where: str = "config") -> None:
+    """Refuse a config value that no model has, once, where the config is read.
+
+    * every integer (nested objects and lists included) within
+      ``|value| <= MAX_CONFIG_INT`` (2^40);
+    * a token id (a key ending ``_token_id``, or a list under one ending
+      ``_token_ids`` or ``_token_id``) at most ``MAX_TOKEN_ID`` (2^31 - 1); negative
+      ids are left alone (``-1`` means "none" in some configs);
+    * a normalisation eps (a key ending ``_eps`` or ``_epsilon``), where not null,
+      a finite number greater than 0: a negative one makes LayerNorm take the
+      square root of a negative number (NaN vectors).
+
+    Raises
+    ------
+    ConfigError
+        Naming the key (dotted, with list positions) and its value.
+
+    >>> check_config({"text_config": {"pad_token_id": 10**15}}, "config.json")
+    Traceback (most recent call last):
+    ...
+    embedlab.errors.ConfigError: config.json: text_config.pad_token_id=1000000000000000 is out of range: a token id is at most 2,147,483,647 (2^31 - 1)
+    >>> check_config({"layer_norm_eps": -1.0}, "config.json")
+    Traceback (most recent call last):
+    ...
+    embedlab.errors.ConfigError: config.json: layer_norm_eps=-1.0 must be a finite number greater than 0
+    """
+    stack: list[tuple[str, Any]] = [(key, value) for key, value in config.items()]
+    while stack:  # iterative: the JSON parser has already bounded the depth, but a walk needs no recursion
+        key, value = stack.pop()
+        last = key.rsplit(".", 1)[-1].split("[", 1)[0]
+        if isinstance(value, dict):
+            stack.extend((f"{key}.{k}", v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((f"{key}[{i}]", v) for i, v in enumerate(value))
+        if last.endswith(("_eps", "_epsilon")) and not isinstance(value, (dict, list)) and value is not None:
+            if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+                    or value <= 0):
+                raise ConfigError(f"{where}: {key}={brief(value)} must be a finite number greater than 0")
+        if isinstance(value, bool) or not isinstance(value, int):
+            continue
+        if last.endswith(("_token_id", "_token_ids")) and value > MAX_TOKEN_ID:
+            raise ConfigError(f"{where}: {key}={_digits(value)} is out of range: a token id is at most "
+                              f"{MAX_TOKEN_ID:,} (2^31 - 1)")
+        if abs(value) > MAX_CONFIG_INT:
+            raise ConfigError(f"{where}: {key}={_digits(value)} is out of any sane range: a config's integers lie "
+                              f"within +-{MAX_CONFIG_INT:,} (2^40)")
+
+
+def _digits(value: int) -> str:
+    """An integer for a message, its digits cut when there are many (JSON allows 4,300)."""
+    text = str(value)
+    return text if len(text) <= 30 else f"{text[:12]}...({len(text):,} digits)"
 
 
 def find_roles(infos: dict[str, TensorInfo], tensor: str | None = None, *, table: str = "input",

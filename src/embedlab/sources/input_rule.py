@@ -289,7 +289,7 @@ def _layer_norm(path: str, config: dict[str, Any], D: int) -> LayerNorm | None:
 def _eps(config: dict[str, Any]) -> float:
     """The LayerNorm eps a config saves, else its family's default in transformers, else BertConfig's 1e-12."""
     for key in EPS_KEYS:
-        if key in config:
+        if config.get(key) is not None:  # checked finite and positive where the config was read
             return float(config[key])
     try:
         from transformers import AutoConfig
