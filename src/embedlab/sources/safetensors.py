@@ -13,13 +13,14 @@ read with pickle.
 
 from __future__ import annotations
 
-import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import MissingExtraError, SourceError
+from ..errors import MissingExtraError, SourceError, brief
+from . import files
 
 __all__ = ["TensorInfo", "tensor_infos", "read_tensor", "same_bytes"]
 
@@ -32,6 +33,7 @@ DTYPE_BYTES = {
 FLOAT_DTYPES = ("F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2")
 # The safetensors library refuses headers above 100 MB; so do we, before reading one.
 MAX_HEADER_BYTES = 100_000_000
+INDEX = "model.safetensors.index.json"  # the shard index of a sharded checkpoint folder
 
 
 @dataclass(frozen=True)
@@ -88,8 +90,10 @@ def tensor_infos(path: str | Path) -> dict[str, TensorInfo]:
     ------
     SourceError
         If the path holds no safetensors file, a shard named by the index is
-        missing, or a header is truncated or malformed: the message names the
-        file and the value that is wrong (a declared length, a dtype, an offset).
+        missing or lies outside the folder (after symlinks), a file is not a
+        regular file, or a header is truncated or malformed: the message names
+        the file and the value that is wrong (a declared length, a dtype, an
+        offset, the index's entry).
     """
     path = Path(path)
     infos: dict[str, TensorInfo] = {}
@@ -136,7 +140,7 @@ def same_bytes(a: TensorInfo, b: TensorInfo) -> bool:
         return False
     chunk = 1 << 20  # compare a MiB at a time: two (V, D) tables never sit in memory at once
     try:
-        with open(a.path, "rb") as fa, open(b.path, "rb") as fb:
+        with files.open_regular(a.path, "checkpoint file") as fa, files.open_regular(b.path, "checkpoint file") as fb:
             fa.seek(a.span[0])
             fb.seek(b.span[0])
             left = a.span[1] - a.span[0]
@@ -153,28 +157,42 @@ def same_bytes(a: TensorInfo, b: TensorInfo) -> bool:
 # -- helpers -----------------------------------------------------------------
 
 def _safetensors_files(path: Path) -> list[Path]:
-    if path.is_file():
+    if stat.S_ISREG(files.existing(path, "checkpoint").st_mode):
         return [path]
-    if not path.is_dir():
-        raise SourceError(f"no such file or folder: {path}")
-    index = path / "model.safetensors.index.json"
-    if index.is_file():
-        try:
-            weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise SourceError(f"cannot read the shard index {index}: {exc!r}") from None
-        files = [path / name for name in sorted(dict.fromkeys(weight_map.values()))]
-        missing = [str(f) for f in files if not f.is_file()]
-        if missing:
-            raise SourceError(f"shards named in {index} are missing: {', '.join(missing)}")
-        return files
-    if (path / "model.safetensors").is_file():
+    index = path / INDEX
+    if files.present(index, "shard index"):
+        return _shards(path, index)
+    if files.present(path / "model.safetensors", "checkpoint file"):
         # What transformers loads: another copy beside it (Mistral's consolidated.safetensors) is not the model.
         return [path / "model.safetensors"]
-    files = sorted(path.glob("*.safetensors"))
-    if not files:
+    found = sorted(path.glob("*.safetensors"))
+    if not found:
         raise SourceError(f"no .safetensors file in {path}")
-    return files
+    return found
+
+
+def _shards(folder: Path, index: Path) -> list[Path]:
+    """The shards ``model.safetensors.index.json`` lists, each confined to the model's folder.
+
+    The index is ``{"metadata": {...}, "weight_map": {tensor name: shard file name}}``;
+    a shard named by an absolute path or one that resolves, after symlinks,
+    outside ``folder`` (``../../base/alone.safetensors``, ``/etc/passwd``) is
+    refused, naming the entry (``files.inside``).
+    """
+    data = files.read_json(index, "shard index", files.CONFIG_CAP)
+    weight_map = data.get("weight_map") if isinstance(data, dict) else None
+    if not isinstance(weight_map, dict) or not weight_map:
+        raise SourceError(f"the shard index {index} has no weight_map: expected a JSON object of tensor name -> "
+                          "shard file name")
+    for name, shard in weight_map.items():
+        if not isinstance(shard, str):
+            raise SourceError(f"the shard index {index} names {brief(shard)} as the shard of {brief(name)}: "
+                              "expected a file name")
+    shards = [files.inside(folder, name, f"shard named in {index}") for name in sorted(set(weight_map.values()))]
+    missing = [str(f) for f in shards if not os.path.lexists(f)]
+    if missing:
+        raise SourceError(f"shards named in {index} are missing: {', '.join(missing)}")
+    return shards
 
 
 def _read_header(file: Path) -> dict[str, TensorInfo]:
@@ -182,28 +200,38 @@ def _read_header(file: Path) -> dict[str, TensorInfo]:
 
     The format: 8 bytes, a little-endian u64 N; N bytes of JSON, an object of
     name -> {dtype, shape, data_offsets: [begin, end]} (offsets relative to
-    the data that follows the header), plus an optional ``__metadata__``.
+    the data that follows the header), plus an optional ``__metadata__``
+    object of strings. Only a regular file is read (``files.open_regular``).
     """
     try:
-        with open(file, "rb") as handle:
+        with files.open_regular(file, "checkpoint file") as handle:
             size = os.fstat(handle.fileno()).st_size
             prefix = handle.read(8)
             if len(prefix) < 8:
                 raise SourceError(f"{file}: truncated safetensors header: {size} bytes, "
                                   "too short for the 8-byte header length")
             length = int.from_bytes(prefix, "little")
-            if length > MAX_HEADER_BYTES or length > size - 8:
+            if length > MAX_HEADER_BYTES:  # never echo it: 8 bytes of a file that is no safetensors (a text)
+                raise SourceError(f"{file} is not a safetensors file: its first 8 bytes declare a header longer than "
+                                  f"{MAX_HEADER_BYTES:,} bytes, the most the format allows")
+            if length > size - 8:
                 raise SourceError(f"{file}: truncated safetensors header: it declares {length} header bytes "
                                   f"but only {size - 8} follow")
             raw = handle.read(length)
     except OSError as exc:
-        raise SourceError(f"cannot read {file}: {exc}") from None
+        raise SourceError(f"cannot read {file}: {exc.strerror or exc}") from None
     try:
-        header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SourceError(f"{file}: the safetensors header is not JSON: {exc}") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"{file}: the safetensors header is not UTF-8 JSON (byte {exc.start:,} of the header "
+                          f"is 0x{raw[exc.start]:02x})") from None
+    header = files.parse_json(text, f"{file}: the safetensors header")
     if not isinstance(header, dict):
         raise SourceError(f"{file}: the safetensors header must be a JSON object, got {type(header).__name__}")
+    metadata = header.get("__metadata__", {})
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+        raise SourceError(f"{file}: the safetensors __metadata__ must be a JSON object of strings, got "
+                          f"{brief(metadata)}")
     start, data_size = 8 + length, size - 8 - length
     infos = {}
     for name, entry in header.items():
@@ -212,24 +240,34 @@ def _read_header(file: Path) -> dict[str, TensorInfo]:
     return infos
 
 
+ENTRY_KEYS = {"dtype", "shape", "data_offsets"}
+
+
 def _tensor_info(file: Path, name: str, entry: Any, start: int, data_size: int) -> TensorInfo:
-    try:
-        dtype, shape, (begin, end) = entry["dtype"], entry["shape"], entry["data_offsets"]
-    except (TypeError, KeyError, ValueError):
-        raise SourceError(f"{file}: tensor {name!r} has a malformed header entry {entry!r}") from None
-    if dtype not in DTYPE_BYTES:
-        raise SourceError(f"{file}: tensor {name!r} has unknown dtype {dtype!r}; known: {', '.join(DTYPE_BYTES)}")
+    """One header entry checked field by field: each field's type, then its values against the data."""
+    where = f"{file}: tensor {brief(name)}"
+    if not isinstance(entry, dict) or not ENTRY_KEYS <= set(entry):
+        missing = sorted(ENTRY_KEYS - set(entry)) if isinstance(entry, dict) else None
+        raise SourceError(f"{where} has a malformed header entry " + (
+            f"without {', '.join(missing)}" if missing else f"{brief(entry)}: expected an object") +
+            " (dtype, shape, data_offsets)")
+    dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
+    if not isinstance(dtype, str) or dtype not in DTYPE_BYTES:
+        raise SourceError(f"{where} has unknown dtype {brief(dtype)}; known: {', '.join(DTYPE_BYTES)}")
     if not isinstance(shape, list) or not all(type(s) is int and s >= 0 for s in shape):
-        raise SourceError(f"{file}: tensor {name!r} has a bad shape {shape!r}")
-    if type(begin) is not int or type(end) is not int or not 0 <= begin <= end:
-        raise SourceError(f"{file}: tensor {name!r} has bad data_offsets {[begin, end]!r}")
+        raise SourceError(f"{where} has a bad shape {brief(shape)}: expected a list of integers >= 0")
+    if not (isinstance(offsets, list) and len(offsets) == 2 and all(type(o) is int for o in offsets)
+            and 0 <= offsets[0] <= offsets[1]):
+        raise SourceError(f"{where} has bad data_offsets {brief(offsets)}: expected [begin, end], two integers "
+                          "with 0 <= begin <= end")
+    begin, end = offsets
     info = TensorInfo(name, tuple(shape), dtype, file, (start + begin, start + end))
     if end - begin != info.nbytes:
-        raise SourceError(f"{file}: tensor {name!r} {dtype} {info.shape} needs {info.nbytes} bytes, "
-                          f"but its data_offsets [{begin}, {end}] hold {end - begin}")
+        raise SourceError(f"{where} {dtype} {info.shape} needs {info.nbytes:,} bytes, "
+                          f"but its data_offsets [{begin}, {end}] hold {end - begin:,}")
     if end > data_size:
-        raise SourceError(f"{file}: truncated: tensor {name!r} ends at data byte {end} "
-                          f"but the file holds {data_size} data bytes")
+        raise SourceError(f"{file}: truncated: tensor {brief(name)} ends at data byte {end:,} "
+                          f"but the file holds {data_size:,} data bytes")
     return info
 
 
@@ -240,7 +278,7 @@ def _read_bf16(info: TensorInfo) -> Any:
         raise SourceError(f"tensor {info.name!r} in {info.path}: no byte span to read bfloat16 from")
     start, end = info.span
     try:
-        with open(info.path, "rb") as handle:
+        with files.open_regular(info.path, "checkpoint file") as handle:
             handle.seek(start)
             raw = np.frombuffer(handle.read(end - start), dtype="<u2")  # (numel,)
     except OSError as exc:
