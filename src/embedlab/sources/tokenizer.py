@@ -4,12 +4,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ..errors import MissingExtraError, SourceError
 from ..engine.vocabulary import Vocabulary
+from . import files
 from .resolve import A_CHECKPOINT, NAMED, check_model_name, existing_path, file_kind, package_dir
 from .word_vectors import read_words
 
@@ -57,17 +57,10 @@ def load_tokenizer(model: str = "minilm") -> Any:
             raise SourceError(f"{path} is {kind}{why}, not a checkpoint: {NEEDS_TOKENIZER}")
         folder = path if path.is_dir() else path.parent
     file = folder / "tokenizer.json"
-    if not file.is_file():
+    if not files.present(file, "tokenizer"):
         where = f"{folder} has" if folder == path else f"{path} is a single .safetensors file, and its folder {folder} has"
         raise SourceError(f"{where} no tokenizer.json: {NEEDS_TOKENIZER}")
-    try:
-        from tokenizers import Tokenizer
-    except ImportError:
-        raise MissingExtraError.for_module("tokenizers", "tokenizer.json files", ("models",)) from None
-    try:
-        return Tokenizer.from_file(str(file))
-    except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
-        raise SourceError(f"cannot read the tokenizer {file}: {exc}") from None
+    return _read_tokenizer(file)
 
 def folder_vocabulary(folder: Path, size: int) -> Vocabulary | None:
     """Token strings of a checkpoint folder, read as the checkpoint's own tokenizer reads them.
@@ -97,13 +90,13 @@ def folder_vocabulary(folder: Path, size: int) -> Vocabulary | None:
     MissingExtraError
         For ``tokenizer.json`` without the ``tokenizers`` library.
     """
-    if (folder / "tokenizer.json").is_file():
+    if files.present(folder / "tokenizer.json", "tokenizer"):
         tokens, owners, rule = _tokenizer_json(folder / "tokenizer.json", size)
-    elif (folder / "vocab.txt").is_file():
+    elif files.present(folder / "vocab.txt", "vocabulary"):
         tokens = read_words(folder / "vocab.txt")
         owners = {t: i for i, t in enumerate(tokens)}  # a later line overwrites: load_vocab's OrderedDict
         rule = "the last copy, as transformers' BertTokenizer reads vocab.txt"
-    elif (folder / "vocab.json").is_file():
+    elif files.present(folder / "vocab.json", "vocabulary"):
         pairs = _json_pairs(folder / "vocab.json")
         tokens = [None] * (max((i for _, i in pairs), default=-1) + 1)
         for token, i in pairs:
@@ -121,14 +114,7 @@ def folder_vocabulary(folder: Path, size: int) -> Vocabulary | None:
 
 def _tokenizer_json(path: Path, size: int) -> tuple[list[str | None], dict[str, int], str]:
     """(string of each id, the id each string means, the rule) as the ``tokenizers`` library reads ``path``."""
-    try:
-        from tokenizers import Tokenizer
-    except ImportError:
-        raise MissingExtraError.for_module("tokenizers", "tokenizer.json files", ("models",)) from None
-    try:
-        tokenizer = Tokenizer.from_file(str(path))
-    except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
-        raise SourceError(f"cannot read the tokenizer {path}: {exc}") from None
+    tokenizer = _read_tokenizer(path)
     owners = tokenizer.get_vocab(with_added_tokens=True)
     top = max(max(owners.values(), default=-1), size - 1)
     tokens = [tokenizer.id_to_token(i) for i in range(top + 1)]
@@ -137,12 +123,29 @@ def _tokenizer_json(path: Path, size: int) -> tuple[list[str | None], dict[str, 
     return tokens, owners, "the id the tokenizers library's get_vocab gives it"
 
 
+def _read_tokenizer(path: Path) -> Any:
+    """A ``tokenizer.json`` through the ``tokenizers`` library, its bytes read by ``files`` (a regular file of
+    at most ``files.TOKENIZER_CAP`` bytes) and handed over as text: the library never opens the path itself."""
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise MissingExtraError.for_module("tokenizers", "tokenizer.json files", ("models",)) from None
+    data = files.read_capped(path, "tokenizer", files.TOKENIZER_CAP)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"cannot read the tokenizer {path}: not UTF-8 (byte {exc.start:,} is "
+                          f"0x{data[exc.start]:02x})") from None
+    try:
+        return Tokenizer.from_str(text)
+    except Exception as exc:  # tokenizers raises a bare Exception on bad JSON; serde_json caps the nesting at 128
+        reason = " ".join(str(exc).split())  # one line, cut: serde's message may quote a name from the file
+        raise SourceError(f"cannot read the tokenizer {path}: {reason[:200]}{'…' if len(reason) > 200 else ''}") from None
+
+
 def _json_pairs(path: Path) -> list[tuple[str, int]]:
     """The (token, id) entries of ``vocab.json`` in file order, repeated keys included."""
-    try:
-        pairs = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=list)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SourceError(f"cannot read the vocabulary {path}: {exc}") from None
+    pairs = files.read_json(path, "vocabulary", files.CONFIG_CAP, object_pairs_hook=list)
     if not isinstance(pairs, list) or not all(isinstance(p, tuple) and isinstance(p[1], int)
                                               and not isinstance(p[1], bool) and p[1] >= 0 for p in pairs):
         raise SourceError(f"{path} is not a vocabulary: expected a JSON object of token -> id (ids >= 0)")
