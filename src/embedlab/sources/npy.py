@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from ..errors import SourceError, UnsafeFormatError
 from ..engine.provenance import Provenance
 from ..engine.table import EmbeddingTable
 from ..engine.vocabulary import Vocabulary
+from . import files
 from .word_vectors import GENSIM_RULE, read_words
 
 __all__ = ["NPY_MAGIC", "load_npy", "load_vectors", "read_npy"]
@@ -34,16 +36,17 @@ def load_npy(path: str | Path, *, words: str | Path | None = None) -> EmbeddingT
     otherwise not load at all. The vocabulary records the repeats, so
     ``neighbors`` and the report say so where a repeated word is asked for.
 
-    Raises ``SourceError`` for a file that is empty, is not a ``.npy`` file,
-    is truncated, is not a 2-D float array or whose row count differs from
-    the word list's length (no truncation, no padding);
+    Raises ``SourceError`` for a file that is not a regular file, is empty,
+    is not a ``.npy`` file, is truncated, is not a 2-D float16/32/64 array
+    (float128 and complex are refused) or whose row count differs from the
+    word list's length (no truncation, no padding);
     ``UnsafeFormatError`` for an object array (only pickle can read one).
     """
     path = Path(path)
     matrix = read_npy(path, "a (V, D) float table written by numpy.save", mmap=True)
-    if matrix.ndim != 2 or not np.issubdtype(matrix.dtype, np.floating):
+    if matrix.ndim != 2 or not _is_float(matrix.dtype):
         raise SourceError(f"{path} holds an array of dtype {matrix.dtype} and shape {matrix.shape}, expected a 2-D "
-                          "float (V, D) table")
+                          f"float (V, D) table ({', '.join(FLOATS)})")
     vocab = None
     if words is not None:
         tokens = read_words(words)
@@ -57,19 +60,20 @@ def load_npy(path: str | Path, *, words: str | Path | None = None) -> EmbeddingT
 def load_vectors(path: str | Path) -> np.ndarray:
     """Query vectors from a ``.npy`` file, read without pickle: (D,) or (N, D) -> (N, D), float64.
 
-    Raises ``SourceError`` for an empty file name, a file that cannot be read,
-    is empty, is not a ``.npy`` file, is truncated or is not a 1-D or 2-D
-    array of numbers; ``UnsafeFormatError`` for an object array.
+    Raises ``SourceError`` for an empty file name, a file that is not a
+    regular file, cannot be read, is empty, is not a ``.npy`` file, is
+    truncated or is not a 1-D or 2-D array of integers or float16/32/64;
+    ``UnsafeFormatError`` for an object array.
     """
     if isinstance(path, str) and not path.strip():
         raise SourceError(f"empty file name {path!r}: query vectors must be a .npy file")
-    if not Path(path).is_file():
+    if not os.path.lexists(path):
         raise SourceError(f"no such file: {str(path)!r} (query vectors must be a .npy file)")
     array = read_npy(Path(path), "(D,) or (N, D) query vectors written by numpy.save", mmap=False)
-    numeric = np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)
+    numeric = _is_float(array.dtype) or array.dtype.kind in "iu"
     if array.ndim not in (1, 2) or not numeric:
         raise SourceError(f"{path} holds an array of dtype {array.dtype} and shape {array.shape}, expected (D,) or "
-                          "(N, D) numbers")
+                          f"(N, D) numbers (integers or {', '.join(FLOATS)})")
     vectors = np.atleast_2d(array).astype(np.float64)  # (N, D)
     if len(vectors) == 0:
         raise SourceError(f"{path} holds no vectors: shape {array.shape}")
@@ -82,17 +86,21 @@ def read_npy(path: Path, expected: str, *, mmap: bool) -> np.ndarray:
     NumPy's own errors mislead here: an empty file is an ``EOFError``, and a
     file without the .npy magic is taken for a pickle ("contains pickled
     data"). So the file is checked first, in order: not empty, the magic
-    bytes, a header NumPy can parse, no Python objects (``UnsafeFormatError``:
-    only pickle reads those), as many data bytes as the header declares.
+    bytes, a header NumPy can parse, no negative dimension, no Python objects
+    (``UnsafeFormatError``: only pickle reads those), as many data bytes as the
+    header declares. Only a regular file is opened (``files.open_regular``).
     ``expected`` says what the file should hold, for the messages.
     """
     try:
-        with open(path, "rb") as handle:
+        with files.open_regular(path, ".npy file") as handle:  # never a FIFO or a device: NumPy would wait or read on
             shape, _, dtype = _npy_header(handle, path, expected)
             offset = handle.tell()  # where the data starts
-        size = path.stat().st_size
+            size = os.fstat(handle.fileno()).st_size
     except OSError as exc:
-        raise SourceError(f"cannot read {path}: {exc}") from None
+        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if any(n < 0 for n in shape):
+        raise SourceError(f"{path} has a damaged .npy header: it declares shape {shape}, a negative dimension; "
+                          f"expected {expected}")
     if dtype.hasobject:
         raise UnsafeFormatError(f"{path} holds Python objects (dtype {dtype}), which only pickle can read, and pickle "
                                 f"can run code when loaded: embedlab reads .npy files without pickle; expected {expected}")
@@ -104,6 +112,14 @@ def read_npy(path: Path, expected: str, *, mmap: bool) -> np.ndarray:
         return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
         raise SourceError(f"cannot read {path} as a .npy array: {exc}") from None
+
+
+FLOATS = ("float16", "float32", "float64")  # the float dtypes a table may hold: no longdouble, no complex
+
+
+def _is_float(dtype: np.dtype) -> bool:
+    """float16, float32 or float64, in either byte order: not float128 (longdouble), which no JSON or BLAS takes."""
+    return dtype.kind == "f" and dtype.itemsize in (2, 4, 8)
 
 
 def _npy_header(handle: Any, path: Path, expected: str) -> tuple[tuple[int, ...], bool, np.dtype]:
