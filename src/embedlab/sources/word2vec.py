@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import SourceError, brief
+from . import files
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,12 +41,12 @@ def is_word2vec_binary(path: str | Path) -> bool:
 
     A word2vec *text* file has the same header; it is told apart by its first
     record, whose values are numbers written out (``king 0.1 0.2``). A file
-    that cannot be read, a pickle, a zip or anything else answers ``False``.
+    that cannot be read, is not a regular file, a pickle, a zip or anything else answers ``False``.
     """
     try:
-        with open(path, "rb") as handle:
+        with files.open_regular(path) as handle:  # never a FIFO or a device: open() could block, read never end
             head = handle.read(_SNIFF)
-    except OSError:
+    except (OSError, SourceError):
         return False
     header = _HEADER.match(head)
     if header is None:
@@ -92,7 +93,8 @@ def load_word2vec_binary(path: str | Path) -> "EmbeddingTable":
 
     path = Path(path)
     try:
-        with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        with files.open_regular(path, "word2vec file") as handle, \
+                mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
             V, D, start = _header(path, data)
             W = np.empty((V, D), dtype=np.float32)  # (V, D)
             words = _records(path, data, start, W)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import BinaryIO, Iterator
 
 import numpy as np
 
@@ -12,6 +13,7 @@ from ..errors import MissingExtraError, SourceError, brief
 from ..engine.provenance import Provenance
 from ..engine.table import EmbeddingTable
 from ..engine.vocabulary import Vocabulary
+from . import files
 
 __all__ = ["GENSIM_RULE", "BOM", "load_text", "read_words", "parquet_words"]
 
@@ -50,10 +52,12 @@ def load_text(path: str | Path) -> EmbeddingTable:
     Raises
     ------
     SourceError
-        For an unreadable or non-UTF-8 file, a bad header, a line with the
-        wrong number of fields or values that are not finite float32
-        numbers, or a header whose V differs from the rows found; the
-        message names the line, the value or both counts.
+        For a file that is not a regular file (``files.regular_file``), an
+        unreadable or non-UTF-8 file, a bad header, a line longer than
+        ``files.LINE_CAP``, a line with the wrong number of fields or values
+        that are not finite float32 numbers, or a header whose V differs from
+        the rows found (reading stops at the first row past it); the message
+        names the line, the value or both counts.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as folder:
@@ -67,14 +71,17 @@ def load_text(path: str | Path) -> EmbeddingTable:
     rows: list[np.ndarray] = []
     declared = dim = None
     try:
-        with open(path, "rb") as handle:
-            for number, raw in enumerate(handle, start=1):  # binary lines end at b"\n" only, as gensim's readline
+        with files.open_regular(path, "word-vector file") as handle:
+            for number, raw in enumerate(_lines(path, handle), start=1):
                 parts = _fields(path, number, raw.removeprefix(BOM) if number == 1 else raw)
                 if not parts:
                     continue
                 if number == 1 and len(parts) == 2 and all(_INTEGER.fullmatch(p) for p in parts):
                     declared, dim = _text_header(path, parts)
                     continue
+                if declared is not None and len(rows) == declared:  # a row past the header's V: stop reading
+                    raise SourceError(f"{path} declares {declared} vectors in its header but holds more: line "
+                                      f"{number} is vector {declared + 1}")
                 if dim is None and len(parts) == 1:  # D would be 0: a word list, not vectors
                     raise SourceError(f"{path} line {number}: expected a word followed by its D numbers, got only "
                                       f"{brief(parts[0])} (a word list, one token per line, goes with --words beside "
@@ -106,7 +113,8 @@ def read_words(path: str | Path) -> list[str]:
     the first copy; ``tokenizer.folder_vocabulary``: the last, as
     ``BertTokenizer`` reads ``vocab.txt``).
 
-    Raises ``SourceError`` for an empty file name, an unreadable or
+    Raises ``SourceError`` for an empty file name, a file that is not a
+    regular file or is larger than ``files.WORDS_CAP``, an unreadable or
     non-UTF-8 file or an empty line (a token cannot be empty).
 
     >>> import tempfile
@@ -118,10 +126,7 @@ def read_words(path: str | Path) -> list[str]:
     """
     if isinstance(path, str) and not path.strip():
         raise SourceError(f"empty file name {path!r}: expected a word list, one token per line")
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise SourceError(f"cannot read the word list {path}: {exc.strerror or exc}") from None
+    data = files.read_capped(path, "word list", files.WORDS_CAP)
     data = data.removeprefix(BOM)  # a UTF-8 byte-order mark is not part of the first token
     try:
         lines = _LINE_BREAK.split(data.decode("utf-8"))
@@ -144,6 +149,18 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # text mode's line ends (universal newl
 _INTEGER = re.compile(r"[+-]?[0-9]+")  # ASCII digits only: "²" or "１３７" are tokens, never a header
 
 _TRAILING = b" \t\n\r\x0b\x0c"  # what gensim's bytes.rstrip() drops: ASCII whitespace only
+
+
+def _lines(path: Path, handle: BinaryIO) -> Iterator[bytes]:
+    """The file's lines, each ending at b"\n" only (as gensim's readline), none longer than ``files.LINE_CAP``:
+    a file without line ends is refused at the cap instead of read whole into one line."""
+    number = 0
+    while line := handle.readline(files.LINE_CAP + 1):
+        number += 1
+        if len(line) > files.LINE_CAP:
+            raise SourceError(f"{path} line {number} is longer than {files.size_text(files.LINE_CAP)}, the most "
+                              "embedlab reads for one line of word vectors")
+        yield line
 
 
 def _fields(path: Path, number: int, raw: bytes) -> list[str]:
