@@ -6,7 +6,9 @@ tensor infos (name, dimensions, GGML type, offset) and the tensors' data,
 many of them quantised in blocks (Q8_0: 32 weights in 34 bytes). Everything is
 read through ``gguf.GGUFReader`` (a memory map: only the tensors used are
 touched) and dequantised to float32 with ``gguf.quants.dequantize``; nothing
-is read with pickle, nothing is downloaded.
+is read with pickle, nothing is downloaded. The reader trusts the counts a file
+declares, so ``gguf_header.check_header`` walks them first against the file's
+size, and refuses an impossible one by name.
 
 GGUF lists a tensor's dimensions fastest-varying first (ggml's ``ne``): the
 token table ``token_embd.weight`` of a model with V tokens of width D is
@@ -40,6 +42,7 @@ import numpy as np
 from ..engine.provenance import Provenance
 from ..engine.table import EmbeddingTable
 from ..errors import MissingExtraError, SourceError, brief
+from . import gguf_header
 from .head import fit_rows, tied_note
 
 __all__ = ["TOKEN", "POSITIONS", "TOKEN_TYPES", "HEAD", "INTEGER_TYPES", "GGUFTensor", "GGUFFile", "TieVerdict",
@@ -102,19 +105,21 @@ class GGUFFile:
     Raises
     ------
     SourceError
-        If the file is missing, is not GGUF (bad magic, unknown version) or is
-        truncated or malformed (names the file and what the reader said).
+        If the file is missing or not a regular file, is not GGUF (bad magic,
+        unknown version), or is truncated or malformed: a count, length or
+        size the file cannot hold is named with its value
+        (``gguf_header.check_header``) before the library reads anything.
     MissingExtraError
         If the ``gguf`` library is not installed (the ``models`` extra).
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        reader_class = _gguf().GGUFReader
+        library = _gguf()
+        # The reader trusts the counts it reads (2^40 array items loop for hours): walk them first.
+        gguf_header.check_header(self.path, _types(library))
         try:
-            self._reader = reader_class(self.path, "r")
-        except FileNotFoundError:
-            raise SourceError(f"no such file: {self.path}") from None
+            self._reader = library.GGUFReader(self.path, "r")
         except (OSError, ValueError, KeyError, IndexError) as exc:  # the reader's words for a bad file
             raise SourceError(f"cannot read {self.path} as GGUF: {exc or type(exc).__name__}") from None
         self._by_name = {t.name: t for t in self._reader.tensors}
@@ -320,6 +325,12 @@ def _gguf() -> Any:
             raise
         raise MissingExtraError.for_module("gguf", "GGUF files", ("models",)) from None
     return gguf
+
+
+def _types(library: Any) -> dict[int, tuple[str, int, int]]:
+    """GGML type id -> (name, weights per block, bytes per block), from ``gguf.GGML_QUANT_SIZES``."""
+    return {int(kind): (kind.name, *library.GGML_QUANT_SIZES[kind]) for kind in library.GGMLQuantizationType
+            if kind in library.GGML_QUANT_SIZES}
 
 
 def _info(tensor: Any) -> GGUFTensor:
