@@ -21,6 +21,8 @@ __all__ = ["NPY_MAGIC", "load_npy", "load_vectors", "read_npy"]
 
 
 NPY_MAGIC = b"\x93NUMPY"  # the first 6 bytes of every .npy file
+MAX_BYTES = 2**63 - 1  # NumPy counts sizes and strides in a signed 64-bit intp
+FLOATS = ("float16", "float32", "float64")  # the float dtypes a table may hold: no longdouble, no complex
 
 
 def load_npy(path: str | Path, *, words: str | Path | None = None) -> EmbeddingTable:
@@ -74,9 +76,9 @@ def load_vectors(path: str | Path) -> np.ndarray:
     if array.ndim not in (1, 2) or not numeric:
         raise SourceError(f"{path} holds an array of dtype {array.dtype} and shape {array.shape}, expected (D,) or "
                           f"(N, D) numbers (integers or {', '.join(FLOATS)})")
-    vectors = np.atleast_2d(array).astype(np.float64)  # (N, D)
-    if len(vectors) == 0:
+    if array.size == 0:
         raise SourceError(f"{path} holds no vectors: shape {array.shape}")
+    vectors = np.atleast_2d(array).astype(np.float64)  # (N, D)
     return vectors
 
 
@@ -86,7 +88,8 @@ def read_npy(path: Path, expected: str, *, mmap: bool) -> np.ndarray:
     NumPy's own errors mislead here: an empty file is an ``EOFError``, and a
     file without the .npy magic is taken for a pickle ("contains pickled
     data"). So the file is checked first, in order: not empty, the magic
-    bytes, a header NumPy can parse, no negative dimension, no Python objects
+    bytes, a header NumPy can parse, no negative dimension and no size past
+    what NumPy can index (2^63 - 1 bytes), no Python objects
     (``UnsafeFormatError``: only pickle reads those), as many data bytes as the
     header declares. Only a regular file is opened (``files.open_regular``).
     ``expected`` says what the file should hold, for the messages.
@@ -101,6 +104,9 @@ def read_npy(path: Path, expected: str, *, mmap: bool) -> np.ndarray:
     if any(n < 0 for n in shape):
         raise SourceError(f"{path} has a damaged .npy header: it declares shape {shape}, a negative dimension; "
                           f"expected {expected}")
+    if math.prod(shape) * dtype.itemsize > MAX_BYTES or any(n > MAX_BYTES for n in shape):
+        raise SourceError(f"{path} has a damaged .npy header: it declares a {dtype} array of shape {shape}, larger "
+                          f"than any array can be (2^63 - 1 bytes, or a dimension of more); expected {expected}")
     if dtype.hasobject:
         raise UnsafeFormatError(f"{path} holds Python objects (dtype {dtype}), which only pickle can read, and pickle "
                                 f"can run code when loaded: embedlab reads .npy files without pickle; expected {expected}")
@@ -112,9 +118,6 @@ def read_npy(path: Path, expected: str, *, mmap: bool) -> np.ndarray:
         return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
         raise SourceError(f"cannot read {path} as a .npy array: {exc}") from None
-
-
-FLOATS = ("float16", "float32", "float64")  # the float dtypes a table may hold: no longdouble, no complex
 
 
 def _is_float(dtype: np.dtype) -> bool:
