@@ -192,17 +192,11 @@ def check_config(config: dict[str, Any], where: str = "config") -> None:
         if isinstance(value, bool) or not isinstance(value, int):
             continue
         if last.endswith(("_token_id", "_token_ids")) and value > MAX_TOKEN_ID:
-            raise ConfigError(f"{where}: {key}={_digits(value)} is out of range: a token id is at most "
+            raise ConfigError(f"{where}: {key}={brief(value)} is out of range: a token id is at most "
                               f"{MAX_TOKEN_ID:,} (2^31 - 1)")
         if abs(value) > MAX_CONFIG_INT:
-            raise ConfigError(f"{where}: {key}={_digits(value)} is out of any sane range: a config's integers lie "
+            raise ConfigError(f"{where}: {key}={brief(value)} is out of any sane range: a config's integers lie "
                               f"within +-{MAX_CONFIG_INT:,} (2^40)")
-
-
-def _digits(value: int) -> str:
-    """An integer for a message, its digits cut when there are many (JSON allows 4,300)."""
-    text = str(value)
-    return text if len(text) <= 30 else f"{text[:12]}...({len(text):,} digits)"
 
 
 def find_roles(infos: dict[str, TensorInfo], tensor: str | None = None, *, table: str = "input",
