@@ -7,11 +7,12 @@ the safetensors library.
 from __future__ import annotations
 
 import doctest
+import json
 
 import pytest
 
 from embedlab.sources import checkpoint, safetensors
-from embedlab.errors import SourceError, TyingConflictError
+from embedlab.errors import ConfigError, SourceError, TyingConflictError
 from safetensors_writer import f32, write_config, write_index, write_safetensors
 
 
@@ -90,3 +91,35 @@ def test_read_config_file(tmp_path):
     (tmp_path / "list.json").write_text("[1]", encoding="utf-8")
     with pytest.raises(SourceError, match=r"must hold a JSON object, got list"):
         checkpoint.read_config_file(tmp_path / "list.json")
+
+
+# -- config values checked where the config is read ------------------------------------------
+
+def test_real_config_values_pass():
+    # Llama 3's config keeps its eos ids in a list and leaves pad_token_id null; GPT-2's eps key is _epsilon
+    checkpoint.check_config({"model_type": "llama", "bos_token_id": 128000, "eos_token_id": [128001, 128009],
+                             "pad_token_id": None, "rms_norm_eps": 1e-5, "max_position_embeddings": 131072,
+                             "rope_theta": 500000.0, "rope_scaling": {"original_max_position_embeddings": 8192}})
+    checkpoint.check_config({"model_type": "gpt2", "layer_norm_epsilon": 1e-5, "n_positions": 1024})
+    checkpoint.check_config({"pad_token_id": -1, "layer_norm_eps": None})  # -1 and null: "none", left alone
+
+
+@pytest.mark.parametrize("config, names", [
+    ({"pad_token_id": 10**15}, "pad_token_id=1000000000000000"),
+    ({"pad_token_id": 2**31}, f"pad_token_id={2**31}"),
+    ({"eos_token_id": [2, 2**32]}, f"eos_token_id[1]={2**32}"),
+    ({"text_config": {"bos_token_id": 2**40}}, f"text_config.bos_token_id={2**40}"),
+    ({"num_hidden_layers": 2**40 + 1}, f"num_hidden_layers={2**40 + 1}"),
+    ({"rope_scaling": {"factor": -(2**41)}}, f"rope_scaling.factor={-(2**41)}"),
+    ({"layer_norm_eps": -1.0}, "layer_norm_eps=-1.0"),
+    ({"layer_norm_eps": 0}, "layer_norm_eps=0"),
+    ({"rms_norm_eps": float("nan")}, "rms_norm_eps=nan"),
+    ({"layer_norm_epsilon": float("inf")}, "layer_norm_epsilon=inf"),
+    ({"layer_norm_eps": "1e-12"}, "layer_norm_eps='1e-12'"),
+    ({"layer_norm_eps": True}, "layer_norm_eps=True"),
+])
+def test_config_values_out_of_range_name_key_and_value(tmp_path, config, names):
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"^.*config\.json: ") as err:
+        checkpoint.read_config_file(tmp_path)
+    assert names in str(err.value)
