@@ -79,7 +79,8 @@ def gguf_kv(key: bytes, value_type: int, payload: bytes) -> bytes:
     return gguf_string(key) + struct.pack("<I", value_type) + payload
 
 
-def gguf_tensor_info(name: bytes, ne: list[int], ggml_type: int = 0, offset: int = 0, n_dims: int | None = None) -> bytes:
+def gguf_tensor_info(name: bytes, ne: list[int], ggml_type: int = 0, offset: int = 0,
+                     n_dims: int | None = None) -> bytes:
     """One tensor info: name, n_dims (``n_dims`` to lie about it), ne (fastest first), GGML type (0 = F32), offset."""
     return (gguf_string(name) + struct.pack("<I", len(ne) if n_dims is None else n_dims)
             + struct.pack(f"<{len(ne)}Q", *ne) + struct.pack("<IQ", ggml_type, offset))

@@ -110,7 +110,8 @@ def existing_path(model: str | Path, expected: str) -> Path:
             raise SourceError(f"no such file or folder: {brief(str(model))}") from None
         raise SourceError(f"unknown model {brief(str(model))}: expected {expected}") from None
     except (OSError, ValueError) as exc:  # a name too long for the file system, a NUL byte
-        raise SourceError(f"cannot use {brief(str(model))} as a model: {getattr(exc, 'strerror', None) or exc}") from None
+        reason = getattr(exc, "strerror", None) or exc
+        raise SourceError(f"cannot use {brief(str(model))} as a model: {reason}") from None
     files.existing(path, "model")
     return path
 

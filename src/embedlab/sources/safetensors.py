@@ -34,6 +34,7 @@ FLOAT_DTYPES = ("F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2")
 # The safetensors library refuses headers above 100 MB; so do we, before reading one.
 MAX_HEADER_BYTES = 100_000_000
 INDEX = "model.safetensors.index.json"  # the shard index of a sharded checkpoint folder
+ENTRY_KEYS = ("dtype", "shape", "data_offsets")  # what every tensor's header entry holds
 
 
 @dataclass(frozen=True)
@@ -240,17 +241,15 @@ def _read_header(file: Path) -> dict[str, TensorInfo]:
     return infos
 
 
-ENTRY_KEYS = {"dtype", "shape", "data_offsets"}
-
-
 def _tensor_info(file: Path, name: str, entry: Any, start: int, data_size: int) -> TensorInfo:
     """One header entry checked field by field: each field's type, then its values against the data."""
     where = f"{file}: tensor {brief(name)}"
-    if not isinstance(entry, dict) or not ENTRY_KEYS <= set(entry):
-        missing = sorted(ENTRY_KEYS - set(entry)) if isinstance(entry, dict) else None
-        raise SourceError(f"{where} has a malformed header entry " + (
-            f"without {', '.join(missing)}" if missing else f"{brief(entry)}: expected an object") +
-            " (dtype, shape, data_offsets)")
+    if not isinstance(entry, dict):
+        raise SourceError(f"{where} has a malformed header entry {brief(entry)}: expected an object of "
+                          f"{', '.join(ENTRY_KEYS)}")
+    missing = [key for key in ENTRY_KEYS if key not in entry]
+    if missing:
+        raise SourceError(f"{where} has a malformed header entry without {', '.join(missing)}")
     dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
     if not isinstance(dtype, str) or dtype not in DTYPE_BYTES:
         raise SourceError(f"{where} has unknown dtype {brief(dtype)}; known: {', '.join(DTYPE_BYTES)}")
