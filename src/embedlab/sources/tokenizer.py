@@ -192,7 +192,8 @@ class TokenizerInventory:
         What read it (``"tokenizers 0.23.3: tokenizer.json"``).
     runner : tokenizers.Tokenizer or None
         The object whose ``decode_batch``/``encode_batch`` the reachability test
-        runs; None where there is none (a GGUF file's token list).
+        runs, its saved padding and truncation switched off; None where there is
+        none (a GGUF file's token list).
     notes : tuple of str
         What could not be read (a GGUF file without token types).
     """
@@ -281,7 +282,13 @@ def _folder_inventory(folder: Path) -> TokenizerInventory:
 
 
 def _runner_inventory(runner: Any, named_special: frozenset[int], reader: str) -> TokenizerInventory:
-    """The inventory of a ``tokenizers.Tokenizer``: every id up to the largest one, holes as None."""
+    """The inventory of a ``tokenizers.Tokenizer``: every id up to the largest one, holes as None.
+
+    Padding and truncation saved in tokenizer.json are switched off on ``runner`` (ours, just read), as
+    transformers switches them off for a call that asks for neither: a token's string is encoded whole.
+    """
+    runner.no_padding()
+    runner.no_truncation()
     owners = runner.get_vocab(with_added_tokens=True)  # token -> id
     span = max(owners.values(), default=-1) + 1
     tokens = tuple(runner.id_to_token(i) for i in range(span))
