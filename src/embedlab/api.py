@@ -12,7 +12,7 @@ renders), never text::
 A table argument (``table_or_model``) is an ``EmbeddingTable``, a model name
 or path (``"seed"``, ``"minilm"``, ``"glove"``, a checkpoint folder, a
 ``.safetensors``/``.gguf``/``.npy`` file, GloVe/word2vec text or word2vec binary:
-``sources.load(..., tensor=, words=)``),
+``sources.load(..., tensor=, words=, table=)``: ``table="head"`` for the output head),
 or a list of V rows of D floats. Tokens are accepted wherever ids are
 (``engine.vocabulary.resolve_ids``). Counts left at their default (``k``,
 ``top``) shrink to fit a small table and the result's ``notes`` say so; a
@@ -72,7 +72,7 @@ Table = Any  # EmbeddingTable | str | os.PathLike | list of rows (annotations st
 
 def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k: int | None = None,
            stretch_factor: float = 4.0, growth: int = 2, tensor: str | None = None,
-           words: str | os.PathLike | None = None, figures: bool = False) -> lab.LabResult:
+           words: str | os.PathLike | None = None, figures: bool = False, table: str = "input") -> lab.LabResult:
     """The lab report's measurements on one table (``embedlab report``).
 
     ``"seed"`` (the default) and a list of rows run on the reference engine
@@ -93,10 +93,13 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
     growth : int
         Vocabulary growth factor of the parameter count, a whole number >= 1.
     tensor, words : optional
-        For a model path: the token table's tensor name; a ``.npy`` table's word list.
+        For a model path: the tensor name of the table asked for; a ``.npy`` table's word list.
     figures : bool
         Also measure what the HTML report's figures draw (``measure.lab.measure``'s
         ``figures``: needs NumPy and scikit-learn).
+    table : {"input", "head"}
+        For a model name or path: the token-embedding table (default) or the
+        output head (``sources.load``); the seed table is tied, so its head is itself.
 
     Returns
     -------
@@ -119,8 +122,8 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
         For a model that cannot be loaded.
     """
     call = _report_call(table_or_model, probe=probe, k=k, stretch_factor=stretch_factor, growth=growth,
-                        tensor=tensor, words=words, figures=figures)
-    engine, table, seed, source = _lab_engine(table_or_model, tensor, words)
+                        tensor=tensor, words=words, figures=figures, table=table)
+    engine, rows, seed, source = _lab_engine(table_or_model, tensor, words, table)
     V = engine.V
     if V < 2:
         raise errors.SizeError(f"the lab needs a table of at least 2 rows (a probe and a neighbour), got V={V}")
@@ -128,10 +131,10 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
     if not isinstance(k, bool) and isinstance(k, int) and k > V - 1:
         raise errors.SizeError(f"k={k} is out of range: a neighbour list of this table holds at most V - 1 = {V - 1} "
                                "ids", parameter="k", value=k, expected=f"an int in [1, V - 1 = {V - 1}]")
-    probe_id, probe_notes = (resolve_probe(table, probe), ()) if probe is not None else default_probe(table)
+    probe_id, probe_notes = (resolve_probe(rows, probe), ()) if probe is not None else default_probe(rows)
     settings = lab.LabSettings(probe=probe_id, k=k, stretch_factor=stretch_factor, growth_factor=growth)
     result = lab.measure(engine, settings, seed=seed, source=source, figures=figures)
-    return replace(result, notes=probe_notes + _repeat_note(table, probe_id) + k_notes, run=run.record(call))
+    return replace(result, notes=probe_notes + _repeat_note(rows, probe_id) + k_notes, run=run.record(call))
 
 
 def _report_call(table_or_model: Table, **given: Any) -> str | None:
@@ -205,23 +208,28 @@ def _size_and_vocabulary(table: Table) -> tuple[int, Any]:
     return table.V, table.vocabulary
 
 
-def _lab_engine(source: Table, tensor: Any, words: Any) -> tuple[Any, Any, int | None, dict[str, Any] | None]:
-    """(engine, the table the probe is resolved on, seed, provenance), as ``cli/report.py`` builds them."""
-    if (isinstance(source, str) and source == "seed") or isinstance(source, (list, tuple)):
+def _lab_engine(source: Table, tensor: Any, words: Any, part: str) -> tuple[Any, Any, int | None, dict[str, Any] | None]:
+    """(engine, the table the probe is resolved on, seed, provenance), as ``cli/report.py`` builds them.
+
+    The seed table's head (``part="head"``) is the seed table, loaded as a model: it is tied."""
+    seeded = isinstance(source, str) and source == "seed"
+    if (seeded and part == "input") or isinstance(source, (list, tuple)):
         if tensor is not None or words is not None:
             raise ValueError("tensor= and words= apply to a model path, not to 'seed' or a list of rows")
+        _check_table(source, part)
         seeded = isinstance(source, str)
         rows = embed.make_table(embed.VOCAB, embed.DIM, embed.SEED) if seeded else source
         return lab.ReferenceEngine(rows), rows, embed.SEED if seeded else None, None
-    table = _table(source, tensor, words)
-    return lab.ArrayEngine(table), table, None, table.provenance.to_dict()
+    loaded = _table(source, tensor, words, part)
+    return lab.ArrayEngine(loaded), loaded, None, loaded.provenance.to_dict()
 
 
 # -- neighbours and hubs -------------------------------------------------------------
 
 def neighbors(table_or_model: Table, queries: int | str | Sequence[int | str] = (), *, k: int | None = None,
               metrics: Sequence[str] = ("cosine", "dot"), vectors: Any = None, memory: int = DEFAULT_MEMORY,
-              device: str | None = None, tensor: str | None = None, words: str | os.PathLike | None = None) -> NeighborsResult:
+              device: str | None = None, tensor: str | None = None, words: str | os.PathLike | None = None,
+              table: str = "input") -> NeighborsResult:
     """Nearest tokens by cosine and by dot, side by side (``embedlab neighbors``).
 
     Parameters
@@ -238,6 +246,9 @@ def neighbors(table_or_model: Table, queries: int | str | Sequence[int | str] = 
         Working memory of each search, bytes.
     device : str, optional
         A torch device (``"cpu"``, ``"cuda"``) for the searches' screens; the lists do not change.
+    tensor, words, table : optional
+        For a model name or path, as ``sources.load``: the tensor, a ``.npy`` table's word list, and
+        ``"input"`` (the token-embedding table, default) or ``"head"`` (the output head).
 
     Returns
     -------
@@ -249,17 +260,17 @@ def neighbors(table_or_model: Table, queries: int | str | Sequence[int | str] = 
     (2, ('k = 2: the default 10 shrunk to V - 1',), [1, 0])
     """
     measure = _module("measure.neighbors", "neighbour lists")
-    table = _table(table_or_model, tensor, words)
+    loaded = _table(table_or_model, tensor, words, table)
     items = [queries] if isinstance(queries, (str, numbers.Integral)) else list(queries)  # one query or many
     if isinstance(vectors, (str, os.PathLike)):
         vectors = _module("sources", "query vectors").load_vectors(vectors)
-    return measure.neighbor_lists(table, items, k, metrics, vectors=vectors, memory=memory, device=device)
+    return measure.neighbor_lists(loaded, items, k, metrics, vectors=vectors, memory=memory, device=device)
 
 
 def hubs(table_or_model: Table, *, k: int | None = None, queries: int | None = None, seed: int = 0,
          top: int | None = None, memory: int = DEFAULT_MEMORY, progress: Callable[[int], None] | None = None,
          scheduler: Any = None, device: str | None = None,
-         tensor: str | None = None, words: str | os.PathLike | None = None) -> HubsResult:
+         tensor: str | None = None, words: str | os.PathLike | None = None, table: str = "input") -> HubsResult:
     """Rows that enter the most neighbour lists, by dot and by cosine (``embedlab hubs``).
 
     Parameters
@@ -281,6 +292,8 @@ def hubs(table_or_model: Table, *, k: int | None = None, queries: int | None = N
         A Dask scheduler (``"tcp://host:8786"``) whose workers run the searches.
     device : str, optional
         A torch device (``"cpu"``, ``"cuda"``) for the searches' screens.
+    tensor, words, table : optional
+        For a model name or path, as ``sources.load`` (``table``: ``"input"`` or ``"head"``).
 
     Returns
     -------
@@ -288,14 +301,15 @@ def hubs(table_or_model: Table, *, k: int | None = None, queries: int | None = N
         As ``measure.hubs.measure_hubs``; it names the errors it raises.
     """
     measure = _module("measure.hubs", "hub counts")
-    return measure.measure_hubs(_table(table_or_model, tensor, words), k, n_queries=queries, seed=seed, top=top,
+    return measure.measure_hubs(_table(table_or_model, tensor, words, table), k, n_queries=queries, seed=seed, top=top,
                                 memory=memory, progress=progress, scheduler=scheduler, device=device)
 
 
 def compress(table_or_model: Table, *, methods: Sequence[str] | None = None, dims: Sequence[int] | None = None,
              queries: int | None = None, k: int | None = None, rescore: int = 4, pq_m: int | None = None,
              seed: int = 0, memory: int = DEFAULT_MEMORY, progress: Callable[[int], None] | None = None,
-             tensor: str | None = None, words: str | os.PathLike | None = None) -> "CompressResult":
+             tensor: str | None = None, words: str | os.PathLike | None = None,
+             table: str = "input") -> "CompressResult":
     """Neighbours kept against bytes saved, for PCA, truncation, int8, binary and pq (``embedlab compress``).
 
     Parameters
@@ -319,6 +333,8 @@ def compress(table_or_model: Table, *, methods: Sequence[str] | None = None, dim
         Working memory of each search, bytes.
     progress : callable, optional
         Called with the number of searches done.
+    tensor, words, table : optional
+        For a model name or path, as ``sources.load`` (``table``: ``"input"`` or ``"head"``).
 
     Returns
     -------
@@ -326,7 +342,7 @@ def compress(table_or_model: Table, *, methods: Sequence[str] | None = None, dim
         As ``measure.compress.compress``; it names the errors it raises.
     """
     measure = _module("measure.compress", "compression measurements")
-    return measure.compress(_table(table_or_model, tensor, words), methods=methods, dims=dims, n_queries=queries,
+    return measure.compress(_table(table_or_model, tensor, words, table), methods=methods, dims=dims, n_queries=queries,
                             k=k, rescore=rescore, pq_m=pq_m, seed=seed, memory=memory, progress=progress)
 
 
@@ -492,7 +508,7 @@ def projector(table_or_model: Table = "seed", *, tokens: Sequence[int | str] | N
               sample: int | None = None, probe: int | str | None = None, method: str = "pca", dims: int = 2,
               k: int | None = None, seed: int = 0, metric: str | None = None, memory: int = DEFAULT_MEMORY,
               progress: Callable[[int], None] | None = None, tensor: str | None = None,
-              words: str | os.PathLike | None = None) -> ProjectorResult:
+              words: str | os.PathLike | None = None, table: str = "input") -> ProjectorResult:
     """What the offline projector page shows (``embedlab projector``): rows, coordinates, exact neighbours.
 
     Render it with ``embedlab.report.projector.projector_html`` (needs plotly, the ``plots`` extra).
@@ -523,6 +539,8 @@ def projector(table_or_model: Table = "seed", *, tokens: Sequence[int | str] | N
         Working memory of each search, bytes.
     progress : callable, optional
         Called with the number of rows whose lists are done (2 * n in all).
+    tensor, words, table : optional
+        For a model name or path, as ``sources.load`` (``table``: ``"input"`` or ``"head"``).
 
     Returns
     -------
@@ -539,24 +557,24 @@ def projector(table_or_model: Table = "seed", *, tokens: Sequence[int | str] | N
     ([0, 1, 2, 3], [1, 2, 3], ('k = 3: the default 10 shrunk to V - 1', 'sample = 4: the default 2000 shrunk to V'))
     """
     measure = _module("measure.projector", "projector pages")
-    table = _table(table_or_model, tensor, words)
+    loaded = _table(table_or_model, tensor, words, table)
     if tokens is not None and sample is not None:
         raise TypeError("give tokens (the rows to project) or sample (points in all), not both")
-    k, notes = fit_default(k, PROJECTOR_K, table.V - 1, "k", "V - 1")
+    k, notes = fit_default(k, PROJECTOR_K, loaded.V - 1, "k", "V - 1")
     if tokens is not None:
-        probe_id = None if probe is None else resolve_probe(table, probe)
+        probe_id = None if probe is None else resolve_probe(loaded, probe)
     else:
-        sample, sample_notes = fit_default(sample, PROJECTOR_SAMPLE, table.V, "sample", "V")
-        probe_id, probe_notes = (resolve_probe(table, probe), ()) if probe is not None else default_probe(table)
-        notes = probe_notes + _repeat_note(table, probe_id) + notes + sample_notes
-    return measure.measure_projector(table, probe=probe_id, tokens=None if tokens is None else list(tokens),
+        sample, sample_notes = fit_default(sample, PROJECTOR_SAMPLE, loaded.V, "sample", "V")
+        probe_id, probe_notes = (resolve_probe(loaded, probe), ()) if probe is not None else default_probe(loaded)
+        notes = probe_notes + _repeat_note(loaded, probe_id) + notes + sample_notes
+    return measure.measure_projector(loaded, probe=probe_id, tokens=None if tokens is None else list(tokens),
                                      sample=sample, method=method, dims=dims, k=k, seed=seed, metric=metric, memory=memory,
                                      progress=progress, notes=notes)
 
 
 def export(table_or_model: Table, out: str | os.PathLike, *, format: str = "projector", limit: int | None = None,
            metadata: Sequence[str] | None = None, tensor: str | None = None,
-           words: str | os.PathLike | None = None) -> Export:
+           words: str | os.PathLike | None = None, table: str = "input") -> Export:
     """Write the table in another tool's format (``embedlab export``); both files or none.
 
     ``format="projector"``: ``vectors.tsv`` and ``metadata.tsv`` in ``out``, as the
@@ -573,6 +591,8 @@ def export(table_or_model: Table, out: str | os.PathLike, *, format: str = "proj
     metadata : sequence of {"token", "id"}, optional
         The columns of metadata.tsv; default ``("token",)``, or ``("id",)``
         for a table without vocabulary.
+    tensor, words, table : optional
+        For a model name or path, as ``sources.load`` (``table``: ``"input"`` or ``"head"``).
 
     Returns
     -------
@@ -585,17 +605,17 @@ def export(table_or_model: Table, out: str | os.PathLike, *, format: str = "proj
         As ``report.export.projector_files`` and ``report.files.write_atomic``.
     """
     writer = _module("report.export", "exports")
-    table = _table(table_or_model, tensor, words)
+    loaded = _table(table_or_model, tensor, words, table)
     if format not in writer.FORMATS:
         raise errors.ChoiceError(f"unknown export format {format!r}: expected one of {', '.join(writer.FORMATS)}",
                                  parameter="format", value=format, expected=f"one of {', '.join(writer.FORMATS)}")
-    return writer.write_projector(table, out, limit=limit, metadata=metadata)
+    return writer.write_projector(loaded, out, limit=limit, metadata=metadata)
 
 
 def graph(table_or_model: Table, out: str | os.PathLike, *, k: int | None = None,
           metrics: Sequence[str] = ("cosine", "dot"), memory: int = DEFAULT_MEMORY,
           progress: Callable[[int], None] | None = None, scheduler: Any = None, device: str | None = None,
-          tensor: str | None = None, words: str | os.PathLike | None = None) -> "GraphFile":
+          tensor: str | None = None, words: str | os.PathLike | None = None, table: str = "input") -> "GraphFile":
     """Every token's k nearest tokens, by cosine and by dot, written as one Parquet file (``embedlab graph``).
 
     Columns query_id (int64), rank (int32, 1 = nearest), neighbor_id (int64),
@@ -621,6 +641,8 @@ def graph(table_or_model: Table, out: str | os.PathLike, *, k: int | None = None
         (``measure.graph.measure_graph``); the file is the same.
     device : str, optional
         A torch device for the screens; the file is the same.
+    tensor, words, table : optional
+        For a model name or path, as ``sources.load`` (``table``: ``"input"`` or ``"head"``).
 
     Returns
     -------
@@ -636,8 +658,8 @@ def graph(table_or_model: Table, out: str | os.PathLike, *, k: int | None = None
     path = graph_path(out)
     measure = _module("measure.graph", "the neighbour graph")
     writer = _module("report.parquet", "Parquet output")
-    table = _table(table_or_model, tensor, words)
-    result = measure.measure_graph(table, k, metrics=metrics, memory=memory, progress=progress,
+    loaded = _table(table_or_model, tensor, words, table)
+    result = measure.measure_graph(loaded, k, metrics=metrics, memory=memory, progress=progress,
                                    scheduler=scheduler, device=device)
     from . import __version__
 
@@ -669,12 +691,14 @@ def graph_path(out: str | os.PathLike) -> str:
 
 # -- helpers -------------------------------------------------------------------------
 
-def _table(source: Table, tensor: Any, words: Any) -> EmbeddingTable:
-    """An ``EmbeddingTable`` from a table, a model name or path, or a list of rows."""
+def _table(source: Table, tensor: Any, words: Any, part: str = "input") -> EmbeddingTable:
+    """An ``EmbeddingTable`` from a table, a model name or path, or a list of rows; ``part`` is the
+    ``table`` argument ("input" or "head"), which only a model name or path can choose."""
     if isinstance(source, (str, os.PathLike)):
-        return _module("sources", "real tables").load(source, tensor=tensor, words=words)
+        return _module("sources", "real tables").load(source, tensor=tensor, words=words, table=part)
     if tensor is not None or words is not None:
         raise ValueError("tensor and words apply to a model name or path, not to a table")
+    _check_table(source, part)
     engine = _module("engine.table", "real tables")
     if isinstance(source, (list, tuple)):
         return engine.EmbeddingTable.from_rows(source)
@@ -682,6 +706,18 @@ def _table(source: Table, tensor: Any, words: Any) -> EmbeddingTable:
         raise TypeError(f"expected an EmbeddingTable, a model name or path, or a list of rows, got "
                         f"{type(source).__name__}")
     return source
+
+
+def _check_table(source: Table, part: str) -> None:
+    """Refuse ``table`` other than "input" beside a table object or a list of rows: it is the table it is."""
+    if part == "input":
+        return
+    if part != "head":  # the same words as sources.load's check, without importing NumPy
+        raise errors.ChoiceError(f"unknown table {errors.brief(part)}: expected 'input' (the token-embedding table) "
+                                 "or 'head' (the output head)", parameter="table", value=part,
+                                 expected="input (the token-embedding table) or head (the output head)")
+    raise ValueError(f"table={part!r} applies to a model name or path, not to a table object or a list of rows: "
+                     "load the head with embedlab.load(model, table='head') and pass that table")
 
 
 def _module(name: str, what: str) -> Any:

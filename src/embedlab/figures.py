@@ -48,8 +48,8 @@ OPTIONS: dict[str, tuple[str, ...]] = {
 
 
 def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (1200, 800),
-         tensor: str | None = None, words: str | os.PathLike | None = None, lang: str = DEFAULT_LANGUAGE,
-         **options: Any) -> Any:
+         tensor: str | None = None, words: str | os.PathLike | None = None, table: str = "input",
+         lang: str = DEFAULT_LANGUAGE, **options: Any) -> Any:
     """Measure and draw one figure of a table.
 
     Parameters
@@ -60,7 +60,10 @@ def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (
     size : (int, int)
         Width and height in pixels, each at least 100.
     tensor, words : optional
-        For a model path: the token table's tensor name; a ``.npy`` table's word list.
+        For a model path: the tensor name of the table asked for; a ``.npy`` table's word list.
+    table : {"input", "head"}
+        For a model name or path: the token-embedding table (default) or the
+        output head (``sources.load``); the titles name it ("tiny-llama, output head").
     lang : {"ko", "en", "ja", "zh"}
         The language of the figure's titles, axis labels, legends and notes:
         the report's (``report.locales.DEFAULT_LANGUAGE``, Korean) unless given.
@@ -102,8 +105,8 @@ def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (
     from .report import plots
 
     fig = plots.new_figure(*size)
-    table = _table(table_or_model, tensor, words)
-    return _DRAW[figure](table, fig, lang, **{name: options.get(name) for name in OPTIONS[figure]})
+    loaded = _table(table_or_model, tensor, words, table)
+    return _DRAW[figure](loaded, fig, lang, **{name: options.get(name) for name in OPTIONS[figure]})
 
 
 def _projection(table: Any, fig: Any, lang: str, *, probe: Any, method: str | None, tokens: Sequence[Any] | None,

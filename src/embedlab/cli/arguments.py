@@ -14,11 +14,25 @@ from typing import Any, Callable, Iterator
 ANY_TABLE = "seed, minilm, glove, or a path: a checkpoint folder, a .safetensors, .gguf, .npy or GloVe/word2vec text file"
 
 
+TABLES = ("input", "head")  # engine.provenance.PARTS, without importing the package's engine here
+
+
 def add_model_arguments(p: argparse.ArgumentParser, default: str = "seed", kinds: str = ANY_TABLE,
-                        words: bool = True) -> None:
-    """--model (what ``kinds`` says it may be), --tensor and, where a table can be a .npy, --words."""
+                        words: bool = True, table: bool = True) -> None:
+    """--model (what ``kinds`` says it may be), --tensor, --table where the command can read the output head,
+    and, where a table can be a .npy, --words."""
     p.add_argument("--model", default=default, help=f"{kinds} (default {default})")
-    p.add_argument("--tensor", type=given(str, "a tensor name"), help="for a checkpoint: the name of the token-embedding tensor")
+    if table:
+        p.add_argument("--tensor", type=given(str, "a tensor name"),
+                       help="for a checkpoint: the name of the tensor of the table read (--table), instead of "
+                            "finding it by name; an output head's name (lm_head.weight) reads the head")
+        p.add_argument("--table", choices=TABLES, default="input",
+                       help="which table of the model: input, the token-embedding table (default), or head, the "
+                            "output head that scores every token (a tied model's head is its input table; word "
+                            "vectors have none)")
+    else:
+        p.add_argument("--tensor", type=given(str, "a tensor name"),
+                       help="for a checkpoint: the name of the token-embedding tensor")
     if words:
         p.add_argument("--words", type=given(str, "a word-list file"),
                        help="for a .npy table: a file with one token per line, in row order")

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     with arguments.progress(2 + 2 * rows, "compress", args.quiet) as bar:
         result = api.compress(args.model, methods=args.methods, dims=args.dims, queries=args.queries, k=args.k,
                               rescore=args.rescore, pq_m=args.pq_m, seed=args.seed, memory=args.memory,
-                              tensor=args.tensor, words=args.words, progress=bar.update)
+                              tensor=args.tensor, words=args.words, table=args.table, progress=bar.update)
     if args.plot is not None:  # drawn before anything is printed: a failed figure leaves no half output
         from ..report import files, plots
 

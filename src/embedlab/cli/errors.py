@@ -34,7 +34,7 @@ FLAGS = {
     "words": "--words", "memory": "--memory", "probe": "--probe", "heads": "--heads", "layers": "--layers",
     "d_ff": "--d-ff", "dims": "--dims", "methods": "--methods", "rescore": "--rescore", "pq_m": "--pq-m",
     "tokens": "--tokens", "limit": "--limit", "out": "--out", "metadata": "--metadata", "format": "--format",
-    "device": "--device", "scheduler": "--scheduler",
+    "device": "--device", "scheduler": "--scheduler", "table": "--table",
 }
 # (command, parameter) -> flag, where a command spells a parameter its own way: in report
 # and plot, EmbeddingTable.stretch's `factor` is --stretch-factor (params has --factor);

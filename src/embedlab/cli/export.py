@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
     arguments.check_model_options(args)
     result = api.export(args.model, args.out, format=args.format, limit=args.limit, metadata=args.metadata,
-                        tensor=args.tensor, words=args.words)
+                        tensor=args.tensor, words=args.words, table=args.table)
     vectors, metadata = result.files
     header = "a header line" if len(result.columns) > 1 else "no header line"
     print(f"wrote {vectors} ({result.rows:,} rows of D = {result.D} values) and {metadata} "

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         options["tokens"] = arguments.token_list(options["tokens"])
     with arguments.progress(2, f"plot {args.figure}", args.quiet) as bar:
         fig = plot(args.figure, args.model, size=(width, height), tensor=args.tensor, words=args.words,
-                   lang=args.lang, **options)
+                   table=args.table, lang=args.lang, **options)
         bar.update()
         path = args.out or Path(f"{args.figure}.png")
         files.write_atomic({path: plots.png_bytes(fig)})

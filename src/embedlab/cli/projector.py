@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     arguments.check_sample(args, DEFAULT_K)
     page.require_plotly()  # a missing extra is said now, not after the search
     tokens = arguments.token_list(args.tokens) if args.tokens is not None else None
-    table = sources.load(args.model, tensor=args.tensor, words=args.words)  # first, so the bar knows its total
+    table = sources.load(args.model, tensor=args.tensor, words=args.words, table=args.table)  # first, so the bar knows its total
     n = len(tokens) + (args.probe is not None) if tokens is not None else args.sample or min(DEFAULT_SAMPLE, table.V)
     with arguments.progress_bar(total=2 * n, desc="nearest tokens") as advance:
         result = api.projector(table, tokens=tokens, sample=args.sample, probe=args.probe, method=args.method,

@@ -41,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
 
     arguments.check_model_options(args)
     result = api.report(args.model, probe=args.probe, k=args.k, stretch_factor=args.stretch_factor,
-                        growth=args.growth, tensor=args.tensor, words=args.words, figures=args.html)
+                        growth=args.growth, tensor=args.tensor, words=args.words, figures=args.html,
+                        table=args.table)
     # The report records the command line as typed (absolute paths shown relative), not the API call.
     result = replace(result, run=replace(result.run, command=run_record.command_line(["embedlab", *args.argv])))
     texts: dict[Path, str | bytes] = {

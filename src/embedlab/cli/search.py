@@ -43,7 +43,8 @@ def run_neighbors(args: argparse.Namespace) -> int:
 
     metrics = ("cosine", "dot") if args.by == "both" else (args.by,)
     result = api.neighbors(args.model, args.queries, k=args.k, metrics=metrics, vectors=args.vector,
-                           memory=args.memory, device=args.device, tensor=args.tensor, words=args.words)
+                           memory=args.memory, device=args.device, tensor=args.tensor, words=args.words,
+                           table=args.table)
     print(formats.to_json(result) if args.json else views.neighbors_terminal(result, memory=memory_asked(args)), end="")
     return 0
 
@@ -95,7 +96,7 @@ def run_hubs(args: argparse.Namespace) -> int:
     from ..report import formats, views
     from .. import sources
 
-    table = sources.load(args.model, tensor=args.tensor, words=args.words)  # first, so the bar knows its total
+    table = sources.load(args.model, tensor=args.tensor, words=args.words, table=args.table)  # first: the bar's total
     with arguments.progress_bar(total=2 * (table.V if args.queries is None else args.queries), desc="hubs") as advance:
         result = api.hubs(table, k=args.k, queries=args.queries, seed=args.seed, top=args.top, memory=args.memory,
                           progress=advance, scheduler=args.scheduler, device=args.device)
@@ -135,7 +136,7 @@ def run_graph(args: argparse.Namespace) -> int:
     from ..report import formats, views
 
     api.graph_path(args.out)  # a missing folder is refused before the table loads
-    table = sources.load(args.model, tensor=args.tensor, words=args.words)  # first, so the bar knows its total
+    table = sources.load(args.model, tensor=args.tensor, words=args.words, table=args.table)  # first: the bar's total
     with arguments.progress_bar(total=table.V * len(args.metric), desc="graph") as advance:
         result = api.graph(table, args.out, k=args.k, metrics=args.metric, memory=args.memory, progress=advance,
                            scheduler=args.scheduler, device=args.device)

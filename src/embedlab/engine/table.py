@@ -521,7 +521,10 @@ class EmbeddingTable:
 
 
 def _where(provenance: Provenance) -> str:
-    """' (glove, /path, tensor X)' for error messages: which table."""
-    parts = [p for p in (provenance.source, provenance.path, provenance.tensor and f"tensor {provenance.tensor}") if p]
-    return f" ({', '.join(parts)})" if parts and parts != ["array"] else ""
+    """' (tiny-llama, output head: /path, tensor X)' for error messages: which table, by its display name
+    and part (``Provenance.display_name``), then where it was read."""
+    if provenance.source == "array" and provenance.path is None and provenance.part == "input":
+        return ""
+    place = [p for p in (provenance.path, provenance.tensor and f"tensor {provenance.tensor}") if p]
+    return f" ({provenance.display_name}{': ' + ', '.join(place) if place else ''})"
 

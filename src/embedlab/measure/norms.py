@@ -24,7 +24,7 @@ class NormDistribution:
     Attributes
     ----------
     table : str
-        The table's source name.
+        The table's name (``Provenance.display_name``: ``"tiny-llama, output head"``).
     edges : np.ndarray, shape (bins + 1,), float64
         Histogram bin edges, in table units (L2 length).
     counts : np.ndarray, shape (bins,), int64
@@ -60,7 +60,7 @@ def norm_distribution(table: EmbeddingTable, *, top: int = 10, bins: int = 60) -
     order = np.lexsort((np.arange(table.V), -norms))[:top]  # longest first, ties by smaller id
     ids = order.tolist()
     return NormDistribution(
-        table=table.provenance.source, edges=edges, counts=counts, longest_ids=ids,
+        table=table.provenance.display_name, edges=edges, counts=counts, longest_ids=ids,
         longest_norms=norms[order].tolist(),
         longest_labels=[table.token(i) or str(i) for i in ids],
     )

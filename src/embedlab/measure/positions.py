@@ -129,7 +129,7 @@ def compare_table_positions(table: Any, *, base: float = DEFAULT_BASE, offsets: 
     """
     positions, where = family_positions(table, rule)
     if positions is None:
-        raise SourceError(f"{table.provenance.source} has no position table: positions needs a checkpoint "
+        raise SourceError(f"{table.provenance.display_name} has no position table: positions needs a checkpoint "
                           "with a learned position table, e.g. --model minilm")
     offset = 0 if rule is None else rule.position_offset
     result = compare_positions(positions[offset:], base=base, offsets=offsets,  # (T_max - offset, D)
@@ -202,7 +202,7 @@ class PositionMaps:
     Attributes
     ----------
     table : str
-        The source's name.
+        The table's name (``Provenance.display_name``).
     T_max, D : int
         Size of the position tables compared.
     learned : TableSimilarity or None
@@ -246,7 +246,7 @@ def position_maps(table: Any, *, base: float = DEFAULT_BASE, max_positions: int 
     offsets = power_of_two_offsets(T_max)
     sinusoidal = sinusoidal_table(T_max, D, base)  # (T_max, D)
     return PositionMaps(
-        table=table.provenance.source, T_max=T_max, D=D,
+        table=table.provenance.display_name, T_max=T_max, D=D,
         learned=None if learned is None else table_similarity(learned, offsets),
         sinusoidal=table_similarity(sinusoidal, offsets),
         learned_cosines=None if learned is None else cosine_matrix(learned),

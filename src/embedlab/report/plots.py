@@ -30,7 +30,7 @@ from typing import Any, Iterable, Sequence
 from ..errors import MissingExtraError
 from . import fonts
 from .colors import PALETTE
-from .formats import format_value, settings_text, tick_text
+from .formats import format_value, settings_text, source_name, tick_text
 from .locales import DEFAULT_LANGUAGE, WORDS, check_language
 
 __all__ = [
@@ -510,7 +510,7 @@ def compress_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAG
     by_method: dict[str, list[Any]] = {}
     for row in result.rows:
         by_method.setdefault(row.method, []).append(row)
-    name = (result.source or {}).get("source") or "table"
+    name = source_name(result.source) if result.source else "table"
     for ax, metric in zip(axes, ("cosine", "dot")):
         ax.plot([result.full_bytes_per_token], [1.0], marker="*", markersize=14, linestyle="none",
                 color=PALETTE["reference"],

@@ -148,7 +148,7 @@ def demo_terminal(result: "DemoResult") -> str:
 
 def positions_terminal(result: "PositionComparison") -> str:
     """``embedlab positions``: a learned position table against the sinusoidal one."""
-    name = result.source["source"] if result.source else "learned"
+    name = source_name(result.source) if result.source else "learned"
     L, S, v = result.learned, result.sinusoidal, result.verdict
     lines = [f"embedlab positions: {name} position table ({result.T_max}, {result.D}) against the sinusoidal "
              f"table of the same size (base {number(result.base)})", "",

@@ -36,7 +36,7 @@ from . import hf
 from .safetensors import TensorInfo, same_bytes
 
 __all__ = [
-    "Roles", "TieVerdict", "read_config", "read_config_file", "find_roles", "decide_tying",
+    "Roles", "TieVerdict", "read_config", "read_config_file", "find_roles", "head_names", "decide_tying",
     "buffer_reason", "config_ties",
 ]
 
@@ -127,7 +127,8 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def find_roles(infos: dict[str, TensorInfo], tensor: str | None = None) -> Roles:
+def find_roles(infos: dict[str, TensorInfo], tensor: str | None = None, *, table: str = "input",
+               head_names: tuple[str, ...] = HEAD_NAMES) -> Roles:
     """Name the token table, position table, token-type table and output head.
 
     Parameters
@@ -135,25 +136,52 @@ def find_roles(infos: dict[str, TensorInfo], tensor: str | None = None) -> Roles
     infos : dict of str -> TensorInfo
         From ``safetensors.tensor_infos``.
     tensor : str, optional
-        The token table's name, overriding the search by name.
+        The name of the table asked for (``table``), overriding the search by
+        name: the token table's for ``"input"``, the head's for ``"head"``. A
+        tensor that is the output head by name (``lm_head.weight``) is the
+        head whichever table was asked for: naming the head never makes it
+        the token table, so the tie is still decided between the two.
+    table : {"input", "head"}
+        The table ``tensor`` names.
+    head_names : tuple of str
+        The output head's names, in priority order (a suffix after any
+        prefix): the family's own from transformers first where known
+        (``hf.output_head``), else ``HEAD_NAMES``.
+
+    Returns
+    -------
+    Roles
+        ``head`` is None when the file holds no separate head (it is absent,
+        or is the very tensor of the token table). ``token`` is None only when
+        ``tensor`` names the head and no token table lies beside it.
 
     Raises
     ------
     SourceError
         If ``tensor`` is not in the file or not 2-D, or no token table is found
         (the message lists the 2-D tensors to choose from with ``--tensor``:
-        all of a few, else the nearest names and how many there are).
+        all of a few, else the nearest names and how many there are), or
+        ``tensor`` names the token table as the head while the file holds
+        another head.
 
     A checkpoint whose only 2-D tensor has no known name (a lone table saved
     as ``weight``) has that tensor as its token table: there is nothing else
     it could be.
     """
     if tensor is not None:
-        if tensor not in infos:
-            raise SourceError(f"tensor {brief(tensor)} is not in the checkpoint; 2-D tensors: {_matrices(infos, tensor)}",
-                              parameter="tensor", value=tensor, expected=f"a 2-D tensor: {_matrices(infos, tensor)}")
-        if len(infos[tensor].shape) != 2:
-            raise SourceError(f"tensor {tensor!r} has shape {infos[tensor].shape}, expected a 2-D (V, D) table")
+        _check_tensor(infos, tensor)
+    named_head = _by_name(infos, head_names)
+    positions, types = _by_name(infos, POSITION_NAMES), _by_name(infos, TYPE_NAMES)
+    if tensor is not None and (table == "head" or tensor == named_head):
+        token = _by_name(infos, TOKEN_NAMES) or _only_matrix(infos, besides=tensor)
+        if token != tensor:
+            return Roles(token=token, positions=positions, token_types=types, head=tensor)
+        if named_head not in (None, tensor):
+            raise SourceError(f"tensor {tensor!r} is the token table (the input), not the output head: the head "
+                              f"of this checkpoint is {named_head!r}", parameter="tensor", value=tensor,
+                              expected=f"the output head's tensor, {named_head!r} (or leave the tensor out)")
+        return Roles(token=token, positions=positions, token_types=types, head=None)  # the head is the input table
+    if tensor is not None:
         token = tensor
     else:
         token = _by_name(infos, TOKEN_NAMES) or _only_matrix(infos)
@@ -162,13 +190,23 @@ def find_roles(infos: dict[str, TensorInfo], tensor: str | None = None) -> Roles
                 "no token-embedding table found by name; choose one with tensor= (--tensor) among "
                 f"the 2-D tensors: {_matrices(infos)}"
             )
-    head = _by_name(infos, HEAD_NAMES)
-    return Roles(
-        token=token,
-        positions=_by_name(infos, POSITION_NAMES),
-        token_types=_by_name(infos, TYPE_NAMES),
-        head=head if head != token else None,
-    )
+    return Roles(token=token, positions=positions, token_types=types,
+                 head=named_head if named_head != token else None)
+
+
+def head_names(family: hf.OutputHead | None) -> tuple[str, ...]:
+    """The names an output head is looked for under, in priority order: the family's own
+    (``family.name``, from the model transformers builds) first, then ``HEAD_NAMES``, the names
+    kept by hand, which stand alone without transformers or for a class with no head.
+
+    >>> head_names(None) == HEAD_NAMES
+    True
+    >>> head_names(hf.OutputHead("RobertaForMaskedLM", "lm_head.decoder.weight"))[:2]
+    ('lm_head.decoder.weight', 'lm_head.weight')
+    """
+    if family is None or family.name is None:
+        return HEAD_NAMES
+    return (family.name, *(n for n in HEAD_NAMES if n != family.name))
 
 
 def decide_tying(infos: dict[str, TensorInfo], roles: Roles, config: dict[str, Any] | None) -> TieVerdict:
@@ -187,9 +225,11 @@ def decide_tying(infos: dict[str, TensorInfo], roles: Roles, config: dict[str, A
         If the config says untied but the file holds no output head: the
         model's head is missing (the message names ``lm_head.weight``).
     """
-    if roles.token is None:
-        raise SourceError("no token table to decide tying for")
     says = config_ties(config)
+    if roles.token is None:
+        if roles.head is None:
+            raise SourceError("no token table and no output head to decide tying for")
+        return TieVerdict(None, False, f"no token table found beside {roles.head}: whether it is tied cannot be told")
     if roles.head is None:
         if says is None:
             return TieVerdict(None, False, "no output head in the file and no config.json")
@@ -292,10 +332,19 @@ def _by_name(infos: dict[str, TensorInfo], names: tuple[str, ...]) -> str | None
     return None
 
 
-def _only_matrix(infos: dict[str, TensorInfo]) -> str | None:
-    """The name of the one 2-D tensor, or None when there are none or several."""
-    names = [n for n, i in infos.items() if len(i.shape) == 2]
+def _only_matrix(infos: dict[str, TensorInfo], besides: str | None = None) -> str | None:
+    """The name of the one 2-D tensor (``besides`` left out), or None when there are none or several."""
+    names = [n for n, i in infos.items() if len(i.shape) == 2 and n != besides]
     return names[0] if len(names) == 1 else None
+
+
+def _check_tensor(infos: dict[str, TensorInfo], tensor: str) -> None:
+    """A tensor named by the user: in the file and 2-D, else ``SourceError`` listing the 2-D tensors."""
+    if tensor not in infos:
+        raise SourceError(f"tensor {brief(tensor)} is not in the checkpoint; 2-D tensors: {_matrices(infos, tensor)}",
+                          parameter="tensor", value=tensor, expected=f"a 2-D tensor: {_matrices(infos, tensor)}")
+    if len(infos[tensor].shape) != 2:
+        raise SourceError(f"tensor {tensor!r} has shape {infos[tensor].shape}, expected a 2-D (V, D) table")
 
 
 LISTED = 8  # 2-D tensors a message lists whole; beyond, the nearest few and the count

@@ -31,7 +31,7 @@ llama.cpp ties by absence: a file without ``output.weight`` uses
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ import numpy as np
 from ..engine.provenance import Provenance
 from ..engine.table import EmbeddingTable
 from ..errors import MissingExtraError, SourceError, brief
+from .head import fit_rows, tied_note
 
 __all__ = ["TOKEN", "POSITIONS", "TOKEN_TYPES", "HEAD", "INTEGER_TYPES", "GGUFTensor", "GGUFFile", "TieVerdict",
            "load_gguf", "decide_tying", "bits_per_weight"]
@@ -82,10 +83,11 @@ class TieVerdict:
     """Whether the output head is the token table, and why (``decide_tying``).
 
     ``tied`` True when ``output.weight`` is absent or holds the very bytes of
-    the token table (``stored_twice``); False for a different head.
+    the token table (``stored_twice``); False for a different head; None
+    when the file has a head but no token table to compare it with.
     """
 
-    tied: bool
+    tied: bool | None
     stored_twice: bool
     evidence: str
 
@@ -238,41 +240,64 @@ class GGUFFile:
         return bool(np.array_equal(ta.data.view(np.uint8), tb.data.view(np.uint8)))
 
 
-def load_gguf(path: str | Path, *, tensor: str | None = None) -> EmbeddingTable:
-    """Load the token table of a GGUF file, with its vocabulary and position table.
+def load_gguf(path: str | Path, *, tensor: str | None = None, table: str = "input") -> EmbeddingTable:
+    """Load the token table of a GGUF file, with its vocabulary and position table, or its output head.
 
     Parameters
     ----------
     path : str or Path
         A ``.gguf`` file.
     tensor : str, optional
-        The token table's name; default ``token_embd.weight``.
+        The name of the table asked for: the token table's (default
+        ``token_embd.weight``) or, with ``table="head"``, the head's (default
+        ``output.weight``). ``output.weight`` is the head whichever table
+        was asked for.
+    table : {"input", "head"}
+        The token table, or the output head: ``output.weight``, or where the
+        file has none (llama.cpp then scores with the token table) the token
+        table itself, read once, its provenance saying so.
 
     Returns
     -------
     EmbeddingTable
-        W_E (V, D) float32, dequantised from the file's type (F32 kept as
-        the memory map); the vocabulary from ``tokenizer.ggml.tokens`` (None
-        for ids past its end); ``position_embd.weight`` (T_max, D) and
-        ``token_types.weight`` where the file has them. The provenance names
-        the stored type (``"Q8_0"``) and the tie verdict (``decide_tying``).
+        W_E (V, D) or the head (V_head, D), float32, dequantised from the
+        file's type by the gguf library (F32 kept as the memory map); the
+        vocabulary from ``tokenizer.ggml.tokens`` (None for ids past its end;
+        cut to a head with fewer rows, with a note); for the input table
+        ``position_embd.weight`` (T_max, D) and ``token_types.weight`` where
+        the file has them. The provenance names the stored type (``"Q8_0"``),
+        the tie verdict (``decide_tying``) and the part.
 
     Raises
     ------
     SourceError
         As ``GGUFFile`` and ``GGUFFile.read``: a missing, malformed or
-        truncated file, a token table that is absent, not 2-D or integer.
+        truncated file, a table that is absent, not 2-D or integer.
     MissingExtraError
         If the ``gguf`` library is not installed.
     """
     file = GGUFFile(path)
-    name = tensor or TOKEN
-    matrix = file.read(name)  # (V, D)
-    verdict = decide_tying(file, name)
+    head = table == "head" or tensor == HEAD
+    token = tensor if tensor is not None and not head else TOKEN
+    if tensor is not None and head and tensor == token and HEAD in file.tensors:
+        raise SourceError(f"tensor {tensor!r} is the token table (the input), not the output head: the head of "
+                          f"{file.path.name} is {HEAD!r}", parameter="tensor", value=tensor,
+                          expected=f"the output head's tensor, {HEAD!r} (or leave the tensor out)")
+    verdict = decide_tying(file, token)
+    prov = Provenance("gguf", path=str(file.path), tied=verdict.tied, tie_evidence=verdict.evidence)
+    if head:
+        name = tensor or (HEAD if HEAD in file.tensors else token)
+        matrix = file.read(name)  # (V_head, D)
+        V_token = file.tensors[token].shape[0] if token in file.tensors else len(matrix)
+        tokens, notes = fit_rows(file.tokens(max(len(matrix), V_token)), len(matrix), V_token)
+        if name == token:
+            notes.insert(0, tied_note(token))
+        prov = replace(prov, tensor=name, dtype=file.tensors[name].type, part="head", note="; ".join(notes) or None)
+        return EmbeddingTable(matrix, vocabulary=tokens, provenance=prov)
+    matrix = file.read(token)  # (V, D)
     positions = file.read(POSITIONS) if POSITIONS in file.tensors else None  # (T_max, D)
     types = file.read(TOKEN_TYPES) if TOKEN_TYPES in file.tensors else None  # (type vocabulary, D)
-    prov = Provenance("gguf", path=str(file.path), tensor=name, dtype=file.tensors[name].type, tied=verdict.tied,
-                      tie_evidence=verdict.evidence)
+    prov = replace(prov, tensor=token, dtype=file.tensors[token].type)
     return EmbeddingTable(matrix, vocabulary=file.tokens(len(matrix)), positions=positions, token_types=types,
                           provenance=prov)
 
@@ -283,9 +308,12 @@ def decide_tying(file: GGUFFile, token: str = TOKEN) -> TieVerdict:
     No ``output.weight`` -> tied (llama.cpp then reads the head from
     ``token_embd.weight``); ``output.weight`` with the very type, shape and
     bytes of the table -> stored twice, tied in meaning; otherwise untied.
+    ``token`` is the token table's name, never ``output.weight`` itself.
     """
-    if HEAD not in file.tensors or HEAD == token:
+    if HEAD not in file.tensors:
         return TieVerdict(True, False, f"no {HEAD} in the file: llama.cpp uses {token} as the output head")
+    if token not in file.tensors:
+        return TieVerdict(None, False, f"no {token} beside {HEAD}: whether it is tied cannot be told")
     table, head = file.tensors[token], file.tensors[HEAD]
     if file.same_bytes(token, HEAD):
         return TieVerdict(True, True, f"{HEAD} is stored with the very bytes of {token}: stored twice, tied in meaning")

@@ -9,10 +9,13 @@ itself, never from a table kept by hand:
 
 * ``family_ties(model_type)``: the family's default for ``tie_word_embeddings``;
 * ``count_config(config)``: the model the config describes, built on the
-  meta device (shapes, no memory, no weights), counted table by table.
+  meta device (shapes, no memory, no weights), counted table by table;
+* ``output_head(config)``: the same model's output head: the name of its
+  weight (``get_output_embeddings()``) and what the family does around it
+  (T5 scales the decoder's output by D^-0.5 before a tied head).
 
 torch and transformers are imported inside the functions: without them
-``family_ties`` answers None and ``count_config`` raises ``MissingExtraError``.
+``family_ties`` and ``output_head`` answer None and ``count_config`` raises ``MissingExtraError``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any, Iterator
 
 from ..errors import ConfigError, MissingExtraError
 
-__all__ = ["ModelCount", "available", "family_ties", "count_config"]
+__all__ = ["ModelCount", "OutputHead", "HEAD_SCALES", "available", "family_ties", "count_config", "output_head"]
 
 # Keys of a saved config.json that describe the file, not the model.
 _FILE_KEYS = ("model_type", "transformers_version", "_name_or_path")
@@ -90,6 +93,47 @@ class ModelCount:
     parameters: tuple[tuple[str, tuple[int, ...]], ...] = ()
     config: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class OutputHead:
+    """A family's output head, as transformers builds the model (``output_head``).
+
+    Attributes
+    ----------
+    built : str
+        The class built (``"LlamaForCausalLM"``).
+    name : str or None
+        The parameter name of the head's weight in that model
+        (``get_output_embeddings().weight``: ``"lm_head.weight"``); None when
+        the class has no output head (a bare ``BertModel``).
+    notes : tuple of str
+        What the family does between the last hidden state and the head, or to
+        its scores (``HEAD_SCALES``); the head itself is as stored.
+    library : str
+        ``"transformers 5.24.0"``: what built it.
+    """
+
+    built: str
+    name: str | None
+    notes: tuple[str, ...] = ()
+    library: str = ""
+
+
+# Config keys (as transformers' config class holds them, defaults filled in) by which a family changes
+# what its output head computes, and what each does, read from the families' modeling code in transformers:
+# T5 (and mT5, UMT5, LongT5, Switch) scale the decoder's output before the head; Cohere multiplies the
+# scores, Granite divides them, Gemma 2 and 3 soft-cap them.
+HEAD_SCALES = {
+    "scale_decoder_outputs": "the decoder's output is multiplied by D^-0.5 = 1/sqrt({D}) before this head "
+                             "({config}, transformers): logits = (h * D^-0.5) @ W_U^T; the table is as stored",
+    "logit_scale": "the scores are multiplied by {value} after this head ({config}, transformers): "
+                   "logits = {value} * (h @ W_U^T); the table is as stored",
+    "logits_scaling": "the scores are divided by {value} after this head ({config}, transformers): "
+                      "logits = (h @ W_U^T) / {value}; the table is as stored",
+    "final_logit_softcapping": "the scores are soft-capped at {value} after this head ({config}, transformers): "
+                               "logits = {value} * tanh((h @ W_U^T) / {value}); the table is as stored",
+}
 
 
 def available() -> bool:
@@ -190,6 +234,43 @@ def count_config(config: dict[str, Any], where: str = "config") -> ModelCount:
     MissingExtraError
         When torch or transformers is not installed.
     """
+    model, library, notes = _build(config, where)
+    return replace(_count(model), library=library, notes=notes)
+
+
+def output_head(config: dict[str, Any], where: str = "config") -> OutputHead | None:
+    """The family's output head as transformers builds it from a config (on the meta device, as ``count_config``).
+
+    The head's name is that of ``get_output_embeddings()``'s weight in the
+    model built (``lm_head.weight`` for Llama, Qwen, Gemma, Mistral, T5;
+    ``cls.predictions.decoder.weight`` for BERT's masked LM), whether or not
+    it is tied. The notes say what the family does between the last hidden
+    state and the head, or to its scores, as the config transformers reads
+    (the family's defaults filled in) sets it: T5's decoder output scaled by
+    D^-0.5 (``scale_decoder_outputs``), Cohere's ``logit_scale``, Granite's
+    ``logits_scaling``, Gemma 2's ``final_logit_softcapping``.
+
+    Returns
+    -------
+    OutputHead or None
+        None without torch or transformers, and for a config transformers
+        cannot build (no ``model_type``, an unknown family, a refused config):
+        the caller then finds the head by the names it knows (``checkpoint.HEAD_NAMES``).
+    """
+    if not available() or not isinstance(config.get("model_type"), str):
+        return None
+    try:
+        model, library, _ = _build(config, where)
+    except ConfigError:
+        return None
+    module = model.get_output_embeddings()
+    name = next((f"{n}.weight" for n, m in model.named_modules() if m is module and n), None) if module is not None \
+        else None
+    return OutputHead(built=type(model).__name__, name=name, notes=_head_notes(model.config), library=library)
+
+
+def _build(config: dict[str, Any], where: str) -> tuple[Any, str, tuple[str, ...]]:
+    """(the model built on the meta device, ``"transformers 5.24.0"``, notes on the class chosen)."""
     try:
         import torch
         import transformers
@@ -214,7 +295,20 @@ def count_config(config: dict[str, Any], where: str = "config") -> ModelCount:
                           parameter="config", value=model_type, expected="a config transformers can build") from None
     notes = (f"architectures names {unknown!r}, which transformers {transformers.__version__} does not have: "
              f"built {build.__name__}, the family's usual head",) if unknown else ()
-    return replace(_count(model), library=f"transformers {transformers.__version__}", notes=notes)
+    return model, f"transformers {transformers.__version__}", notes
+
+
+def _head_notes(cfg: Any) -> tuple[str, ...]:
+    """What a family does around its output head, from the config transformers holds (``HEAD_SCALES``)."""
+    kind = type(cfg).__name__
+    notes = []
+    for key, says in HEAD_SCALES.items():
+        value = getattr(cfg, key, None)
+        if value is None or value is False:
+            continue
+        D = getattr(cfg, "d_model", None) or getattr(cfg, "hidden_size", None)
+        notes.append(says.format(value=value, D=D, config=f"{kind}.{key}={value!r}"))
+    return tuple(notes)
 
 
 def _reason(exc: Exception, limit: int = 160) -> str:

@@ -19,14 +19,15 @@ refused; a ``.bin`` that holds word2vec binary vectors is read, never unpickled.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from . import checkpoint, safetensors
+from . import checkpoint, head, hf, safetensors
 from .. import embed
-from ..errors import SourceError, UnsafeFormatError, brief
-from ..engine.provenance import Provenance
+from ..errors import ChoiceError, SourceError, UnsafeFormatError, brief
+from ..engine.provenance import PARTS, Provenance, display_name
 from ..engine.table import EmbeddingTable
 
 from .gguf import load_gguf
@@ -36,67 +37,111 @@ from .tokenizer import folder_vocabulary
 from .word2vec import is_word2vec_binary, load_word2vec_binary
 from .word_vectors import load_text, parquet_words
 
-__all__ = ["load", "load_checkpoint"]
+__all__ = ["load", "load_checkpoint", "check_part"]
 
 
-def load(model: str = "seed", *, tensor: str | None = None, words: str | Path | None = None) -> EmbeddingTable:
-    """Load a table by name or path.
+def load(model: str = "seed", *, tensor: str | None = None, words: str | Path | None = None,
+         table: str = "input") -> EmbeddingTable:
+    """Load a table by name or path: the token-embedding table, or the output head.
 
     Parameters
     ----------
     model : str
         ``"seed"``, ``"minilm"``, ``"glove"`` or a path (see the module docstring).
     tensor : str, optional
-        For a checkpoint: the name of the token table, instead of finding it by name.
+        For a checkpoint: the name of the table asked for (``table``), instead
+        of finding it by name. A tensor that is the output head by name
+        (``lm_head.weight``) is read as the head.
     words : str or Path, optional
         For a ``.npy`` table: a text file with one token per line, in row order.
+    table : {"input", "head"}
+        The token-embedding table (default) or the output head (``W_U``, the
+        table that scores every token). A tied model's head is the input
+        table itself, read once, its provenance saying so; an untied one is
+        read as the family stores it (``lm_head.weight``, GGUF
+        ``output.weight``), named as transformers names the model's output
+        embeddings where it is installed.
 
     Returns
     -------
     EmbeddingTable
+        ``provenance.part`` says which table it is. A head's vocabulary is
+        the input table's (tokens in id order); where the head has fewer rows,
+        it is cut to them, and where more, the rows past the tokenizer have
+        no token, the note saying which.
 
     Raises
     ------
     SourceError
         (a ``ValueError``) for an empty or unknown name, a missing, truncated
-        or inconsistent file; ``UnsafeFormatError`` for a pickle format.
+        or inconsistent file; for ``table="head"`` of a source without an
+        output head (GloVe, word vectors, a ``.npy`` table) or of a checkpoint
+        that holds none and does not say it ties one; ``UnsafeFormatError``
+        for a pickle format.
+    ChoiceError
+        (a ``ValueError``) for a ``table`` other than "input" and "head".
     MissingExtraError
         (an ``ImportError``) when a data package or library is not installed.
     """
     check_model_name(model, ANY_SOURCE)
+    check_part(table)
     _check_options(model, tensor=tensor, words=words)
     if model == "seed":
-        return EmbeddingTable.from_rows(
-            embed.make_table(embed.VOCAB, embed.DIM, embed.SEED),
-            provenance=Provenance("seed", dtype="float64", tie_evidence="the lab ties by construction", tied=True),
-        )
+        prov = Provenance("seed", dtype="float64", tie_evidence="the lab ties by construction", tied=True, part=table,
+                          note=head.tied_note("the lab's table") if table == "head" else None)
+        return EmbeddingTable.from_rows(embed.make_table(embed.VOCAB, embed.DIM, embed.SEED), provenance=prov)
     if model == "minilm":
         folder = package_dir("minilm") / "model"
-        return load_checkpoint(folder, tensor=tensor, source="minilm", package=package_version("minilm"))
+        return load_checkpoint(folder, tensor=tensor, source="minilm", package=package_version("minilm"), table=table)
     if model == "glove":
+        if table == "head":
+            raise _no_head("glove", "GloVe word vectors")
         data = package_dir("glove") / "data"
-        table = load_npy(data / "glove_6B_50d_emb.npy", words=None)
-        vocab = parquet_words(data / "glove_6B_index.parquet", expected=table.V)
-        prov = Provenance("glove", path=str(data), dtype=str(table.dtype), package=package_version("glove"),
+        vectors = load_npy(data / "glove_6B_50d_emb.npy", words=None)
+        vocab = parquet_words(data / "glove_6B_index.parquet", expected=vectors.V)
+        prov = Provenance("glove", path=str(data), dtype=str(vectors.dtype), package=package_version("glove"),
                           tie_evidence="word vectors: no output head")
-        return EmbeddingTable(table.W_E, vocabulary=vocab, provenance=prov)
-    return _load_path(existing_path(model, ANY_SOURCE), tensor=tensor, words=words)
+        return EmbeddingTable(vectors.W_E, vocabulary=vocab, provenance=prov)
+    return _load_path(existing_path(model, ANY_SOURCE), tensor=tensor, words=words, table=table)
+
+
+def check_part(table: str) -> None:
+    """Refuse a ``table`` other than ``"input"`` and ``"head"`` (``ChoiceError`` naming it)."""
+    if not isinstance(table, str) or table not in PARTS:
+        raise ChoiceError(f"unknown table {brief(table)}: expected 'input' (the token-embedding table) or 'head' "
+                          "(the output head)", parameter="table", value=table,
+                          expected="input (the token-embedding table) or head (the output head)")
 
 
 def load_checkpoint(path: str | Path, *, tensor: str | None = None, source: str = "safetensors",
-                    package: str | None = None) -> EmbeddingTable:
-    """Load the token table (and position tables) of a safetensors checkpoint.
+                    package: str | None = None, table: str = "input") -> EmbeddingTable:
+    """Load the token table (and position tables), or the output head, of a safetensors checkpoint.
 
     Only the tensors used are read. The vocabulary comes from ``tokenizer.json``
-    (the ``tokenizers`` library) or ``vocab.txt`` beside the weights.
+    (the ``tokenizers`` library) or ``vocab.txt`` beside the weights. The
+    roles are found by name (``checkpoint.find_roles``); for the head, by the
+    name transformers gives the family's output embeddings where it is
+    installed (``hf.output_head``), else by ``checkpoint.HEAD_NAMES``; the
+    tie is decided by ``checkpoint.decide_tying``.
 
-    Raises ``SourceError``/``TyingConflictError`` as ``safetensors`` and ``checkpoint`` do.
+    Raises ``SourceError``/``TyingConflictError`` as ``safetensors`` and
+    ``checkpoint`` do, and ``SourceError`` for a head asked of a checkpoint
+    that holds none and does not say it ties one.
     """
     path = Path(path)
     infos = safetensors.tensor_infos(path)
-    roles = checkpoint.find_roles(infos, tensor)
-    verdict = checkpoint.decide_tying(infos, roles, checkpoint.read_config(path))
-    matrix = _read_readonly(infos[roles.token])
+    config = checkpoint.read_config(path)
+    family = _family(config, path) if table == "head" else None
+    roles = checkpoint.find_roles(infos, tensor, table=table, head_names=checkpoint.head_names(family))
+    if table != "head" and tensor is not None and tensor == roles.head:
+        family = _family(config, path)  # the tensor named is the head: what the family does around it
+    verdict = checkpoint.decide_tying(infos, roles, config)
+    evidence = verdict.evidence + (f"; CONFLICT: {verdict.conflict}" if verdict.conflict else "")
+    base = Provenance(source, path=str(path), tied=verdict.tied, tie_evidence=evidence, package=package)
+    folder = path if path.is_dir() else path.parent
+    if table == "head" or (tensor is not None and tensor == roles.head):
+        return _checkpoint_head(infos, roles, verdict, family, base, folder)
+    matrix = _read_readonly(infos[roles.token])  # type: ignore[index]  # (V, D); find_roles names one here
     positions = _read_readonly(infos[roles.positions]) if roles.positions else None
     types = _read_readonly(infos[roles.token_types]) if roles.token_types else None
     note = None
@@ -105,12 +150,47 @@ def load_checkpoint(path: str | Path, *, tensor: str | None = None, source: str 
         note = (f"position table {roles.positions} {positions.shape} left out: its width is not the token "
                 f"table's {matrix.shape[1]} (a projection sits between them)")
         positions = None
-    evidence = verdict.evidence + (f"; CONFLICT: {verdict.conflict}" if verdict.conflict else "")
-    prov = Provenance(source, path=str(path), tensor=roles.token, dtype=infos[roles.token].dtype,
-                      tied=verdict.tied, tie_evidence=evidence, package=package, note=note)
-    folder = path if path.is_dir() else path.parent
+    prov = replace(base, tensor=roles.token, dtype=infos[roles.token].dtype, note=note)  # type: ignore[index]
     return EmbeddingTable(matrix, vocabulary=folder_vocabulary(folder, len(matrix)),
                           positions=positions, token_types=types, provenance=prov)
+
+
+def _family(config: dict | None, path: Path) -> hf.OutputHead | None:
+    """The family's output head as transformers builds it (``hf.output_head``); None without a config."""
+    return None if config is None else hf.output_head(config, str(path))
+
+
+def _checkpoint_head(infos: dict[str, safetensors.TensorInfo], roles: checkpoint.Roles, verdict: checkpoint.TieVerdict,
+                     family: hf.OutputHead | None, base: Provenance, folder: Path) -> EmbeddingTable:
+    """The output head: the stored head, or for a tied model the token table itself, said once."""
+    notes = list(family.notes if family is not None else ())
+    if roles.head is not None:
+        name = roles.head
+    elif verdict.tied and roles.token is not None:
+        name = roles.token
+        notes.insert(0, head.tied_note(name))
+    else:  # no head in the file, and nothing says the model ties it (decide_tying refused an untied config)
+        where = display_name(replace(base, part="head").to_dict())
+        raise SourceError(f"{where}: the checkpoint holds no output head, and whether the model ties it to the "
+                          f"input table cannot be told ({verdict.evidence}); name the head with tensor= (--tensor)",
+                          parameter="table", value="head",
+                          expected=f"input: {display_name(base.to_dict())} has no output head to read "
+                                   f"({verdict.evidence})")
+    matrix = _read_readonly(infos[name])  # (V_head, D)
+    V_token = infos[roles.token].shape[0] if roles.token is not None else len(matrix)
+    vocabulary = folder_vocabulary(folder, max(len(matrix), V_token))
+    vocabulary, fitted = head.fit_rows(vocabulary, len(matrix), V_token)
+    prov = replace(base, tensor=name, dtype=infos[name].dtype, part="head",
+                   note="; ".join([*notes, *fitted]) or None)
+    return EmbeddingTable(matrix, vocabulary=vocabulary, provenance=prov)
+
+
+def _no_head(name: str, what: str) -> SourceError:
+    """The error for table="head" of a source that has no output head: it names the source and why."""
+    return SourceError(f"{name} has no output head: it is {what}, with no model to score tokens; table='head' "
+                       "(--table head) needs a model checkpoint (a folder, a .safetensors or .gguf file)",
+                       parameter="table", value="head",
+                       expected=f"input: {name} is {what}, which have no output head (only a model checkpoint has one)")
 
 
 def _check_options(model: str, *, tensor: str | None, words: str | Path | None) -> None:
@@ -129,9 +209,11 @@ def _check_options(model: str, *, tensor: str | None, words: str | Path | None) 
                           expected=f"a .npy table as the model: {model!r} brings its own tokens")
 
 
-def _load_path(path: Path, *, tensor: str | None, words: str | Path | None) -> EmbeddingTable:
+def _load_path(path: Path, *, tensor: str | None, words: str | Path | None, table: str) -> EmbeddingTable:
     suffix = path.suffix.lower()
     if path.is_file() and suffix not in (".npy", ".safetensors", *GGUF_SUFFIXES) and is_word2vec_binary(path):
+        if table == "head":
+            raise _no_head(path.name, "word2vec binary vectors")
         if tensor is not None:
             raise SourceError(f"tensor={brief(tensor)} does not apply to {path}: word2vec binary vectors have no "
                               "named tensors", parameter="tensor", value=tensor,
@@ -144,14 +226,18 @@ def _load_path(path: Path, *, tensor: str | None, words: str | Path | None) -> E
         if not any(path.glob("*.safetensors")) and any(path.glob("*.bin")):
             raise UnsafeFormatError(f"refusing to load {path}: it holds only pickle weights (*.bin), which can run "
                                     "code when loaded; convert them to .safetensors first")
-        return load_checkpoint(path, tensor=tensor)
+        return load_checkpoint(path, tensor=tensor, table=table)
     if suffix == ".safetensors":
-        return load_checkpoint(path, tensor=tensor)
+        return load_checkpoint(path, tensor=tensor, table=table)
     if suffix in GGUF_SUFFIXES:
-        return load_gguf(path, tensor=tensor)
+        return load_gguf(path, tensor=tensor, table=table)
     if suffix == ".npy":
+        if table == "head":
+            raise _no_head(path.name, "a bare .npy table")
         return load_npy(path, words=words)
     if suffix in TEXT_SUFFIXES:
+        if table == "head":
+            raise _no_head(path.name, "GloVe/word2vec text vectors")
         return load_text(path)
     raise SourceError(f"unsupported file {path}: expected a folder, .safetensors, .gguf, .npy, .txt or .vec")
 
