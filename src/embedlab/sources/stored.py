@@ -24,7 +24,7 @@ import numpy as np
 
 from ..engine.provenance import Provenance
 from ..errors import SourceError, TyingConflictError, UnsafeFormatError
-from . import checkpoint, gguf, safetensors
+from . import checkpoint, gguf, hf, safetensors
 from .loaders import load
 from .resolve import ANY_SOURCE, GGUF_SUFFIXES, NAMED, PICKLE_SUFFIXES, check_model_name, existing_path, package_dir, \
     package_version
@@ -145,8 +145,18 @@ def _from_table(table: Any) -> StoredTables:
 def _from_safetensors(path: Path, tensor: str | None, *, source: str, package: str | None) -> StoredTables:
     """A safetensors folder or file: the roles and the tie as ``loaders.load_checkpoint`` finds them."""
     infos = safetensors.tensor_infos(path)
-    roles = checkpoint.find_roles(infos, tensor)
     config = checkpoint.read_config(path)
+    roles = checkpoint.find_roles(infos, tensor)
+    family = None
+    if config is not None and roles.head is None and _unnamed_twin(infos, roles.token):
+        # A table of the token table's shape under a name HEAD_NAMES lacks: ask transformers what the family
+        # calls its output embeddings (it builds the model on the meta device: seconds, so only then).
+        family = hf.output_head(config, str(path))
+        roles = checkpoint.find_roles(infos, tensor, head_names=checkpoint.head_names(family))
+    if roles.token is None:
+        raise SourceError(f"tensor {tensor!r} is the output head: the audit reads the token table beside it, and "
+                          "this checkpoint holds none; name the token table with tensor= (--tensor)",
+                          parameter="tensor", value=tensor, expected="the token table's tensor (or leave it out)")
     notes: list[str] = []
     try:
         verdict = checkpoint.decide_tying(infos, roles, config)
@@ -161,7 +171,8 @@ def _from_safetensors(path: Path, tensor: str | None, *, source: str, package: s
     head = head_prov = None
     if separate:
         head = _floating(infos[roles.head])
-        head_prov = replace(prov, tensor=roles.head, dtype=infos[roles.head].dtype)
+        head_prov = replace(prov, tensor=roles.head, dtype=infos[roles.head].dtype, part="head",
+                            note="; ".join(family.notes) if family is not None and family.notes else None)
     size, key = _config_vocab_size(config)
     return StoredTables(table=_floating(token), head=head, tied=tied, provenance=prov, head_provenance=head_prov,
                         vocab_size=size, vocab_size_key=key, notes=tuple(notes))
@@ -171,14 +182,18 @@ def _from_gguf(path: Path, tensor: str | None) -> StoredTables:
     """A llama.cpp file: ``token_embd.weight`` (or ``tensor``), and ``output.weight`` where it is its own."""
     file = gguf.GGUFFile(path)
     name = tensor or gguf.TOKEN
+    if name == gguf.HEAD:
+        raise SourceError(f"tensor {name!r} is the output head: the audit reads the token table beside it "
+                          f"({gguf.TOKEN}); leave the tensor out", parameter="tensor", value=name,
+                          expected=f"the token table's tensor, {gguf.TOKEN} (or leave it out)")
     table = file.read(name)  # (V, D) float32
     verdict = gguf.decide_tying(file, name)
     prov = Provenance("gguf", path=str(file.path), tensor=name, dtype=file.tensors[name].type, tied=verdict.tied,
                       tie_evidence=verdict.evidence)
     head = head_prov = None
-    if not verdict.tied:
+    if verdict.tied is False:
         head = file.read(gguf.HEAD)  # (V_head, D) float32
-        head_prov = replace(prov, tensor=gguf.HEAD, dtype=file.tensors[gguf.HEAD].type)
+        head_prov = replace(prov, tensor=gguf.HEAD, dtype=file.tensors[gguf.HEAD].type, part="head")
     key = f"{file.architecture}.vocab_size" if file.architecture else None
     size = file.value(key) if key else None
     size = int(size) if isinstance(size, (int, np.integer)) and not isinstance(size, bool) else None
@@ -187,6 +202,14 @@ def _from_gguf(path: Path, tensor: str | None) -> StoredTables:
 
 
 # -- helpers ---------------------------------------------------------------------------
+
+def _unnamed_twin(infos: dict[str, safetensors.TensorInfo], token: str | None) -> bool:
+    """Whether another 2-D tensor has the token table's shape: an output head under a family's own name."""
+    if token is None:
+        return False
+    shape = infos[token].shape
+    return any(name != token and info.shape == shape for name, info in infos.items())
+
 
 def _floating(info: safetensors.TensorInfo) -> np.ndarray:
     """One tensor as a read-only floating array, non-finite values kept."""
