@@ -36,10 +36,17 @@ from .accounting import Accounting, account, resize
 from .degenerate import DegenerateRows, RowScan, scan_rows
 from .reachability import REACHABLE, Reachability, reachability
 
-__all__ = ["SEVERITIES", "Finding", "Skipped", "Undertrained", "AuditResult", "audit"]
+__all__ = ["SEVERITIES", "POPULATIONS", "Finding", "Skipped", "Undertrained", "AuditResult", "audit"]
 
 SEVERITIES = ("fatal", "warning", "note")  # the order findings are listed in
 INDICATOR_DIGITS = 7  # significant digits of each indicator in the JSON
+# The tokens the threshold is a percentile of (and which can be candidates), by what is known of them.
+POPULATIONS = {
+    "reachable": "reachable tokens (Magikarp's OK); candidates among OK and OK_SPECIAL",
+    "typed_normal": "tokens the file types normal (no tokenizer to run); candidates among normal and control",
+    "with_token": "every row with a token, specials left out (no tokenizer to run)",
+    "every_row": "every row (no vocabulary)",
+}
 
 
 @dataclass(frozen=True)
@@ -88,7 +95,7 @@ class Undertrained:
     percentile, threshold : float
         The threshold is the ``percentile``-th percentile of ``main`` over the ``population``.
     population : str
-        Which tokens the threshold is a percentile of, and which can be candidates.
+        Which tokens the threshold is a percentile of, and which can be candidates (one of ``POPULATIONS``).
     population_size : int
     candidates : tuple of int
         Ids at or under the threshold, sorted by ``main`` (then id).
@@ -135,6 +142,8 @@ class AuditResult:
     source, head_source : dict, dict or None
         The provenance of the token table and of a separate head (``Provenance.to_dict``).
     tied : bool or None
+    D : int
+        Columns of the token table.
     tokenizer : str or None
         What read the tokenizer; None without one.
     tokens : tuple of (str or None)
@@ -153,6 +162,7 @@ class AuditResult:
     source: dict[str, Any]
     head_source: dict[str, Any] | None
     tied: bool | None
+    D: int
     tokenizer: str | None
     tokens: tuple[str | None, ...]
     accounting: Accounting
@@ -171,7 +181,8 @@ class AuditResult:
         """Everything, every list complete (JSON-able)."""
         categories = None if self.reachability is None else self.reachability.category_of()
         return {
-            "source": self.source, "head_source": self.head_source, "tied": self.tied, "tokenizer": self.tokenizer,
+            "source": self.source, "head_source": self.head_source, "tied": self.tied, "V": self.accounting.table_rows,
+            "D": self.D, "tokenizer": self.tokenizer,
             "findings": [f.to_dict() for f in self.findings], "skipped": [s.to_dict() for s in self.skipped],
             "accounting": self.accounting.to_dict(self.tokens),
             "reachability": None if self.reachability is None else self.reachability.to_dict(),
@@ -220,7 +231,7 @@ def audit(stored: Any, inventory: Any = None, *, unused: Sequence[int] = (),
     notes = [*stored.notes, *(inventory.notes if inventory is not None else ()), *(reach.notes if reach else ())]
     head_source = None if stored.head_provenance is None else stored.head_provenance.to_dict()
     return AuditResult(source=stored.provenance.to_dict(), head_source=head_source, tied=stored.tied,
-                       tokenizer=None if inventory is None else inventory.reader, tokens=tokens, accounting=counts,
+                       D=int(stored.table.shape[1]), tokenizer=None if inventory is None else inventory.reader, tokens=tokens, accounting=counts,
                        reachability=reach, degenerate=tuple(scan.degenerate for scan in scans), undertrained=under,
                        findings=_findings(stored, tokens, counts, reach, scans, under), skipped=tuple(skipped),
                        notes=tuple(notes))
@@ -279,21 +290,19 @@ def _undertrained(stored: Any, inventory: Any, tokens: tuple[str | None, ...], c
 
 def _population(V: int, inventory: Any, tokens: tuple[str | None, ...],
                 reach: Reachability | None) -> tuple[list[int], list[int], str]:
-    """(ids the threshold is a percentile of, ids that can be candidates, the words for both)."""
+    """(ids the threshold is a percentile of, ids that can be candidates, which population it is: ``POPULATIONS``)."""
     if reach is not None:  # magikarp: the percentile of the OK tokens; candidates among OK and OK_SPECIAL
         ok = [i for i in reach.categories["OK"] if i < V]
-        return ok, sorted(i for name in REACHABLE for i in reach.categories[name] if i < V), \
-            "reachable tokens (OK); candidates among OK and OK_SPECIAL"
+        return ok, sorted(i for name in REACHABLE for i in reach.categories[name] if i < V), "reachable"
     if inventory is not None and inventory.types is not None:
         normal = [i for i, kind in enumerate(inventory.types) if kind == "normal" and i < V]
         control = [i for i, kind in enumerate(inventory.types) if kind == "control" and i < V]
-        return normal, sorted(normal + control), \
-            "tokens the file types normal (no tokenizer to run); candidates among normal and control"
+        return normal, sorted(normal + control), "typed_normal"
     if tokens:
         special = inventory.special if inventory is not None else frozenset()
         held = [i for i in range(min(V, len(tokens))) if tokens[i] is not None and i not in special]
-        return held, held, "every row with a token (no tokenizer to run)"
-    return list(range(V)), list(range(V)), "every row (no vocabulary)"
+        return held, held, "with_token"
+    return list(range(V)), list(range(V)), "every_row"
 
 
 # -- findings ----------------------------------------------------------------------------------

@@ -23,13 +23,14 @@ from typing import Any
 import numpy as np
 
 from ..engine.provenance import Provenance
-from ..errors import SourceError, TyingConflictError, UnsafeFormatError
+from ..errors import MissingExtraError, SourceError, TyingConflictError, UnsafeFormatError
 from . import checkpoint, gguf, hf, safetensors
 from .loaders import load
+from .tokenizer import read_inventory
 from .resolve import ANY_SOURCE, GGUF_SUFFIXES, NAMED, PICKLE_SUFFIXES, check_model_name, existing_path, package_dir, \
     package_version
 
-__all__ = ["StoredTables", "read_stored", "checkpoint_source"]
+__all__ = ["StoredTables", "read_stored", "read_tokenizer", "from_table", "checkpoint_source"]
 
 
 @dataclass(frozen=True)
@@ -233,3 +234,24 @@ def _config_vocab_size(config: dict[str, Any] | None) -> tuple[int | None, str |
             raise SourceError(f"config.json {prefix}vocab_size must be a whole number, got {value!r}",
                               parameter="vocab_size", value=value, expected="a whole number")
     return None, None
+
+
+def from_table(table: Any) -> StoredTables:
+    """An ``EmbeddingTable`` already loaded (its rows are finite), as the audit reads a model: no head of its own."""
+    return _from_table(table)
+
+
+def read_tokenizer(model: str | Path) -> tuple[Any, str | None]:
+    """The tokenizer beside the tables ``read_stored`` reads, as a ``tokenizer.TokenizerInventory``, or None
+    and why there is none (a source that is no checkpoint, a folder without a tokenizer, a tokenizer that
+    does not load): the audit then runs the parts that need none and says which it skipped.
+    """
+    path = checkpoint_source(model)
+    if path is None:
+        name = Path(model).name if not (isinstance(model, str) and model in NAMED) else model
+        return None, f"{name} is a table without a model (word vectors, a bare table): it has no tokenizer"
+    try:
+        return read_inventory(model), None
+    except (SourceError, MissingExtraError) as exc:  # said in the result, which reports never give a local path
+        folder = path if path.is_dir() else path.parent
+        return None, str(exc).replace(str(folder), folder.name or str(folder))
