@@ -917,7 +917,8 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
                    "x": "token id", "y": "{indicator}",
                    "threshold": "threshold: percentile {percentile} = {value}",
                    "tokens": "tokens", "reference": "reference rows ({count})",
-                   "candidates": "candidates ({count})", "unlabelled": "{count} candidates not labelled"},
+                   "candidates": "candidates ({count})", "lowest": "lowest {count}: id, token, value"},
+        "more_listed": "and {count} more candidates",
     },
     "ko": {
         "title": "{table} 점검: 어휘는 표와 출력 머리와 맞는가",
@@ -1020,7 +1021,8 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
                    "x": "토큰 id", "y": "{indicator}",
                    "threshold": "문턱: {percentile} 백분위수 = {value}",
                    "tokens": "토큰", "reference": "기준 행 ({count}개)",
-                   "candidates": "후보 ({count}개)", "unlabelled": "이름표 없는 후보 {count}개"},
+                   "candidates": "후보 ({count}개)", "lowest": "가장 낮은 {count}개: id, 토큰, 값"},
+        "more_listed": "후보 {count}개 더",
     },
     "ja": {
         "title": "{table} の点検：語彙は表と出力ヘッドに合っているか",
@@ -1124,7 +1126,8 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
                    "x": "トークン id", "y": "{indicator}",
                    "threshold": "閾値：{percentile} パーセンタイル = {value}",
                    "tokens": "トークン", "reference": "基準行（{count} 個）",
-                   "candidates": "候補（{count} 個）", "unlabelled": "ラベルのない候補 {count} 個"},
+                   "candidates": "候補（{count} 個）", "lowest": "最も低い {count} 個：id、トークン、値"},
+        "more_listed": "ほかに候補 {count} 個",
     },
     "zh": {
         "title": "{table} 检查：词表与嵌入表和输出头一致吗",
@@ -1219,7 +1222,8 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
                    "x": "词元 id", "y": "{indicator}",
                    "threshold": "阈值：第 {percentile} 百分位数 = {value}",
                    "tokens": "词元", "reference": "参照行（{count} 个）",
-                   "candidates": "候选（{count} 个）", "unlabelled": "未标注的候选 {count} 个"},
+                   "candidates": "候选（{count} 个）", "lowest": "最低的 {count} 个：id、词元、值"},
+        "more_listed": "另有候选 {count} 个",
     },
 }
 
