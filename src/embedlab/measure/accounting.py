@@ -20,13 +20,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["TokenRow", "Resize", "Accounting", "account", "resize", "LOOKS_TRAINED", "NORM_RANGE"]
+__all__ = ["TokenRow", "Resize", "Accounting", "account", "resize", "LOOKS_TRAINED", "NORM_FACTOR"]
 
-NORM_RANGE = (1.0, 99.0)  # percentiles of the tokens' row lengths a trained-looking row lies between
+NORM_FACTOR = 4.0  # a trained-looking row's length is within this factor of the tokens' median length
 LOOKS_TRAINED = ("a dropped row looks trained when it is finite, not all zero, not an exact copy of another row "
-                 "(rows never trained are often one shared value), and its L2 length lies between the "
-                 "{low:g}th and {high:g}th percentile of the lengths of the rows tokens map to ({a} to {b}); in "
-                 "the table or, untied, in the head")
+                 "(rows never trained are often one shared value), and its L2 length is within a factor {factor:g} "
+                 "of the median length of the rows tokens map to, tokens known to be unused left out ({a} to {b}; "
+                 "the median, unlike a low percentile, stays put when some tokens are under-trained); in the "
+                 "table or, untied, in the head")
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,8 @@ def account(tokens: Sequence[str | None] | None, *, table_rows: int, head_rows: 
                       padding=tuple(np.flatnonzero(~has_token[:table_rows]).tolist()), listed=listed)
 
 
-def resize(length: int, rows: int, tokens: Sequence[str | None], scans: Sequence[Any]) -> Resize:
+def resize(length: int, rows: int, tokens: Sequence[str | None], scans: Sequence[Any],
+           unused: frozenset[int] = frozenset()) -> Resize:
     """What ``resize_token_embeddings(length)`` would do to a table (and head) of ``rows`` rows.
 
     Parameters
@@ -162,36 +164,41 @@ def resize(length: int, rows: int, tokens: Sequence[str | None], scans: Sequence
     scans : sequence of degenerate.RowScan
         The table's scan, and the head's for an untied model: a dropped row
         looks trained (``LOOKS_TRAINED``) in either.
+    unused : frozenset of int
+        Tokens known to be unused (``[unusedN]``, reserved tokens), left out of the lengths of trained rows.
     """
     dropped = np.arange(length, rows)  # (n,) transformers keeps rows [0, length)
     tokens_dropped = [int(i) for i in dropped if i < len(tokens) and tokens[i] is not None]
     trained = np.zeros(len(dropped), dtype=bool)
     rules = []
     for scan in scans:
-        looks, rule = _looks_trained(scan, dropped, tokens)
+        looks, rule = _looks_trained(scan, dropped, tokens, unused)
         trained |= looks
         rules.append(rule)
     return Resize(length=length, rows=rows, dropped=tuple(dropped.tolist()), tokens_dropped=tuple(tokens_dropped),
                   trained=tuple(dropped[trained].tolist()), added=max(0, length - rows), rule="; ".join(rules))
 
 
-def _looks_trained(scan: Any, ids: np.ndarray, tokens: Sequence[str | None]) -> tuple[np.ndarray, str]:
+def _looks_trained(scan: Any, ids: np.ndarray, tokens: Sequence[str | None],
+                   unused: frozenset[int]) -> tuple[np.ndarray, str]:
     """Which of ``ids`` (ascending) look trained in one table (``LOOKS_TRAINED``), and the rule with its numbers.
 
     An id past the table's rows has no row there, and does not look trained in it.
     """
     V = len(scan.norms)
     inside = ids[ids < V]  # (n,) a prefix of ids: they ascend
-    token_rows = np.array([i for i in range(min(V, len(tokens))) if tokens[i] is not None], dtype=np.int64)
+    token_rows = np.array([i for i in range(min(V, len(tokens))) if tokens[i] is not None and i not in unused],
+                          dtype=np.int64)
     lengths = scan.norms[token_rows] if token_rows.size else scan.norms
     lengths = lengths[np.isfinite(lengths)]
-    low, high = np.percentile(lengths, NORM_RANGE) if lengths.size else (np.inf, -np.inf)
+    median = float(np.median(lengths)) if lengths.size else float("nan")
+    low, high = (median / NORM_FACTOR, median * NORM_FACTOR) if lengths.size else (np.inf, -np.inf)
     degenerate = scan.degenerate
     bad = set(degenerate.zero) | set(degenerate.nonfinite) | degenerate.copied
     norms = scan.norms[inside]
     looks = np.zeros(len(ids), dtype=bool)
     looks[:len(inside)] = np.array([i not in bad for i in inside.tolist()], dtype=bool) & (norms >= low) & (norms <= high)
-    rule = LOOKS_TRAINED.format(low=NORM_RANGE[0], high=NORM_RANGE[1], a=f"{low:.4g}", b=f"{high:.4g}")
+    rule = LOOKS_TRAINED.format(factor=NORM_FACTOR, a=f"{low:.4g}", b=f"{high:.4g}")
     return looks, f"{degenerate.part}: {rule}"
 
 

@@ -98,7 +98,9 @@ class Undertrained:
         Which tokens the threshold is a percentile of, and which can be candidates (one of ``POPULATIONS``).
     population_size : int
     candidates : tuple of int
-        Ids at or under the threshold, sorted by ``main`` (then id).
+        Ids at or under the threshold, sorted by ``main`` (then id). The reference rows are the yardstick:
+        they are left out of the population and of the candidates (Magikarp's code counts a reachable one
+        in both); reachable reference tokens are a finding of their own (``reachable_unused``).
     component : FirstComponent or None
     left_out : tuple of int
         Non-finite rows, left out of the component and the means.
@@ -223,11 +225,13 @@ def audit(stored: Any, inventory: Any = None, *, unused: Sequence[int] = (),
     _check_percentile(percentile)
     scans = [scan_rows(stored.table, "input")] + ([scan_rows(stored.head, "head")] if stored.head is not None else [])
     tokens = tuple(inventory.tokens) if inventory is not None else tuple(stored.words or ())
-    counts = _accounting(stored, inventory, tokens, scans)
+    given = _checked_ids(unused, stored)
+    known = frozenset(ut.named_reference(tokens)) | (inventory.unused if inventory is not None else frozenset()) \
+        | frozenset(given)  # tokens known to be unused
+    counts = _accounting(stored, inventory, tokens, scans, known)
     skipped: list[Skipped] = []
     reach = _reachability(inventory, no_tokenizer, skipped)
-    under = _undertrained(stored, inventory, tokens, counts, reach, scans, _checked_ids(unused, stored), percentile,
-                          skipped)
+    under = _undertrained(stored, inventory, tokens, counts, reach, scans, given, percentile, skipped)
     notes = [*stored.notes, *(inventory.notes if inventory is not None else ()), *(reach.notes if reach else ())]
     head_source = None if stored.head_provenance is None else stored.head_provenance.to_dict()
     return AuditResult(source=stored.provenance.to_dict(), head_source=head_source, tied=stored.tied,
@@ -239,7 +243,8 @@ def audit(stored: Any, inventory: Any = None, *, unused: Sequence[int] = (),
 
 # -- the parts -------------------------------------------------------------------------------
 
-def _accounting(stored: Any, inventory: Any, tokens: tuple[str | None, ...], scans: list[RowScan]) -> Accounting:
+def _accounting(stored: Any, inventory: Any, tokens: tuple[str | None, ...], scans: list[RowScan],
+                known: frozenset[int]) -> Accounting:
     V, V_head = stored.table.shape[0], None if stored.head is None else stored.head.shape[0]
     if inventory is None:
         return account(None, table_rows=V, head_rows=V_head, vocab_size=stored.vocab_size,
@@ -247,7 +252,7 @@ def _accounting(stored: Any, inventory: Any, tokens: tuple[str | None, ...], sca
     counts = account(tokens, table_rows=V, head_rows=V_head, vocab_size=stored.vocab_size,
                      vocab_size_key=stored.vocab_size_key, tokenizer_length=inventory.length,
                      base_vocabulary=inventory.base_size, special=inventory.special, added=inventory.added)
-    return replace(counts, resize=resize(inventory.length, V, tokens, scans))
+    return replace(counts, resize=resize(inventory.length, V, tokens, scans, unused=known))
 
 
 def _reachability(inventory: Any, no_tokenizer: str | None, skipped: list[Skipped]) -> Reachability | None:
@@ -275,12 +280,15 @@ def _undertrained(stored: Any, inventory: Any, tokens: tuple[str | None, ...], c
     by = {name: tuple(i for i in ids if i < V) for name, ids in by.items() if ids}
     reference = tuple(sorted({i for ids in by.values() for i in ids}))
     if not reference and not untied:
+        head = "the head is the token table" if stored.tied else "there is no output head of its own"
         skipped.append(Skipped("undertrained", "no reference rows (no row past the tokenizer, no token named like "
-                                               "[unusedN] or <|reserved_special_token_N|>, no ids given with unused=): "
-                                               "the head is the token table, so there is nothing to compare to"))
+                                               "[unusedN] or <|reserved_special_token_N|>, no ids given with unused=) "
+                                               f"and {head}: there is nothing to compare to"))
         return None
     found = ut.indicators(mat, reference, input_norms=scans[0].norms if untied else None, finite=scan.finite)
     population, eligible, words = _population(V, inventory, tokens, reach)
+    known = set(found.reference)  # the yardstick, not candidates: reachable ones are a finding of their own
+    population, eligible = [i for i in population if i not in known], [i for i in eligible if i not in known]
     threshold, candidates = ut.threshold_and_candidates(found.values[found.main], population, eligible, percentile)
     return Undertrained(on="head" if untied else "input", main=found.main, values=found.values,
                         reference=found.reference, reference_by=by, percentile=float(percentile), threshold=threshold,
@@ -333,6 +341,9 @@ def _findings(stored: Any, tokens: tuple[str | None, ...], counts: Accounting, r
                                                 if i not in set(counts.resize.tokens_dropped)])
     if under is not None:
         add("undertrained", "warning", under.candidates, under.on)
+    if under is not None and reach is not None:
+        reachable = {i for name in REACHABLE for i in reach.categories[name]}
+        add("reachable_unused", "warning", [i for i in under.reference if i in reachable])
     if reach is not None:
         add("unreachable", "note", [u.id for u in reach.unreachable if u.category != "UNREACHABLE_SPECIAL"])
     add("holes", "note", counts.holes)

@@ -834,6 +834,7 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
             "resize_drops_trained": "rows past len(tokenizer) = {length} that look trained, which "
                                     "resize_token_embeddings(len(tokenizer)) would drop: {count}",
             "undertrained": "tokens that look under-trained ({part}): {count}",
+            "reachable_unused": "tokens known to be unused that a text can still produce: {count}",
             "unreachable": "tokens that encoding their own string does not give back (not special): {count}",
             "holes": "ids below the largest id with no token (holes): {count}",
             "padding_rows": "rows of the table that no token maps to: {count}",
@@ -858,6 +859,9 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
                                     "or find out what these rows are first",
             "undertrained": "keep them out of prompts and sampling (mask their logits), or check each with the "
                             "model (does it repeat the token?); re-initialise their rows before fine-tuning on them",
+            "reachable_unused": "their rows never trained: mask their logits and keep them out of data, or "
+                                "initialise and train them before use (Llama 3's reserved tokens turned NaN in "
+                                "fine-tuning)",
             "unreachable": "the model sees them only from another tokenizer: WordPiece continuations and control "
                            "strings are expected, others deserve a look",
             "holes": "their rows are never looked up; len(tokenizer) counts tokens, not ids",
@@ -943,6 +947,7 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
             "resize_drops_trained": "len(tokenizer) = {length} 너머에서 학습된 듯한 행, "
                                     "resize_token_embeddings(len(tokenizer))가 버린다: {count}개",
             "undertrained": "덜 학습된 듯한 토큰({part}): {count}개",
+            "reachable_unused": "쓰이지 않는다고 알려졌는데도 텍스트가 만들어 낼 수 있는 토큰: {count}개",
             "unreachable": "자기 문자열을 인코딩해도 돌아오지 않는 토큰(특수 토큰 제외): {count}개",
             "holes": "가장 큰 id 아래에서 토큰이 없는 id(구멍): {count}개",
             "padding_rows": "어느 토큰도 가리키지 않는 표의 행: {count}개",
@@ -966,6 +971,8 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
                                     "무엇인지 먼저 알아봐야 한다",
             "undertrained": "프롬프트와 샘플링에서 빼거나(로짓 가리기) 모델로 하나씩 확인한다(토큰을 되풀이하는가?); "
                             "이 토큰으로 미세 조정하기 전에 행을 다시 초기화한다",
+            "reachable_unused": "이 행은 학습된 적이 없다: 로짓을 가리고 데이터에서 빼거나, 쓰기 전에 초기화해 학습한다"
+                                "(Llama 3의 예약 토큰은 미세 조정에서 NaN을 냈다)",
             "unreachable": "모델은 다른 토크나이저를 거쳐서만 이 토큰을 본다: WordPiece 이음 조각과 제어 문자열은 "
                            "정상이고, 나머지는 살펴볼 만하다",
             "holes": "이 id의 행은 조회되지 않는다; len(tokenizer)는 id가 아니라 토큰을 센다",
@@ -1047,6 +1054,7 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
             "resize_drops_trained": "len(tokenizer) = {length} より先で学習済みに見える行、"
                                     "resize_token_embeddings(len(tokenizer)) が捨てる：{count} 個",
             "undertrained": "学習不足に見えるトークン（{part}）：{count} 個",
+            "reachable_unused": "未使用と分かっているのにテキストから生じうるトークン：{count} 個",
             "unreachable": "自分の文字列をエンコードしても戻らないトークン（特殊トークンを除く）：{count} 個",
             "holes": "最大の id より下でトークンのない id（穴）：{count} 個",
             "padding_rows": "どのトークンも指さない表の行：{count} 個",
@@ -1070,6 +1078,8 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
                                     "行が何かを確かめる",
             "undertrained": "プロンプトとサンプリングから外す（ロジットを隠す）か、モデルで一つずつ確かめる（トークンを"
                             "繰り返すか）；このトークンで微調整する前に行を初期化し直す",
+            "reachable_unused": "この行は学習されていない：ロジットを隠してデータから外すか、使う前に初期化して学習する"
+                                "（Llama 3 の予約トークンは微調整で NaN を出した）",
             "unreachable": "モデルはほかのトークナイザーを通してしかこのトークンを見ない：WordPiece の続き片と制御文字列"
                            "は想定どおりで、それ以外は見る価値がある",
             "holes": "この id の行は引かれない；len(tokenizer) は id ではなくトークンを数える",
@@ -1152,6 +1162,7 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
             "resize_drops_trained": "len(tokenizer) = {length} 之后看似训练过的行，"
                                     "resize_token_embeddings(len(tokenizer)) 会丢掉：{count} 个",
             "undertrained": "看似训练不足的词元（{part}）：{count} 个",
+            "reachable_unused": "已知未使用却仍可由文本产生的词元：{count} 个",
             "unreachable": "编码自身字符串也得不回来的词元（不含特殊词元）：{count} 个",
             "holes": "最大 id 以下没有词元的 id（空洞）：{count} 个",
             "padding_rows": "没有词元指向的表行：{count} 个",
@@ -1169,6 +1180,8 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
             "resize_drops_trained": "不要缩到 len(tokenizer)：保留表的行（pad_to_multiple_of），或先弄清这些行是什么",
             "undertrained": "把它们排除在提示和采样之外（屏蔽其 logit），或逐个用模型检查（它会重复这个词元吗？）；"
                             "在含这些词元的数据上微调前，重新初始化它们的行",
+            "reachable_unused": "这些行从未训练：屏蔽其 logit 并把它们排除在数据之外，或在使用前初始化并训练"
+                                "（Llama 3 的保留词元曾在微调中产生 NaN）",
             "unreachable": "模型只能经由别的分词器看到它们：WordPiece 续接片段和控制字符串属正常，其余值得一看",
             "holes": "这些 id 的行从不被查到；len(tokenizer) 数的是词元而不是 id",
             "padding_rows": "通常是补齐到 64 或 128 的倍数，无害；它们是训练不足指标的参照行",
