@@ -41,7 +41,8 @@ result:
 ``resolve_probe``   the report's probe: a token or id, else "king", else id 137
 ==================  ===================================================================
 
-Tables and results: ``load`` (a model name or path -> ``EmbeddingTable``),
+Tables and results: ``load`` (a model name or path -> ``EmbeddingTable``: the token table, or
+with ``table="head"`` the output head),
 ``EmbeddingTable``, ``Vocabulary``, ``resolve_ids`` (tokens or ids -> checked
 ids), ``Neighbors``, ``Provenance``, ``measure`` with ``LabSettings`` and
 ``LabResult``, ``ParamsResult``, ``Breakdown``.

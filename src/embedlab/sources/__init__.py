@@ -1,13 +1,14 @@
 """Sources: the only code that reads files. A model name or path -> an ``EmbeddingTable``.
 
-``load(model)`` takes a named table (``seed``, ``minilm``, ``glove``) or a path
+``load(model, table=)`` takes a named table (``seed``, ``minilm``, ``glove``) or a path
 (a Hugging Face style folder, a ``.safetensors`` file, a llama.cpp ``.gguf``
 file, a ``.npy`` with a word list, GloVe/word2vec text or word2vec binary),
 resolved once (``resolve``). One module per kind of file: ``safetensors``
 (headers, one tensor at a time), ``checkpoint`` (tensor roles, buffers,
 config.json, weight tying), ``gguf`` (llama.cpp files, through the gguf
 library), ``npy``, ``word_vectors`` (text vectors and word lists), ``word2vec``
-(the binary format), ``tokenizer`` (tokenizer.json and vocabulary files),
+(the binary format), ``tokenizer`` (tokenizer.json and vocabulary files), ``head``
+(the output head as a table: its vocabulary, a tied head said once),
 ``input_rule`` (a family's position offset, token scale and embedding LayerNorm);
 ``loaders`` dispatches. Nothing is read with pickle.
 

@@ -19,8 +19,14 @@ token table    ``embeddings.word_embeddings.weight``, ``wte.weight``,
                ``embed_tokens.weight``, ``word_embeddings.weight``, ...
 positions      ``embeddings.position_embeddings.weight``, ``wpe.weight``, ...
 token types    ``embeddings.token_type_embeddings.weight``
-output head    ``lm_head.weight``, ``embed_out.weight``, ``output.weight``, ...
+output head    the name transformers gives the family's output embeddings
+               (``hf.output_head``: ``lm_head.decoder.weight`` for RoBERTa),
+               then ``lm_head.weight``, ``embed_out.weight``, ``output.weight``, ...
 =============  ============================================================
+
+A tensor named by the user (``--tensor``) names the table asked for (the
+token table, or with ``table="head"`` the head); a tensor that is the head by
+name stays the head, so the tie is still decided between the two tables.
 """
 
 from __future__ import annotations

@@ -169,7 +169,7 @@ def _checkpoint_head(infos: dict[str, safetensors.TensorInfo], roles: checkpoint
     elif verdict.tied and roles.token is not None:
         name = roles.token
         notes.insert(0, head.tied_note(name))
-    else:  # no head in the file, and nothing says the model ties it (decide_tying refused an untied config)
+    else:  # no head in the file, and nothing says the model ties it (no config, or a family no one knows)
         where = display_name(replace(base, part="head").to_dict())
         raise SourceError(f"{where}: the checkpoint holds no output head, and whether the model ties it to the "
                           f"input table cannot be told ({verdict.evidence}); name the head with tensor= (--tensor)",
