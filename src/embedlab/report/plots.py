@@ -30,7 +30,7 @@ from typing import Any, Iterable, Sequence
 from ..errors import MissingExtraError
 from . import fonts
 from .colors import PALETTE
-from .formats import format_value, settings_text, source_name, tick_text
+from .formats import fixed, format_value, settings_text, source_name, tick_text
 from .locales import AUDIT_WORDS, DEFAULT_LANGUAGE, WORDS, check_language
 
 __all__ = [
@@ -612,7 +612,7 @@ def _audit_legend(ax: Any, result: Any, candidates: Any, values: Any, w: dict[st
         for i in listed.tolist():
             token = result.token(i)
             handles.append(Line2D([], [], linestyle="none"))
-            texts.append(f"{i}  {repr(token) if token is not None else '-'}  {values[i]:.4f}")
+            texts.append(f"{i}  {repr(token) if token is not None else '-'}  {fixed(float(values[i]), 4)}")
     more = len(candidates) - len(listed)
     if more > 0:
         handles.append(Line2D([], [], linestyle="none"))
