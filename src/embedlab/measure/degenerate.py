@@ -99,7 +99,9 @@ def scan_rows(matrix: np.ndarray, part: str = "input") -> RowScan:
     finite = np.ones(V, dtype=bool)  # (V,)
     zero = np.zeros(V, dtype=bool)  # (V,)
     wide_bits = matrix.dtype.itemsize == 8
-    keys = np.empty(V, dtype=np.uint64 if wide_bits else np.uint32)  # (V,) each row's bits summed, wrapping
+    # (V,) each row's bits summed as integers, exactly (wrapping past 2**64 only for float64): a bfloat16
+    # table widened to float32 has 16 zero bits in every value, so a sum kept to 32 bits would collide often
+    keys = np.empty(V, dtype=np.uint64)
     unsigned = np.dtype(f"u{matrix.dtype.itemsize}")
     block = max(1, BLOCK_VALUES // max(D, 1))
     wide = np.empty((min(block, V), D), dtype=np.float64)  # (b, D) reused: a fresh array per block costs its pages

@@ -39,11 +39,12 @@ the model's float32); rows holding NaN or infinity are left out of the
 principal component and the means, and their indicators are NaN. The first
 principal component is exact (the top eigenvector of the D x D covariance,
 ``numpy.linalg.eigh``) when that costs at most ``EXACT_WORK`` multiply-adds
-(V * D * D); above, it is found by block subspace iteration on the covariance
-with Rayleigh-Ritz steps (``SUBSPACE`` vectors, until the relative residual
-``||C v - lambda v|| / lambda`` is below ``TOLERANCE``, at most
-``MAX_ITERATIONS`` steps), as scikit-learn's randomized solver, which their
-code runs on tables this size, approximates it.
+(V * D * D); above, it is found by Lanczos iteration on the covariance (full
+reorthogonalisation; one pass over the table per step, its products in the
+table's float32), until the relative residual ``||C v - lambda v|| / lambda``
+is below ``TOLERANCE``, at most ``MAX_ITERATIONS`` steps; ``FirstComponent``
+says how it went. Their code hands a table this size to scikit-learn's
+randomized solver, which approximates the same vector.
 """
 
 from __future__ import annotations
@@ -63,8 +64,9 @@ INDICATORS = (MAIN, "cosine_distance_without_mean", "cosine_distance", "l2_dista
 DEFAULT_PERCENTILE = 2.0  # magikarp/utils.py, DEFAULT_THRESHOLD_PERCENTILE
 COSINE_CLIP = 1e-6  # magikarp/utils.py, cosine_distance: the denominator's floor
 EXACT_WORK = 2 * 10**10  # multiply-adds (V * D * D) up to which the first component is exact
-SUBSPACE, TOLERANCE, MAX_ITERATIONS = 8, 1e-6, 30
+TOLERANCE, MAX_ITERATIONS = 1e-5, 60
 BLOCK_VALUES = 1 << 21  # values read at a time (16 MiB as float64)
+SPAN_VALUES = 1 << 26  # values per product in the Lanczos steps (256 MiB of float32: few, large products)
 # Names of tokens that families reserve and never train: BERT's [unused0], Llama 3's
 # <|reserved_special_token_0|>, Gemma's <unused0> (and <unused_0>).
 REFERENCE_PATTERNS = (re.compile(r"\[unused\d+\]"), re.compile(r"<\|reserved_special_token_\d+\|>"),
@@ -84,7 +86,7 @@ def named_reference(tokens: Sequence[str | None]) -> tuple[int, ...]:
 class FirstComponent:
     """How the first principal component was found.
 
-    ``method`` ``"eigh"`` (exact) or ``"subspace iteration"``; ``iterations``
+    ``method`` ``"eigh"`` (exact) or ``"Lanczos"``; ``iterations``
     (0 for eigh); ``residual`` ``||C v - lambda v|| / lambda``; ``variance_share``
     ``lambda / trace(C)``, the share of the variance along it; ``converged``.
     """
@@ -198,7 +200,7 @@ def _exact_component(mat: np.ndarray, finite: np.ndarray, mean: np.ndarray) -> t
     """The top eigenvector of the covariance (D, D), summed block by block in float64."""
     D = mat.shape[1]
     cov = np.zeros((D, D))  # (D, D)
-    for rows in _blocks(mat, finite):
+    for rows in _finite_blocks(mat, finite, np.float64, fresh=True):
         rows -= mean
         cov += rows.T @ rows
     values, vectors = np.linalg.eigh(cov)  # ascending
@@ -209,94 +211,123 @@ def _exact_component(mat: np.ndarray, finite: np.ndarray, mean: np.ndarray) -> t
 
 
 def _iterated_component(mat: np.ndarray, finite: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, FirstComponent]:
-    """Block subspace iteration on the covariance, one pass over the table per step (two products)."""
+    """Lanczos on the covariance with full reorthogonalisation: one pass over the table per step (two
+    matrix-vector products, memory-bound: a skinny matrix product costs several passes' time here)."""
     D = mat.shape[1]
-    Q, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((D, SUBSPACE)))  # (D, k) a fixed start
-    trace = sum(float(np.einsum("ij,ij->", rows - mean, rows - mean)) for rows in _blocks(mat, finite))
-    p, value, residual, step = Q[:, 0], 0.0, float("inf"), 0
-    for step in range(1, MAX_ITERATIONS + 1):
-        Z = _covariance_times(mat, finite, mean, Q)  # (D, k) = C Q
-        H = Q.T @ Z  # (k, k)
-        values, vectors = np.linalg.eigh((H + H.T) / 2)
-        w = vectors[:, -1]  # (k,) the top Ritz vector's coordinates
-        value = float(values[-1])
-        p = Q @ w  # (D,)
-        residual = float(np.linalg.norm(Z @ w - value * p) / max(value, np.finfo(float).tiny))
-        if residual < TOLERANCE:
+    v = np.random.default_rng(0).standard_normal(D)  # (D,) a fixed start
+    basis = [v / np.linalg.norm(v)]
+    alphas: list[float] = []
+    betas: list[float] = []
+    value, residual, s = 0.0, float("inf"), np.ones(1)
+    for step in range(1, min(MAX_ITERATIONS, D) + 1):
+        w = _covariance_times(mat, finite, mean, basis[-1])  # (D,) C v
+        alphas.append(float(w @ basis[-1]))
+        B = np.array(basis)  # (j, D)
+        w -= B.T @ (B @ w)  # full reorthogonalisation, twice is enough (Kahan)
+        w -= B.T @ (B @ w)
+        beta = float(np.linalg.norm(w))
+        T = np.diag(alphas) + np.diag(betas, 1) + np.diag(betas, -1)  # (j, j) the Lanczos tridiagonal
+        values, vectors = np.linalg.eigh(T)
+        value, s = float(values[-1]), vectors[:, -1]
+        residual = beta * abs(float(s[-1])) / max(value, np.finfo(float).tiny)  # ||C p - lambda p|| / lambda
+        if residual < TOLERANCE or beta == 0.0:
             break
-        Q, _ = np.linalg.qr(Z)
-    share = value / max(trace, np.finfo(float).tiny)
-    return p / np.linalg.norm(p), FirstComponent("subspace iteration", step, residual, share, residual < TOLERANCE)
+        betas.append(beta)
+        basis.append(w / beta)
+    p = np.array(basis[:len(s)]).T @ s  # (D,)
+    share = value / max(_centred_trace(mat, finite, mean), np.finfo(float).tiny)
+    return p / np.linalg.norm(p), FirstComponent("Lanczos", step, residual, share, residual < TOLERANCE)
 
 
-def _covariance_times(mat: np.ndarray, finite: np.ndarray, mean: np.ndarray, Q: np.ndarray) -> np.ndarray:
-    """``(X - mean).T @ (X - mean) @ Q`` over the finite rows, in the table's float32 (float64 for float64)."""
+def _covariance_times(mat: np.ndarray, finite: np.ndarray, mean: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``(X - mean).T @ (X - mean) @ v`` (D,) over the finite rows: products in the table's float32
+    (float64 for float64), sums in float64."""
     dtype = np.float64 if mat.dtype == np.float64 else np.float32
-    Qd, shift = Q.astype(dtype), (mean @ Q).astype(dtype)  # (D, k), (k,)
-    Z = np.zeros(Q.shape)  # (D, k)
-    sums = np.zeros(Q.shape[1])  # (k,) the sum of the rows of Y: 0 up to rounding
-    for start, stop in _spans(mat.shape[0], mat.shape[1]):
-        keep = finite[start:stop]
-        rows = mat[start:stop][keep].astype(dtype, copy=False)  # (b, D)
-        Y = rows @ Qd - shift  # (b, k) (X - mean) Q
-        Z += rows.T @ Y
-        sums += Y.sum(axis=0, dtype=np.float64)
-    return Z - np.outer(mean, sums)  # (X - mean).T Y = X.T Y - mean (1.T Y)
+    vd, shift = v.astype(dtype), float(mean @ v)
+    z = np.zeros(mat.shape[1])  # (D,)
+    total = 0.0  # the sum of y: 0 up to rounding
+    for rows in _finite_blocks(mat, finite, dtype, SPAN_VALUES):
+        y = (rows @ vd).astype(np.float64) - shift  # (b,) (X - mean) v
+        z += (y.astype(dtype) @ rows).astype(np.float64)
+        total += float(y.sum())
+    return z - total * mean  # (X - mean).T y = X.T y - mean (1.T y)
+
+
+def _centred_trace(mat: np.ndarray, finite: np.ndarray, mean: np.ndarray) -> float:
+    """The trace of the covariance: the sum of the squared lengths of the centred finite rows."""
+    total = 0.0
+    for rows in _finite_blocks(mat, finite, np.float64, fresh=True):
+        rows -= mean
+        total += float(np.einsum("ij,ij->", rows, rows))
+    return total
 
 
 # -- the distances ----------------------------------------------------------------------
 
 def _distances(mat: np.ndarray, finite: np.ndarray, ref: np.ndarray, p: np.ndarray) -> dict[str, np.ndarray]:
-    """magikarp/utils.py, ``embedding_distance_metrics``, a block of rows at a time in float64."""
+    """magikarp/utils.py, ``embedding_distance_metrics``, from five dot products per row, in float64.
+
+    With ``r`` a row, ``m`` the mean of the reference rows, ``mu`` the mean of every row and ``p`` the first
+    principal component (unit length): ``r - (r.p) p`` has squared length ``|r|^2 - (r.p)^2``; ``r - mu``
+    has ``|r|^2 - 2 r.mu + |mu|^2``; ``|r - m|^2 = |r|^2 - 2 r.m + |m|^2``; and each dot with a mean of
+    shifted rows is the dot with the mean less the shift's. One product of each block with the five
+    vectors, instead of three shifted copies of it; float64 keeps the differences exact to ~1e-8 of the
+    lengths, far inside the 1e-6 the tests hold them to.
+    """
     V = mat.shape[0]
     mean_row = _mean(mat, finite)  # (D,) mean of every (finite) row
     m = mat[ref].astype(np.float64).mean(axis=0)  # (D,) mean of the reference rows
     m_without_pc = m - (m @ p) * p  # (D,) = mean of the reference rows of mat - outer(mat @ p, p)
     m_without_mean = m - mean_row  # (D,) = mean of the reference rows of mat - mean_row
-    out = {name: np.full(V, np.nan) for name in INDICATORS[:4]}
-    with np.errstate(invalid="ignore", over="ignore"):  # non-finite rows: their NaN is set below
-        for start, stop in _spans(V, mat.shape[1]):
-            _block_distances(mat, start, stop, p, m, m_without_pc, mean_row, m_without_mean, out)
+    vectors = np.stack([m, p, m_without_pc, mean_row, m_without_mean], axis=1)  # (D, 5)
+    dots, squares = np.empty((V, 5)), np.empty(V)  # (V, 5), (V,)
+    buffer = np.empty((min(V, max(1, BLOCK_VALUES // mat.shape[1])), mat.shape[1]))  # (b, D) reused
+    for start, stop in _spans(V, mat.shape[1]):
+        rows = buffer[:stop - start]
+        np.copyto(rows, mat[start:stop])
+        with np.errstate(invalid="ignore", over="ignore"):  # a non-finite row: NaN, set below
+            dots[start:stop] = rows @ vectors
+            squares[start:stop] = np.einsum("ij,ij->i", rows, rows)
+    r_m, r_p, r_m_without_pc, r_mu, r_m_without_mean = dots.T  # (V,) each
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = {
+            MAIN: _cosine_distance(r_m_without_pc - r_p * (p @ m_without_pc), squares - r_p ** 2, m_without_pc),
+            "cosine_distance_without_mean": _cosine_distance(r_m_without_mean - mean_row @ m_without_mean,
+                                                             squares - 2 * r_mu + mean_row @ mean_row, m_without_mean),
+            "cosine_distance": _cosine_distance(r_m, squares, m),
+            "l2_distance": np.sqrt(np.maximum(squares - 2 * r_m + m @ m, 0.0)),
+        }
     for values in out.values():
         values[~finite] = np.nan
     return out
 
 
-def _block_distances(mat: np.ndarray, start: int, stop: int, p: np.ndarray, m: np.ndarray, m_without_pc: np.ndarray,
-                     mean_row: np.ndarray, m_without_mean: np.ndarray, out: dict[str, np.ndarray]) -> None:
-    """The four distances of rows ``start:stop``, written into ``out``."""
-    rows = mat[start:stop].astype(np.float64)  # (b, D)
-    part = slice(start, stop)
-    out["cosine_distance"][part] = _cosine_distance(rows, m)
-    out["l2_distance"][part] = np.sqrt(np.einsum("ij,ij->i", rows - m, rows - m))
-    without_pc = rows - np.outer(rows @ p, p)  # (b, D)
-    out[MAIN][part] = _cosine_distance(without_pc, m_without_pc)
-    rows -= mean_row  # (b, D) centred on the mean of every row
-    out["cosine_distance_without_mean"][part] = _cosine_distance(rows, m_without_mean)
-
-
-def _cosine_distance(rows: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """magikarp/utils.py, ``cosine_distance``: ``1 - rows @ v / clip(||rows|| ||v||, min=1e-6)`` (b,)."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        norms = np.sqrt(np.einsum("ij,ij->i", rows, rows)) * np.linalg.norm(v)  # (b,)
-        return 1 - (rows @ v) / np.clip(norms, COSINE_CLIP, None)
+def _cosine_distance(dot: np.ndarray, squares: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """magikarp/utils.py, ``cosine_distance``: ``1 - r.v / clip(||r|| ||v||, min=1e-6)``, from ``r.v`` and
+    ``||r||^2`` (V,)."""
+    norms = np.sqrt(np.maximum(squares, 0.0)) * np.linalg.norm(v)  # (V,)
+    return 1 - dot / np.clip(norms, COSINE_CLIP, None)
 
 
 def _mean(mat: np.ndarray, finite: np.ndarray) -> np.ndarray:
     """The mean (D,) of the finite rows, summed in float64."""
     total, n = np.zeros(mat.shape[1]), 0
-    for rows in _blocks(mat, finite):
-        total += rows.sum(axis=0)
+    for rows in _finite_blocks(mat, finite, mat.dtype):
+        total += rows.sum(axis=0, dtype=np.float64)
         n += len(rows)
     return total / max(n, 1)
 
 
-def _blocks(mat: np.ndarray, finite: np.ndarray):
-    """The finite rows of ``mat``, a block at a time, as fresh float64 arrays (b, D)."""
-    for start, stop in _spans(mat.shape[0], mat.shape[1]):
-        yield mat[start:stop][finite[start:stop]].astype(np.float64)
+def _finite_blocks(mat: np.ndarray, finite: np.ndarray, dtype: Any, values: int = BLOCK_VALUES, *,
+                   fresh: bool = False):
+    """The finite rows of ``mat``, a block at a time, as ``dtype`` arrays (b, D): views of ``mat`` where
+    they can be, fresh arrays (which the caller may change) with ``fresh``."""
+    for start, stop in _spans(mat.shape[0], mat.shape[1], values):
+        keep = finite[start:stop]
+        rows = mat[start:stop] if keep.all() else mat[start:stop][keep]  # the mask makes a copy
+        yield rows.astype(dtype, copy=fresh)
 
 
-def _spans(V: int, D: int) -> list[tuple[int, int]]:
-    block = max(1, BLOCK_VALUES // max(D, 1))
+def _spans(V: int, D: int, values: int = BLOCK_VALUES) -> list[tuple[int, int]]:
+    block = max(1, values // max(D, 1))
     return [(start, min(start + block, V)) for start in range(0, V, block)]
