@@ -261,7 +261,7 @@ def _reachability(inventory: Any, no_tokenizer: str | None, skipped: list[Skippe
         skipped.append(Skipped("reachability", no_tokenizer or "no tokenizer"))
         return None
     if inventory.runner is None:
-        skipped.append(Skipped("reachability", f"{inventory.reader} lists the tokens but is no tokenizer to run: "
+        skipped.append(Skipped("reachability", f"a token list ({inventory.reader}) is no tokenizer to run: "
                                                "decoding and encoding need the model's tokenizer (tokenizer.json)"))
         return None
     return reachability(inventory.tokens, inventory.special, inventory.runner)

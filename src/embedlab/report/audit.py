@@ -168,7 +168,7 @@ def _undertrained(result: "AuditResult", w: dict[str, Any], shown: int) -> list[
     if u is None:
         return []
     md = MARKDOWN
-    by = ", ".join(f"{w['reference_by'][name]} {format_value(len(ids))}" for name, ids in u.reference_by.items())
+    by = ", ".join(f"{w['reference_by'][name]}: {format_value(len(ids))}" for name, ids in u.reference_by.items())
     intro = w["undertrained_intro"].format(
         indicator=w["indicators"][u.main], part=w["parts"][u.on], reference=format_value(len(u.reference)),
         by=by or w["accounting"]["none"], percentile=format_value(u.percentile), population=w["populations"][u.population],

@@ -905,10 +905,10 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
                        "l2_distance": "L2 distance to the mean of the reference rows",
                        "input_l2_norm": "L2 norm of the token (input) row"},
         "undertrained_intro": "Indicator (Land & Bartolo 2024): {indicator}, measured on the {part}. "
-                              "Reference: {reference} rows ({by}). Threshold: percentile {percentile} of "
-                              "{population} ({size}) = {threshold}; candidates: {count}.",
-        "populations": {"reachable": "the reachable tokens (OK; candidates among OK and OK_SPECIAL)",
-                        "typed_normal": "the tokens typed normal (no tokenizer to run; candidates among normal and "
+                              "Reference: {reference} rows ({by}). Threshold: percentile {percentile} of the main "
+                              "indicator over {size} {population}: {threshold}; candidates: {count}.",
+        "populations": {"reachable": "reachable tokens (OK; candidates among OK and OK_SPECIAL)",
+                        "typed_normal": "tokens typed normal (no tokenizer to run; candidates among normal and "
                                         "control)",
                         "with_token": "every row with a token, specials left out (no tokenizer to run)",
                         "every_row": "every row (no vocabulary)"},
@@ -1013,7 +1013,7 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
                        "l2_distance": "기준 행 평균까지의 L2 거리",
                        "input_l2_norm": "토큰(입력) 행의 L2 노름"},
         "undertrained_intro": "지표(Land & Bartolo 2024): {indicator}, {part}에서 쟀다. 기준: 행 {reference}개"
-                              "({by}). 문턱: {population}({size}개)의 {percentile} 백분위수 = {threshold}; "
+                              "({by}). 문턱: {population} {size}개에서 주 지표의 {percentile} 백분위수 = {threshold}; "
                               "후보: {count}개.",
         "populations": {"reachable": "도달 가능한 토큰(OK; 후보는 OK와 OK_SPECIAL 가운데)",
                         "typed_normal": "normal로 표시된 토큰(돌릴 토크나이저 없음; 후보는 normal과 control 가운데)",
@@ -1120,7 +1120,7 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
                        "l2_distance": "基準行の平均への L2 距離",
                        "input_l2_norm": "トークン（入力）行の L2 ノルム"},
         "undertrained_intro": "指標（Land & Bartolo 2024）：{indicator}、{part}で測った。基準：{reference} 行"
-                              "（{by}）。閾値：{population}（{size} 個）の {percentile} パーセンタイル = {threshold}；"
+                              "（{by}）。閾値：{population} {size} 個の主指標の {percentile} パーセンタイル = {threshold}；"
                               "候補：{count} 個。",
         "populations": {"reachable": "到達可能なトークン（OK；候補は OK と OK_SPECIAL から）",
                         "typed_normal": "normal と型付けされたトークン（動かすトークナイザーなし；候補は normal と "
@@ -1220,7 +1220,7 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
                        "l2_distance": "到参照行均值的 L2 距离",
                        "input_l2_norm": "词元（输入）行的 L2 范数"},
         "undertrained_intro": "指标（Land & Bartolo 2024）：{indicator}，在{part}上测得。参照：{reference} 行"
-                              "（{by}）。阈值：{population}（{size} 个）的第 {percentile} 百分位数 = {threshold}；"
+                              "（{by}）。阈值：{population} {size} 个的主指标第 {percentile} 百分位数 = {threshold}；"
                               "候选：{count} 个。",
         "populations": {"reachable": "可达的词元（OK；候选取自 OK 与 OK_SPECIAL）",
                         "typed_normal": "类型为 normal 的词元（没有可运行的分词器；候选取自 normal 与 control）",

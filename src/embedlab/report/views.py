@@ -385,7 +385,7 @@ def _audit_undertrained(result: Any, w: dict[str, Any], show: int) -> str:
     u = result.undertrained
     if u is None:
         return ""
-    by = ", ".join(f"{w['reference_by'][name]} {len(ids):,}" for name, ids in u.reference_by.items())
+    by = ", ".join(f"{w['reference_by'][name]}: {len(ids):,}" for name, ids in u.reference_by.items())
     intro = w["undertrained_intro"].format(
         indicator=w["indicators"][u.main], part=w["parts"][u.on], reference=f"{len(u.reference):,}",
         by=by or w["accounting"]["none"], percentile=format_value(u.percentile), population=w["populations"][u.population],

@@ -189,7 +189,7 @@ class TokenizerInventory:
     types : tuple of str or None
         GGUF token type of each id (``"normal"``, ``"control"``, ...); None elsewhere.
     reader : str
-        What read it (``"tokenizers 0.23.3: tokenizer.json"``).
+        What it was read from, and by what (``"tokenizer.json, read by tokenizers"``).
     runner : tokenizers.Tokenizer or None
         The object whose ``decode_batch``/``encode_batch`` the reachability test
         runs, its saved padding and truncation switched off; None where there is
@@ -248,14 +248,14 @@ def _folder_inventory(folder: Path) -> TokenizerInventory:
     file = folder / "tokenizer.json"
     if file.is_file():
         try:
-            from tokenizers import Tokenizer, __version__
+            from tokenizers import Tokenizer
         except ImportError:
             raise MissingExtraError.for_module("tokenizers", "tokenizer.json files", ("models",)) from None
         try:
             runner = Tokenizer.from_file(str(file))
         except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
             raise SourceError(f"cannot read the tokenizer {file}: {_one_line(exc)}") from None
-        return _runner_inventory(runner, frozenset(), f"tokenizers {__version__}: {file.name}")
+        return _runner_inventory(runner, frozenset(), f"{file.name}, read by tokenizers")
     present = [name for name in TOKENIZER_FILES if (folder / name).is_file()]
     if not present:
         raise SourceError(f"{folder} has no tokenizer: none of {', '.join(TOKENIZER_FILES)}")
@@ -277,8 +277,8 @@ def _folder_inventory(folder: Path) -> TokenizerInventory:
         raise SourceError(f"the tokenizer in {folder} ({type(tokenizer).__name__}) has no tokenizers backend to "
                           "decode and encode with")
     named = frozenset(int(i) for i in tokenizer.all_special_ids if i is not None)
-    return _runner_inventory(runner, named, f"transformers {transformers.__version__} {type(tokenizer).__name__}: "
-                                            f"{', '.join(present)}")
+    return _runner_inventory(runner, named, f"{', '.join(present)}, read by transformers' "
+                                            f"{type(tokenizer).__name__}")
 
 
 def _runner_inventory(runner: Any, named_special: frozenset[int], reader: str) -> TokenizerInventory:
@@ -320,7 +320,7 @@ def _gguf_inventory(path: Path) -> TokenizerInventory:
     of = (lambda kind: frozenset(i for i, k in enumerate(names or ()) if k == kind))
     return TokenizerInventory(tokens=tuple(listed), length=len(listed), base_size=None, added=of("user_defined"),
                               special=of("control"), unused=of("unused"), types=names,
-                              reader=f"gguf: {TOKENS_KEY}" + ("" if kinds is None else f" and {TOKEN_TYPES_KEY}"),
+                              reader=f"{path.name}'s {TOKENS_KEY}" + ("" if kinds is None else f" and {TOKEN_TYPES_KEY}"),
                               runner=None, notes=notes)
 
 
