@@ -63,9 +63,11 @@ def run(args: argparse.Namespace) -> int:
         written[args.plot] = plots.svg_text(fig) if args.plot.suffix.lower() == ".svg" else plots.png_bytes(fig)
     if written:
         files.write_atomic(written)
-    print(formats.to_json(result) if args.json else views.audit_terminal(result, show=args.show), end="")
+    # Tokens, file names and reasons come from the model's files: TERMINAL.text writes them for a terminal.
+    text = formats.to_json(result) if args.json else formats.TERMINAL.text(views.audit_terminal(result, show=args.show))
+    print(text, end="")
     if written and not args.json:
-        print("\n".join(f"wrote {path}" for path in written))
+        print(formats.TERMINAL.text("\n".join(f"wrote {path}" for path in written)))
     return 0
 
 
