@@ -235,9 +235,10 @@ def audit(stored: Any, inventory: Any = None, *, unused: Sequence[int] = (),
     notes = [*stored.notes, *(inventory.notes if inventory is not None else ()), *(reach.notes if reach else ())]
     head_source = None if stored.head_provenance is None else stored.head_provenance.to_dict()
     return AuditResult(source=stored.provenance.to_dict(), head_source=head_source, tied=stored.tied,
-                       D=int(stored.table.shape[1]), tokenizer=None if inventory is None else inventory.reader, tokens=tokens, accounting=counts,
-                       reachability=reach, degenerate=tuple(scan.degenerate for scan in scans), undertrained=under,
-                       findings=_findings(stored, tokens, counts, reach, scans, under), skipped=tuple(skipped),
+                       D=int(stored.table.shape[1]), tokenizer=None if inventory is None else inventory.reader,
+                       tokens=tokens, accounting=counts, reachability=reach,
+                       degenerate=tuple(scan.degenerate for scan in scans), undertrained=under,
+                       findings=_findings(tokens, counts, reach, scans, under), skipped=tuple(skipped),
                        notes=tuple(notes))
 
 
@@ -315,8 +316,8 @@ def _population(V: int, inventory: Any, tokens: tuple[str | None, ...],
 
 # -- findings ----------------------------------------------------------------------------------
 
-def _findings(stored: Any, tokens: tuple[str | None, ...], counts: Accounting, reach: Reachability | None,
-              scans: list[RowScan], under: Undertrained | None) -> tuple[Finding, ...]:
+def _findings(tokens: tuple[str | None, ...], counts: Accounting, reach: Reachability | None, scans: list[RowScan],
+              under: Undertrained | None) -> tuple[Finding, ...]:
     found: list[Finding] = []
 
     def add(code: str, severity: str, ids: Sequence[int], part: str | None = None, count: int | None = None) -> None:
