@@ -281,3 +281,13 @@ def test_gguf_without_output_weight_is_tied(tmp_path):
     assert np.array_equal(got.W_E, stored(table, "Q8_0"))
     assert (got.provenance.part, got.provenance.tied, got.provenance.tensor) == ("head", True, "token_embd.weight")
     assert "the output head is the input table (tied)" in got.provenance.note
+
+
+def test_params_count_output_weight_named_as_the_head(tmp_path):
+    from gguf_writer import write_gguf
+
+    rng = np.random.default_rng(3)
+    path = write_gguf(tmp_path / "m.gguf", {"token_embd.weight": (rng.standard_normal((V, 32)), "F32"),
+                                            "output.weight": (rng.standard_normal((V, 32)), "F32")})
+    b = embedlab.params(model=str(path), tensor="output.weight").count.breakdown
+    assert (b.token, b.head, b.tied) == (V * 32, V * 32, False)

@@ -43,7 +43,8 @@ def from_gguf(path: str | Path, *, tensor: str | None = None, dtype: str | None 
     path : str or Path
         A llama.cpp ``.gguf`` file.
     tensor : str, optional
-        The token table's name; default ``token_embd.weight``.
+        The token table's name; default ``token_embd.weight``. ``output.weight``
+        is the head whatever names it: the token table is then the default.
     dtype : str, optional
         What ``Breakdown.bytes`` are counted in (fp32, fp16, bf16, int8,
         int4); default the one nearest the token table's storage type.
@@ -66,7 +67,7 @@ def from_gguf(path: str | Path, *, tensor: str | None = None, dtype: str | None 
         If the ``gguf`` library is not installed.
     """
     file = gguf.GGUFFile(path)
-    token = tensor or gguf.TOKEN
+    token = tensor if tensor not in (None, gguf.HEAD) else gguf.TOKEN  # output.weight named is the head, as it is
     table = file.matrix_info(token)
     V, D = table.shape
     verdict = gguf.decide_tying(file, token)

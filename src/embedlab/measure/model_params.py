@@ -178,14 +178,17 @@ def from_checkpoint(path: str | Path, *, tensor: str | None = None, dtype: str |
     Raises
     ------
     SourceError
-        For a missing, truncated or malformed file, or a token table that is
-        not a float parameter.
+        For a missing, truncated or malformed file, a token table that is
+        not a float parameter, or none beside a head named by ``tensor``.
     TyingConflictError
         When the config says untied but the file holds no output head
         (the message names ``lm_head.weight``).
     """
     infos = safetensors.tensor_infos(path)
     roles = checkpoint.find_roles(infos, tensor)
+    if roles.token is None:  # tensor= named the output head, and no token table lies beside it
+        raise SourceError(f"{path}: no token-embedding table beside the output head {roles.head!r}: nothing to count "
+                          "it against; name the token table with tensor=")
     config = checkpoint.read_config(path)
     verdict = checkpoint.decide_tying(infos, roles, config)
     table = infos[roles.token]  # type: ignore[index]

@@ -58,7 +58,12 @@ HEAD_NAMES = ("lm_head.weight", "embed_out.weight", "output.weight", "cls.predic
 
 @dataclass(frozen=True)
 class Roles:
-    """Names of the tensors that play each role, ``None`` where absent."""
+    """Names of the tensors that play each role, ``None`` where absent.
+
+    ``head`` is a head stored apart from the token table (None when the file
+    holds none); ``token`` is None only for a head named with no token table
+    beside it (``find_roles``).
+    """
 
     token: str | None
     positions: str | None

@@ -308,8 +308,10 @@ def decide_tying(file: GGUFFile, token: str = TOKEN) -> TieVerdict:
     No ``output.weight`` -> tied (llama.cpp then reads the head from
     ``token_embd.weight``); ``output.weight`` with the very type, shape and
     bytes of the table -> stored twice, tied in meaning; otherwise untied.
-    ``token`` is the token table's name, never ``output.weight`` itself.
+    ``token`` is the token table's name; ``output.weight`` named as one is
+    the head still, compared with ``token_embd.weight``.
     """
+    token = TOKEN if token == HEAD else token
     if HEAD not in file.tensors:
         return TieVerdict(True, False, f"no {HEAD} in the file: llama.cpp uses {token} as the output head")
     if token not in file.tensors:

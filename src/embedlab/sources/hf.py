@@ -263,7 +263,10 @@ def output_head(config: dict[str, Any], where: str = "config") -> OutputHead | N
         model, library, _ = _build(config, where)
     except ConfigError:
         return None
-    module = model.get_output_embeddings()
+    try:
+        module = model.get_output_embeddings()
+    except Exception:  # a class that does not implement it: no head transformers can name
+        module = None
     name = next((f"{n}.weight" for n, m in model.named_modules() if m is module and n), None) if module is not None \
         else None
     return OutputHead(built=type(model).__name__, name=name, notes=_head_notes(model.config), library=library)
