@@ -64,7 +64,8 @@ def intro_text(result: "AuditResult", words: dict[str, Any], inline: Inline) -> 
         tie = words["tie"]["tied" if result.tied else "unknown"]
     return words["intro"].format(table=inline.text(source_name(result.source)), V=format_value(a.table_rows),
                                  D=format_value(result.D),
-                                 dtype=inline.text(str(result.source.get("dtype"))), tie=tie,
+                                 dtype=inline.text(str(result.source.get("dtype") or words["accounting"]["unknown"])),
+                                 tie=tie,
                                  tokenizer=inline.text(result.tokenizer or words["no_tokenizer"]))
 
 
