@@ -25,8 +25,8 @@ __all__ = ["TokenRow", "Resize", "Accounting", "account", "resize", "LOOKS_TRAIN
 NORM_FACTOR = 4.0  # a trained-looking row's length is within this factor of the tokens' median length
 LOOKS_TRAINED = ("a dropped row looks trained when it is finite, not all zero, not an exact copy of another row "
                  "(rows never trained are often one shared value), and its L2 length is within a factor {factor:g} "
-                 "of the median length of the rows tokens map to, tokens known to be unused left out ({a} to {b}; "
-                 "the median, unlike a low percentile, stays put when some tokens are under-trained); in the "
+                 "of the median length of the rows tokens map to, tokens known to be unused left out ({ranges}; "
+                 "the median, unlike a low percentile, stays put when some tokens are under-trained), in the "
                  "table or, untied, in the head")
 
 
@@ -170,18 +170,19 @@ def resize(length: int, rows: int, tokens: Sequence[str | None], scans: Sequence
     dropped = np.arange(length, rows)  # (n,) transformers keeps rows [0, length)
     tokens_dropped = [int(i) for i in dropped if i < len(tokens) and tokens[i] is not None]
     trained = np.zeros(len(dropped), dtype=bool)
-    rules = []
+    ranges = []
     for scan in scans:
-        looks, rule = _looks_trained(scan, dropped, tokens, unused)
+        looks, (low, high) = _looks_trained(scan, dropped, tokens, unused)
         trained |= looks
-        rules.append(rule)
+        ranges.append(f"{scan.degenerate.part}: {low:.4g} to {high:.4g}")
     return Resize(length=length, rows=rows, dropped=tuple(dropped.tolist()), tokens_dropped=tuple(tokens_dropped),
-                  trained=tuple(dropped[trained].tolist()), added=max(0, length - rows), rule="; ".join(rules))
+                  trained=tuple(dropped[trained].tolist()), added=max(0, length - rows),
+                  rule=LOOKS_TRAINED.format(factor=NORM_FACTOR, ranges="; ".join(ranges)))
 
 
 def _looks_trained(scan: Any, ids: np.ndarray, tokens: Sequence[str | None],
-                   unused: frozenset[int]) -> tuple[np.ndarray, str]:
-    """Which of ``ids`` (ascending) look trained in one table (``LOOKS_TRAINED``), and the rule with its numbers.
+                   unused: frozenset[int]) -> tuple[np.ndarray, tuple[float, float]]:
+    """Which of ``ids`` (ascending) look trained in one table (``LOOKS_TRAINED``), and the range of lengths.
 
     An id past the table's rows has no row there, and does not look trained in it.
     """
@@ -198,8 +199,7 @@ def _looks_trained(scan: Any, ids: np.ndarray, tokens: Sequence[str | None],
     norms = scan.norms[inside]
     looks = np.zeros(len(ids), dtype=bool)
     looks[:len(inside)] = np.array([i not in bad for i in inside.tolist()], dtype=bool) & (norms >= low) & (norms <= high)
-    rule = LOOKS_TRAINED.format(factor=NORM_FACTOR, a=f"{low:.4g}", b=f"{high:.4g}")
-    return looks, f"{degenerate.part}: {rule}"
+    return looks, (low, high)
 
 
 def _named(ids: Sequence[int], tokens: Sequence[str | None]) -> list[dict[str, Any]]:

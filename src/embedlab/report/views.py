@@ -363,7 +363,8 @@ def _audit_accounting(result: Any, w: dict[str, Any]) -> str:
             (words["id_span"], known(a.id_span)), (words["holes"], f"{len(a.holes):,}"),
             (words["past_table"], f"{len(a.past_table):,}"), (words["padding"], f"{len(a.padding):,}"),
             (words["listed"], f"{len(a.listed):,}"), (words["resize"], resize_text(result, w))]
-    return f"{w['headings']['accounting'].lower()}\n" + terminal_table(rows)
+    rule = f"rule: {a.resize.rule}\n" if a.resize is not None and a.resize.dropped else ""
+    return f"{w['headings']['accounting'].lower()}\n" + terminal_table(rows) + rule
 
 
 def _audit_reachability(result: Any, w: dict[str, Any]) -> str:
