@@ -27,8 +27,10 @@ INTEGERS = {"I8": np.int8, "I16": np.int16, "I32": np.int32}
 
 
 def write_gguf(path: Path, tensors: dict[str, tuple[np.ndarray, str]], *, tokens: Sequence[str] | None = None,
-               arch: str = "llama", context_length: int | None = None, extra: dict[str, int] | None = None) -> Path:
-    """Write the tensors (quantised to their types), the token list and a few metadata keys."""
+               arch: str = "llama", context_length: int | None = None, extra: dict[str, int] | None = None,
+               token_types: Sequence[int] | None = None) -> Path:
+    """Write the tensors (quantised to their types), the token list (with ``token_types``, llama.cpp's
+    ``gguf.TokenType`` numbers, where given) and a few metadata keys."""
     writer = gguf.GGUFWriter(str(path), arch)
     if context_length is not None:
         writer.add_context_length(context_length)
@@ -36,6 +38,8 @@ def write_gguf(path: Path, tensors: dict[str, tuple[np.ndarray, str]], *, tokens
         writer.add_uint32(key, value)
     if tokens is not None:
         writer.add_token_list(list(tokens))
+    if token_types is not None:
+        writer.add_token_types(list(token_types))
     for name, (array, kind) in tensors.items():
         if kind in INTEGERS:  # stored as NumPy integers, typed by their dtype
             writer.add_tensor(name, np.asarray(array, dtype=INTEGERS[kind]))

@@ -36,6 +36,7 @@ result:
 ``demo``            the torch modules on one batch
 ``projector``       what the offline projector page shows: points, exact neighbours over all V
 ``export``          the table as TensorBoard projector files (vectors.tsv, metadata.tsv)
+``audit``           tokenizer vs table vs head: accounting, reachability, degenerate rows, under-trained tokens
 ``plot``            one figure (projection, norms, neighbors, scale, positions, bands)
 ``resolve_probe``   the report's probe: a token or id, else "king", else id 137
 ==================  ===================================================================
@@ -68,6 +69,7 @@ _LAZY = {
     "hubs": "api",
     "graph": "api",
     "compress": "api",
+    "audit": "api",
     "params": "api",
     "positions": "api",
     "encode": "api",

@@ -40,6 +40,7 @@ from .report import run
 if TYPE_CHECKING:  # annotations only: these modules need NumPy / torch
     from .report.parquet import GraphFile
     from .engine.table import EmbeddingTable
+    from .measure.audit import AuditResult
     from .measure.compress import CompressResult
     from .measure.demo import DemoResult
     from .measure.encode import Encoding
@@ -50,10 +51,10 @@ if TYPE_CHECKING:  # annotations only: these modules need NumPy / torch
     from .measure.projector import ProjectorResult
     from .report.export import Export
 
-__all__ = ["report", "neighbors", "hubs", "compress", "params", "positions", "encode", "demo", "projector", "export",
+__all__ = ["report", "neighbors", "hubs", "compress", "audit", "params", "positions", "encode", "demo", "projector", "export",
            "resolve_probe", "default_probe", "PROJECTOR_SAMPLE", "PROJECTOR_K",
            "DEFAULT_PROBE_TOKEN", "DEFAULT_PROBE_ID", "REPORT_K", "DEFAULT_MEMORY",
-           "DEFAULT_BASE"]
+           "DEFAULT_BASE", "AUDIT_PERCENTILE"]
 
 # The probe when none is given: "king" on a table whose vocabulary holds it (id 137 of
 # minilm is '[unused132]', a token that means nothing), else the lab's id 137, which keeps
@@ -425,6 +426,61 @@ def _params_form(given: dict[str, Any], sizes: dict[str, Any], tensor: Any) -> s
     if form == "V" and sizes["D"] is None:
         raise TypeError("V needs D (the model width)")
     return form
+
+
+# -- audit ---------------------------------------------------------------------------
+
+AUDIT_PERCENTILE = 2.0  # measure.undertrained.DEFAULT_PERCENTILE, stated here so that importing the API needs no NumPy
+
+
+def audit(table_or_model: Table = "minilm", *, unused: Sequence[int] = (), percentile: float = AUDIT_PERCENTILE,
+          tensor: str | None = None, words: str | os.PathLike | None = None) -> "AuditResult":
+    """Does the vocabulary agree with the table and the head? (``embedlab audit``)
+
+    Reads the token table and the output head as stored (rows with NaN or
+    infinity kept: ``sources.stored``), and the tokenizer beside them
+    (``tokenizer.json`` through the tokenizers library, else the files
+    transformers reads; a GGUF file's token list and token types), then
+    ``measure.audit.audit``: row accounting, reachability of every token
+    (Magikarp's categories), degenerate rows, and under-trained tokens (Land &
+    Bartolo 2024). Without a tokenizer (a folder with none, word vectors, one
+    that does not load) the parts that need none run, and ``skipped`` says
+    which did not and why.
+
+    Parameters
+    ----------
+    table_or_model : str, os.PathLike or EmbeddingTable
+        ``"minilm"`` (default), a checkpoint folder, a ``.safetensors`` or
+        ``.gguf`` file, or a word-vector table.
+    unused : sequence of int
+        Ids known to be unused, added to the reference set of the under-trained indicators.
+    percentile : float
+        Candidates are the reachable tokens at or under this percentile (0 to
+        100) of the reachable tokens' main indicator; default 2, Magikarp's.
+    tensor : str, optional
+        The token table's tensor, for a checkpoint.
+    words : str or os.PathLike, optional
+        A ``.npy`` table's word list.
+
+    Returns
+    -------
+    AuditResult
+        As ``measure.audit.audit``; it names the errors it raises.
+
+    Raises
+    ------
+    SourceError, UnsafeFormatError, MissingExtraError
+        For a table that cannot be read (a tokenizer that cannot is a skipped part, not an error).
+    """
+    stored = _module("sources.stored", "the audit")
+    measure = _module("measure.audit", "the audit")
+    if isinstance(table_or_model, (str, os.PathLike)):
+        tables = stored.read_stored(table_or_model, tensor=tensor, words=words)
+        inventory, reason = stored.read_tokenizer(table_or_model)
+    else:
+        tables = stored.from_table(_table(table_or_model, tensor, words))
+        inventory, reason = None, "a table passed as an object brings no tokenizer"
+    return measure.audit(tables, inventory, unused=list(unused), percentile=percentile, no_tokenizer=reason)
 
 
 # -- positions, encode, demo --------------------------------------------------------

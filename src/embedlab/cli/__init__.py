@@ -20,7 +20,7 @@ from typing import IO, Sequence
 
 from .. import __version__
 from ..report.formats import terminal_text
-from . import compress, export, inputs, params, plot, projector, report, search
+from . import audit, compress, export, inputs, params, plot, projector, report, search
 from .errors import USER_ERRORS, message
 
 __all__ = ["main", "build_parser"]
@@ -90,4 +90,5 @@ class Parser(argparse.ArgumentParser):
 
 # One module per command family; each adds its subcommands to the parser.
 COMMANDS = (report.add, params.add, plot.add, inputs.add_demo, inputs.add_positions, inputs.add_encode,
-            search.add_neighbors, search.add_hubs, search.add_graph, compress.add, projector.add, export.add)
+            search.add_neighbors, search.add_hubs, search.add_graph, compress.add, projector.add, export.add,
+            audit.add)

@@ -34,7 +34,7 @@ FLAGS = {
     "words": "--words", "memory": "--memory", "probe": "--probe", "heads": "--heads", "layers": "--layers",
     "d_ff": "--d-ff", "dims": "--dims", "methods": "--methods", "rescore": "--rescore", "pq_m": "--pq-m",
     "tokens": "--tokens", "limit": "--limit", "out": "--out", "metadata": "--metadata", "format": "--format",
-    "device": "--device", "scheduler": "--scheduler", "table": "--table",
+    "device": "--device", "scheduler": "--scheduler", "unused": "--unused", "percentile": "--percentile", "table": "--table",
 }
 # (command, parameter) -> flag, where a command spells a parameter its own way: in report
 # and plot, EmbeddingTable.stretch's `factor` is --stretch-factor (params has --factor);
@@ -50,7 +50,7 @@ COMMAND_FLAGS = {
 # to be asked for the next, is what a hint must spare the user.
 COMMAND_EXTRAS = {"plot": ("plots",), "demo": ("torch",), "positions": ("models",), "encode": ("models",),
                   "neighbors": ("models",), "hubs": ("models",), "projector": ("plots",), "export": ("models",),
-                  "graph": ("models",)}
+                  "graph": ("models",), "audit": ("models",)}
 EVERY_EXTRA = "(or 'make test', which installs every extra)"
 
 

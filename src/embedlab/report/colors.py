@@ -26,4 +26,6 @@ PALETTE = {
     "reference": "#7f7f7f",  # lines drawn for comparison (after = before)
     # deployment reductions (embedlab compress), each its own colour; the full table is the reference grey
     "pca": "#5254a3", "truncate": "#8c6d31", "int8": "#ad494a", "binary": "#a55194", "pq": "#8ca252",
+    # embedlab audit: rows known to be unused (the reference set), under-trained candidates, the threshold
+    "unused": "#31a354", "candidate": "#c51b7d", "threshold": "#404040",
 }

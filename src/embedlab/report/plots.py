@@ -30,14 +30,15 @@ from typing import Any, Iterable, Sequence
 from ..errors import MissingExtraError, brief
 from . import fonts
 from .colors import PALETTE
-from .formats import HIDDEN, cut_text, format_value, settings_text, source_name, tick_text
-from .locales import DEFAULT_LANGUAGE, WORDS, check_language
+from .formats import HIDDEN, cut_text, fixed, format_value, settings_text, source_name, tick_text
+from .locales import AUDIT_WORDS, DEFAULT_LANGUAGE, WORDS, check_language
 
 __all__ = [
     "lab_figure", "new_figure", "png_bytes", "DPI", "PALETTE", "GROUP_COLORS", "METHOD_NAMES",
     "undrawn_tokens", "svg_text",
     "projection_figure", "norms_figure", "stretch_figure", "scale_figure",
-    "cost_figure", "params_figure", "positions_figure", "bands_figure", "compress_figure",
+    "cost_figure", "params_figure", "positions_figure", "bands_figure", "compress_figure", "audit_figure",
+    "AUDIT_LABELS", "AUDIT_LISTED",
 ]
 
 DPI = 100  # pixels per inch: a figure of 12 x 8 inches is 1200 x 800 pixels
@@ -51,6 +52,8 @@ UNDRAWN_SHOWN = 6  # tokens named in the note about undrawable tokens; the rest 
 _UNDRAWN: "weakref.WeakKeyDictionary[Any, tuple[str, ...]]" = weakref.WeakKeyDictionary()
 SAMPLE_LABELS = 8  # sample rows labelled besides the probe and its neighbours: a few, not the cloud
 MAX_LABELS = 60  # labels asked of the placer at most; the rest are counted as unlabelled
+AUDIT_LABELS = 12  # under-trained candidates labelled on the plot at most, the lowest first
+AUDIT_LISTED = 20  # candidates listed beside the plot (id, token, value), the lowest first
 
 
 def new_figure(width: int = 1200, height: int = 800) -> Any:
@@ -539,6 +542,87 @@ def compress_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAG
     fig.legend(handles, labels, loc="outside lower center", ncols=4, fontsize=8)
     fig.suptitle(words["compress_title"].format(table=name, queries=format_value(result.n_queries), k=result.k))
     return _finish(fig, words, notes=())
+
+
+def audit_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
+    """The main under-trained indicator of every row over its id (``measure.audit.AuditResult``).
+
+    Every row a small grey point (rasterised: 256k of them stay light in an
+    SVG), the reference rows in ``PALETTE["unused"]``, the candidates in
+    ``PALETTE["candidate"]``, the lowest ``AUDIT_LABELS`` labelled with their
+    tokens (``labels.place_labels``), and the threshold as a dashed line.
+
+    Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
+
+    Raises
+    ------
+    ValueError
+        For a result without under-trained indicators (the part was skipped; the message says why).
+    """
+    import numpy as np
+
+    from . import labels
+
+    words, w = _words(lang), AUDIT_WORDS[check_language(lang)]
+    u = result.undertrained
+    if u is None:
+        why = "; ".join(s.reason for s in result.skipped if s.part == "undertrained") or "not measured"
+        raise ValueError(f"no under-trained indicator to draw: {why}")
+    fig = fig or new_figure()
+    ax = fig.add_subplot()
+    values = u.values[u.main]  # (V,)
+    ids = np.arange(len(values))  # (V,)
+    ax.scatter(ids, values, s=2, c=PALETTE["rows"], linewidths=0, rasterized=True, label=w["figure"]["tokens"])
+    reference = np.asarray(u.reference, dtype=np.int64)
+    ax.scatter(reference, values[reference], s=6, c=PALETTE["unused"], linewidths=0, rasterized=True,
+               label=w["figure"]["reference"].format(count=format_value(len(reference))))
+    candidates = np.asarray(u.candidates, dtype=np.int64)
+    ax.scatter(candidates, values[candidates], s=14, c=PALETTE["candidate"], zorder=3,
+               label=w["figure"]["candidates"].format(count=format_value(len(candidates))))
+    if np.isfinite(u.threshold):
+        ax.axhline(u.threshold, color=PALETTE["threshold"], linestyle="--", linewidth=1,
+                   label=w["figure"]["threshold"].format(percentile=format_value(u.percentile),
+                                                         value=f"{u.threshold:.4g}"))
+    ax.set_xlim(-0.01 * len(values), 1.01 * len(values))
+    ax.set_xlabel(w["figure"]["x"])
+    ax.set_ylabel(w["figure"]["y"].format(indicator=w["indicators"][u.main]))
+    ax.set_title(w["figure"]["title"].format(table=_drawn(_audit_table(result)), part=w["parts"][u.on]))
+    _audit_legend(ax, result, candidates, values, w)
+    shown = candidates[:AUDIT_LABELS]
+    texts = [_drawn(repr(result.token(int(i)))) if result.token(int(i)) is not None else str(int(i)) for i in shown]
+    listed = [t for i in candidates[:AUDIT_LISTED] if (t := result.token(int(i))) is not None]
+    _finish(fig, words, tokens=listed)
+    if len(shown):
+        anchors = np.column_stack([shown, values[shown]]).astype(np.float64)  # (n, 2)
+        labels.place_labels(ax, anchors, texts, family=list(fonts.families()), color=PALETTE["candidate"])
+    return fig
+
+
+def _audit_legend(ax: Any, result: Any, candidates: Any, values: Any, w: dict[str, Any]) -> None:
+    """The legend outside the axes, then the lowest ``AUDIT_LISTED`` candidates as lines of it (id, token,
+    value): the plot's labels crowd where candidates do, the list stays readable."""
+    from matplotlib.lines import Line2D
+
+    handles, texts = ax.get_legend_handles_labels()
+    listed = candidates[:AUDIT_LISTED]
+    if len(listed):
+        handles.append(Line2D([], [], linestyle="none"))
+        texts.append(w["figure"]["lowest"].format(count=format_value(len(listed))))
+        for i in listed.tolist():
+            token = result.token(i)
+            handles.append(Line2D([], [], linestyle="none"))
+            texts.append(f"{i}  {repr(token) if token is not None else '-'}  {fixed(float(values[i]), 4)}")
+    more = len(candidates) - len(listed)
+    if more > 0:
+        handles.append(Line2D([], [], linestyle="none"))
+        texts.append(w["more_listed"].format(count=format_value(more)))
+    ax.legend(handles, texts, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=8,
+              markerscale=2, handlelength=1.0)
+
+
+def _audit_table(result: Any) -> str:
+    """The audited model's name (the token table's provenance, without the part)."""
+    return source_name({**result.source, "part": "input"})
 
 
 # -- shared steps: words, fonts, numbers, notes -----------------------------------------------

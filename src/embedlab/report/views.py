@@ -1,4 +1,5 @@
-"""The views of the commands other than ``report``: params, demo, positions, encode, neighbors, hubs.
+"""The views of the commands other than ``report``: params, demo, positions, encode, neighbors, hubs,
+compress, graph, audit.
 
 Each takes the result its measurement returned and writes terminal text; JSON is
 ``formats.to_json(result)`` for every command (``result.to_dict()``). Nothing is
@@ -10,8 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..errors import brief
-from .formats import (source_name, cut_text, human, percent, round3, row_label, shape_text, fixed, human_bytes,
-                      human_count, number, terminal_table)
+from .audit import advice_text, audit_words, finding_text, ids_text, intro_text, resize_text, verdict_text
+from .formats import (TERMINAL, format_value, source_name, cut_text, human, percent, round3, row_label, shape_text,
+                      fixed, human_bytes, human_count, number, terminal_table)
 
 if TYPE_CHECKING:  # only for the annotations: these modules need NumPy / torch
     from ..measure.hubs import HubsResult
@@ -24,7 +26,7 @@ if TYPE_CHECKING:  # only for the annotations: these modules need NumPy / torch
     from ..measure.positions import PositionComparison
 
 __all__ = ["params_terminal", "demo_terminal", "positions_terminal", "encode_terminal", "neighbors_terminal",
-           "hubs_terminal", "compress_terminal", "graph_terminal"]
+           "hubs_terminal", "compress_terminal", "graph_terminal", "audit_terminal"]
 
 
 def params_terminal(count: Count, growth: Growth) -> str:
@@ -333,3 +335,71 @@ def graph_terminal(result: Any) -> str:
              f"{', '.join(result.metrics)}"]
     lines += [f"note: {note}" for note in result.notes]
     return "\n".join(lines) + "\n"
+
+
+def audit_terminal(result: Any, *, show: int = 10) -> str:
+    """``embedlab audit``'s summary, read in ten seconds: what is wrong (fatal first), how many, what to do;
+    then each part in a few lines. English (``locales.AUDIT_WORDS["en"]``); lists show their first ``show``
+    ids with their tokens (``--json`` holds them all)."""
+    w = audit_words("en")
+    lines = [f"embedlab audit: {intro_text(result, w, TERMINAL)}", verdict_text(result, w), ""]
+    for f in result.findings:
+        lines.append(f"{w['severity'][f.severity]:<8} {finding_text(f, result, w)}")
+        if f.ids and show:
+            lines.append(f"{'':<8} {w['ids']}: {ids_text(f.ids, result, TERMINAL, w, show)}")
+        lines.append(f"{'':<8} {w['todo'].lower()}: {advice_text(f, w)}")
+    blocks = ["\n".join(lines) + "\n", _audit_accounting(result, w), _audit_reachability(result, w),
+              _audit_degenerate(result, w), _audit_undertrained(result, w, show)]
+    tail = [f"skipped: {w['skipped_parts'][s.part]}: {s.reason}" for s in result.skipped]
+    tail += [f"note: {note}" for note in result.notes]
+    return "\n".join(block for block in blocks if block) + ("\n" + "\n".join(tail) + "\n" if tail else "")
+
+
+def _audit_accounting(result: Any, w: dict[str, Any]) -> str:
+    a, words = result.accounting, w["accounting"]
+    known = (lambda x: words["unknown"] if x is None else f"{x:,}")
+    rows = [(words["vocab_size"], known(a.vocab_size) + (f" ({a.vocab_size_key})" if a.vocab_size_key else "")),
+            (words["table_rows"], f"{a.table_rows:,}"),
+            (words["head_rows"], words["tied_head"] if result.tied and a.head_rows is None else known(a.head_rows)),
+            (words["tokenizer_length"], known(a.tokenizer_length)), (words["base_vocabulary"], known(a.base_vocabulary)),
+            (words["id_span"], known(a.id_span)), (words["holes"], f"{len(a.holes):,}"),
+            (words["past_table"], f"{len(a.past_table):,}"), (words["padding"], f"{len(a.padding):,}"),
+            (words["listed"], f"{len(a.listed):,}"), (words["resize"], resize_text(result, w))]
+    rule = f"rule: {a.resize.rule}\n" if a.resize is not None and a.resize.dropped else ""
+    return f"{w['headings']['accounting'].lower()}\n" + terminal_table(rows) + rule
+
+
+def _audit_reachability(result: Any, w: dict[str, Any]) -> str:
+    r = result.reachability
+    if r is None:
+        return ""
+    rows = [(name, f"{n:,}", w["categories"][name]) for name, n in r.counts.items()]
+    return (f"{w['headings']['reachability'].lower()} (Magikarp's categories)\n"
+            + terminal_table(rows, headers=w["columns"]["categories"]))
+
+
+def _audit_degenerate(result: Any, w: dict[str, Any]) -> str:
+    rows = [(w["parts"][d.part], f"{len(d.zero):,}", f"{len(d.nonfinite):,}",
+             f"{sum(len(g) for g in d.duplicates):,} ({len(d.duplicates):,})") for d in result.degenerate]
+    return f"{w['headings']['degenerate'].lower()}\n" + terminal_table(rows, headers=w["columns"]["degenerate"])
+
+
+def _audit_undertrained(result: Any, w: dict[str, Any], show: int) -> str:
+    u = result.undertrained
+    if u is None:
+        return ""
+    by = ", ".join(f"{w['reference_by'][name]}: {len(ids):,}" for name, ids in u.reference_by.items())
+    intro = w["undertrained_intro"].format(
+        indicator=w["indicators"][u.main], part=w["parts"][u.on], reference=f"{len(u.reference):,}",
+        by=by or w["accounting"]["none"], percentile=format_value(u.percentile), population=w["populations"][u.population],
+        size=f"{u.population_size:,}", threshold=f"{u.threshold:.4g}", count=f"{len(u.candidates):,}")
+    categories = result.reachability.category_of() if result.reachability is not None else {}
+    reference = set(u.reference)
+    rows = [(str(i), TERMINAL.code(t) if (t := result.token(i)) is not None else "-", categories.get(i, "-"),
+             "yes" if i in reference else "no",
+             *(fixed(float(u.values[name][i]), 4) if name in u.values else "-"
+               for name in (u.main, "cosine_distance", "l2_distance"))) for i in u.candidates[:show]]
+    table = terminal_table(rows, headers=w["columns"]["candidates"]) if rows else ""
+    more = len(u.candidates) - show
+    return (f"{w['headings']['undertrained'].lower()}\n{intro}\n" + table
+            + (w["more"].format(count=f"{more:,}") + "\n" if more > 0 and rows else ""))

@@ -50,6 +50,7 @@ __all__ = ["TOKEN", "POSITIONS", "TOKEN_TYPES", "HEAD", "INTEGER_TYPES", "GGUFTe
 
 TOKEN, POSITIONS, TOKEN_TYPES, HEAD = "token_embd.weight", "position_embd.weight", "token_types.weight", "output.weight"
 TOKENS_KEY = "tokenizer.ggml.tokens"
+TOKEN_TYPES_KEY = "tokenizer.ggml.token_type"
 # GGML types that hold integers: such a tensor is no table of weights.
 INTEGER_TYPES = frozenset({"I8", "I16", "I32", "I64"})
 
@@ -150,6 +151,22 @@ class GGUFFile:
         SourceError
             If the key is not an array of strings, or lists more tokens than the table has rows.
         """
+        listed = self.token_list()
+        if listed is None:
+            return None
+        tokens: list[str | None] = list(listed)
+        if len(tokens) > V:
+            raise SourceError(f"{self.path}: {TOKENS_KEY} lists {len(tokens)} tokens, but {TOKEN} has only V={V} "
+                              "rows: the vocabulary and the table do not belong together")
+        return tokens + [None] * (V - len(tokens))
+
+    def token_list(self) -> list[str] | None:
+        """``tokenizer.ggml.tokens`` as stored, in id order (no padding, no check against a table); None when absent.
+
+        Token bytes that are not UTF-8 are shown with U+FFFD rather than refused.
+
+        Raises ``SourceError`` if the key is not an array of strings.
+        """
         field = self._reader.get_field(TOKENS_KEY)
         if field is None:
             return None
@@ -157,11 +174,24 @@ class GGUFFile:
         if field.types != [value_type.ARRAY, value_type.STRING]:
             raise SourceError(f"{self.path}: {TOKENS_KEY} must be an array of strings, got "
                               f"{'/'.join(t.name for t in field.types)}")
-        tokens: list[str | None] = [_text(field.parts[i]) for i in field.data]  # field.data: where each string lies
-        if len(tokens) > V:
-            raise SourceError(f"{self.path}: {TOKENS_KEY} lists {len(tokens)} tokens, but {TOKEN} has only V={V} "
-                              "rows: the vocabulary and the table do not belong together")
-        return tokens + [None] * (V - len(tokens))
+        return [_text(field.parts[i]) for i in field.data]  # field.data: where each string lies
+
+    def token_types(self) -> list[int] | None:
+        """``tokenizer.ggml.token_type`` in id order (llama.cpp's ``gguf.TokenType``: 1 normal, 2 unknown,
+        3 control, 4 user-defined, 5 unused, 6 byte); None when absent.
+
+        Raises ``SourceError`` if the key is not an array of integers.
+        """
+        field = self._reader.get_field(TOKEN_TYPES_KEY)
+        if field is None:
+            return None
+        value_type = _gguf().GGUFValueType
+        integers = {value_type.INT8, value_type.INT16, value_type.INT32, value_type.INT64, value_type.UINT8,
+                    value_type.UINT16, value_type.UINT32, value_type.UINT64}
+        if len(field.types) != 2 or field.types[0] != value_type.ARRAY or field.types[1] not in integers:
+            raise SourceError(f"{self.path}: {TOKEN_TYPES_KEY} must be an array of integers, got "
+                              f"{'/'.join(t.name for t in field.types)}")
+        return [int(field.parts[i][0]) for i in field.data]
 
     def read(self, name: str) -> np.ndarray:
         """A 2-D tensor as float32 (rows, columns), dequantised by ``gguf.quants.dequantize``; read-only.

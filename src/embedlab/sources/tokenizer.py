@@ -1,19 +1,24 @@
 """A checkpoint's tokenizer and vocabulary files: ``tokenizer.json`` (the ``tokenizers`` library),
-``vocab.txt`` or ``vocab.json`` beside the weights.
+``vocab.txt`` or ``vocab.json`` beside the weights; and, for the audit, a tokenizer's inventory
+(``read_inventory``): every id's token, the added, special and unused ones, and the object
+that decodes and encodes them, read by the field's libraries, never by hand.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import MissingExtraError, SourceError
 from ..engine.vocabulary import Vocabulary
 from . import files
-from .resolve import A_CHECKPOINT, NAMED, check_model_name, existing_path, file_kind, package_dir
+from .resolve import A_CHECKPOINT, GGUF_SUFFIXES, NAMED, check_model_name, existing_path, file_kind, package_dir
 from .word_vectors import read_words
 
-__all__ = ["NEEDS_TOKENIZER", "load_tokenizer", "folder_vocabulary"]
+__all__ = ["NEEDS_TOKENIZER", "load_tokenizer", "folder_vocabulary", "TokenizerInventory", "read_inventory",
+           "TOKENIZER_FILES"]
 
 NEEDS_TOKENIZER = ("tokenizing text (encode) needs --model minilm or a checkpoint folder holding tokenizer.json "
                    "(or a .safetensors file with tokenizer.json beside it)")
@@ -151,3 +156,172 @@ def _json_pairs(path: Path) -> list[tuple[str, int]]:
                                               and not isinstance(p[1], bool) and p[1] >= 0 for p in pairs):
         raise SourceError(f"{path} is not a vocabulary: expected a JSON object of token -> id (ids >= 0)")
     return pairs
+
+
+# -- the audit's inventory of a tokenizer ----------------------------------------------
+
+# Files from which transformers builds a tokenizer when a folder has no tokenizer.json.
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "tokenizer.model",
+                   "spiece.model", "sentencepiece.bpe.model")
+# llama.cpp's token types (gguf.TokenType), by the number a GGUF file stores.
+GGUF_TYPES = {1: "normal", 2: "unknown", 3: "control", 4: "user_defined", 5: "unused", 6: "byte"}
+
+
+@dataclass(frozen=True)
+class TokenizerInventory:
+    """What a tokenizer holds, id by id, and the object that decodes and encodes its tokens.
+
+    Attributes
+    ----------
+    tokens : tuple of (str or None), length = the largest id + 1
+        Each id's token as the vocabulary stores it (``id_to_token``: ``'Ġthe'``,
+        ``'##ing'``); None for an id that has no token (a hole).
+    length : int
+        ``len(tokenizer)`` as transformers counts it: the base vocabulary plus
+        the added tokens (``get_vocab_size(with_added_tokens=True)``), the
+        number ``resize_token_embeddings(len(tokenizer))`` takes. For a GGUF
+        file, the tokens listed.
+    base_size : int or None
+        The base vocabulary, without added tokens; None where the source does not say.
+    added : frozenset of int
+        Ids in the tokenizer's list of added tokens (GGUF: user-defined tokens).
+    special : frozenset of int
+        Ids the tokenizer treats as special: added tokens marked special, and
+        (read through transformers) its named special tokens, ``all_special_ids``
+        (GGUF: control tokens).
+    unused : frozenset of int
+        Ids the file itself marks unused (GGUF token type 5); empty otherwise.
+    types : tuple of str or None
+        GGUF token type of each id (``"normal"``, ``"control"``, ...); None elsewhere.
+    reader : str
+        What it was read from, and by what (``"tokenizer.json, read by tokenizers"``).
+    runner : tokenizers.Tokenizer or None
+        The object whose ``decode_batch``/``encode_batch`` the reachability test
+        runs, its saved padding and truncation switched off; None where there is
+        none (a GGUF file's token list).
+    notes : tuple of str
+        What could not be read (a GGUF file without token types).
+    """
+
+    tokens: tuple[str | None, ...]
+    length: int
+    base_size: int | None
+    added: frozenset[int]
+    special: frozenset[int]
+    unused: frozenset[int]
+    types: tuple[str, ...] | None
+    reader: str
+    runner: Any
+    notes: tuple[str, ...] = ()
+
+
+def read_inventory(model: str | Path) -> TokenizerInventory:
+    """The tokenizer of a checkpoint folder (or beside a ``.safetensors`` file), ``minilm``, or a GGUF file.
+
+    A folder's ``tokenizer.json`` is read as saved by the ``tokenizers``
+    library (as ``load_tokenizer`` and ``embedlab encode`` read it); a folder
+    without one, by transformers' ``AutoTokenizer`` from the files it reads
+    (``vocab.txt``, ``tokenizer.model``, ...; ``local_files_only``, never
+    remote code). A GGUF file's ``tokenizer.ggml.tokens`` and
+    ``tokenizer.ggml.token_type`` are read with the gguf library; there is no
+    tokenizer to run then (``runner`` None).
+
+    Raises
+    ------
+    SourceError
+        For a source without a tokenizer (named tables, word vectors, a folder
+        with none of ``TOKENIZER_FILES``, a GGUF file without a token list), or
+        a tokenizer that does not load (the message names the file and what the
+        library said).
+    MissingExtraError
+        When ``tokenizers`` (or, for a folder without tokenizer.json, transformers) is not installed.
+    """
+    check_model_name(model, A_CHECKPOINT)
+    if model == "minilm":
+        return _folder_inventory(package_dir("minilm") / "model")
+    if isinstance(model, str) and model in NAMED:
+        raise SourceError(f"model {model!r} has no tokenizer: it is a bare table, not a checkpoint")
+    path = existing_path(model, A_CHECKPOINT)
+    if path.is_file() and path.suffix.lower() in GGUF_SUFFIXES:
+        return _gguf_inventory(path)
+    if path.is_file() and path.suffix.lower() != ".safetensors":
+        raise SourceError(f"{path} is {file_kind(path)}: a bare table has no tokenizer")
+    return _folder_inventory(path if path.is_dir() else path.parent)
+
+
+def _folder_inventory(folder: Path) -> TokenizerInventory:
+    file = folder / "tokenizer.json"
+    if files.present(file, "tokenizer"):
+        return _runner_inventory(_read_tokenizer(file), frozenset(), f"{file.name}, read by tokenizers")
+    present = [name for name in TOKENIZER_FILES if files.present(folder / name, "tokenizer")]
+    if not present:
+        raise SourceError(f"{folder} has no tokenizer: none of {', '.join(TOKENIZER_FILES)}")
+    try:
+        import transformers
+    except ImportError:
+        raise MissingExtraError.for_module("transformers", f"tokenizers without tokenizer.json ({present[0]})",
+                                           ("hf",)) from None
+    from .hf import quiet
+
+    try:
+        with quiet():
+            tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True,
+                                                                   trust_remote_code=False)
+    except Exception as exc:  # whatever the tokenizer class refuses
+        raise SourceError(f"cannot read the tokenizer in {folder} ({', '.join(present)}): {_one_line(exc)}") from None
+    runner = getattr(tokenizer, "backend_tokenizer", None)
+    if runner is None:
+        raise SourceError(f"the tokenizer in {folder} ({type(tokenizer).__name__}) has no tokenizers backend to "
+                          "decode and encode with")
+    named = frozenset(int(i) for i in tokenizer.all_special_ids if i is not None)
+    return _runner_inventory(runner, named, f"{', '.join(present)}, read by transformers' "
+                                            f"{type(tokenizer).__name__}")
+
+
+def _runner_inventory(runner: Any, named_special: frozenset[int], reader: str) -> TokenizerInventory:
+    """The inventory of a ``tokenizers.Tokenizer``: every id up to the largest one, holes as None.
+
+    Padding and truncation saved in tokenizer.json are switched off on ``runner`` (ours, just read), as
+    transformers switches them off for a call that asks for neither: a token's string is encoded whole.
+    """
+    runner.no_padding()
+    runner.no_truncation()
+    owners = runner.get_vocab(with_added_tokens=True)  # token -> id
+    span = max(owners.values(), default=-1) + 1
+    tokens = tuple(runner.id_to_token(i) for i in range(span))
+    decoder = runner.get_added_tokens_decoder()  # id -> AddedToken
+    special = frozenset(i for i, token in decoder.items() if token.special) | named_special
+    return TokenizerInventory(tokens=tokens, length=runner.get_vocab_size(with_added_tokens=True),
+                              base_size=runner.get_vocab_size(with_added_tokens=False), added=frozenset(decoder),
+                              special=frozenset(i for i in special if 0 <= i < span), unused=frozenset(), types=None,
+                              reader=reader, runner=runner)
+
+
+def _gguf_inventory(path: Path) -> TokenizerInventory:
+    """A llama.cpp file's token list and token types."""
+    from .gguf import GGUFFile, TOKEN_TYPES_KEY, TOKENS_KEY
+
+    file = GGUFFile(path)
+    listed = file.token_list()
+    if listed is None:
+        raise SourceError(f"{path} has no {TOKENS_KEY}: no token list to audit")
+    kinds = file.token_types()
+    notes: tuple[str, ...] = ()
+    if kinds is None:
+        notes = (f"{path.name} has no {TOKEN_TYPES_KEY}: special, added and unused tokens are unknown",)
+    elif len(kinds) != len(listed):
+        notes = (f"{path.name}: {TOKEN_TYPES_KEY} lists {len(kinds):,} types for {len(listed):,} tokens: the types "
+                 "are left out",)
+        kinds = None
+    names = None if kinds is None else tuple(GGUF_TYPES.get(k, f"type {k}") for k in kinds)
+    of = (lambda kind: frozenset(i for i, k in enumerate(names or ()) if k == kind))
+    return TokenizerInventory(tokens=tuple(listed), length=len(listed), base_size=None, added=of("user_defined"),
+                              special=of("control"), unused=of("unused"), types=names,
+                              reader=f"{path.name}'s {TOKENS_KEY}" + ("" if kinds is None else f" and {TOKEN_TYPES_KEY}"),
+                              runner=None, notes=notes)
+
+
+def _one_line(exc: BaseException, limit: int = 200) -> str:
+    """A library's message on one line, cut to ``limit`` characters."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[:limit] + "…"
