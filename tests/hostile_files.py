@@ -165,13 +165,17 @@ class Run:
 
 # The child: the CLI's own main, then its peak resident set (Linux: KiB) written where the parent reads it.
 _CHILD = """
-import os, resource, sys
+import os, sys
 from embedlab.cli import main
 try:
     code = main(sys.argv[1:])
 finally:
+    # VmHWM: this process's own peak, since its exec. getrusage's ru_maxrss would also count the pages of
+    # the test process it was forked from (Linux carries the peak across exec), ~1 GB late in a full run.
+    with open("/proc/self/status") as status:
+        peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
     with open(os.environ["HOSTILE_RSS_FILE"], "w") as handle:
-        handle.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024))
+        handle.write(str(peak * 1024))
 sys.exit(code)
 """
 

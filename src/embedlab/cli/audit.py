@@ -6,6 +6,7 @@ import argparse
 import re
 from pathlib import Path
 
+from ..report.formats import terminal_text
 from . import arguments
 
 AUDIT_KINDS = ("a model with its tokenizer: minilm, a checkpoint folder, a .safetensors or .gguf file; word vectors "
@@ -63,11 +64,10 @@ def run(args: argparse.Namespace) -> int:
         written[args.plot] = plots.svg_text(fig) if args.plot.suffix.lower() == ".svg" else plots.png_bytes(fig)
     if written:
         files.write_atomic(written)
-    # Tokens, file names and reasons come from the model's files: TERMINAL.text writes them for a terminal.
-    text = formats.to_json(result) if args.json else formats.TERMINAL.text(views.audit_terminal(result, show=args.show))
-    print(text, end="")
+    text = formats.to_json(result) if args.json else views.audit_terminal(result, show=args.show)
+    print(terminal_text(text), end="")
     if written and not args.json:
-        print(formats.TERMINAL.text("\n".join(f"wrote {path}" for path in written)))
+        print(terminal_text("\n".join(f"wrote {path}" for path in written)))
     return 0
 
 
