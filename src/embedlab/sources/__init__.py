@@ -8,7 +8,8 @@ resolved once (``resolve``). One module per kind of file: ``safetensors``
 config.json, weight tying), ``gguf`` (llama.cpp files, through the gguf
 library), ``npy``, ``word_vectors`` (text vectors and word lists), ``word2vec``
 (the binary format), ``tokenizer`` (tokenizer.json and vocabulary files),
-``input_rule`` (a family's position offset, token scale and embedding LayerNorm);
+``input_rule`` (a family's position offset, token scale and embedding LayerNorm),
+``config_limits`` (the largest sizes a config may declare);
 ``loaders`` dispatches. Nothing is read with pickle.
 
 The public names below are imported lazily (NumPy is needed only once a table

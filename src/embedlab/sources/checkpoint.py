@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SourceError, TyingConflictError, brief, install_hint
-from . import hf
+from . import config_limits, hf
 from .safetensors import TensorInfo, same_bytes
 
 __all__ = [
@@ -110,6 +110,9 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     SourceError
         If the name is empty, the file is missing, is not UTF-8 JSON, or does
         not hold a JSON object (names the file).
+    ConfigError
+        (a ``SourceError``) for a size beyond its kind's maximum
+        (``config_limits.check``: 10^9 layers), naming the key and value.
     """
     if isinstance(path, str) and not path.strip():  # Path("") is the current folder: never meant
         raise SourceError(f"empty config file name {path!r}: expected a config.json or its folder")
@@ -124,6 +127,7 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         raise SourceError(f"cannot read {config}: {exc}") from None
     if not isinstance(data, dict):
         raise SourceError(f"{config} must hold a JSON object, got {type(data).__name__}")
+    config_limits.check(data, str(config))  # before anything builds what the file declares
     return data
 
 
