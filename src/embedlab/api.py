@@ -44,13 +44,13 @@ if TYPE_CHECKING:  # annotations only: these modules need NumPy / torch
     from .measure.demo import DemoResult
     from .measure.encode import Encoding
     from .measure.hubs import HubsResult
-    from .measure.neighbors import NeighborsResult
+    from .measure.neighbors import NeighborsResult, NeighborsStream
     from .measure.params import ParamsResult
     from .measure.positions import PositionComparison
     from .measure.projector import ProjectorResult
     from .report.export import Export
 
-__all__ = ["report", "neighbors", "hubs", "compress", "params", "positions", "encode", "demo", "projector", "export",
+__all__ = ["report", "neighbors", "neighbors_stream", "hubs", "compress", "params", "positions", "encode", "demo", "projector", "export",
            "resolve_probe", "default_probe", "PROJECTOR_SAMPLE", "PROJECTOR_K",
            "DEFAULT_PROBE_TOKEN", "DEFAULT_PROBE_ID", "REPORT_K", "DEFAULT_MEMORY",
            "DEFAULT_BASE"]
@@ -249,11 +249,39 @@ def neighbors(table_or_model: Table, queries: int | str | Sequence[int | str] = 
     (2, ('k = 2: the default 10 shrunk to V - 1',), [1, 0])
     """
     measure = _module("measure.neighbors", "neighbour lists")
+    table, items, vectors = _neighbor_queries(table_or_model, queries, vectors, tensor, words)
+    return measure.neighbor_lists(table, items, k, metrics, vectors=vectors, memory=memory, device=device)
+
+
+def neighbors_stream(table_or_model: Table, queries: int | str | Sequence[int | str] = (), *, k: int | None = None,
+                     metrics: Sequence[str] = ("cosine", "dot"), vectors: Any = None, memory: int = DEFAULT_MEMORY,
+                     device: str | None = None, tensor: str | None = None,
+                     words: str | os.PathLike | None = None) -> NeighborsStream:
+    """``neighbors``, its lists handed out a block of queries at a time: what ``embedlab neighbors`` writes.
+
+    The same parameters and lists as ``neighbors``; the result is a
+    ``measure.neighbors.NeighborsStream`` whose ``blocks`` are searched as
+    they are read, so that a renderer writes each block as it comes and
+    memory holds one block of lists, whatever the number of queries. Every
+    check (k, the queries, the budget) is made by this call, before any list.
+
+    >>> s = neighbors_stream([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]], [0, 1, 2], k=1, metrics=["dot"])
+    >>> [q.lists["dot"][0].id for block in s.blocks for q in block]
+    [1, 0, 1]
+    """
+    measure = _module("measure.neighbors", "neighbour lists")
+    table, items, vectors = _neighbor_queries(table_or_model, queries, vectors, tensor, words)
+    return measure.neighbor_stream(table, items, k, metrics, vectors=vectors, memory=memory, device=device)
+
+
+def _neighbor_queries(table_or_model: Table, queries: Any, vectors: Any, tensor: Any,
+                      words: Any) -> tuple[EmbeddingTable, list[Any], Any]:
+    """The table, the queries as a list (one query or many) and the vectors (a ``.npy`` path read)."""
     table = _table(table_or_model, tensor, words)
     items = [queries] if isinstance(queries, (str, numbers.Integral)) else list(queries)  # one query or many
     if isinstance(vectors, (str, os.PathLike)):
         vectors = _module("sources", "query vectors").load_vectors(vectors)
-    return measure.neighbor_lists(table, items, k, metrics, vectors=vectors, memory=memory, device=device)
+    return table, items, vectors
 
 
 def hubs(table_or_model: Table, *, k: int | None = None, queries: int | None = None, seed: int = 0,
