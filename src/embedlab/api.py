@@ -35,7 +35,7 @@ from . import embed, errors
 from .engine.vocabulary import resolve_id
 from .measure import lab
 from .measure.defaults import fit_default
-from .report import run
+from .report import files, run
 
 if TYPE_CHECKING:  # annotations only: these modules need NumPy / torch
     from .report.parquet import GraphFile
@@ -610,13 +610,16 @@ def export(table_or_model: Table, out: str | os.PathLike, *, format: str = "proj
     Raises
     ------
     ChoiceError, SizeError, ValueError, OSError
-        As ``report.export.projector_files`` and ``report.files.write_atomic``.
+        As ``report.export.projector_files`` and ``report.files.write_atomic``;
+        an ``out`` they cannot be written in (``report.files.check_writable``)
+        before the table is read.
     """
     writer = _module("report.export", "exports")
-    table = _table(table_or_model, tensor, words)
     if format not in writer.FORMATS:
         raise errors.ChoiceError(f"unknown export format {format!r}: expected one of {', '.join(writer.FORMATS)}",
                                  parameter="format", value=format, expected=f"one of {', '.join(writer.FORMATS)}")
+    files.check_writable(writer.projector_paths(out))  # a folder that cannot take them is refused before the table loads
+    table = _table(table_or_model, tensor, words)
     return writer.write_projector(table, out, limit=limit, metadata=metadata)
 
 
@@ -680,15 +683,18 @@ def graph(table_or_model: Table, out: str | os.PathLike, *, k: int | None = None
 
 
 def graph_path(out: str | os.PathLike) -> str:
-    """``out`` checked for ``graph``: a name ending in .parquet, in a folder that exists.
+    """``out`` checked for ``graph``: a name ending in .parquet, in a folder that exists, that may be written there.
 
-    Raises ``OutputPathError`` (a ``ValueError``) naming the path and what was expected.
+    Raises ``OutputPathError`` (a ``ValueError``) naming the path and what was
+    expected; ``OSError`` (``report.files.check_writable``) for a folder of
+    that name, or a folder this process may not write in.
     """
     path = os.fspath(out)
     if not path.lower().endswith(".parquet") or os.path.basename(path) == ".parquet":
         raise errors.OutputPathError(f"{path!r} is not a .parquet file name", parameter="out", value=path,
                                      expected="a file name ending in .parquet")
     folder = os.path.dirname(path) or "."
+    files.check_writable([path])  # a folder of that name, a file on its way, a folder it may not write in
     if not os.path.isdir(folder):
         raise errors.OutputPathError(f"{path!r}: folder {folder!r} does not exist", parameter="out", value=path,
                                      expected=f"a .parquet file in an existing folder ({folder!r} does not exist)")
