@@ -87,18 +87,21 @@ def test_sizes_that_name_nothing_here_pass():
                          "vision_feature_layer": -2, "use_cache": True, "torch_dtype": "bfloat16"})
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the peak from /proc/self/status")
 def test_ten_to_the_nine_layers_answer_at_once_in_little_memory(tmp_path):
     """The case from the issue: 120 s and past 2.4 GB before; now refused before transformers is imported."""
     path = write_config(tmp_path, **dict(LLAMA_405B, num_hidden_layers=10**9))
-    code = ("import resource, sys; from embedlab.cli import main; code = main(['params', '--config', sys.argv[1]]); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr); sys.exit(code)")
+    # The child's own peak, KiB: VmHWM, which exec starts afresh (ru_maxrss would keep a large pytest's own size).
+    code = ("import sys; from embedlab.cli import main; code = main(['params', '--config', sys.argv[1]]); "
+            "print(next(line.split()[1] for line in open('/proc/self/status') if line.startswith('VmHWM:')), "
+            "file=sys.stderr); sys.exit(code)")
     start = time.monotonic()
     done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
     took = time.monotonic() - start
     message, peak_kib = done.stderr.splitlines()
     assert done.returncode == 1 and done.stdout == ""
     assert "num_hidden_layers=1000000000" in message and "at most 512" in message
-    assert int(peak_kib) < 200 * 1024  # KiB on Linux: no torch, no transformers, no layers
+    assert int(peak_kib) < 200 * 1024  # no torch, no transformers, no layers
     assert took < 60
 
 

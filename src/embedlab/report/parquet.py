@@ -136,9 +136,9 @@ def write_graph(path: str | os.PathLike, blocks: Iterable[Any], *, metadata: dic
     except BaseException as exc:  # an error or Ctrl-C: no partial file, under any name
         if os.path.exists(tmp):
             os.unlink(tmp)
-        if isinstance(exc, OSError):
+        if isinstance(exc, OSError) and (exc.filename in (tmp, str(target)) or tmp in str(exc)):
             raise write_error(exc, Path(path)) from None  # the file as given, never the temporary's name
-        raise
+        raise  # the blocks' own errors (a scheduler that does not answer) as they are
     return rows
 
 
