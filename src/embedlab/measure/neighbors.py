@@ -207,7 +207,7 @@ class NeighborsStream:
     notes: tuple[str, ...]
     blocks: Iterator[list[QueryLists]] = field(repr=False, compare=False)
     memory: Callable[[], SearchMemory] = field(repr=False, compare=False)
-    block: int = BLOCK_ENTRIES
+    block: int
 
     def result(self, queries: list[QueryLists]) -> NeighborsResult:
         """A ``NeighborsResult`` of ``queries`` (every block, or none for the fields alone), ``memory`` as it stands."""
@@ -266,13 +266,15 @@ def neighbor_stream(
     check_k(k, limit, "V-1 (the query itself is left out)" if ids else "V")  # before the budget: k is what is wrong
     notes += repeat_notes(table, ids)
     norms = table.norms()  # (V,)
+    q_norms = None
     if Q is not None:
         Q = table.query_vectors(Q)  # (N, D) every vector checked before any list
+        q_norms = vector_norms(Q)  # (N,)
     for metric in metrics:
         if ids:
             check_queries(norms[ids], norms, metric, np.array(ids, dtype=np.int64))
         if Q is not None:
-            check_queries(vector_norms(Q), norms, metric)
+            check_queries(q_norms, norms, metric)
     # Every search's plan first: a budget too small for any is refused before the first
     # search, naming the smallest budget that all of them fit in.
     if ids and Q is not None:
@@ -284,17 +286,18 @@ def neighbor_stream(
     def used() -> SearchMemory:
         return search_memory(memory, plans, len(ids) if ids else len(Q), k, table.resident())
 
-    blocks = _blocks(table, queries, ids, Q, k, metrics, memory, device, size, norms)
+    blocks = _blocks(table, queries, ids, Q, q_norms, k, metrics, memory, device, size)
     first = next(blocks, None)  # the first block's search: its errors come before any output
     return NeighborsStream(k=k, metrics=metrics, n_queries=n_queries, median_norm=float(np.median(norms)),
                            max_norm=float(norms.max()), source=table.provenance.to_dict(), notes=notes,
                            blocks=itertools.chain([] if first is None else [first], blocks), memory=used, block=size)
 
 
-def _blocks(table: EmbeddingTable, queries: Sequence[int | str], ids: list[int], Q: np.ndarray | None, k: int,
-            metrics: list[str], memory: int, device: str | None, size: int,
-            norms: np.ndarray) -> Iterator[list[QueryLists]]:
+def _blocks(table: EmbeddingTable, queries: Sequence[int | str], ids: list[int], Q: np.ndarray | None,
+            q_norms: np.ndarray | None, k: int, metrics: list[str], memory: int, device: str | None,
+            size: int) -> Iterator[list[QueryLists]]:
     """The lists of ``size`` queries at a time: the ids first, then the vectors, each metric's search per block."""
+    norms = table.norms()  # (V,)
     if ids:
         if device is None:
             table.screen_codes(len(ids))  # as one search of every id would: codes for many queries, built once
@@ -313,7 +316,7 @@ def _blocks(table: EmbeddingTable, queries: Sequence[int | str], ids: list[int],
             found = {m: table.nearest_to_vector(chunk, k, m, memory=memory, device=device) for m in metrics}
             yield [QueryLists(query=f"vector {start + n}", id=None, token=None, norm=float(q_norm),
                               lists={m: _listed(table, found[m], n, norms) for m in metrics})
-                   for n, q_norm in enumerate(vector_norms(chunk))]
+                   for n, q_norm in enumerate(q_norms[start:start + size])]
 
 
 def repeat_notes(table: EmbeddingTable, ids: Sequence[int]) -> tuple[str, ...]:
