@@ -35,7 +35,7 @@ from . import embed, errors
 from .engine.vocabulary import resolve_id
 from .measure import lab
 from .measure.defaults import fit_default
-from .report import run
+from .report import files, run
 
 if TYPE_CHECKING:  # annotations only: these modules need NumPy / torch
     from .report.parquet import GraphFile
@@ -45,13 +45,13 @@ if TYPE_CHECKING:  # annotations only: these modules need NumPy / torch
     from .measure.demo import DemoResult
     from .measure.encode import Encoding
     from .measure.hubs import HubsResult
-    from .measure.neighbors import NeighborsResult
+    from .measure.neighbors import NeighborsResult, NeighborsStream
     from .measure.params import ParamsResult
     from .measure.positions import PositionComparison
     from .measure.projector import ProjectorResult
     from .report.export import Export
 
-__all__ = ["report", "neighbors", "hubs", "compress", "audit", "params", "positions", "encode", "demo", "projector", "export",
+__all__ = ["report", "neighbors", "neighbors_stream", "hubs", "compress", "audit", "params", "positions", "encode", "demo", "projector", "export",
            "resolve_probe", "default_probe", "PROJECTOR_SAMPLE", "PROJECTOR_K",
            "DEFAULT_PROBE_TOKEN", "DEFAULT_PROBE_ID", "REPORT_K", "DEFAULT_MEMORY",
            "DEFAULT_BASE", "AUDIT_PERCENTILE"]
@@ -261,11 +261,40 @@ def neighbors(table_or_model: Table, queries: int | str | Sequence[int | str] = 
     (2, ('k = 2: the default 10 shrunk to V - 1',), [1, 0])
     """
     measure = _module("measure.neighbors", "neighbour lists")
+    table, items, vectors = _neighbor_queries(table_or_model, queries, vectors, tensor, words, table)
+    return measure.neighbor_lists(table, items, k, metrics, vectors=vectors, memory=memory, device=device)
+
+
+def neighbors_stream(table_or_model: Table, queries: int | str | Sequence[int | str] = (), *, k: int | None = None,
+                     metrics: Sequence[str] = ("cosine", "dot"), vectors: Any = None, memory: int = DEFAULT_MEMORY,
+                     device: str | None = None, tensor: str | None = None,
+                     words: str | os.PathLike | None = None, table: str = "input") -> NeighborsStream:
+    """``neighbors``, its lists handed out a block of queries at a time: what ``embedlab neighbors`` writes.
+
+    The same parameters and lists as ``neighbors``; the result is a
+    ``measure.neighbors.NeighborsStream`` whose ``blocks`` are searched as
+    they are read, so that a renderer writes each block as it comes and
+    memory holds one block of lists, whatever the number of queries. Every
+    check (k, the queries, the budget) is made by this call, before any list.
+
+    >>> s = neighbors_stream([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]], [0, 1, 2], k=1, metrics=["dot"])
+    >>> [q.lists["dot"][0].id for block in s.blocks for q in block]
+    [1, 0, 1]
+    """
+    measure = _module("measure.neighbors", "neighbour lists")
+    loaded, items, vectors = _neighbor_queries(table_or_model, queries, vectors, tensor, words, table)
+    return measure.neighbor_stream(loaded, items, k, metrics, vectors=vectors, memory=memory, device=device)
+
+
+def _neighbor_queries(table_or_model: Table, queries: Any, vectors: Any, tensor: Any,
+                      words: Any, table: str) -> tuple[EmbeddingTable, list[Any], Any]:
+    """The table (``table``: the input table or the output head), the queries as a list (one query or many)
+    and the vectors (a ``.npy`` path read)."""
     loaded = _table(table_or_model, tensor, words, table)
     items = [queries] if isinstance(queries, (str, numbers.Integral)) else list(queries)  # one query or many
     if isinstance(vectors, (str, os.PathLike)):
         vectors = _module("sources", "query vectors").load_vectors(vectors)
-    return measure.neighbor_lists(loaded, items, k, metrics, vectors=vectors, memory=memory, device=device)
+    return loaded, items, vectors
 
 
 def hubs(table_or_model: Table, *, k: int | None = None, queries: int | None = None, seed: int = 0,
@@ -658,13 +687,16 @@ def export(table_or_model: Table, out: str | os.PathLike, *, format: str = "proj
     Raises
     ------
     ChoiceError, SizeError, ValueError, OSError
-        As ``report.export.projector_files`` and ``report.files.write_atomic``.
+        As ``report.export.projector_files`` and ``report.files.write_atomic``;
+        an ``out`` they cannot be written in (``report.files.check_writable``)
+        before the table is read.
     """
     writer = _module("report.export", "exports")
-    loaded = _table(table_or_model, tensor, words, table)
     if format not in writer.FORMATS:
         raise errors.ChoiceError(f"unknown export format {format!r}: expected one of {', '.join(writer.FORMATS)}",
                                  parameter="format", value=format, expected=f"one of {', '.join(writer.FORMATS)}")
+    files.check_writable(writer.projector_paths(out))  # a folder that cannot take them is refused before the table loads
+    loaded = _table(table_or_model, tensor, words, table)
     return writer.write_projector(loaded, out, limit=limit, metadata=metadata)
 
 
@@ -730,15 +762,18 @@ def graph(table_or_model: Table, out: str | os.PathLike, *, k: int | None = None
 
 
 def graph_path(out: str | os.PathLike) -> str:
-    """``out`` checked for ``graph``: a name ending in .parquet, in a folder that exists.
+    """``out`` checked for ``graph``: a name ending in .parquet, in a folder that exists, that may be written there.
 
-    Raises ``OutputPathError`` (a ``ValueError``) naming the path and what was expected.
+    Raises ``OutputPathError`` (a ``ValueError``) naming the path and what was
+    expected; ``OSError`` (``report.files.check_writable``) for a folder of
+    that name, or a folder this process may not write in.
     """
     path = os.fspath(out)
     if not path.lower().endswith(".parquet") or os.path.basename(path) == ".parquet":
         raise errors.OutputPathError(f"{path!r} is not a .parquet file name", parameter="out", value=path,
                                      expected="a file name ending in .parquet")
     folder = os.path.dirname(path) or "."
+    files.check_writable([path])  # a folder of that name, a file on its way, a folder it may not write in
     if not os.path.isdir(folder):
         raise errors.OutputPathError(f"{path!r}: folder {folder!r} does not exist", parameter="out", value=path,
                                      expected=f"a .parquet file in an existing folder ({folder!r} does not exist)")

@@ -21,6 +21,7 @@ __all__ = [
     "TyingConflictError",
     "MissingExtraError",
     "ConfigError",
+    "ConfigSizeError",
     "SizeError",
     "DtypeError",
     "ChoiceError",
@@ -179,6 +180,12 @@ def missing_extra(exc: ImportError, what: str) -> "MissingExtraError | None":
 class ConfigError(SourceError):
     """A model config (``config.json``) that lacks a size or holds a bad value;
     the message names the key and the value."""
+
+
+class ConfigSizeError(ConfigError):
+    """A config that declares a size beyond what embedlab builds (more layers,
+    experts or positions than any real model has room for, or a model of more
+    modules than the bound); the message names the key, the value and the maximum."""
 
 
 class SizeError(EmbedlabError, ValueError):

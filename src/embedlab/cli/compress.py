@@ -49,8 +49,10 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import api
-    from ..report import formats, views
+    from ..report import files, formats, views
 
+    if args.plot is not None:
+        files.check_writable([args.plot])  # before the searches: a --plot that cannot be written costs nothing
     n_dims = len(set(args.dims)) if args.dims else 3
     rows = sum(n_dims if method in ("pca", "truncate") else 1 for method in args.methods or METHODS)
     with arguments.progress(2 + 2 * rows, "compress", args.quiet) as bar:
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
                               rescore=args.rescore, pq_m=args.pq_m, seed=args.seed, memory=args.memory,
                               tensor=args.tensor, words=args.words, table=args.table, progress=bar.update)
     if args.plot is not None:  # drawn before anything is printed: a failed figure leaves no half output
-        from ..report import files, plots
+        from ..report import plots
 
         fig = plots.compress_figure(result, lang=args.lang)
         data = plots.svg_text(fig).encode("utf-8") if args.plot.suffix.lower() == ".svg" else plots.png_bytes(fig)

@@ -43,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
     from ..report import files, fonts, plots
 
     _check_options(args)
+    path = args.out or Path(f"{args.figure}.png")
+    files.check_writable([path])  # before the figure is drawn
     width, height = args.size or DEFAULT_SIZE
     options = {name: getattr(args, name) for name in OPTIONS[args.figure] if getattr(args, name) is not None}
     if "tokens" in options:
@@ -51,7 +53,6 @@ def run(args: argparse.Namespace) -> int:
         fig = plot(args.figure, args.model, size=(width, height), tensor=args.tensor, words=args.words,
                    table=args.table, lang=args.lang, **options)
         bar.update()
-        path = args.out or Path(f"{args.figure}.png")
         files.write_atomic({path: plots.png_bytes(fig)})
         bar.update()
     print(terminal_text(f"wrote {path} ({width}x{height} pixels)"))

@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     check_metric(args)
     arguments.check_sample(args, DEFAULT_K)
     page.require_plotly()  # a missing extra is said now, not after the search
+    files.check_writable([args.out])  # and a page that could not be written
     tokens = arguments.token_list(args.tokens) if args.tokens is not None else None
     table = sources.load(args.model, tensor=args.tensor, words=args.words, table=args.table)  # first, so the bar knows its total
     n = len(tokens) + (args.probe is not None) if tokens is not None else args.sample or min(DEFAULT_SAMPLE, table.V)

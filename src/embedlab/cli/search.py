@@ -43,11 +43,14 @@ def run_neighbors(args: argparse.Namespace) -> int:
     from ..report import formats, views
 
     metrics = ("cosine", "dot") if args.by == "both" else (args.by,)
-    result = api.neighbors(args.model, args.queries, k=args.k, metrics=metrics, vectors=args.vector,
-                           memory=args.memory, device=args.device, tensor=args.tensor, words=args.words,
-                           table=args.table)
-    text = formats.to_json(result) if args.json else views.neighbors_terminal(result, memory=memory_asked(args))
-    print(terminal_text(text), end="")
+    # Written a block of queries at a time as the lists come: 10^6 queries are never held as text or objects.
+    stream = api.neighbors_stream(args.model, args.queries, k=args.k, metrics=metrics, vectors=args.vector,
+                                  memory=args.memory, device=args.device, tensor=args.tensor, words=args.words,
+                                  table=args.table)
+    pieces = (formats.to_json_chunks(stream.to_dict, "queries", stream.query_dicts()) if args.json
+              else views.neighbors_terminal_stream(stream, memory=memory_asked(args)))
+    for piece in pieces:
+        print(terminal_text(piece), end="")
     return 0
 
 

@@ -64,7 +64,7 @@ from .precision import check_dot_range
 from .scan import search_block
 from .threads import block_runner, worker_count
 
-__all__ = ["Neighbors", "search", "check_k", "METRICS", "DEFAULT_MEMORY"]
+__all__ = ["Neighbors", "search", "check_k", "check_queries", "METRICS", "DEFAULT_MEMORY"]
 
 METRICS = ("cosine", "dot")
 DEFAULT_MEMORY = 256 * 2**20  # bytes of working memory for one search
@@ -192,12 +192,7 @@ def search(
     if not np.isfinite(row_norms).all():  # a NaN or infinite entry makes its row's length so
         raise ValueError(f"row {int(np.flatnonzero(~np.isfinite(row_norms))[0])} of the table contains NaN or infinity")
     q_norms = row_norms[exclude] if Q is None else vector_norms(np.asarray(Q), block_bytes=NORMS_BLOCK)  # (N,)
-    short = np.flatnonzero((q_norms > 0) & (q_norms < np.finfo(np.float64).tiny))
-    if short.size:
-        raise ValueError(f"query vector {int(short[0])} is too short for float64: its length "
-                         f"{q_norms[short[0]]:.3g} is subnormal, too imprecise to divide by")
-    if metric == "dot":
-        check_dot_range(q_norms, row_norms, exclude)
+    check_queries(q_norms, row_norms, metric, exclude)
     torch_device, matmul = _device(device, screen)
     on_torch = torch_device is not None  # the float screen, with torch; torch parallelises each product itself
     plan = plan_search(V, D, k, metric, memory, q_norms=q_norms, row_norms=row_norms, table_dtype=W.dtype,
@@ -225,6 +220,40 @@ def search(
     if N and ids.max() >= V:  # an empty slot survived: never hand out an id that does not exist
         raise FloatingPointError("fewer than k rows got a finite score; the table's values are out of range")
     return ids, scores
+
+
+def check_queries(q_norms: np.ndarray, row_norms: np.ndarray, metric: str, exclude: np.ndarray | None = None) -> None:
+    """Refuse queries that ``search`` cannot rank, by their lengths: what it checks before any block runs.
+
+    A caller that searches its queries a block at a time checks them all
+    first, so that an error comes before any list and names the query's
+    place among all of them, not within its block.
+
+    Parameters
+    ----------
+    q_norms : np.ndarray, shape (N,), float64
+        The queries' lengths.
+    row_norms : np.ndarray, shape (V,), float64
+        The table's row lengths.
+    metric : {"cosine", "dot"}
+    exclude : np.ndarray, shape (N,), int64, optional
+        The queries' own ids, for queries by id.
+
+    Raises
+    ------
+    ValueError
+        For a length that is subnormal (too imprecise to divide by), or, for
+        the dot product, products float64 cannot rank
+        (``precision.check_dot_range``); each names the query.
+
+    >>> check_queries(np.array([1.0, 2.0]), np.array([1.0, 3.0]), "dot")
+    """
+    short = np.flatnonzero((q_norms > 0) & (q_norms < np.finfo(np.float64).tiny))
+    if short.size:
+        raise ValueError(f"query vector {int(short[0])} is too short for float64: its length "
+                         f"{q_norms[short[0]]:.3g} is subnormal, too imprecise to divide by")
+    if metric == "dot":
+        check_dot_range(q_norms, row_norms, exclude)
 
 
 def _device(device: str | None, screen: str) -> tuple[Any, Any]:

@@ -469,6 +469,23 @@ class EmbeddingTable:
         >>> t.nearest_to_vector([1.0, 0.0], 4).ids.tolist()
         [[0, 1, 2, 3]]
         """
+        Q = self.query_vectors(vectors)  # (N, D)
+        check_k(k, self.V, "V")
+        return self._search(Q, k, metric, exclude=None, memory=memory, device=device)
+
+    def query_vectors(self, vectors: Any) -> np.ndarray:
+        """Query vectors (D,) or (N, D) as the float64 array (N, D) that ``nearest_to_vector`` searches, checked.
+
+        Raises
+        ------
+        ShapeError
+            (a ``ValueError``) for vectors whose width is not D; names both.
+        ValueError
+            For a vector with NaN or infinity (names the first such row).
+
+        >>> EmbeddingTable(np.eye(2)).query_vectors([1, 0]).shape
+        (1, 2)
+        """
         Q = np.asarray(vectors, dtype=np.float64)
         if Q.ndim == 1:
             Q = Q[None, :]  # (1, D)
@@ -477,8 +494,7 @@ class EmbeddingTable:
         bad = np.flatnonzero(~np.isfinite(Q).all(axis=1))
         if bad.size:
             raise ValueError(f"query vector {int(bad[0])} contains NaN or infinity")
-        check_k(k, self.V, "V")
-        return self._search(Q, k, metric, exclude=None, memory=memory, device=device)
+        return Q
 
     def _search(self, Q: np.ndarray | None, k: int, metric: str, *, exclude: np.ndarray | None,
                 memory: int, progress: Callable[[int], None] | None = None,

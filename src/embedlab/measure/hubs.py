@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import MissingExtraError, SizeError
 from ..engine.footprint import SearchMemory, metric_plans, search_memory
-from ..engine.search import DEFAULT_MEMORY, METRICS
+from ..engine.search import DEFAULT_MEMORY, METRICS, check_k
 from ..engine.table import EmbeddingTable
 from ..engine.table_scan import int16_runs, scan_rows
 from .defaults import fit_default
@@ -214,6 +214,7 @@ def measure_hubs(
     spearmanr, skew = _scipy_stats()
     V = table.V
     k, k_notes = fit_default(k, DEFAULT_K, V - 1, "k", "V - 1")
+    check_k(k, V - 1, "V-1 (the query itself is left out)")  # before the budget: a k beyond V - 1 is what is wrong
     top, top_notes = fit_default(top, DEFAULT_TOP, V, "top", "V")
     if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
         raise SizeError(f"top must be an int >= 1, got {top!r}", parameter="top", value=top, expected="an int >= 1")

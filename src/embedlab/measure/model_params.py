@@ -23,8 +23,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, SourceError, install_hint
-from ..sources import checkpoint, hf, safetensors
+from ..errors import ConfigError, ConfigSizeError, SourceError, install_hint
+from ..sources import checkpoint, config_limits, hf, safetensors
 from . import dimensions
 from .params import Breakdown, Buffer, Count
 
@@ -77,6 +77,11 @@ def from_config(config: str | Path | dict[str, Any], *, dtype: str = "fp32") -> 
         (a ``SourceError``, a ``ValueError``) for a config without
         ``vocab_size`` or a width, or with a size that is not a positive int;
         it names the key and value.
+    ConfigSizeError
+        (a ``ConfigError``) for a size beyond its kind's maximum
+        (``sources.config_limits``: more than 512 layers, say), checked
+        before anything is built, or a model of more modules than a build
+        may make; it names the key, the value and the maximum.
     SourceError
         For a missing or unreadable file.
 
@@ -85,7 +90,9 @@ def from_config(config: str | Path | dict[str, Any], *, dtype: str = "fp32") -> 
     (38597376, 786432, 'n_embd=768')
     """
     path = None
-    if not isinstance(config, dict):
+    if isinstance(config, dict):
+        config_limits.check(config)  # a file's sizes are checked as it is read
+    else:
         path = str(config)
         config = checkpoint.read_config_file(config)
     where = path or "config"
@@ -93,6 +100,8 @@ def from_config(config: str | Path | dict[str, Any], *, dtype: str = "fp32") -> 
     if isinstance(family, str) and hf.available():
         try:
             counted = hf.count_config(config, where)
+        except ConfigSizeError:  # a model too big to build is too big to count by hand
+            raise
         except ConfigError as exc:
             return _by_hand(config, path, where, dtype, f"by hand: {exc}")
         return _from_model(counted, config, path, dtype)

@@ -5,26 +5,38 @@ row with its score and its length. The lengths are what make the two lists
 differ: ``dot(q, w) = |q| |w| cos(q, w)``, so under the dot product a long row
 climbs the list whatever its direction, while cosine divides length out.
 
+Many queries (a (10^6, D) ``.npy`` of vectors) make more lists than fit in
+memory as Python objects, though the search itself keeps to its budget:
+``neighbor_stream`` hands the lists out a block of queries at a time
+(``NeighborsStream``), for a renderer to write each block as it comes;
+``neighbor_lists`` gathers them into one ``NeighborsResult``.
+
 Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+import itertools
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from ..engine.footprint import SearchMemory, metric_plans, search_memory
 from ..engine.lengths import vector_norms
 from ..errors import ChoiceError
-from ..engine.search import DEFAULT_MEMORY, METRICS, Neighbors
+from ..engine.search import DEFAULT_MEMORY, METRICS, Neighbors, check_k, check_queries
 from ..engine.table import EmbeddingTable
 from .defaults import fit_default
 
-__all__ = ["Listed", "QueryLists", "NeighborsResult", "neighbor_lists", "repeat_notes", "DEFAULT_K"]
+__all__ = ["Listed", "QueryLists", "NeighborsResult", "NeighborsStream", "neighbor_lists", "neighbor_stream",
+           "repeat_notes", "DEFAULT_K", "BLOCK_ENTRIES"]
 
 DEFAULT_K = 10  # rows per list when k is not given (V - 1 on a smaller table)
+# List entries (queries x K) per metric in one block of a stream. A block's lists live as Python objects, about
+# 250 bytes an entry (measured with tracemalloc on minilm): 8 MiB a block with both metrics, whatever N is,
+# beside the search's own budget; its text is written a query at a time. K = 10: 1,638 queries a block.
+BLOCK_ENTRIES = 2**14
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,10 @@ class QueryLists:
     token: str | None
     norm: float
     lists: dict[str, list[Listed]]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as a JSON-able dict: one item of ``NeighborsResult.to_dict()["queries"]``."""
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -157,6 +173,85 @@ def neighbor_lists(
     >>> [(m, r.queries[0].lists[m][0].token) for m in r.metrics]
     [('cosine', 'b'), ('dot', 'b')]
     """
+    stream = neighbor_stream(table, queries, k, metrics, vectors=vectors, memory=memory, device=device)
+    return stream.result([query for block in stream.blocks for query in block])
+
+
+@dataclass(frozen=True)
+class NeighborsStream:
+    """The lists of ``neighbor_lists``, handed out a block of queries at a time (``neighbor_stream``).
+
+    Attributes
+    ----------
+    k, metrics, median_norm, max_norm, source, notes
+        As ``NeighborsResult``.
+    n_queries : int
+        Queries in all: tokens and ids first, then vectors.
+    blocks : iterator of list of QueryLists
+        The queries' lists in order, at most ``block`` queries a list; an
+        iterator (read once). Every check on the queries is made before the
+        first block is handed out, so an error comes before any list.
+    memory : callable
+        ``memory()``: the ``SearchMemory`` as it stands (read it after the
+        blocks: the searches may build the table's integer codes).
+    block : int
+        Queries per block.
+    """
+
+    k: int
+    metrics: list[str]
+    n_queries: int
+    median_norm: float
+    max_norm: float
+    source: dict[str, Any] | None
+    notes: tuple[str, ...]
+    blocks: Iterator[list[QueryLists]] = field(repr=False, compare=False)
+    memory: Callable[[], SearchMemory] = field(repr=False, compare=False)
+    block: int
+
+    def result(self, queries: list[QueryLists]) -> NeighborsResult:
+        """A ``NeighborsResult`` of ``queries`` (every block, or none for the fields alone), ``memory`` as it stands."""
+        return NeighborsResult(k=self.k, metrics=self.metrics, queries=queries, median_norm=self.median_norm,
+                               max_norm=self.max_norm, source=self.source, notes=self.notes, memory=self.memory())
+
+    def to_dict(self) -> dict[str, Any]:
+        """``NeighborsResult.to_dict()`` with no queries, ``memory`` as it stands (``formats.to_json_chunks``)."""
+        return self.result([]).to_dict()
+
+    def query_dicts(self) -> Iterator[dict[str, Any]]:
+        """Each query's ``to_dict()``, in order, as the blocks come (reads ``blocks``, emptying each)."""
+        for block in self.blocks:
+            block.reverse()
+            while block:  # each query's lists freed once given out: a block is not held beside the next
+                yield block.pop().to_dict()
+
+
+def neighbor_stream(
+    table: EmbeddingTable,
+    queries: Sequence[int | str] = (),
+    k: int | None = None,
+    metrics: Sequence[str] = METRICS,
+    *,
+    vectors: Any = None,
+    memory: int = DEFAULT_MEMORY,
+    device: str | None = None,
+    block: int | None = None,
+) -> NeighborsStream:
+    """``neighbor_lists``, its lists a block of queries at a time: memory for one block, whatever N is.
+
+    Parameters and errors are ``neighbor_lists``'s, raised here, before any
+    list: k against ``V - 1`` (``V`` for vectors only) first, then every
+    query (ids, vectors' widths and values, lengths float64 cannot rank),
+    then the budget (``BudgetError``); the first block is searched here too.
+    ``block`` is the queries per block (default ``BLOCK_ENTRIES // k``, at
+    least 1). The lists, the notes and ``memory()`` after the blocks are
+    those of ``neighbor_lists``, whatever the block.
+
+    >>> t = EmbeddingTable([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]], vocabulary=["a", "b", "c"])
+    >>> s = neighbor_stream(t, ["a", "b", "c"], 1, ["dot"], block=2)
+    >>> [[q.lists["dot"][0].token for q in b] for b in s.blocks]
+    [['b', 'a'], ['b']]
+    """
     metrics = list(metrics)
     unknown = [m for m in metrics if m not in METRICS]
     if unknown or not metrics:
@@ -168,28 +263,60 @@ def neighbor_lists(
         raise ValueError("give at least one query: a token, a token id or a vector")
     limit, limit_name = (table.V - 1, "V - 1") if ids else (table.V, "V")  # a vector leaves no row out
     k, notes = fit_default(k, DEFAULT_K, limit, "k", limit_name)
+    check_k(k, limit, "V-1 (the query itself is left out)" if ids else "V")  # before the budget: k is what is wrong
     notes += repeat_notes(table, ids)
     norms = table.norms()  # (V,)
+    q_norms = None
+    if Q is not None:
+        Q = table.query_vectors(Q)  # (N, D) every vector checked before any list
+        q_norms = vector_norms(Q)  # (N,)
+    for metric in metrics:
+        if ids:
+            check_queries(norms[ids], norms, metric, np.array(ids, dtype=np.int64))
+        if Q is not None:
+            check_queries(q_norms, norms, metric)
     # Every search's plan first: a budget too small for any is refused before the first
     # search, naming the smallest budget that all of them fit in.
     if ids and Q is not None:
         metric_plans(table, k, metrics, memory, vectors=Q)
     plans = metric_plans(table, k, metrics, memory, **({"ids": ids} if ids else {"vectors": Q}))
-    found: list[QueryLists] = []
+    n_queries = len(ids) + (0 if Q is None else len(Q))
+    size = max(1, BLOCK_ENTRIES // k) if block is None else block
+
+    def used() -> SearchMemory:
+        return search_memory(memory, plans, len(ids) if ids else len(Q), k, table.resident())
+
+    blocks = _blocks(table, queries, ids, Q, q_norms, k, metrics, memory, device, size)
+    first = next(blocks, None)  # the first block's search: its errors come before any output
+    return NeighborsStream(k=k, metrics=metrics, n_queries=n_queries, median_norm=float(np.median(norms)),
+                           max_norm=float(norms.max()), source=table.provenance.to_dict(), notes=notes,
+                           blocks=itertools.chain([] if first is None else [first], blocks), memory=used, block=size)
+
+
+def _blocks(table: EmbeddingTable, queries: Sequence[int | str], ids: list[int], Q: np.ndarray | None,
+            q_norms: np.ndarray | None, k: int, metrics: list[str], memory: int, device: str | None,
+            size: int) -> Iterator[list[QueryLists]]:
+    """The lists of ``size`` queries at a time: the ids first, then the vectors, each metric's search per block."""
+    norms = table.norms()  # (V,)
     if ids:
-        lists = {m: table.nearest(np.array(ids, dtype=np.int64), k, m, memory=memory, device=device) for m in metrics}
-        for n, (query, i) in enumerate(zip(queries, ids)):
-            token = None if table.vocabulary is None else table.token(i)
-            found.append(QueryLists(query=str(query), id=i, token=token, norm=float(norms[i]),
-                                    lists={m: _listed(table, lists[m], n, norms) for m in metrics}))
+        if device is None:
+            table.screen_codes(len(ids))  # as one search of every id would: codes for many queries, built once
+        for start in range(0, len(ids), size):
+            chunk = np.array(ids[start:start + size], dtype=np.int64)  # (n,)
+            found = {m: table.nearest(chunk, k, m, memory=memory, device=device) for m in metrics}
+            yield [QueryLists(query=str(queries[start + n]), id=int(i),
+                              token=None if table.vocabulary is None else table.token(int(i)), norm=float(norms[i]),
+                              lists={m: _listed(table, found[m], n, norms) for m in metrics})
+                   for n, i in enumerate(chunk)]
     if Q is not None:
-        lists = {m: table.nearest_to_vector(Q, k, m, memory=memory, device=device) for m in metrics}
-        for n, q_norm in enumerate(vector_norms(Q)):
-            found.append(QueryLists(query=f"vector {n}", id=None, token=None, norm=float(q_norm),
-                                    lists={m: _listed(table, lists[m], n, norms) for m in metrics}))
-    used = search_memory(memory, plans, len(ids) if ids else len(Q), k, table.resident())
-    return NeighborsResult(k=k, metrics=metrics, queries=found, median_norm=float(np.median(norms)),
-                           max_norm=float(norms.max()), source=table.provenance.to_dict(), notes=notes, memory=used)
+        if device is None:
+            table.screen_codes(len(Q))
+        for start in range(0, len(Q), size):
+            chunk = Q[start:start + size]  # (n, D)
+            found = {m: table.nearest_to_vector(chunk, k, m, memory=memory, device=device) for m in metrics}
+            yield [QueryLists(query=f"vector {start + n}", id=None, token=None, norm=float(q_norm),
+                              lists={m: _listed(table, found[m], n, norms) for m in metrics})
+                   for n, q_norm in enumerate(q_norms[start:start + size])]
 
 
 def repeat_notes(table: EmbeddingTable, ids: Sequence[int]) -> tuple[str, ...]:

@@ -87,6 +87,15 @@ class Export:
                 "columns": list(self.columns), "table": self.table, "notes": list(self.notes)}
 
 
+def projector_paths(out: str | os.PathLike) -> list[Path]:
+    """The files ``write_projector`` writes into the folder ``out``: ``vectors.tsv``, then ``metadata.tsv``.
+
+    >>> [str(p) for p in projector_paths("tsv")]
+    ['tsv/vectors.tsv', 'tsv/metadata.tsv']
+    """
+    return [Path(out) / "vectors.tsv", Path(out) / "metadata.tsv"]
+
+
 def write_projector(table: EmbeddingTable, out: str | os.PathLike, *, limit: int | None = None,
                     metadata: Sequence[str] | None = None) -> Export:
     """Write ``vectors.tsv`` and ``metadata.tsv`` into the folder ``out``: both or none (``files.write_atomic``).
@@ -94,8 +103,7 @@ def write_projector(table: EmbeddingTable, out: str | os.PathLike, *, limit: int
     Parameters and errors as ``projector_tsv``; ``OSError`` where a file cannot be written.
     """
     vectors, labels, columns, notes = projector_tsv(table, limit=limit, metadata=metadata)
-    folder = Path(out)
-    written = write_atomic({folder / "vectors.tsv": vectors, folder / "metadata.tsv": labels})
+    written = write_atomic(dict(zip(projector_paths(out), (vectors, labels))))
     rows = table.V if limit is None else limit
     return Export(format="projector", files=tuple(str(p) for p in written), rows=rows, D=table.D,
                   columns=columns, table=source_name(table.provenance.to_dict()), notes=notes)

@@ -1,5 +1,12 @@
 """Writing output files all or nothing: every file to a temporary beside it, then renamed.
 
+``check_writable`` says before any work whether ``write_atomic`` could write
+the files (a folder where a file goes, a file where a folder should be, a
+folder that may not be written in), so a command refuses an output path
+before it computes what would go there. Only the folders a file needs are
+created (``a/../b/x.txt``, ``a`` missing: ``b`` alone), and a write that fails
+removes the folders it created.
+
 Standard library only.
 """
 
@@ -9,8 +16,9 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Iterable
 
-__all__ = ["write_atomic"]
+__all__ = ["write_atomic", "check_writable", "write_error"]
 
 
 def write_atomic(files: dict[Path, str | bytes]) -> list[Path]:
@@ -25,7 +33,9 @@ def write_atomic(files: dict[Path, str | bytes]) -> list[Path]:
     the last rename, the files already renamed are put back as they were
     (restored, or removed where there was none), so the folder is as it was
     before the call: a report never holds a JSON of one run beside a Markdown
-    of another. Temporaries are always removed.
+    of another. Temporaries are always removed, and so are the folders the
+    call created (only those a file needs: ``a/../b/x.txt`` with no ``a``
+    makes ``b`` alone).
 
     Returns the paths written, in the order given.
 
@@ -40,27 +50,78 @@ def write_atomic(files: dict[Path, str | bytes]) -> list[Path]:
     targets = [Path(path) for path in files]
     for path in targets:
         _check_target(path)
-    for path in targets:
-        _make_folder(path)
+    created: list[Path] = []  # folders made for the files, outermost first: removed again on failure
+    try:
+        # Where each file really goes: the folder as the system resolves it (mkstemp would read "link/.." lexically).
+        places = [Path(os.path.realpath(_make_folders(path, created))) / path.name for path in targets]
+    except BaseException:
+        _remove_folders(created)
+        raise
     staged: list[tuple[str, Path]] = []  # (temporary, target)
     kept: list[tuple[str | None, Path]] = []  # (the old file kept aside or None, target), renamed so far
     path = Path()
+    done = False
     try:
-        for path, content in zip(targets, files.values()):
-            staged.append((_stage(path, content), path))
-        for tmp, path in staged:
-            kept.append((_keep_aside(path, tmp), path))
-            os.replace(tmp, path)
+        for path, place, content in zip(targets, places, files.values()):
+            staged.append((_stage(place, content), place))
+        for (tmp, place), path in zip(staged, targets):
+            kept.append((_keep_aside(place, tmp), place))
+            os.replace(tmp, place)
+        done = True
     except BaseException as exc:
         _put_back(kept)
         if isinstance(exc, OSError):
-            raise _write_error(exc, f"cannot write {str(path)!r}", f"in folder {str(path.parent)!r}") from None
+            raise write_error(exc, path) from None
         raise
     finally:
         for name in [tmp for tmp, _ in staged] + [old for old, _ in kept if old]:
             if os.path.exists(name):
                 os.unlink(name)
+        if not done:
+            _remove_folders(created)
     return targets
+
+
+def check_writable(paths: Iterable[str | os.PathLike[str]]) -> None:
+    """Refuse, before any work, files that ``write_atomic`` could not write.
+
+    Each path must name a file, not a folder; no folder on its way may be
+    a file; and the deepest folder of it that exists must let this process
+    create files (or folders) in it: tried, with an empty temporary file
+    removed at once, since permissions alone do not say (root, read-only
+    mounts, /proc). Nothing else is created or changed.
+
+    Raises
+    ------
+    IsADirectoryError, NotADirectoryError, PermissionError
+        (``OSError``) as one line naming the path as given, and the folder at
+        fault: ``cannot write 'out/x.png': it is a folder, expected a file name``.
+
+    >>> check_writable(["."])
+    Traceback (most recent call last):
+    ...
+    IsADirectoryError: cannot write '.': it is a folder, expected a file name
+    """
+    for path in map(Path, paths):
+        _check_target(path)
+        folder, missing = _folders(path.parent)
+        folder = missing[0].parent if missing else folder  # the deepest that exists: the first made goes in it
+        try:
+            fd, probe = tempfile.mkstemp(dir=os.path.realpath(folder), prefix=f".{path.name}.", suffix=".tmp")
+        except OSError as exc:
+            raise write_error(exc, path, folder) from None
+        os.close(fd)
+        os.unlink(probe)
+
+
+def write_error(exc: OSError, path: Path, folder: Path | None = None) -> OSError:
+    """The error of a file that could not be written, as one line naming it as given, never a temporary.
+
+    ``cannot write 'ro/x.json': permission denied in folder 'ro'``: ``exc``'s
+    class and errno kept; ``folder`` is the folder named (default the file's).
+    """
+    where = path.parent if folder is None else folder
+    return _write_error(exc, f"cannot write {str(path)!r}", f"in folder {str(where)!r}")
 
 
 def _stage(path: Path, content: str | bytes) -> str:
@@ -104,13 +165,51 @@ def _put_back(kept: list[tuple[str | None, Path]]) -> None:
             pass  # the original error is the one to report
 
 
-def _make_folder(path: Path) -> None:
-    """Create the folder a file goes into; an error names the file and the folder that could not be made."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        folder = exc.filename if exc.filename is not None else path.parent
-        raise _write_error(exc, f"cannot write {str(path)!r}", f"creating folder {str(folder)!r}") from None
+def _make_folders(path: Path, created: list[Path]) -> Path:
+    """Create the folders ``path`` needs (``_folders``), each added to ``created``; return the folder it goes in.
+
+    An error names the file and the folder that could not be made.
+    """
+    folder, missing = _folders(path.parent)
+    for folder in missing:
+        try:
+            folder.mkdir()
+        except OSError as exc:
+            raise _write_error(exc, f"cannot write {str(path)!r}", f"creating folder {str(folder)!r}") from None
+        created.append(folder)
+    return folder
+
+
+def _folders(folder: Path) -> tuple[Path, list[Path]]:
+    """The folder a file of ``folder`` is written in, and the folders to create first, outermost first.
+
+    The part of ``folder`` that exists is the system's to resolve (symlinks
+    and ``..`` included); the part below it that does not exist is read
+    lexically, so ``a/../b`` with no ``a`` makes ``b`` alone, not an empty ``a``.
+
+    >>> _folders(Path("no-such-folder/../neither"))
+    (PosixPath('neither'), [PosixPath('neither')])
+    """
+    parts = folder.parts
+    depth = len(parts)
+    while depth and not os.path.isdir(os.path.join(*parts[:depth])):
+        depth -= 1
+    place = Path(*parts[:depth])  # Path() is the current folder
+    missing: list[Path] = []
+    for part in Path(os.path.normpath(os.path.join(".", *parts[depth:]))).parts:  # leading ".." climb what exists
+        place = place / part
+        if missing or not place.is_dir():
+            missing.append(place)
+    return place, missing
+
+
+def _remove_folders(created: list[Path]) -> None:
+    """Remove the folders a failed write created, innermost first (each is empty again by then)."""
+    for folder in reversed(created):
+        try:
+            folder.rmdir()
+        except OSError:
+            pass  # the original error is the one to report
 
 
 def _write_error(exc: OSError, what: str, where: str) -> OSError:

@@ -25,13 +25,13 @@ import re
 import unicodedata
 from pathlib import PurePath
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..engine.provenance import display_name
 from ..errors import BRIEF_LIMIT, brief
 
 __all__ = ["Inline", "terminal_table", "terminal_text", "HIDDEN", "shown_escaped", "cut_text", "markdown_row",
-           "json_escaped", "fixed", "number", "human_count", "human_bytes", "to_json", "MARKDOWN",
+           "json_escaped", "fixed", "number", "human_count", "human_bytes", "to_json", "to_json_chunks", "MARKDOWN",
            "TERMINAL", "source_name", "shown_path", "shown_source", "human", "percent", "round3", "row_label",
            "shape_text", "format_value", "settings_text", "tick_text"]
 
@@ -300,7 +300,68 @@ def to_json(result: Any) -> str:
       ]
     }
     """
-    return json_escaped(json.dumps(_shown_paths(result.to_dict()), ensure_ascii=False, indent=2)) + "\n"
+    return _json_text(result.to_dict()) + "\n"
+
+
+def to_json_chunks(document: Callable[[], dict[str, Any]], key: str, items: Iterable[Any]) -> Iterator[str]:
+    """``to_json`` of a result whose list ``key`` comes a piece at a time: the same text, written as it comes.
+
+    Joined, the pieces are byte for byte ``to_json`` of the result that holds
+    every item under ``key``; no more than one item's text is held at once,
+    so a result of 10^6 neighbour lists is written without holding them.
+
+    Parameters
+    ----------
+    document : callable
+        ``document()`` is the result's ``to_dict()`` with ``key`` holding an
+        empty list. It is called twice: for the keys before ``key`` first,
+        and, once ``items`` are done, for the keys after it (values known
+        only then, such as what the work cost).
+    key : str
+        A key of the document's top level, whose value is the list.
+    items : iterable
+        The list's JSON-able items, in order (read once).
+
+    >>> pieces = to_json_chunks(lambda: {"k": 2, "rows": [], "n": 1}, "rows", iter([{"id": 4}, [5]]))
+    >>> print("".join(pieces), end="")
+    {
+      "k": 2,
+      "rows": [
+        {
+          "id": 4
+        },
+        [
+          5
+        ]
+      ],
+      "n": 1
+    }
+    """
+    head, indent, _ = _json_around(document(), key)
+    yield head
+    count = 0
+    for item in items:
+        text = ("\n" + indent).join(_json_text(item).split("\n"))  # no JSON string holds a raw newline
+        yield ("[\n" if not count else ",\n") + indent + text
+        count += 1
+    _, _, tail = _json_around(document(), key)
+    yield ("\n" + indent[:-2] + "]" if count else "[]") + tail + "\n"
+
+
+def _json_around(data: dict[str, Any], key: str) -> tuple[str, str, str]:
+    """``to_json``'s text of ``data`` before the list under its top-level ``key``, the indent of the list's
+    items, and the text after the list (without the final newline)."""
+    text = _json_text({**data, key: [None]})
+    # Only the top level writes a raw newline, two spaces and this key: a string never holds a raw newline.
+    opened = f"\n  {_json_text(key)}: [\n"
+    at = text.index(opened + "    null\n  ]") + len(opened)
+    return text[:at - 2], "    ", text[at + len("    null\n  ]"):]
+
+
+def _json_text(data: Any) -> str:
+    """The one JSON encoding of ``to_json`` and ``to_json_chunks``: indented, non-ASCII unescaped but for the
+    ``HIDDEN`` characters (``json_escaped``), no absolute paths."""
+    return json_escaped(json.dumps(_shown_paths(data), ensure_ascii=False, indent=2))
 
 
 _HIDDEN_IN_JSON = re.compile("(?![\x00-\x1f])" + HIDDEN.pattern)  # json.dumps escapes C0 itself

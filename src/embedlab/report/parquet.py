@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ..errors import MissingExtraError
+from .files import write_error
 
 __all__ = ["write_graph", "GraphFile", "COLUMNS"]
 
@@ -114,7 +115,8 @@ def write_graph(path: str | os.PathLike, blocks: Iterable[Any], *, metadata: dic
                         ("score", pa.float64()), ("metric", metric_type)],
                        metadata={f"embedlab.{key}": value if isinstance(value, str) else json.dumps(value)
                                  for key, value in metadata.items()})
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    # The folder as the system resolves it: mkstemp reads "link/.." lexically, which may be another folder.
+    fd, tmp = tempfile.mkstemp(dir=os.path.realpath(target.parent), prefix=f".{target.name}.", suffix=".tmp")
     os.close(fd)
     rows = 0
     try:
@@ -131,10 +133,12 @@ def write_graph(path: str | os.PathLike, blocks: Iterable[Any], *, metadata: dic
                     on_block(n * k)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
         os.replace(tmp, target)
-    except BaseException:  # an error or Ctrl-C: no partial file, under any name
+    except BaseException as exc:  # an error or Ctrl-C: no partial file, under any name
         if os.path.exists(tmp):
             os.unlink(tmp)
-        raise
+        if isinstance(exc, OSError) and (exc.filename in (tmp, str(target)) or tmp in str(exc)):
+            raise write_error(exc, Path(path)) from None  # the file as given, never the temporary's name
+        raise  # the blocks' own errors (a scheduler that does not answer) as they are
     return rows
 
 

@@ -8,7 +8,7 @@ computed here.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import brief
 from .audit import advice_text, audit_words, finding_text, ids_text, intro_text, resize_text, verdict_text
@@ -18,7 +18,7 @@ from .formats import (TERMINAL, format_value, source_name, cut_text, human, perc
 if TYPE_CHECKING:  # only for the annotations: these modules need NumPy / torch
     from ..measure.hubs import HubsResult
     from ..measure.encode import Encoding
-    from ..measure.neighbors import NeighborsResult
+    from ..measure.neighbors import NeighborsResult, NeighborsStream
     from ..measure.compress import CompressResult
     from ..measure.demo import DemoResult
     from ..measure.dimensions import DimensionPlan
@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # only for the annotations: these modules need NumPy / torch
     from ..measure.positions import PositionComparison
 
 __all__ = ["params_terminal", "demo_terminal", "positions_terminal", "encode_terminal", "neighbors_terminal",
-           "hubs_terminal", "compress_terminal", "graph_terminal", "audit_terminal"]
+           "neighbors_terminal_stream", "hubs_terminal", "compress_terminal", "graph_terminal", "audit_terminal"]
 
 
 def params_terminal(count: Count, growth: Growth) -> str:
@@ -218,23 +218,38 @@ def neighbors_terminal(result: NeighborsResult, *, memory: bool = False) -> str:
     search's plan against its budget and the table's resident cost follow
     (``memory_lines``).
     """
-    lines = [f"{source_name(result.source)}: k={result.k}; row norms: median {fixed(result.median_norm, 3)}, "
-             f"max {fixed(result.max_norm, 3)}", ""]
-    headers = ["#"] + [h for m in result.metrics for h in (m, "score", "norm")]
-    for q in result.queries:
-        what = q.query if q.id is None else row_label(q.token, q.id)
-        lines.append(f"query {what}, norm {fixed(q.norm, 3)}")
-        rows = []
-        for rank in range(result.k):
-            cells = [str(rank + 1)]
-            for m in result.metrics:
-                row = q.lists[m][rank]
-                cells += [row_label(row.token, row.id), fixed(row.score, 4), fixed(row.norm, 3)]
-            rows.append(cells)
-        lines += [terminal_table(rows, headers).rstrip("\n"), ""]
-    lines += memory_lines(result.memory) if memory else []
-    lines += [f"note: {note}" for note in result.notes]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    return "".join(_neighbors_pieces(result, [result.queries], lambda: result.memory, memory=memory))
+
+
+def neighbors_terminal_stream(stream: NeighborsStream, *, memory: bool = False) -> Iterator[str]:
+    """``neighbors_terminal`` of a stream's lists, written a block of queries at a time as they come.
+
+    Joined, the pieces are ``neighbors_terminal`` of ``stream.result(every block)``.
+    """
+    return _neighbors_pieces(stream, stream.blocks, stream.memory, memory=memory)
+
+
+def _neighbors_pieces(head: Any, blocks: Iterable[Sequence[Any]], searched: Callable[[], Any], *,
+                      memory: bool) -> Iterator[str]:
+    """The heading, each block's queries, then (``searched()`` read after the blocks) the memory and the notes."""
+    yield (f"{source_name(head.source)}: k={head.k}; row norms: median {fixed(head.median_norm, 3)}, "
+           f"max {fixed(head.max_norm, 3)}\n")
+    headers = ["#"] + [h for m in head.metrics for h in (m, "score", "norm")]
+    for block in blocks:
+        for q in block:
+            what = q.query if q.id is None else row_label(q.token, q.id)
+            rows = []
+            for rank in range(head.k):
+                cells = [str(rank + 1)]
+                for m in head.metrics:
+                    row = q.lists[m][rank]
+                    cells += [row_label(row.token, row.id), fixed(row.score, 4), fixed(row.norm, 3)]
+                rows.append(cells)
+            yield f"\nquery {what}, norm {fixed(q.norm, 3)}\n" + terminal_table(rows, headers).rstrip("\n") + "\n"
+        del block  # not held while the next block is searched
+    tail = (memory_lines(searched()) if memory else []) + [f"note: {note}" for note in head.notes]
+    if tail:  # after a blank line, as every query's table
+        yield ("\n" + "\n".join(tail)).rstrip("\n") + "\n"
 
 
 def hubs_terminal(result: HubsResult, *, memory: bool = False) -> str:

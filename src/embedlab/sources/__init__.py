@@ -9,7 +9,8 @@ config.json, weight tying), ``gguf`` (llama.cpp files, through the gguf
 library), ``npy``, ``word_vectors`` (text vectors and word lists), ``word2vec``
 (the binary format), ``tokenizer`` (tokenizer.json and vocabulary files), ``head``
 (the output head as a table: its vocabulary, a tied head said once),
-``input_rule`` (a family's position offset, token scale and embedding LayerNorm);
+``input_rule`` (a family's position offset, token scale and embedding LayerNorm),
+``config_limits`` (the largest sizes a config may declare);
 ``loaders`` dispatches. Nothing is read with pickle. Every file is untrusted
 input, opened under the rules of ``files`` (regular files only, bounded reads,
 shards confined to the model's folder); ``gguf_header`` checks a GGUF file's

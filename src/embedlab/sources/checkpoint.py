@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, SourceError, TyingConflictError, brief, install_hint
-from . import files, hf
+from . import config_limits, files, hf
 from .safetensors import TensorInfo, same_bytes
 
 __all__ = [
@@ -130,7 +130,9 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         than the cap, is not UTF-8 JSON, nests too deep, or does not hold a JSON
         object (names the file).
     ConfigError
-        (a ``SourceError``) for a value out of range, naming the key and the value.
+        (a ``SourceError``) for a value out of range (``check_config``), or a size
+        beyond its kind's maximum (``config_limits.check``: 10^9 layers), naming
+        the key and the value.
     """
     if isinstance(path, str) and not path.strip():  # Path("") is the current folder: never meant
         raise SourceError(f"empty config file name {path!r}: expected a config.json or its folder")
@@ -141,6 +143,7 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise SourceError(f"{config} must hold a JSON object, got {type(data).__name__}")
     check_config(data, str(config))
+    config_limits.check(data, str(config))  # before anything builds what the file declares
     return data
 
 

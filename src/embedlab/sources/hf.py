@@ -24,7 +24,8 @@ import contextlib
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
-from ..errors import ConfigError, MissingExtraError
+from ..errors import ConfigError, ConfigSizeError, MissingExtraError
+from . import config_limits
 
 __all__ = ["ModelCount", "OutputHead", "HEAD_SCALES", "available", "family_ties", "count_config", "output_head"]
 
@@ -231,6 +232,9 @@ def count_config(config: dict[str, Any], where: str = "config") -> ModelCount:
     ConfigError
         For a config without ``model_type``, a family transformers does not
         know, or a config transformers refuses (its message is kept).
+    ConfigSizeError
+        (a ``ConfigError``) for a model of more modules than
+        ``config_limits.MODULES``: the build is stopped there.
     MissingExtraError
         When torch or transformers is not installed.
     """
@@ -291,8 +295,10 @@ def _build(config: dict[str, Any], where: str) -> tuple[Any, str, tuple[str, ...
                           expected="a config transformers can read") from None
     build, unknown = _model_class(transformers, cfg, config.get("architectures"))
     try:
-        with quiet(), torch.device("meta"):
+        with quiet(), torch.device("meta"), config_limits.bounded_build(where):
             model = build(cfg)
+    except ConfigSizeError:  # more modules than the bound: stopped where it stood
+        raise
     except Exception as exc:  # transformers' own checks on the config (head counts, sizes)
         raise ConfigError(f"{where}: transformers cannot build {getattr(build, '__name__', build)} from it: {_reason(exc)}",
                           parameter="config", value=model_type, expected="a config transformers can build") from None

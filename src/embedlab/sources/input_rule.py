@@ -40,7 +40,7 @@ import numpy as np
 
 from ..engine.input_rule import InputProjection, InputRule, LayerNorm, round_to_stored
 from ..engine.table import EmbeddingTable
-from . import checkpoint, hf, safetensors
+from . import checkpoint, config_limits, hf, safetensors
 
 __all__ = ["read_input_rule", "rule_from_config"]
 
@@ -134,7 +134,7 @@ def _from_transformers(config: dict[str, Any], D: int, stored_dtype: str | None
 
     settings = {k: v for k, v in config.items() if k not in ("model_type", "transformers_version")}
     cfg = AutoConfig.for_model(config["model_type"], **settings)
-    with torch.device("meta"):
+    with torch.device("meta"), config_limits.bounded_build():
         model = AutoModel.from_config(cfg)  # shapes only: nothing allocated
     offset, skip, notes, learned = 0, False, [], None
     for name, module in model.named_modules():
