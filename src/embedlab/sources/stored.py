@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.provenance import Provenance
-from ..errors import MissingExtraError, SourceError, TyingConflictError, UnsafeFormatError
+from ..errors import NoTokenizerError, SourceError, TyingConflictError, UnsafeFormatError
 from . import checkpoint, gguf, hf, safetensors
 from .loaders import load
 from .tokenizer import read_inventory
@@ -243,8 +243,17 @@ def from_table(table: Any) -> StoredTables:
 
 def read_tokenizer(model: str | Path) -> tuple[Any, str | None]:
     """The tokenizer beside the tables ``read_stored`` reads, as a ``tokenizer.TokenizerInventory``, or None
-    and why there is none (a source that is no checkpoint, a folder without a tokenizer, a tokenizer that
-    does not load): the audit then runs the parts that need none and says which it skipped.
+    and why there is none (a source that is no checkpoint, a folder with no tokenizer file, a GGUF file
+    without a token list): the audit then runs the parts that need none and says which it skipped.
+
+    Raises
+    ------
+    SourceError
+        For a tokenizer file that is there but is refused (not a regular file, past its cap, nested too deep,
+        not UTF-8, one the library cannot load): an audit that went on without it would report the tokenizer's
+        parts as skipped and exit 0, as if the model had none.
+    MissingExtraError
+        When the library that reads the tokenizer present is not installed.
     """
     path = checkpoint_source(model)
     if path is None:
@@ -252,6 +261,6 @@ def read_tokenizer(model: str | Path) -> tuple[Any, str | None]:
         return None, f"{name} is a table without a model (word vectors, a bare table): it has no tokenizer"
     try:
         return read_inventory(model), None
-    except (SourceError, MissingExtraError) as exc:  # said in the result, which reports never give a local path
+    except NoTokenizerError as exc:  # said in the result, which reports never give a local path
         folder = path if path.is_dir() else path.parent
         return None, str(exc).replace(str(folder), folder.name or str(folder))
