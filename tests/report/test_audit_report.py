@@ -21,6 +21,7 @@ from embedlab import api  # noqa: E402
 from embedlab.engine.provenance import Provenance  # noqa: E402
 from embedlab.measure import audit as _audit  # noqa: E402,F401
 from embedlab.report import audit as audit_report, run as run_record, views  # noqa: E402
+from embedlab.report.formats import format_value  # noqa: E402
 from embedlab.report.locales import AUDIT_WORDS, LANGUAGES  # noqa: E402
 from embedlab.sources.stored import StoredTables  # noqa: E402
 from embedlab.sources.tokenizer import TokenizerInventory  # noqa: E402
@@ -130,6 +131,9 @@ def test_the_resize_rule_is_numbers_worded_in_each_language(lang):
         part=words["parts"]["input"], low=f"{median / 4:.4g}", high=f"{median * 4:.4g}"))
     assert said in md.replace("\\", "")  # Markdown escapes the rule's brackets
     assert (lang == "en") == ("a row looks trained" in md)  # no English sentence in another language's report
+    # the note on what a resize drops: no warning names a row here (the 8 padding rows never trained), so no
+    # "besides those a warning names"
+    assert words["findings"]["resize_changes"].format(length=format_value(len(TOKENS)), count=8, besides="") in md
 
 
 def test_a_figure_says_which_rows_it_could_not_draw():

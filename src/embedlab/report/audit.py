@@ -36,10 +36,12 @@ def finding_text(finding: "Finding", result: "AuditResult", words: dict[str, Any
     a = result.accounting
     length = a.resize.length if a.resize is not None else a.tokenizer_length
     part = words["parts"].get(finding.part or "", "")
+    # the note on what a resize changes leaves out the rows a resize warning names, and says so where there is one
+    warned = any(f.code in ("resize_drops_tokens", "resize_drops_trained") for f in result.findings)
     return words["findings"][finding.code].format(
         count=format_value(finding.count), part=part, rows=format_value(a.table_rows),
         head_rows=format_value(a.head_rows or 0), vocab_size=format_value(a.vocab_size or 0),
-        length=format_value(length or 0))
+        length=format_value(length or 0), besides=words["resize_besides"] if warned else "")
 
 
 def advice_text(finding: "Finding", words: dict[str, Any]) -> str:

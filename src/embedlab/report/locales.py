@@ -826,6 +826,7 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
         "clean": "Nothing wrong found.",
         "clean_partial": "Nothing wrong found in the parts that ran.",
         "skipped_summary": "Skipped: {parts}.", "separator": ", ",
+        "resize_besides": ", besides those a warning names",
         "severity": {"fatal": "FATAL", "warning": "WARNING", "note": "NOTE"},
         "parts": {"input": "token table", "head": "output head"},
         "findings": {
@@ -845,8 +846,8 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
             "unreachable": "tokens that encoding their own string does not give back (not special): {count}",
             "holes": "ids below the largest id with no token (holes): {count}",
             "padding_rows": "rows of the table that no token maps to: {count}",
-            "resize_changes": "rows resize_token_embeddings(len(tokenizer) = {length}) would drop or add, besides "
-                              "those a warning names: {count}",
+            "resize_changes": "rows resize_token_embeddings(len(tokenizer) = {length}) would drop or add{besides}: "
+                              "{count}",
         },
         "advice": {
             "ids_past_table": "a lookup of these ids fails: the tokenizer and the weights do not belong together, "
@@ -952,6 +953,7 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
         "clean": "잘못된 것을 찾지 못했다.",
         "clean_partial": "실행한 부분에서는 잘못된 것을 찾지 못했다.",
         "skipped_summary": "건너뜀: {parts}.", "separator": ", ",
+        "resize_besides": ", 경고에 나온 행 말고",
         "severity": {"fatal": "치명", "warning": "경고", "note": "참고"},
         "parts": {"input": "토큰 표", "head": "출력 머리"},
         "findings": {
@@ -970,8 +972,8 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
             "unreachable": "자기 문자열을 인코딩해도 돌아오지 않는 토큰(특수 토큰 제외): {count}개",
             "holes": "가장 큰 id 아래에서 토큰이 없는 id(구멍): {count}개",
             "padding_rows": "어느 토큰도 가리키지 않는 표의 행: {count}개",
-            "resize_changes": "resize_token_embeddings(len(tokenizer) = {length})가 버리거나 더할 행, 경고에 나온 "
-                              "행 말고: {count}개",
+            "resize_changes": "resize_token_embeddings(len(tokenizer) = {length})가 버리거나 더할 행{besides}: "
+                              "{count}개",
         },
         "advice": {
             "ids_past_table": "이 id를 조회하면 실패한다: 토크나이저와 가중치가 짝이 아니거나, 표를 len(tokenizer)까지 "
@@ -1070,6 +1072,7 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
         "clean": "問題は見つからなかった。",
         "clean_partial": "実行した部分では問題は見つからなかった。",
         "skipped_summary": "省いた部分：{parts}。", "separator": "、",
+        "resize_besides": "、警告に挙げた行のほか",
         "severity": {"fatal": "致命", "warning": "警告", "note": "注"},
         "parts": {"input": "トークン表", "head": "出力ヘッド"},
         "findings": {
@@ -1088,8 +1091,8 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
             "unreachable": "自分の文字列をエンコードしても戻らないトークン（特殊トークンを除く）：{count} 個",
             "holes": "最大の id より下でトークンのない id（穴）：{count} 個",
             "padding_rows": "どのトークンも指さない表の行：{count} 個",
-            "resize_changes": "resize_token_embeddings(len(tokenizer) = {length}) が捨てるか足す行、警告に挙げた行"
-                              "のほか：{count} 個",
+            "resize_changes": "resize_token_embeddings(len(tokenizer) = {length}) が捨てるか足す行{besides}："
+                              "{count} 個",
         },
         "advice": {
             "ids_past_table": "この id を引くと失敗する：トークナイザーと重みが組になっていないか、表を len(tokenizer) "
@@ -1189,6 +1192,7 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
         "clean": "没有发现问题。",
         "clean_partial": "已运行的部分没有发现问题。",
         "skipped_summary": "跳过的部分：{parts}。", "separator": "、",
+        "resize_besides": "，警告中已列出的除外",
         "severity": {"fatal": "致命", "warning": "警告", "note": "提示"},
         "parts": {"input": "词元表", "head": "输出头"},
         "findings": {
@@ -1207,8 +1211,8 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
             "unreachable": "编码自身字符串也得不回来的词元（不含特殊词元）：{count} 个",
             "holes": "最大 id 以下没有词元的 id（空洞）：{count} 个",
             "padding_rows": "没有词元指向的表行：{count} 个",
-            "resize_changes": "resize_token_embeddings(len(tokenizer) = {length}) 会丢掉或增加的行，警告中已列出的"
-                              "除外：{count} 个",
+            "resize_changes": "resize_token_embeddings(len(tokenizer) = {length}) 会丢掉或增加的行{besides}："
+                              "{count} 个",
         },
         "advice": {
             "ids_past_table": "查这些 id 会出错：分词器与权重不配套，或须把表扩到 len(tokenizer) 并训练新行",
