@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from ..errors import brief
 from .audit import (advice_text, audit_words, finding_text, ids_text, indicator_text, intro_text, resize_text,
                     rule_text, undertrained_text, verdict_text)
-from .formats import (TERMINAL, format_value, source_name, cut_text, human, percent, round3, row_label, shape_text,
+from .formats import (TERMINAL, source_name, cut_text, human, percent, round3, row_label, shape_text,
                       fixed, human_bytes, human_count, number, terminal_table)
 
 if TYPE_CHECKING:  # only for the annotations: these modules need NumPy / torch
