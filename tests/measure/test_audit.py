@@ -241,6 +241,32 @@ def test_the_reference_is_named_by_the_pattern_its_tokens_match(faulty, tmp_path
     assert r.undertrained.named_like == ("[unusedN]",) and r.undertrained.reference_by == {"named": tuple(range(3, 8))}
 
 
+def test_a_shard_of_a_sharded_checkpoint_is_refused_naming_the_folder(tmp_path):
+    # transformers saves lm_head.weight in a shard of its own: audited alone, that shard was taken for the token
+    # table. The audit reads both tables together: a shard is refused, the folder is audited.
+    import json
+
+    import torch
+    import transformers
+
+    config = transformers.LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                      num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=False)
+    torch.manual_seed(0)
+    folder = tmp_path / "sharded"
+    transformers.LlamaForCausalLM(config).save_pretrained(folder, safe_serialization=True, max_shard_size="4KB")
+    weight_map = json.loads((folder / "model.safetensors.index.json").read_text())["weight_map"]
+    head_shard, token_shard = weight_map["lm_head.weight"], weight_map["model.embed_tokens.weight"]
+    assert head_shard != token_shard
+    with pytest.raises(SourceError, match=f"{head_shard} is one shard of a sharded checkpoint: its token table "
+                                          f"\\(model.embed_tokens.weight\\) is in another shard, {token_shard}; .*"
+                                          f"pass the folder {folder}"):
+        embedlab.audit(folder / head_shard)
+    with pytest.raises(SourceError, match=f"its output head \\(lm_head.weight\\) is in another shard, {head_shard}"):
+        embedlab.audit(folder / token_shard)
+    r = embedlab.audit(folder)
+    assert (r.accounting.table_rows, r.accounting.head_rows, r.tied) == (64, 64, False)
+
+
 def test_nan_rows_are_found_and_left_out_of_the_indicators(tmp_path):
     table, head = faulty_tables()
     head[[50, 51]] = np.nan

@@ -43,7 +43,7 @@ from .safetensors import TensorInfo, same_bytes
 
 __all__ = [
     "Roles", "TieVerdict", "read_config", "read_config_file", "check_config", "find_roles", "head_names",
-    "shard_roles", "decide_tying", "buffer_reason", "config_ties",
+    "shard_roles", "named_in", "decide_tying", "buffer_reason", "config_ties",
 ]
 
 TOKEN_NAMES = (
@@ -299,8 +299,8 @@ def shard_roles(roles: Roles, elsewhere: Mapping[str, str], *, file: Path, table
     """
     if tensor is not None or not elsewhere:
         return roles
-    token_there, head_there = _named_in(elsewhere, TOKEN_NAMES), _named_in(elsewhere, head_names)
-    lone_head = roles.head is None and roles.token is not None and _named_in({roles.token: ""}, head_names)
+    token_there, head_there = named_in(elsewhere, TOKEN_NAMES), named_in(elsewhere, head_names)
+    lone_head = roles.head is None and roles.token is not None and named_in({roles.token: ""}, head_names)
     if lone_head and token_there is not None:
         if table == "head":
             return replace(roles, token=None, head=roles.token)
@@ -372,9 +372,9 @@ def _apart(roles: Roles, elsewhere: Mapping[str, str], says: tuple[bool | None, 
     """The verdict for a shard whose other table (the head, or the token table) lies in another shard; None
     where neither does."""
     if roles.token is None and roles.head is not None:
-        here, other = roles.head, _named_in(elsewhere, TOKEN_NAMES)
+        here, other = roles.head, named_in(elsewhere, TOKEN_NAMES)
     elif roles.head is None and roles.token is not None:
-        here, other = roles.token, _named_in(elsewhere, HEAD_NAMES)
+        here, other = roles.token, named_in(elsewhere, HEAD_NAMES)
     else:
         return None
     if other is None:
@@ -465,9 +465,13 @@ def _by_name(infos: dict[str, TensorInfo], names: tuple[str, ...]) -> str | None
     return None
 
 
-def _named_in(names: Mapping[str, Any], wanted: tuple[str, ...]) -> str | None:
+def named_in(names: Mapping[str, Any], wanted: tuple[str, ...]) -> str | None:
     """The first of ``names`` matching a name of ``wanted`` in priority order (as ``_by_name``, by name alone:
-    a shard index gives names, not shapes); the shortest wins."""
+    a shard index gives names, not shapes); the shortest wins.
+
+    >>> named_in({"model.embed_tokens.weight": "model-00001-of-00002.safetensors"}, TOKEN_NAMES)
+    'model.embed_tokens.weight'
+    """
     for name in wanted:
         hits = [n for n in names if n == name or n.endswith("." + name)]
         if hits:

@@ -145,6 +145,7 @@ def _from_table(table: Any) -> StoredTables:
 
 def _from_safetensors(path: Path, tensor: str | None, *, source: str, package: str | None) -> StoredTables:
     """A safetensors folder or file: the roles and the tie as ``loaders.load_checkpoint`` finds them."""
+    _whole_checkpoint(path)
     infos = safetensors.tensor_infos(path)
     config = checkpoint.read_config(path)
     roles = checkpoint.find_roles(infos, tensor)
@@ -203,6 +204,19 @@ def _from_gguf(path: Path, tensor: str | None) -> StoredTables:
 
 
 # -- helpers ---------------------------------------------------------------------------
+
+def _whole_checkpoint(path: Path) -> None:
+    """The audit reads the token table and the output head together: a file that is one shard of a sharded
+    checkpoint, whose other shards hold one of them, is refused naming that shard and the folder (read alone,
+    a shard holding only ``lm_head.weight`` would be audited as the token table)."""
+    elsewhere = safetensors.other_shards(path)
+    for role, names in (("token table", checkpoint.TOKEN_NAMES), ("output head", checkpoint.HEAD_NAMES)):
+        found = checkpoint.named_in(elsewhere, names)
+        if found is not None:
+            raise SourceError(f"{path.name} is one shard of a sharded checkpoint: its {role} ({found}) is in another "
+                              f"shard, {elsewhere[found]}; the audit reads the token table and the output head "
+                              f"together: pass the folder {path.parent}")
+
 
 def _unnamed_twin(infos: dict[str, safetensors.TensorInfo], token: str | None) -> bool:
     """Whether another 2-D tensor has the token table's shape: an output head under a family's own name."""
