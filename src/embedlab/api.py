@@ -462,8 +462,9 @@ def _params_form(given: dict[str, Any], sizes: dict[str, Any], tensor: Any) -> s
 AUDIT_PERCENTILE = 2.0  # measure.undertrained.DEFAULT_PERCENTILE, stated here so that importing the API needs no NumPy
 
 
-def audit(table_or_model: Table = "minilm", *, unused: Sequence[int] = (), percentile: float = AUDIT_PERCENTILE,
-          tensor: str | None = None, words: str | os.PathLike | None = None) -> "AuditResult":
+def audit(table_or_model: Table = "minilm", *, unused: Sequence[int | range] | range = (),
+          percentile: float = AUDIT_PERCENTILE, tensor: str | None = None,
+          words: str | os.PathLike | None = None) -> "AuditResult":
     """Does the vocabulary agree with the table and the head? (``embedlab audit``)
 
     Reads the token table and the output head as stored (rows with NaN or
@@ -472,17 +473,19 @@ def audit(table_or_model: Table = "minilm", *, unused: Sequence[int] = (), perce
     transformers reads; a GGUF file's token list and token types), then
     ``measure.audit.audit``: row accounting, reachability of every token
     (Magikarp's categories), degenerate rows, and under-trained tokens (Land &
-    Bartolo 2024). Without a tokenizer (a folder with none, word vectors, one
-    that does not load) the parts that need none run, and ``skipped`` says
-    which did not and why.
+    Bartolo 2024). Without a tokenizer (a folder with no tokenizer file, word
+    vectors, a GGUF file without a token list) the parts that need none run,
+    and ``skipped`` says which did not and why; a tokenizer file that is there
+    but cannot be read is an error, not a missing tokenizer.
 
     Parameters
     ----------
     table_or_model : str, os.PathLike or EmbeddingTable
         ``"minilm"`` (default), a checkpoint folder, a ``.safetensors`` or
         ``.gguf`` file, or a word-vector table.
-    unused : sequence of int
-        Ids known to be unused, added to the reference set of the under-trained indicators.
+    unused : sequence of (int or range), or range
+        Ids known to be unused, added to the reference set of the under-trained indicators; a ``range``
+        (``range(128002, 128256)``) is checked by its ends, never listed id by id before that.
     percentile : float
         Candidates are the reachable tokens at or under this percentile (0 to
         100) of the reachable tokens' main indicator; default 2, Magikarp's.
@@ -494,13 +497,16 @@ def audit(table_or_model: Table = "minilm", *, unused: Sequence[int] = (), perce
     Returns
     -------
     AuditResult
-        As ``measure.audit.audit``; it names the errors it raises.
+        As ``measure.audit.audit``; it names the errors it raises. ``run`` records embedlab's version, the
+        date and this call (``embedlab.audit('path/to/model')``), as the lab report's does.
 
     Raises
     ------
     SourceError, UnsafeFormatError, MissingExtraError
-        For a table that cannot be read (a tokenizer that cannot is a skipped part, not an error).
+        For a table that cannot be read, and for a tokenizer file that is there but is refused (not a
+        regular file, past its cap, nested too deep, one the library does not load).
     """
+    call = _audit_call(table_or_model, unused=unused, percentile=percentile, tensor=tensor, words=words)
     stored = _module("sources.stored", "the audit")
     measure = _module("measure.audit", "the audit")
     if isinstance(table_or_model, (str, os.PathLike)):
@@ -509,7 +515,17 @@ def audit(table_or_model: Table = "minilm", *, unused: Sequence[int] = (), perce
     else:
         tables = stored.from_table(_table(table_or_model, tensor, words))
         inventory, reason = None, "a table passed as an object brings no tokenizer"
-    return measure.audit(tables, inventory, unused=list(unused), percentile=percentile, no_tokenizer=reason)
+    given = unused if isinstance(unused, range) else tuple(unused)
+    result = measure.audit(tables, inventory, unused=given, percentile=percentile, no_tokenizer=reason)
+    return replace(result, run=run.record(call))
+
+
+def _audit_call(table_or_model: Table, **given: Any) -> str | None:
+    """``embedlab.audit('path/to/model', percentile=1.0)``: the call as written, arguments left at their
+    default left out; ``None`` where one has no literal form (a table passed as an object, a list of ids:
+    ``report.run.call_form``)."""
+    changed = {name: value for name, value in given.items() if value != audit.__kwdefaults__[name]}
+    return run.call_form("embedlab.audit", [table_or_model], changed)
 
 
 # -- positions, encode, demo --------------------------------------------------------

@@ -17,6 +17,7 @@ __all__ = [
     "BudgetError",
     "ContextLengthError",
     "SourceError",
+    "NoTokenizerError",
     "UnsafeFormatError",
     "TyingConflictError",
     "MissingExtraError",
@@ -96,6 +97,12 @@ class ContextLengthError(ShapeError):
 class SourceError(EmbedlabError, ValueError):
     """A model source that cannot be read: unknown name, bad or truncated file,
     declared sizes that disagree with the data."""
+
+
+class NoTokenizerError(SourceError):
+    """A source that has no tokenizer at all: a folder with none of the tokenizer files, a GGUF file
+    without a token list, word vectors. A tokenizer file that is there but cannot be read (not a
+    regular file, past its cap, nested too deep, refused by the library) is a plain ``SourceError``."""
 
 
 class UnsafeFormatError(SourceError):

@@ -7,6 +7,8 @@ The checkpoints are built by ``audit_models`` (transformers and tokenizers); exp
 from __future__ import annotations
 
 import json
+import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +19,10 @@ pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
 
 from audit_models import SPECIALS, save_untied, trained_rows, untrained_rows, word_tokenizer  # noqa: E402
+import embedlab  # noqa: E402
 from embedlab.cli import main  # noqa: E402
 from embedlab.report.locales import AUDIT_WORDS  # noqa: E402
+from embedlab.sources import files  # noqa: E402
 
 ROWS, SPAN = 520, 500
 PLANTED = {100: "王様", 101: "日本語", 102: "한국어", 103: "a|b", 104: "`tick`", 105: "<img>"}  # candidates, named
@@ -72,6 +76,12 @@ def test_the_summary_says_what_is_wrong_first(model, capsys):
     # Llama 3's case: reserved tokens a whitespace tokenizer still produces, their rows never trained
     assert lines[6] == "WARNING  tokens known to be unused that a text can still produce: 10"
     assert "NOTE     rows of the table that no token maps to: 20" in out
+    # the reference named by the pattern its tokens match, counted without a plural to get wrong
+    assert f"Reference rows: {len(RESERVED) + ROWS - SPAN} (rows no token maps to: {ROWS - SPAN}, tokens named like " \
+           f"'<|reserved_special_token_N|>': {len(RESERVED)})." in out
+    accounting = out[out.index("row accounting\n"):out.index("\n\n", out.index("row accounting\n"))].splitlines()
+    assert [line.split("  ")[0] for line in accounting[8:12]] == ["ids past the table", "ids past the head",
+                                                                   "rows no token maps to", "special and added tokens"]
 
 
 def test_json_holds_every_list_whole(model, capsys):
@@ -130,12 +140,30 @@ def test_a_folder_without_a_tokenizer_says_what_it_skipped(tmp_path, capsys):
     assert "skipped: reachability: bare has no tokenizer" in out
 
 
-def test_a_tokenizer_that_does_not_load_says_so(tmp_path, capsys):
+@pytest.mark.parametrize("fault, said", [
+    ("not json", "cannot read the tokenizer {folder}/tokenizer.json: "),
+    ("fifo", "tokenizer {folder}/tokenizer.json is a FIFO (named pipe), not a regular file"),
+    ("deep", "cannot read the tokenizer {folder}/tokenizer.json: "),
+    ("past the cap", f"tokenizer {{folder}}/tokenizer.json is larger than {files.TOKENIZER_CAP // 2**20} MiB"),
+])
+def test_a_tokenizer_file_that_is_refused_is_an_error(tmp_path, capsys, fault, said):
+    # As neighbors and encode say: a tokenizer file that is there but cannot be read is an error, not a model
+    # without a tokenizer (which would print "Tokenizer: none.", the tokenizer's parts skipped, exit 0).
+    from hostile_files import deep_json
+
     table, head = tables()
-    folder = save_untied(tmp_path / "broken", table, head, word_tokenizer(tokens()))
-    (folder / "tokenizer.json").write_text("{not json", encoding="utf-8")
-    code, out, _ = run(capsys, "--model", str(folder))
-    assert code == 0 and "skipped: reachability: cannot read the tokenizer broken/tokenizer.json: " in out
+    folder = save_untied(tmp_path / "broken", table, head, tokenizer=None)
+    path = folder / "tokenizer.json"
+    if fault == "fifo":
+        os.mkfifo(path)
+    elif fault == "past the cap":
+        with open(path, "wb") as f:
+            f.truncate(files.TOKENIZER_CAP + 1)  # sparse: no disk, refused by its size unread
+    else:
+        path.write_text("{not json" if fault == "not json" else deep_json(), encoding="utf-8")
+    code, out, err = run(capsys, "--model", str(folder))
+    assert (code, out) == (1, "") and err.count("\n") == 1
+    assert err.startswith("embedlab audit: error: " + said.format(folder=folder)), err
 
 
 def test_nan_rows_are_fatal_findings_not_errors(tmp_path, capsys):
@@ -183,12 +211,41 @@ def test_word_vectors_get_the_parts_that_need_no_tokenizer(tmp_path, capsys):
     assert "WARNING  all-zero rows that tokens map to (token table): 1\n         ids: 5 'w5'" in out
     skipped = [line.split(":")[1].strip() for line in out.splitlines() if line.startswith("skipped:")]
     assert skipped == ["row accounting against the tokenizer", "reachability", "under-trained tokens"]
+    # the summary line says the audit is partial; what only a tokenizer can tell is not known, not 0
+    assert out.splitlines()[1] == ("fatal: 0; warnings: 1; notes: 0. Skipped: row accounting against the tokenizer, "
+                                   "reachability, under-trained tokens.")
+    for count in ("holes", "ids past the table", "ids past the head", "rows no token maps to",
+                  "special and added tokens"):
+        assert re.search(rf"^{count} +not known$", out, re.M), count
+
+
+def test_a_clean_partial_audit_does_not_read_as_a_clean_one(tmp_path, capsys):
+    path = tmp_path / "vectors.txt"
+    rows = trained_rows(40, 8)
+    path.write_text("".join(f"w{i} " + " ".join(f"{x:.6f}" for x in row) + "\n" for i, row in enumerate(rows)),
+                    encoding="utf-8")
+    code, out, _ = run(capsys, "--model", str(path))
+    assert code == 0 and "Nothing wrong found." not in out
+    assert out.splitlines()[1] == ("Nothing wrong found in the parts that ran. Skipped: row accounting against the "
+                                   "tokenizer, reachability, under-trained tokens.")
+
+
+def test_without_a_tokenizer_the_input_norm_is_said_of_the_token_table(tmp_path, capsys):
+    table, head = tables()
+    folder = save_untied(tmp_path / "bare", table, head, tokenizer=None)
+    code, out, _ = run(capsys, "--model", str(folder))
+    assert code == 0 and "Indicator (Land & Bartolo 2024): L2 norm of each row, measured on the token table." in out
+    assert f"over {ROWS} rows, all of them (no vocabulary)" in out and "every row" not in out
 
 
 @pytest.mark.parametrize("argv, code, line", [
     (["--unused", "999"], 1, "embedlab audit: error: --unused 999: expected ids in [0, V = 520)\n"),
     (["--percentile", "101"], 2, "--percentile: expected a percentile from 0 to 100, got '101'"),
     (["--unused", "5-3"], 2, "--unused: '5-3': expected comma-separated ids and ranges"),
+    # never listed id by id: 10^11 ids once took all memory, then a traceback
+    (["--unused=1-99999999999"], 2, "--unused: '1-99999999999': 99999999999 is past the largest token id a model can "
+                                    f"have, {2**31 - 1:,} (2^31 - 1)"),
+    (["--unused", "3,1-200000000"], 1, "embedlab audit: error: --unused 1-200000000: expected ids in [0, V = 520)\n"),
 ])
 def test_bad_input_is_one_line(model, capsys, argv, code, line):
     if code == 2:
@@ -200,11 +257,45 @@ def test_bad_input_is_one_line(model, capsys, argv, code, line):
     assert (got, out, err) == (code, "", line)
 
 
-def test_a_figure_with_nothing_to_draw_is_one_line(tmp_path, capsys):
+def test_a_figure_with_nothing_to_draw_is_one_line_naming_the_flag(tmp_path, capsys):
     from audit_models import save_tied
 
     folder = save_tied(tmp_path / "tied", trained_rows(64, 9), word_tokenizer([*SPECIALS, *(f"w{i}" for i in range(3, 64))]))
     code, out, err = run(capsys, "--model", str(folder), "--plot", str(tmp_path / "a.png"))
-    assert code == 1 and out == "" and err.startswith("embedlab audit: error: no under-trained indicator to draw: no "
-                                                      "reference rows")
+    assert code == 1 and out == "" and err.startswith("embedlab audit: error: --unused is missing: expected the ids of "
+                                                      "tokens known to be unused, to draw the under-trained indicator: "
+                                                      "no reference rows")
+    assert "unused=" not in err  # the flag, not the Python parameter
     assert err.count("\n") == 1 and not (tmp_path / "a.png").exists()
+    code, out, _ = run(capsys, "--model", str(folder), "--unused", "60")
+    assert code == 0 and "Reference rows: 1 (ids given: 1)." in out and "1 rows" not in out
+
+
+def test_a_memory_error_while_parsing_is_one_line(monkeypatch, capsys):
+    # Something other than argparse's own exit raised while the arguments are parsed: there are no arguments
+    # yet to name the command from; once a traceback ('NoneType' object has no attribute 'command').
+    from embedlab.cli import audit as cli_audit
+
+    def exhausted(text):
+        raise MemoryError
+
+    monkeypatch.setattr(cli_audit, "id_list", exhausted)
+    code, out, err = run(capsys, "--unused", "1-5")
+    assert (code, out, err) == (1, "", "embedlab: error: not enough memory for this size; try smaller sizes\n")
+
+
+def test_the_markdown_ends_with_the_run_record_and_shows_small_values_as_the_terminal(model, tmp_path, capsys):
+    path = tmp_path / "audit.md"
+    code, out, _ = run(capsys, "--model", str(model), "--markdown", str(path), "--lang", "en")
+    text = path.read_text(encoding="utf-8")
+    last = text.rstrip("\n").splitlines()[-1]
+    assert code == 0 and last.startswith(f"Written by embedlab {embedlab.__version__} on ")
+    assert "with `embedlab audit --model " in last and " --markdown " in last and last.endswith(" --lang en`")
+    assert str(tmp_path) not in last  # as the lab report's: no absolute local path
+    # every candidate's indicators as the terminal shows them: a cosine of 1e-05 is not 0.0000
+    terminal = {line.split()[0]: line.split()[-3:] for line in out.splitlines()
+                if re.match(r"^1\d\d +'", line)}
+    markdown = {cells[0]: cells[-3:] for line in text.splitlines() if line.startswith("| 1")
+                for cells in [[c.strip() for c in line.strip("|").split("|")]]}
+    assert terminal and all(markdown[i] == values for i, values in terminal.items())
+    assert "0.0000" not in {v for values in markdown.values() for v in values}

@@ -29,7 +29,8 @@ def run(*argv: str) -> int:
 
 @pytest.fixture(scope="module")
 def llama(tmp_path_factory):
-    """An untied tiny Llama saved as transformers saves it; its head and table as transformers holds them."""
+    """An untied tiny Llama saved as transformers saves it, whole (``tiny-llama``) and in shards of 4 KB
+    (``tiny-llama-sharded``, the head in a shard of its own); its head and table as transformers holds them."""
     transformers.utils.logging.disable_progress_bar()
     torch.manual_seed(3)
     config = transformers.LlamaConfig(vocab_size=V, hidden_size=D, intermediate_size=32, num_hidden_layers=1,
@@ -37,9 +38,24 @@ def llama(tmp_path_factory):
     model = transformers.LlamaForCausalLM(config)
     folder = tmp_path_factory.mktemp("head") / "tiny-llama"
     model.save_pretrained(folder, safe_serialization=True)
+    model.save_pretrained(folder.parent / "tiny-llama-sharded", safe_serialization=True, max_shard_size="4KB")
     head, table = model.get_output_embeddings().weight, model.get_input_embeddings().weight
     assert head is not table
     return folder, head.detach().numpy().copy(), table.detach().numpy().copy()
+
+
+@pytest.fixture(scope="module")
+def gpt2(tmp_path_factory):
+    """A tied tiny GPT-2: transformers shares one Parameter between the head and the token table."""
+    transformers.utils.logging.disable_progress_bar()
+    torch.manual_seed(4)
+    config = transformers.GPT2Config(vocab_size=V, n_embd=D, n_layer=1, n_head=2, n_positions=32, bos_token_id=0,
+                                     eos_token_id=0)
+    model = transformers.GPT2LMHeadModel(config)
+    assert model.get_output_embeddings().weight is model.get_input_embeddings().weight
+    folder = tmp_path_factory.mktemp("tied") / "gpt2-tiny"
+    model.save_pretrained(folder, safe_serialization=True)
+    return folder
 
 
 @pytest.mark.parametrize("table", ["head", "input"])
@@ -70,7 +86,29 @@ def test_the_terminal_names_the_folder_and_the_part(llama, capsys):
     folder, _, _ = llama
     assert run("neighbors", "--model", folder, "--table", "head", "id:3", "--k", "3") == 0
     out = capsys.readouterr().out
-    assert "tiny-llama, output head" in out and "safetensors" not in out
+    assert out.startswith("tiny-llama, output head: k=3") and "safetensors" not in out
+
+
+def test_a_tied_head_says_it_is_the_token_table_in_the_terminal_as_in_the_json(gpt2, capsys):
+    assert run("neighbors", "--model", gpt2, "--table", "head", "id:3", "--k", "3") == 0
+    assert capsys.readouterr().out.startswith("gpt2-tiny, output head (tied: the token table): k=3")
+    assert run("neighbors", "--model", gpt2, "--table", "head", "id:3", "--k", "3", "--json") == 0
+    source = json.loads(capsys.readouterr().out)["source"]
+    assert (source["part"], source["tied"]) == ("head", True)
+
+
+def test_the_head_shard_of_a_sharded_checkpoint(llama, capsys):
+    folder, head, _ = llama
+    sharded = folder.parent / "tiny-llama-sharded"
+    shard = sharded / json.loads((sharded / "model.safetensors.index.json").read_text())["weight_map"]["lm_head.weight"]
+    assert run("neighbors", "--model", shard, "--table", "head", "id:3", "--k", "4", "--json") == 0
+    data = json.loads(capsys.readouterr().out)
+    ids, _ = full_sort(head, head[[3]], 4, "dot", exclude=np.array([3]))
+    assert [x["id"] for x in data["queries"][0]["lists"]["dot"]] == ids[0].tolist()
+    assert run("neighbors", "--model", shard, "id:3") == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{shard.name} holds only the output head (lm_head.weight) of a sharded " \
+        f"checkpoint" in err and f"pass the folder {sharded} to read the model" in err
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -129,8 +167,15 @@ def test_report_names_the_head(llama, tmp_path, capsys):
                "--lang", "en") == 0
     data = json.loads((tmp_path / "embed_report.json").read_text())
     assert (data["source"]["part"], data["source"]["tensor"]) == ("head", "lm_head.weight")
-    assert "`tiny-llama, output head`" in (tmp_path / "embed_report.md").read_text()
+    md = (tmp_path / "embed_report.md").read_text()
+    assert "The output head of `tiny-llama`: V = 40 tokens" in md and "token-embedding table of" not in md
     assert "--table head" in data["run"]["command"]
+
+
+def test_report_says_a_tied_head_is_the_token_table(gpt2, tmp_path, capsys):
+    assert run("report", "--model", gpt2, "--table", "head", "--probe", "id:3", "--out", tmp_path, "--lang", "en") == 0
+    md = (tmp_path / "embed_report.md").read_text()
+    assert "The output head of `gpt2-tiny` (tied: the token-embedding table): V = 40 tokens" in md
 
 
 @pytest.mark.parametrize("lang", ["en", "ko"])

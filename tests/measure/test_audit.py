@@ -19,7 +19,7 @@ pytest.importorskip("sklearn")
 import embedlab  # noqa: E402
 from audit_models import (SPECIALS, magikarp_categories, magikarp_indicators, save_tied, save_untied,  # noqa: E402
                           trained_rows, untrained_rows, word_tokenizer)
-from embedlab.errors import SizeError, TokenIdError  # noqa: E402
+from embedlab.errors import SizeError, SourceError, TokenIdError  # noqa: E402
 
 V_ROWS, SPAN = 512, 500  # rows of the tables; ids of the tokenizer (the table is padded past it)
 HOLE, UNREACHABLE, ZERO, COPY = 20, 30, (3, 4), (7, 8)
@@ -123,7 +123,7 @@ def test_findings_are_the_planted_faults_and_nothing_else(faulty):
                      ("resize_drops_tokens", None): (SPAN - 1,), ("undertrained", "head"): found[("undertrained", "head")],
                      ("unreachable", None): (UNREACHABLE,), ("holes", None): (HOLE,),
                      ("padding_rows", "input"): (HOLE, *range(SPAN, V_ROWS)),
-                     ("resize_changes", "input"): tuple(range(SPAN - 1, V_ROWS))}
+                     ("resize_changes", "input"): tuple(range(SPAN, V_ROWS))}  # SPAN - 1: the warning's, not repeated
     assert sorted(found[("undertrained", "head")]) == list(PLANTED)
     assert [f.severity for f in r.findings] == sorted((f.severity for f in r.findings),
                                                       key=("fatal", "warning", "note").index)
@@ -169,6 +169,7 @@ def test_a_tied_model_without_reference_rows_is_refused_with_the_reason(tmp_path
     assert r.undertrained is None
     (skip,) = [s for s in r.skipped if s.part == "undertrained"]
     assert "nothing to compare to" in skip.reason and "the head is the token table" in skip.reason
+    assert "unused=" not in skip.reason  # the reason is read by people who typed --unused, or unused=
 
 
 def test_a_bert_style_model_takes_its_unused_tokens_as_reference(tmp_path):
@@ -185,6 +186,18 @@ def test_a_bert_style_model_takes_its_unused_tokens_as_reference(tmp_path):
         np.testing.assert_allclose(r.undertrained.values[name], values, rtol=0, atol=1e-6, err_msg=name)
 
 
+def test_ranges_of_ids_are_checked_by_their_ends_before_they_are_listed(faulty):
+    folder = faulty[0]
+    r = embedlab.audit(folder, unused=[range(200, 203), 7])
+    assert r.undertrained.reference_by["given"] == (7, 200, 201, 202)
+    huge = range(1, 10**11)  # 10^11 ids: listed, they would take terabytes; checked by its ends, refused at once
+    with pytest.raises(TokenIdError, match=f"unused ids 1-{10**11 - 1} are out of range for V={V_ROWS}") as caught:
+        embedlab.audit(folder, unused=[huge])
+    assert (caught.value.parameter, caught.value.value) == ("unused", huge)
+    with pytest.raises(TokenIdError):
+        embedlab.audit(folder, unused=huge)  # a range alone is its ids too
+
+
 def test_ids_given_join_the_reference_and_bad_ones_are_refused(faulty):
     folder = faulty[0]
     r = embedlab.audit(folder, unused=[200, 201])
@@ -193,6 +206,65 @@ def test_ids_given_join_the_reference_and_bad_ones_are_refused(faulty):
         embedlab.audit(folder, unused=[V_ROWS])
     with pytest.raises(SizeError, match="percentile=101"):
         embedlab.audit(folder, percentile=101)
+
+
+def test_padding_rows_that_look_trained_are_left_out_of_the_reference(tmp_path):
+    # A table padded past its tokenizer whose first padding rows are trained (a tokenizer cut after training):
+    # those rows are no yardstick of rows that never trained. The resize check calls them trained; the
+    # reference leaves them out, and says so.
+    n_tokens = 480
+    trained_pad, untrained_pad = tuple(range(n_tokens, n_tokens + 8)), tuple(range(n_tokens + 8, V_ROWS))
+    table, head = trained_rows(V_ROWS, 51), trained_rows(V_ROWS, 52)
+    table[list(untrained_pad)] = untrained_rows(len(untrained_pad), 53)
+    head[list(untrained_pad)] = untrained_rows(len(untrained_pad), 54)
+    noise = np.random.default_rng(55).standard_normal((len(PLANTED), head.shape[1])) * 1e-4
+    head[list(PLANTED)] = (head[list(untrained_pad)].astype(np.float64).mean(axis=0) + noise).astype(np.float32)
+    tokens = [*SPECIALS, *(f"t{i}" for i in range(len(SPECIALS), n_tokens))]
+    r = embedlab.audit(save_untied(tmp_path, table, head, word_tokenizer(tokens)))
+    u = r.undertrained
+    assert r.accounting.padding == trained_pad + untrained_pad
+    assert r.accounting.resize.trained == trained_pad  # the same rule, the same rows
+    assert u.trained_padding == trained_pad and u.reference_by == {"padding": untrained_pad}
+    assert u.reference == untrained_pad
+    for name, values in magikarp_indicators(head, untrained_pad).items():
+        np.testing.assert_allclose(u.values[name], values, rtol=0, atol=1e-6, err_msg=name)
+    assert sorted(u.candidates) == list(PLANTED)  # and nothing else: the yardstick is where untrained rows are
+    assert r.to_dict()["undertrained"]["reference"]["trained_padding_left_out"] == \
+        [{"id": i, "token": None} for i in trained_pad]
+
+
+def test_the_reference_is_named_by_the_pattern_its_tokens_match(faulty, tmp_path):
+    assert faulty[4].undertrained.named_like == ("<|reserved_special_token_N|>",)
+    tokens = [*SPECIALS, *(f"[unused{k}]" for k in range(5)), *(f"w{i}" for i in range(200))]
+    table = trained_rows(len(tokens), 61)
+    r = embedlab.audit(save_tied(tmp_path, table, word_tokenizer(tokens)))
+    assert r.undertrained.named_like == ("[unusedN]",) and r.undertrained.reference_by == {"named": tuple(range(3, 8))}
+
+
+def test_a_shard_of_a_sharded_checkpoint_is_refused_naming_the_folder(tmp_path):
+    # transformers saves lm_head.weight in a shard of its own: audited alone, that shard was taken for the token
+    # table. The audit reads both tables together: a shard is refused, the folder is audited.
+    import json
+
+    import torch
+    import transformers
+
+    config = transformers.LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                      num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=False)
+    torch.manual_seed(0)
+    folder = tmp_path / "sharded"
+    transformers.LlamaForCausalLM(config).save_pretrained(folder, safe_serialization=True, max_shard_size="4KB")
+    weight_map = json.loads((folder / "model.safetensors.index.json").read_text())["weight_map"]
+    head_shard, token_shard = weight_map["lm_head.weight"], weight_map["model.embed_tokens.weight"]
+    assert head_shard != token_shard
+    with pytest.raises(SourceError, match=f"{head_shard} is one shard of a sharded checkpoint: its token table "
+                                          f"\\(model.embed_tokens.weight\\) is in another shard, {token_shard}; .*"
+                                          f"pass the folder {folder}"):
+        embedlab.audit(folder / head_shard)
+    with pytest.raises(SourceError, match=f"its output head \\(lm_head.weight\\) is in another shard, {head_shard}"):
+        embedlab.audit(folder / token_shard)
+    r = embedlab.audit(folder)
+    assert (r.accounting.table_rows, r.accounting.head_rows, r.tied) == (64, 64, False)
 
 
 def test_nan_rows_are_found_and_left_out_of_the_indicators(tmp_path):
@@ -219,15 +291,22 @@ def test_a_folder_without_a_tokenizer_is_a_stated_partial_audit(tmp_path):
     assert all("no tokenizer" in s.reason for s in r.skipped)
     assert r.reachability is None and r.accounting.tokenizer_length is None
     assert r.degenerate[0].zero == ZERO and r.undertrained.main == "input_l2_norm"  # untied: the input norms
+    assert r.undertrained.measured_on == "input"  # the input norms are the token table's, whatever the head
+    # What only a tokenizer can tell is not known, not zero: no tokenizer is not no fault.
+    a = r.accounting
+    assert (a.holes, a.past_table, a.past_head, a.padding, a.listed, a.resize) == (None,) * 6
+    data = r.to_dict()["accounting"]
+    assert [data[k] for k in ("holes", "past_table", "past_head", "padding", "special_and_added")] == [None] * 5
 
 
-def test_a_tokenizer_that_does_not_load_is_a_stated_partial_audit(tmp_path):
+def test_a_tokenizer_that_does_not_load_is_an_error_not_a_missing_tokenizer(tmp_path):
+    # A tokenizer file that is there but refused is no "folder without a tokenizer": going on would report its
+    # parts as skipped and the audit as clean.
     table, head = faulty_tables()
     folder = save_untied(tmp_path, table, head, word_tokenizer(faulty_tokens()))
     (folder / "tokenizer.json").write_text('{"version": "1.0", "model": {"type": "Nope"}}', encoding="utf-8")
-    r = embedlab.audit(folder)
-    (reason,) = {s.reason for s in r.skipped if s.part == "reachability"}
-    assert reason.startswith(f"cannot read the tokenizer {folder.name}/tokenizer.json") and str(tmp_path) not in reason
+    with pytest.raises(SourceError, match="cannot read the tokenizer .*tokenizer.json"):
+        embedlab.audit(folder)
 
 
 def test_a_tokenizer_that_adds_a_leading_space_is_run_with_magikarps_prefix():

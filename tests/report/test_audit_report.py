@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import string
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -15,10 +16,12 @@ import pytest
 pytest.importorskip("tokenizers")
 
 from audit_models import trained_rows, untrained_rows, word_tokenizer  # noqa: E402
+import embedlab  # noqa: E402
 from embedlab import api  # noqa: E402
 from embedlab.engine.provenance import Provenance  # noqa: E402
 from embedlab.measure import audit as _audit  # noqa: E402,F401
-from embedlab.report import audit as audit_report, views  # noqa: E402
+from embedlab.report import audit as audit_report, run as run_record, views  # noqa: E402
+from embedlab.report.formats import format_value  # noqa: E402
 from embedlab.report.locales import AUDIT_WORDS, LANGUAGES  # noqa: E402
 from embedlab.sources.stored import StoredTables  # noqa: E402
 from embedlab.sources.tokenizer import TokenizerInventory  # noqa: E402
@@ -29,12 +32,22 @@ TOKENS = ["<unk>", "<s>", "</s>", "王様", "a|b", "`x`", *(f"w{i}" for i in ran
           *(f"[unused{k}]" for k in range(8))]
 
 
-def _result(with_tokenizer: bool = True, tied: bool = True):
-    table = trained_rows(len(TOKENS), 1)
-    table[-8:] = untrained_rows(8, 2)
+def _result(with_tokenizer: bool = True, tied: bool = True, padding: int = 0, nan_head_rows: tuple[int, ...] = ()):
+    """The audit of a table of TOKENS (``padding`` rows past them), tied, or untied with a head whose
+    ``nan_head_rows`` hold NaN."""
+    table = trained_rows(len(TOKENS) + padding, 1)
+    table[len(TOKENS) - 8:] = untrained_rows(8 + padding, 2)
     table[7] = 0.0
-    stored = StoredTables(table=table, head=None, tied=tied, provenance=Provenance("safetensors", path="/m/tiny"),
-                          vocab_size=len(TOKENS), vocab_size_key="config.json vocab_size")
+    head = None
+    if nan_head_rows:
+        head = trained_rows(len(table), 3)
+        head[len(TOKENS) - 8:] = untrained_rows(8 + padding, 4)
+        head[list(nan_head_rows)] = np.nan
+    stored = StoredTables(table=table, head=head, tied=tied if head is None else False,
+                          provenance=Provenance("safetensors", path="/m/tiny"),
+                          head_provenance=None if head is None else Provenance("safetensors", path="/m/tiny",
+                                                                               tensor="lm_head.weight", part="head"),
+                          vocab_size=len(table), vocab_size_key="config.json vocab_size")
     if not with_tokenizer:
         return measure.audit(stored, None, no_tokenizer="tiny has no tokenizer")
     runner = word_tokenizer(TOKENS)
@@ -94,6 +107,54 @@ def test_the_terminal_summary_of_a_partial_audit_says_what_it_skipped():
     assert "skipped: row accounting against the tokenizer: the tokenizer's ids: tiny has no tokenizer" in lines
     assert "skipped: reachability: tiny has no tokenizer" in lines
     assert any(line.startswith("skipped: under-trained tokens: no reference rows") for line in lines)
+    words = AUDIT_WORDS["en"]
+    parts = ", ".join(words["skipped_parts"][p] for p in ("accounting", "reachability", "undertrained"))
+    # no finding (a zero row without a token is no finding): never "Nothing wrong found." alone
+    assert lines[1] == f"{words['clean_partial']} Skipped: {parts}." != words["clean"]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_resize_rule_is_numbers_worded_in_each_language(lang):
+    r = _result(padding=8)
+    table = trained_rows(len(TOKENS) + 8, 1)
+    table[len(TOKENS) - 8:] = untrained_rows(16, 2)
+    table[7] = 0.0
+    # the oracle: the median length of the rows tokens map to, the [unusedN] tokens left out
+    token_rows = [i for i, t in enumerate(TOKENS) if not t.startswith("[unused")]
+    median = float(np.median(np.linalg.norm(table[token_rows].astype(np.float64), axis=1)))
+    rule = r.to_dict()["accounting"]["resize"]["rule"]
+    assert rule["factor"] == 4.0 and list(rule["lengths"]) == ["input"]
+    assert rule["lengths"]["input"] == pytest.approx([median / 4, median * 4], rel=1e-6)
+    words = AUDIT_WORDS[lang]
+    md = audit_report.audit_markdown(r, lang)
+    said = words["trained_rule"].format(factor="4", ranges=words["rule_range"].format(
+        part=words["parts"]["input"], low=f"{median / 4:.4g}", high=f"{median * 4:.4g}"))
+    assert said in md.replace("\\", "")  # Markdown escapes the rule's brackets
+    assert (lang == "en") == ("a row looks trained" in md)  # no English sentence in another language's report
+    # the note on what a resize drops: no warning names a row here (the 8 padding rows never trained), so no
+    # "besides those a warning names"
+    assert words["findings"]["resize_changes"].format(length=format_value(len(TOKENS)), count=8, besides="") in md
+
+
+def test_a_figure_says_which_rows_it_could_not_draw():
+    pytest.importorskip("matplotlib")
+    from matplotlib.text import Text
+
+    from embedlab.report import plots
+
+    r = _result(nan_head_rows=(50, 51))
+    texts = [t.get_text() for t in plots.audit_figure(r, lang="en").findobj(Text)]
+    note = AUDIT_WORDS["en"]["figure"]["not_drawn"].format(count=2, ids="50, 51")
+    assert any(note in text for text in texts), texts
+
+
+def test_the_markdown_ends_with_the_run_record():
+    r = replace(_result(), run=run_record.record("embedlab audit --model m", date="2026-09-17T08:00:00Z"))
+    assert audit_report.audit_markdown(r, "en").endswith(
+        f"\n---\n\nWritten by embedlab {embedlab.__version__} on 2026-09-17T08:00:00Z (UTC) with "
+        "`embedlab audit --model m`\n")
+    assert r.to_dict()["run"] == {"version": embedlab.__version__, "date": "2026-09-17T08:00:00Z",
+                                  "command": "embedlab audit --model m"}
 
 
 def test_the_figure_without_indicators_is_refused_with_the_reason():

@@ -93,6 +93,40 @@ def test_the_sharded_folder_is_sharded(llama):
     assert not llama.tied and llama.head_name == "lm_head.weight"
 
 
+def test_a_shard_holding_only_the_head_is_read_as_the_head(llama):
+    # transformers saves lm_head.weight in a shard of its own: given that file, the head is the head (never the
+    # token table), the token table's shard is named, and the folder to pass instead.
+    from safetensors import safe_open
+
+    weight_map = json.loads((llama.sharded / "model.safetensors.index.json").read_text())["weight_map"]
+    head_shard = llama.sharded / weight_map["lm_head.weight"]
+    token_shard = llama.sharded / weight_map["model.embed_tokens.weight"]
+    with safe_open(str(head_shard), "np") as f:  # the oracle: what safetensors says the shard holds
+        assert list(f.keys()) == ["lm_head.weight"]
+    head = embedlab.load(head_shard, table="head")
+    assert np.array_equal(head.W_E, llama.head)
+    assert (head.provenance.part, head.provenance.tensor, head.provenance.tied) == ("head", "lm_head.weight", False)
+    assert head.vocabulary.index_to_token == tuple(TOKENS)
+    with pytest.raises(SourceError) as caught:
+        embedlab.load(head_shard)
+    said = str(caught.value)
+    assert said.startswith(f"{head_shard.name} holds only the output head (lm_head.weight) of a sharded checkpoint: "
+                           f"its token table (model.embed_tokens.weight) is in another shard, {token_shard.name}; "
+                           f"pass the folder {llama.sharded}")
+    assert "config says untied" not in said
+
+
+def test_a_shard_holding_the_token_table_reads_it_and_names_the_heads_shard(llama):
+    weight_map = json.loads((llama.sharded / "model.safetensors.index.json").read_text())["weight_map"]
+    token_shard = llama.sharded / weight_map["model.embed_tokens.weight"]
+    table = embedlab.load(token_shard)  # its head lies in another shard: no "head's weights are missing"
+    assert np.array_equal(table.W_E, llama.table) and table.provenance.tied is False
+    assert weight_map["lm_head.weight"] in table.provenance.tie_evidence
+    with pytest.raises(SourceError, match=f"the head \\(lm_head.weight\\) is in another shard, "
+                                          f"{weight_map['lm_head.weight']}; pass the folder"):
+        embedlab.load(token_shard, table="head")
+
+
 @pytest.mark.parametrize("where", ["folder", "sharded", "file"])
 def test_an_untied_head_is_the_models_output_embeddings(llama, where):
     model = {"folder": llama.folder, "sharded": llama.sharded, "file": llama.folder / "model.safetensors"}[where]

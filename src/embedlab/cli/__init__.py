@@ -33,22 +33,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parse(argv)
         return args.run(args)
     except KeyboardInterrupt:  # Ctrl-C, in a heavy import or a long search alike: no traceback
-        print(terminal_text(f"embedlab{'' if args is None else ' ' + _command_name(args)}: interrupted"),
-              file=sys.stderr)
+        print(terminal_text(f"{_command_name(args)}: interrupted"), file=sys.stderr)
         return 130
     except USER_ERRORS as exc:
         if os.environ.get("EMBEDLAB_DEBUG"):
             raise
         # One line, whatever the message quotes from a file: its newlines are shown as \n too.
-        print(terminal_text(f"embedlab {_command_name(args)}: error: {message(exc, args)}", newlines=False),
+        print(terminal_text(f"{_command_name(args)}: error: {message(exc, args)}", newlines=False),
               file=sys.stderr)
         return 1
 
 
-def _command_name(args: argparse.Namespace) -> str:
-    """``report``, or ``plot scale``: the command as typed, for the start of a message."""
+def _command_name(args: argparse.Namespace | None) -> str:
+    """``embedlab report``, or ``embedlab plot scale``: the command as typed, for the start of a message;
+    ``embedlab`` alone where parsing itself failed (a type function out of memory) and there are no arguments."""
+    command = getattr(args, "command", None)
+    if command is None:
+        return "embedlab"
     figure = getattr(args, "figure", None)
-    return args.command if figure is None else f"{args.command} {figure}"
+    return f"embedlab {command}" if figure is None else f"embedlab {command} {figure}"
 
 
 def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:

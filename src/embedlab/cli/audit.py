@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from ..report.formats import terminal_text
+from ..sources.checkpoint import MAX_TOKEN_ID
 from . import arguments
 
 AUDIT_KINDS = ("a model with its tokenizer: minilm, a checkpoint folder, a .safetensors or .gguf file; word vectors "
@@ -30,7 +32,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     arguments.add_model_arguments(p, default="minilm", kinds=AUDIT_KINDS, table=False)
-    p.add_argument("--unused", type=id_list, metavar="IDS", default=[],
+    p.add_argument("--unused", type=id_list, metavar="IDS", default=(),
                    help="ids known to be unused, added to the reference set: comma-separated ids and ranges "
                         "(5,7,100-120)")
     p.add_argument("--percentile", type=_percentile, default=2.0,
@@ -50,10 +52,12 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import api
-    from ..report import audit as audit_report, files, formats, views
+    from ..report import audit as audit_report, files, formats, run as run_record, views
 
     result = api.audit(args.model, unused=args.unused, percentile=args.percentile, tensor=args.tensor,
                        words=args.words)
+    # The audit records the command line as typed (absolute paths shown relative), not the API call.
+    result = replace(result, run=replace(result.run, command=run_record.command_line(["embedlab", *args.argv])))
     written: dict[Path, str | bytes] = {}
     if args.markdown is not None:
         written[args.markdown] = audit_report.audit_markdown(result, lang=args.lang)
@@ -71,20 +75,32 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def id_list(text: str) -> list[int]:
-    """``"5,7,100-102"`` -> ``[5, 7, 100, 101, 102]``: ids and inclusive ranges; the range of V is the library's.
+def id_list(text: str) -> tuple[range, ...]:
+    """``"5,7,100-102"`` -> ``(range(5, 6), range(7, 8), range(100, 103))``: ids and inclusive ranges, never
+    expanded (``1-99999999999`` is one pair, not a list of 10^11 ids); the range of V is the library's.
+
+    An id past the largest token id any model has (``MAX_TOKEN_ID``, 2^31 - 1) is a usage error here, naming
+    what was typed.
 
     >>> id_list("5, 7,100-102")
-    [5, 7, 100, 101, 102]
+    (range(5, 6), range(7, 8), range(100, 103))
+    >>> id_list("1-99999999999")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: '1-99999999999': 99999999999 is past the largest token id a model can have, ...
     """
-    ids: list[int] = []
+    ranges: list[range] = []
     for part in (p.strip() for p in text.split(",")):
         found = re.fullmatch(r"([0-9]+)(?:\s*-\s*([0-9]+))?", part)
         if found is None or (found[2] is not None and int(found[2]) < int(found[1])):
             raise argparse.ArgumentTypeError(f"{text!r}: expected comma-separated ids and ranges, e.g. 5,7,100-120, "
                                              f"got {part!r}")
-        ids.extend(range(int(found[1]), int(found[2] or found[1]) + 1))
-    return ids
+        first, last = int(found[1]), int(found[2] or found[1])
+        if last > MAX_TOKEN_ID:
+            raise argparse.ArgumentTypeError(f"{part!r}: {last} is past the largest token id a model can have, "
+                                             f"{MAX_TOKEN_ID:,} (2^31 - 1)")
+        ranges.append(range(first, last + 1))
+    return tuple(ranges)
 
 
 def _percentile(text: str) -> float:

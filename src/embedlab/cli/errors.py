@@ -86,9 +86,16 @@ def flag(command: str, parameter: str | None) -> str | None:
 
 
 def shown(value: object) -> str:
-    """A value as the user typed it: numbers plain (``0``, ``nan``), strings quoted and cut when long."""
+    """A value as the user typed it: numbers plain (``0``, ``nan``), a range of ids as ``first-last`` (what
+    ``--unused`` takes), strings quoted and cut when long.
+
+    >>> shown(999), shown(range(1, 100000000000)), shown(range(7, 8)), shown("x")
+    ('999', '1-99999999999', '7', "'x'")
+    """
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return f"{value:g}" if isinstance(value, float) else str(value)
+    if isinstance(value, range) and value.step == 1 and len(value):
+        return str(value.start) if len(value) == 1 else f"{value.start}-{value.stop - 1}"
     return brief(value)
 
 

@@ -16,10 +16,10 @@ measurements, one result:
   percentile of them.
 
 A part that cannot run is skipped and the result says why (``skipped``): no
-tokenizer (a folder without one, word vectors, a tokenizer that does not load),
-no tokenizer to run (a GGUF file holds a token list only), no reference rows
-for a tied model. ``findings`` orders what is wrong by how bad it is, for the
-summary a person reads first.
+tokenizer (a folder with no tokenizer file, word vectors), no tokenizer to run
+(a GGUF file holds a token list only), no reference rows for a tied model.
+``findings`` orders what is wrong by how bad it is, for the summary a person
+reads first.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import SizeError, TokenIdError, TokenTypeError
 from . import undertrained as ut
-from .accounting import Accounting, account, resize
+from .accounting import Accounting, account, looks_trained, resize
 from .degenerate import DegenerateRows, RowScan, scan_rows
 from .reachability import REACHABLE, Reachability, reachability
 
@@ -90,8 +90,9 @@ class Undertrained:
         Every indicator of every row (NaN for a non-finite row).
     reference, reference_by : tuple of int, dict of str -> tuple of int
         The reference ids, and where each came from: ``"padding"`` (rows no
-        token maps to), ``"named"`` (``undertrained.REFERENCE_PATTERNS``),
-        ``"unused_type"`` (GGUF token type unused), ``"given"``.
+        token maps to, those that look trained left out), ``"named"``
+        (``undertrained.REFERENCE_PATTERNS``), ``"unused_type"`` (GGUF token
+        type unused), ``"given"``.
     percentile, threshold : float
         The threshold is the ``percentile``-th percentile of ``main`` over the ``population``.
     population : str
@@ -104,6 +105,13 @@ class Undertrained:
     component : FirstComponent or None
     left_out : tuple of int
         Non-finite rows, left out of the component and the means.
+    named_like : tuple of str
+        The patterns of ``undertrained.REFERENCE_PATTERNS`` the ``"named"`` reference tokens match
+        (``"<|reserved_special_token_N|>"``), as people write them.
+    trained_padding : tuple of int
+        Rows no token maps to that look trained (``accounting.looks_trained``, the rule of the resize
+        check), left out of the reference: a trained row among the yardstick's rows would move its mean
+        away from the rows that never trained.
     """
 
     on: str
@@ -118,13 +126,24 @@ class Undertrained:
     candidates: tuple[int, ...]
     component: ut.FirstComponent | None = None
     left_out: tuple[int, ...] = ()
+    named_like: tuple[str, ...] = ()
+    trained_padding: tuple[int, ...] = ()
+
+    @property
+    def measured_on(self) -> str:
+        """The table the main indicator was measured on: the token table for the input norm (``FALLBACK``),
+        else ``on``."""
+        return "input" if self.main == ut.FALLBACK else self.on
 
     def to_dict(self, tokens: Sequence[str | None] = (), categories: dict[int, str] | None = None) -> dict[str, Any]:
         reference = set(self.reference)
         return {
             "on": self.on, "main": self.main, "percentile": self.percentile, "threshold": _rounded(self.threshold),
             "population": self.population, "population_size": self.population_size,
-            "reference": {"ids": list(self.reference), "by": {k: list(v) for k, v in self.reference_by.items()}},
+            "measured_on": self.measured_on,
+            "reference": {"ids": list(self.reference), "by": {k: list(v) for k, v in self.reference_by.items()},
+                          "named_like": list(self.named_like),
+                          "trained_padding_left_out": _named_ids(self.trained_padding, tokens)},
             "candidates": [{"id": i, "token": _token(tokens, i), "category": (categories or {}).get(i),
                             "in_reference": i in reference,
                             **{name: _rounded(values[i]) for name, values in self.values.items()}}
@@ -159,6 +178,9 @@ class AuditResult:
         Fatal first, then warnings, then notes.
     skipped : tuple of Skipped
     notes : tuple of str
+    run : report.run.Run or None
+        Who made the audit, when, with which call or command (set by ``api.audit``; the CLI writes the
+        command line), as the lab report records it.
     """
 
     source: dict[str, Any]
@@ -174,6 +196,7 @@ class AuditResult:
     findings: tuple[Finding, ...]
     skipped: tuple[Skipped, ...] = ()
     notes: tuple[str, ...] = ()
+    run: Any = None
 
     def token(self, i: int) -> str | None:
         """The token of id ``i``, None where there is none."""
@@ -191,10 +214,11 @@ class AuditResult:
             "degenerate": [d.to_dict(self.tokens) for d in self.degenerate],
             "undertrained": None if self.undertrained is None else self.undertrained.to_dict(self.tokens, categories),
             "notes": list(self.notes),
+            **({"run": self.run.to_dict()} if self.run is not None else {}),
         }
 
 
-def audit(stored: Any, inventory: Any = None, *, unused: Sequence[int] = (),
+def audit(stored: Any, inventory: Any = None, *, unused: Sequence[int | range] | range = (),
           percentile: float = ut.DEFAULT_PERCENTILE, no_tokenizer: str | None = None) -> AuditResult:
     """Audit a model's table, head and tokenizer.
 
@@ -204,8 +228,9 @@ def audit(stored: Any, inventory: Any = None, *, unused: Sequence[int] = (),
         The token table and the head as stored.
     inventory : sources.tokenizer.TokenizerInventory, optional
         The tokenizer; None without one (``no_tokenizer`` says why).
-    unused : sequence of int
-        Ids known to be unused, added to the reference set.
+    unused : sequence of (int or range), or range
+        Ids known to be unused, added to the reference set; a ``range`` stands for its ids (its ends are
+        checked against V before it is expanded).
     percentile : float
         Candidates lie at or under this percentile (0 to 100) of the population's main indicator.
     no_tokenizer : str, optional
@@ -220,7 +245,8 @@ def audit(stored: Any, inventory: Any = None, *, unused: Sequence[int] = (),
     SizeError
         (a ``ValueError``) for a percentile outside [0, 100].
     TokenIdError, TokenTypeError
-        For an ``unused`` id outside the rows of the table measured, or not an int.
+        For an ``unused`` id (or a range's end) outside the rows of the table measured, or not an int; the
+        error's ``value`` is the id or the range given (the CLI writes a range as typed: ``1-99999999999``).
     """
     _check_percentile(percentile)
     scans = [scan_rows(stored.table, "input")] + ([scan_rows(stored.head, "head")] if stored.head is not None else [])
@@ -231,7 +257,7 @@ def audit(stored: Any, inventory: Any = None, *, unused: Sequence[int] = (),
     counts = _accounting(stored, inventory, tokens, scans, known)
     skipped: list[Skipped] = []
     reach = _reachability(inventory, no_tokenizer, skipped)
-    under = _undertrained(stored, inventory, tokens, counts, reach, scans, given, percentile, skipped)
+    under = _undertrained(stored, inventory, tokens, counts, reach, scans, given, known, percentile, skipped)
     notes = [*stored.notes, *(inventory.notes if inventory is not None else ()), *(reach.notes if reach else ())]
     head_source = None if stored.head_provenance is None else stored.head_provenance.to_dict()
     return AuditResult(source=stored.provenance.to_dict(), head_source=head_source, tied=stored.tied,
@@ -269,32 +295,36 @@ def _reachability(inventory: Any, no_tokenizer: str | None, skipped: list[Skippe
 
 
 def _undertrained(stored: Any, inventory: Any, tokens: tuple[str | None, ...], counts: Accounting,
-                  reach: Reachability | None, scans: list[RowScan], given: tuple[int, ...], percentile: float,
-                  skipped: list[Skipped]) -> Undertrained | None:
+                  reach: Reachability | None, scans: list[RowScan], given: tuple[int, ...], known: frozenset[int],
+                  percentile: float, skipped: list[Skipped]) -> Undertrained | None:
     untied = stored.head is not None
     mat, scan = (stored.head, scans[1]) if untied else (stored.table, scans[0])
     V = mat.shape[0]
-    by = {"padding": counts.padding if inventory is not None else (),
-          "named": tuple(i for i in ut.named_reference(tokens) if i < V),
+    padding = counts.padding or ()
+    trained = looks_trained(padding, tokens, scans, unused=known)[0] if padding else ()
+    named = tuple(i for i in ut.named_reference(tokens) if i < V)
+    by = {"padding": tuple(i for i in padding if i not in set(trained)), "named": named,
           "unused_type": tuple(sorted(i for i in (inventory.unused if inventory is not None else ()) if i < V)),
           "given": given}
     by = {name: tuple(i for i in ids if i < V) for name, ids in by.items() if ids}
     reference = tuple(sorted({i for ids in by.values() for i in ids}))
     if not reference and not untied:
         head = "the head is the token table" if stored.tied else "there is no output head of its own"
+        trained_note = f", {len(trained):,} rows no token maps to that look trained" if trained else ""
         skipped.append(Skipped("undertrained", "no reference rows (no row past the tokenizer, no token named like "
-                                               "[unusedN] or <|reserved_special_token_N|>, no ids given with unused=) "
-                                               f"and {head}: there is nothing to compare to"))
+                                               f"{', '.join(ut.REFERENCE_PATTERNS)}, no ids given as known unused"
+                                               f"{trained_note}) and {head}: there is nothing to compare to"))
         return None
     found = ut.indicators(mat, reference, input_norms=scans[0].norms if untied else None, finite=scan.finite)
     population, eligible, words = _population(V, inventory, tokens, reach)
-    known = set(found.reference)  # the yardstick, not candidates: reachable ones are a finding of their own
-    population, eligible = [i for i in population if i not in known], [i for i in eligible if i not in known]
+    known_rows = set(found.reference)  # the yardstick, not candidates: reachable ones are a finding of their own
+    population, eligible = [i for i in population if i not in known_rows], [i for i in eligible if i not in known_rows]
     threshold, candidates = ut.threshold_and_candidates(found.values[found.main], population, eligible, percentile)
     return Undertrained(on="head" if untied else "input", main=found.main, values=found.values,
                         reference=found.reference, reference_by=by, percentile=float(percentile), threshold=threshold,
                         population=words, population_size=len(population), candidates=candidates,
-                        component=found.component, left_out=found.left_out)
+                        component=found.component, left_out=found.left_out,
+                        named_like=ut.reference_names(tokens, named), trained_padding=tuple(trained))
 
 
 def _population(V: int, inventory: Any, tokens: tuple[str | None, ...],
@@ -324,8 +354,8 @@ def _findings(tokens: tuple[str | None, ...], counts: Accounting, reach: Reachab
         if ids or count:
             found.append(Finding(code, severity, len(ids) if count is None else count, tuple(ids), part))
 
-    add("ids_past_table", "fatal", counts.past_table, "input")
-    add("ids_past_head", "fatal", counts.past_head, "head")
+    add("ids_past_table", "fatal", counts.past_table or (), "input")
+    add("ids_past_head", "fatal", counts.past_head or (), "head")
     for scan in scans:
         d = scan.degenerate
         add("nonfinite_rows", "fatal", d.nonfinite, d.part)
@@ -336,10 +366,12 @@ def _findings(tokens: tuple[str | None, ...], counts: Accounting, reach: Reachab
         add("config_vocab_size", "warning", (), None, abs(counts.vocab_size - counts.table_rows))
     if counts.head_rows is not None and counts.head_rows != counts.table_rows:
         add("head_rows", "warning", (), "head", abs(counts.head_rows - counts.table_rows))
+    warned: set[int] = set()  # rows a resize warning names: the note on what a resize changes leaves them out
     if counts.resize is not None:
         add("resize_drops_tokens", "warning", counts.resize.tokens_dropped)
         add("resize_drops_trained", "warning", [i for i in counts.resize.trained
                                                 if i not in set(counts.resize.tokens_dropped)])
+        warned = set(counts.resize.tokens_dropped) | set(counts.resize.trained)
     if under is not None:
         add("undertrained", "warning", under.candidates, under.on)
     if under is not None and reach is not None:
@@ -347,10 +379,11 @@ def _findings(tokens: tuple[str | None, ...], counts: Accounting, reach: Reachab
         add("reachable_unused", "warning", [i for i in under.reference if i in reachable])
     if reach is not None:
         add("unreachable", "note", [u.id for u in reach.unreachable if u.category != "UNREACHABLE_SPECIAL"])
-    add("holes", "note", counts.holes)
-    add("padding_rows", "note", counts.padding, "input")
-    if counts.resize is not None and (counts.resize.dropped or counts.resize.added):
-        add("resize_changes", "note", counts.resize.dropped, "input", len(counts.resize.dropped) + counts.resize.added)
+    add("holes", "note", counts.holes or ())
+    add("padding_rows", "note", counts.padding or (), "input")
+    if counts.resize is not None:
+        others = [i for i in counts.resize.dropped if i not in warned]
+        add("resize_changes", "note", others, "input", len(others) + counts.resize.added)
     return tuple(sorted(found, key=lambda f: SEVERITIES.index(f.severity)))
 
 
@@ -363,19 +396,43 @@ def _check_percentile(percentile: float) -> None:
                         value=percentile, expected="a number from 0 to 100")
 
 
-def _checked_ids(unused: Sequence[int], stored: Any) -> tuple[int, ...]:
-    """The ids given as known unused, each an int in the rows of the table measured."""
+def _checked_ids(unused: Sequence[int | range] | range, stored: Any) -> tuple[int, ...]:
+    """The ids given as known unused, each an int in the rows of the table measured.
+
+    A ``range`` (one, or among the ids) is checked by its ends before it is expanded: ``range(1, 10**11)`` is
+    refused at once, naming it as typed (``1-99999999999``), not after 10^11 ids were listed.
+    """
     V = (stored.head if stored.head is not None else stored.table).shape[0]
-    ids = []
-    for i in unused:
-        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
-            raise TokenTypeError(f"unused ids must be ints, got {i!r}", parameter="unused", value=i,
+    expected = f"ids in [0, V = {V:,})"
+    ids: set[int] = set()
+    for item in ([unused] if isinstance(unused, range) else unused):
+        if isinstance(item, range):
+            if item.step != 1:
+                raise TokenTypeError(f"unused ranges must step by 1, got {item!r}", parameter="unused",
+                                     value=item, expected="ids and ranges of consecutive ids")
+            if len(item) and not (0 <= item.start and item.stop - 1 < V):
+                raise TokenIdError(f"unused ids {_range_text(item)} are out of range for V={V}", parameter="unused",
+                                   value=item, expected=expected)
+            ids.update(item)
+            continue
+        if isinstance(item, bool) or not isinstance(item, (int, np.integer)):
+            raise TokenTypeError(f"unused ids must be ints, got {item!r}", parameter="unused", value=item,
                                  expected="token ids (ints)")
-        if not 0 <= int(i) < V:
-            raise TokenIdError(f"unused id {int(i)} is out of range for V={V}", parameter="unused", value=int(i),
-                               expected=f"ids in [0, V = {V:,})")
-        ids.append(int(i))
-    return tuple(sorted(set(ids)))
+        if not 0 <= int(item) < V:
+            raise TokenIdError(f"unused id {int(item)} is out of range for V={V}", parameter="unused",
+                               value=int(item), expected=expected)
+        ids.add(int(item))
+    return tuple(sorted(ids))
+
+
+def _range_text(ids: range) -> str:
+    """A range of ids as the command line takes it: ``range(5, 10)`` -> ``"5-9"``, ``range(5, 6)`` -> ``"5"``."""
+    last = ids.stop - 1
+    return str(ids.start) if last == ids.start else f"{ids.start}-{last}"
+
+
+def _named_ids(ids: Sequence[int], tokens: Sequence[str | None]) -> list[dict[str, Any]]:
+    return [{"id": i, "token": _token(tokens, i)} for i in ids]
 
 
 def _token(tokens: Sequence[str | None], i: int) -> str | None:

@@ -56,7 +56,7 @@ from typing import Any, Sequence
 import numpy as np
 
 __all__ = ["INDICATORS", "MAIN", "FALLBACK", "DEFAULT_PERCENTILE", "REFERENCE_PATTERNS", "FirstComponent",
-           "Indicators", "indicators", "threshold_and_candidates", "named_reference", "EXACT_WORK"]
+           "Indicators", "indicators", "threshold_and_candidates", "named_reference", "reference_names", "EXACT_WORK"]
 
 MAIN = "cosine_distance_without_first_pc"
 FALLBACK = "input_l2_norm"  # the main indicator of an untied model without reference rows (theirs by default)
@@ -67,10 +67,11 @@ EXACT_WORK = 2 * 10**10  # multiply-adds (V * D * D) up to which the first compo
 TOLERANCE, MAX_ITERATIONS = 1e-5, 60
 BLOCK_VALUES = 1 << 21  # values read at a time (16 MiB as float64)
 SPAN_VALUES = 1 << 26  # values per product in the Lanczos steps (256 MiB of float32: few, large products)
-# Names of tokens that families reserve and never train: BERT's [unused0], Llama 3's
-# <|reserved_special_token_0|>, Gemma's <unused0> (and <unused_0>).
-REFERENCE_PATTERNS = (re.compile(r"\[unused\d+\]"), re.compile(r"<\|reserved_special_token_\d+\|>"),
-                      re.compile(r"<unused_?\d+>"))
+# Names of tokens that families reserve and never train, each as people write it: BERT's [unused0],
+# Llama 3's <|reserved_special_token_0|>, Gemma's <unused0> (and <unused_0>).
+REFERENCE_PATTERNS = {"[unusedN]": re.compile(r"\[unused\d+\]"),
+                      "<|reserved_special_token_N|>": re.compile(r"<\|reserved_special_token_\d+\|>"),
+                      "<unusedN>": re.compile(r"<unused_?\d+>")}
 
 
 def named_reference(tokens: Sequence[str | None]) -> tuple[int, ...]:
@@ -79,7 +80,22 @@ def named_reference(tokens: Sequence[str | None]) -> tuple[int, ...]:
     >>> named_reference(["[PAD]", "[unused0]", "<|reserved_special_token_7|>", "<unused_3>", "unused"])
     (1, 2, 3)
     """
-    return tuple(i for i, t in enumerate(tokens) if t is not None and any(p.fullmatch(t) for p in REFERENCE_PATTERNS))
+    return tuple(i for i, t in enumerate(tokens) if t is not None and _pattern(t) is not None)
+
+
+def reference_names(tokens: Sequence[str | None], ids: Sequence[int]) -> tuple[str, ...]:
+    """The patterns of ``REFERENCE_PATTERNS`` (as people write them) that the tokens of ``ids`` match, in the
+    table's order: what to call a reference set found by name.
+
+    >>> reference_names(["<|reserved_special_token_0|>", "<|reserved_special_token_1|>", "w"], [0, 1])
+    ('<|reserved_special_token_N|>',)
+    """
+    found = {_pattern(tokens[i]) for i in ids if 0 <= i < len(tokens) and tokens[i] is not None}
+    return tuple(name for name in REFERENCE_PATTERNS if name in found)
+
+
+def _pattern(token: str) -> str | None:
+    return next((name for name, pattern in REFERENCE_PATTERNS.items() if pattern.fullmatch(token)), None)
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,15 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Sequence
 
-from .formats import MARKDOWN, Inline, format_value, source_name
+from .formats import MARKDOWN, Inline, fixed, format_value, source_name
+from .lab import run_line
 from .locales import AUDIT_WORDS, DEFAULT_LANGUAGE, check_language
 
 if TYPE_CHECKING:  # annotations only: the result's module needs NumPy
     from ..measure.audit import AuditResult, Finding
 
 __all__ = ["audit_markdown", "audit_words", "finding_text", "advice_text", "intro_text", "verdict_text",
-           "resize_text", "ids_text", "SHOWN"]
+           "resize_text", "rule_text", "undertrained_text", "indicator_text", "ids_text", "SHOWN"]
 
 SHOWN = 10  # ids a list shows before "... and N more"
 
@@ -35,10 +36,12 @@ def finding_text(finding: "Finding", result: "AuditResult", words: dict[str, Any
     a = result.accounting
     length = a.resize.length if a.resize is not None else a.tokenizer_length
     part = words["parts"].get(finding.part or "", "")
+    # the note on what a resize changes leaves out the rows a resize warning names, and says so where there is one
+    warned = any(f.code in ("resize_drops_tokens", "resize_drops_trained") for f in result.findings)
     return words["findings"][finding.code].format(
         count=format_value(finding.count), part=part, rows=format_value(a.table_rows),
         head_rows=format_value(a.head_rows or 0), vocab_size=format_value(a.vocab_size or 0),
-        length=format_value(length or 0))
+        length=format_value(length or 0), besides=words["resize_besides"] if warned else "")
 
 
 def advice_text(finding: "Finding", words: dict[str, Any]) -> str:
@@ -47,11 +50,17 @@ def advice_text(finding: "Finding", words: dict[str, Any]) -> str:
 
 
 def verdict_text(result: "AuditResult", words: dict[str, Any]) -> str:
-    """``"fatal: 1; warnings: 2; notes: 3."``, or that nothing was found."""
+    """``"fatal: 1; warnings: 2; notes: 3."``, or that nothing was found; then the parts skipped, if any
+    (``"Skipped: reachability, under-trained tokens."``): a partial audit never reads as a clean one."""
     counts = {severity: sum(f.severity == severity for f in result.findings) for severity in ("fatal", "warning", "note")}
-    if not any(counts.values()):
-        return words["clean"]
-    return words["verdict"].format(**{k: format_value(v) for k, v in counts.items()})
+    if any(counts.values()):
+        verdict = words["verdict"].format(**{k: format_value(v) for k, v in counts.items()})
+    else:
+        verdict = words["clean_partial" if result.skipped else "clean"]
+    if not result.skipped:
+        return verdict
+    parts = words["separator"].join(dict.fromkeys(words["skipped_parts"][s.part] for s in result.skipped))
+    return f"{verdict} {words['skipped_summary'].format(parts=parts)}"
 
 
 def intro_text(result: "AuditResult", words: dict[str, Any], inline: Inline) -> str:
@@ -83,6 +92,38 @@ def resize_text(result: "AuditResult", words: dict[str, Any]) -> str:
     return "; ".join(said) or w["resize_none"]
 
 
+def rule_text(rule: Any, words: dict[str, Any]) -> str:
+    """The rule by which a row looks trained (``accounting.TrainedRule``), worded in ``words`` with its numbers."""
+    ranges = [words["rule_range"].format(part=words["parts"][part], low=f"{low:.4g}", high=f"{high:.4g}")
+              if low <= high else words["rule_none"].format(part=words["parts"][part])
+              for part, (low, high) in rule.lengths.items()]
+    return words["trained_rule"].format(factor=format_value(rule.factor), ranges=words["separator"].join(ranges))
+
+
+def indicator_text(value: float) -> str:
+    """One indicator value as every audit output shows it: 4 decimals, a tiny one in significant digits
+    (``formats.fixed``: ``1.91e-05``, never ``0.0000``)."""
+    return fixed(float(value), 4)
+
+
+def undertrained_text(result: "AuditResult", words: dict[str, Any], inline: Inline, shown: int = SHOWN) -> str:
+    """What the under-trained part measured, on what, against which reference rows, and the threshold; then the
+    rows no token maps to that look trained, left out of the reference, where there are any."""
+    u = result.undertrained
+    by = words["separator"].join(
+        f"{words['reference_by'][name].format(like=' / '.join(inline.code(p) for p in u.named_like))}: "
+        f"{format_value(len(ids))}"
+        for name, ids in u.reference_by.items())
+    text = words["undertrained_intro"].format(
+        indicator=words["indicators"][u.main], part=words["parts"][u.measured_on],
+        reference=format_value(len(u.reference)), by=by or words["accounting"]["none"],
+        percentile=format_value(u.percentile), population=words["populations"][u.population],
+        size=format_value(u.population_size), threshold=f"{u.threshold:.4g}", count=format_value(len(u.candidates)))
+    if u.trained_padding:
+        text += " " + words["trained_padding"].format(count=format_value(len(u.trained_padding)),
+                                                      ids=ids_text(u.trained_padding, result, inline, words, shown))
+    return text
+
 def ids_text(ids: Sequence[int], result: "AuditResult", inline: Inline, words: dict[str, Any],
              shown: int = SHOWN) -> str:
     """The first ``shown`` ids, each with its token (``5 'the'``), then how many more."""
@@ -111,20 +152,22 @@ def audit_markdown(result: "AuditResult", lang: str = DEFAULT_LANGUAGE, shown: i
         out.append(f"  - {w['todo']}: {md.text(advice_text(f, w))}")
     out += _accounting(result, w, shown) + _reachability(result, w, shown) + _degenerate(result, w)
     out += _undertrained(result, w, shown) + _skipped_and_notes(result, w)
+    if result.run is not None:  # who wrote it, when, how: as the lab report ends
+        out += ["", "---", "", run_line(result.run, lang, md)]
     return "\n".join(out).rstrip("\n") + "\n"
 
 
 def _accounting(result: "AuditResult", w: dict[str, Any], shown: int) -> list[str]:
     a, words, md = result.accounting, w["accounting"], MARKDOWN
     value = (lambda x: words["unknown"] if x is None else format_value(x))
+    counted = (lambda ids: words["unknown"] if ids is None else _count_and_ids(ids, result, w, shown))
     head = words["tied_head"] if result.tied and a.head_rows is None else value(a.head_rows)
     rows = [(words["vocab_size"], value(a.vocab_size)), (words["table_rows"], value(a.table_rows)),
             (words["head_rows"], head), (words["tokenizer_length"], value(a.tokenizer_length)),
             (words["base_vocabulary"], value(a.base_vocabulary)), (words["id_span"], value(a.id_span)),
-            (words["holes"], _count_and_ids(a.holes, result, w, shown)),
-            (words["past_table"], _count_and_ids(a.past_table, result, w, shown)),
-            (words["past_head"], _count_and_ids(a.past_head, result, w, shown)),
-            (words["padding"], _count_and_ids(a.padding, result, w, shown)),
+            (words["holes"], counted(a.holes)), (words["past_table"], counted(a.past_table)),
+            (words["past_head"], counted(a.past_head)), (words["padding"], counted(a.padding)),
+            (words["listed"], value(None if a.listed is None else len(a.listed))),
             (words["resize"], md.text(resize_text(result, w)))]
     out = ["", f"## {w['headings']['accounting']}", "", *_table(w["columns"]["counts"], rows)]
     if a.listed:
@@ -135,7 +178,7 @@ def _accounting(result: "AuditResult", w: dict[str, Any], shown: int) -> list[st
         if len(a.listed) > shown:
             out += ["", w["more"].format(count=format_value(len(a.listed) - shown))]
     if a.resize is not None and a.resize.dropped:
-        out += ["", md.text(a.resize.rule)]
+        out += ["", md.text(rule_text(a.resize.rule, w))]
     return out
 
 
@@ -169,11 +212,7 @@ def _undertrained(result: "AuditResult", w: dict[str, Any], shown: int) -> list[
     if u is None:
         return []
     md = MARKDOWN
-    by = ", ".join(f"{w['reference_by'][name]}: {format_value(len(ids))}" for name, ids in u.reference_by.items())
-    intro = w["undertrained_intro"].format(
-        indicator=w["indicators"][u.main], part=w["parts"][u.on], reference=format_value(len(u.reference)),
-        by=by or w["accounting"]["none"], percentile=format_value(u.percentile), population=w["populations"][u.population],
-        size=format_value(u.population_size), threshold=f"{u.threshold:.4g}", count=format_value(len(u.candidates)))
+    intro = undertrained_text(result, w, md, shown)
     categories = result.reachability.category_of() if result.reachability is not None else {}
     reference = set(u.reference)
     cells = []
@@ -182,7 +221,7 @@ def _undertrained(result: "AuditResult", w: dict[str, Any], shown: int) -> list[
         values = [u.values[name][i] for name in (u.main, "cosine_distance", "l2_distance") if name in u.values]
         cells.append((str(i), md.code(token) if token is not None else "-",
                       f"`{categories[i]}`" if i in categories else "-", w["yes"] if i in reference else w["no"],
-                      *(f"{v:.4f}" for v in values), *([""] * (3 - len(values)))))
+                      *(indicator_text(v) for v in values), *([""] * (3 - len(values)))))
     out = ["", f"## {w['headings']['undertrained']}", "", intro]
     if cells:
         out += ["", *_table(w["columns"]["candidates"], cells)]

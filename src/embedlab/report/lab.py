@@ -169,12 +169,15 @@ def _prose_fields(result: LabResult, words: dict[str, Any], inline: Inline) -> d
     if result.source is None:
         source = inline.text(words["seed_source"].format(vocab=result.vocab, dim=result.dim, seed=result.seed))
         # the built-in table is named by its call, make_table(512, 64, 20260917): arguments as written, no separators
-    else:
-        source = inline.code(source_name(result.source))
+        which = 0
+    else:  # the model by name; the part ("the output head of", tied or not) said by the words, not ", output head"
+        source = inline.code(source_name({**result.source, "part": "input"}))
+        which = 0 if result.source.get("part") != "head" else 2 if result.source.get("tied") else 1
     fields = {key: _cell(key, getattr(result, key)) for key in REPORT_KEYS
               if not isinstance(getattr(result, key), list)}
     fields.update(
         source=source,
+        table_of=_filled(words["table_of"][which], inline, {"source": source}),
         table_shape=f"({result.vocab}, {result.dim})",
         probe=one(result.probe, "probe_token"),
         logit_argmax=one(result.logit_argmax, "logit_argmax_token"),

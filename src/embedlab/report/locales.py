@@ -29,8 +29,9 @@ WORDS: dict[str, dict[str, object]] = {
             "내적과 코사인이 갈리는 자리",
             "√d 를 곱하면 무엇이 달라지나",
         ),
+        "table_of": ("{source}의 토큰 임베딩 표", "{source}의 출력 머리", "{source}의 출력 머리(묶임: 토큰 임베딩 표)"),
         "what": (
-            "{source}의 토큰 임베딩 표: 토큰 V = {vocab}개, 토큰마다 D = {dim}개의 수, 모양 {table_shape}, "
+            "{table_of}: 토큰 V = {vocab}개, 토큰마다 D = {dim}개의 수, 모양 {table_shape}, "
             "매개변수 {params}개. 아래 실험은 모두 탐침 토큰 {probe} 하나를 두고 한다. 이웃 목록은 k = {k}개, "
             "늘이는 행은 코사인 이웃 {rank}위의 토큰({stretch_factor}배), 어휘는 {growth_factor}배로 키운다. "
             "모든 수는 이 표에서 코드를 실행해 얻었다."
@@ -192,8 +193,10 @@ WORDS: dict[str, dict[str, object]] = {
             "Where dot product and cosine part ways",
             "What multiplying by √d changes",
         ),
+        "table_of": ("The token-embedding table of {source}", "The output head of {source}",
+                     "The output head of {source} (tied: the token-embedding table)"),
         "what": (
-            "The token-embedding table of {source}: V = {vocab} tokens of D = {dim} numbers each, shape "
+            "{table_of}: V = {vocab} tokens of D = {dim} numbers each, shape "
             "{table_shape}, {params} parameters. Every experiment below is about one probe token, {probe}. "
             "Neighbour lists hold k = {k} tokens; the row stretched is the cosine neighbour at rank {rank} "
             "(×{stretch_factor}); the vocabulary grows ×{growth_factor}. Every number was produced by running "
@@ -360,8 +363,9 @@ WORDS: dict[str, dict[str, object]] = {
             "内積とコサインが分かれるところ",
             "√d を掛けると何が変わるか",
         ),
+        "table_of": ("{source} のトークン埋め込み表", "{source} の出力ヘッド", "{source} の出力ヘッド（共有：トークン埋め込み表）"),
         "what": (
-            "{source} のトークン埋め込み表：トークン V = {vocab} 個、各トークン D = {dim} 個の数、形 "
+            "{table_of}：トークン V = {vocab} 個、各トークン D = {dim} 個の数、形 "
             "{table_shape}、パラメータ {params} 個。以下の実験はすべてプローブトークン {probe} についてのもの。"
             "近傍リストは k = {k} 個、伸ばす行はコサイン近傍 {rank} 位のトークン（×{stretch_factor}）、語彙は "
             "×{growth_factor} に増やす。数値はすべてこの表でコードを実行して得た。"
@@ -521,8 +525,9 @@ WORDS: dict[str, dict[str, object]] = {
             "点积与余弦分道扬镳之处",
             "乘以 √d 改变了什么",
         ),
+        "table_of": ("{source} 的词元嵌入表", "{source} 的输出头", "{source} 的输出头（共享：词元嵌入表）"),
         "what": (
-            "{source} 的词元嵌入表：V = {vocab} 个词元，每个词元 D = {dim} 个数，形状 {table_shape}，共 {params} "
+            "{table_of}：V = {vocab} 个词元，每个词元 D = {dim} 个数，形状 {table_shape}，共 {params} "
             "个参数。以下实验都围绕一个探针词元 {probe}。近邻列表取 k = {k} 个；被拉长的行是余弦近邻第 {rank} 名的"
             "词元（×{stretch_factor}）；词表扩大 ×{growth_factor}。所有数字都是在这张表上运行代码得到的。"
         ),
@@ -819,6 +824,9 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
         "no_tokenizer": "none",
         "verdict": "fatal: {fatal}; warnings: {warning}; notes: {note}.",
         "clean": "Nothing wrong found.",
+        "clean_partial": "Nothing wrong found in the parts that ran.",
+        "skipped_summary": "Skipped: {parts}.", "separator": ", ",
+        "resize_besides": ", besides those a warning names",
         "severity": {"fatal": "FATAL", "warning": "WARNING", "note": "NOTE"},
         "parts": {"input": "token table", "head": "output head"},
         "findings": {
@@ -838,7 +846,8 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
             "unreachable": "tokens that encoding their own string does not give back (not special): {count}",
             "holes": "ids below the largest id with no token (holes): {count}",
             "padding_rows": "rows of the table that no token maps to: {count}",
-            "resize_changes": "rows resize_token_embeddings(len(tokenizer) = {length}) would drop or add: {count}",
+            "resize_changes": "rows resize_token_embeddings(len(tokenizer) = {length}) would drop or add{besides}: "
+                              "{count}",
         },
         "advice": {
             "ids_past_table": "a lookup of these ids fails: the tokenizer and the weights do not belong together, "
@@ -903,17 +912,24 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
                        "cosine_distance_without_mean": "the same, the mean of all rows removed",
                        "cosine_distance": "cosine distance to the mean of the reference rows",
                        "l2_distance": "L2 distance to the mean of the reference rows",
-                       "input_l2_norm": "L2 norm of the token (input) row"},
+                       "input_l2_norm": "L2 norm of each row"},
         "undertrained_intro": "Indicator (Land & Bartolo 2024): {indicator}, measured on the {part}. "
-                              "Reference: {reference} rows ({by}). Threshold: percentile {percentile} of the main "
+                              "Reference rows: {reference} ({by}). Threshold: percentile {percentile} of the main "
                               "indicator over {size} {population}: {threshold}; candidates: {count}.",
+        "trained_padding": "Rows no token maps to that look trained, left out of the reference: {count} ({ids}).",
+        "trained_rule": "a row looks trained when it is finite, not all zero, not an exact copy of another row (rows "
+                        "never trained are often one shared value), and its L2 length is within a factor {factor} of "
+                        "the median length of the rows tokens map to, tokens known to be unused left out ({ranges}; "
+                        "the median, unlike a low percentile, stays put when some tokens are under-trained), in the "
+                        "table or, untied, in the head",
+        "rule_range": "{part}: {low} to {high}", "rule_none": "{part}: no row to take a median of",
         "populations": {"reachable": "reachable tokens (OK; candidates among OK and OK_SPECIAL)",
                         "typed_normal": "tokens typed normal (no tokenizer to run; candidates among normal and "
                                         "control)",
-                        "with_token": "every row with a token, specials left out (no tokenizer to run)",
-                        "every_row": "every row (no vocabulary)"},
+                        "with_token": "rows with a token, specials left out (no tokenizer to run)",
+                        "every_row": "rows, all of them (no vocabulary)"},
         "ids": "ids",
-        "reference_by": {"padding": "rows no token maps to", "named": "tokens named like [unusedN]",
+        "reference_by": {"padding": "rows no token maps to", "named": "tokens named like {like}",
                          "unused_type": "tokens typed unused", "given": "ids given"},
         "skipped_parts": {"accounting": "row accounting against the tokenizer", "reachability": "reachability",
                           "undertrained": "under-trained tokens"},
@@ -921,7 +937,9 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
                    "x": "token id", "y": "{indicator}",
                    "threshold": "threshold: percentile {percentile} = {value}",
                    "tokens": "tokens", "reference": "reference rows ({count})",
-                   "candidates": "candidates ({count})", "lowest": "lowest {count}: id, token, value"},
+                   "candidates": "candidates ({count})", "lowest": "lowest {count}: id, token, value",
+                   "not_drawn": "rows not drawn, having no indicator (NaN or infinity in the row, or no row in the "
+                                "table measured): {count} ({ids})"},
         "more_listed": "and {count} more candidates",
     },
     "ko": {
@@ -933,6 +951,9 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
         "no_tokenizer": "없음",
         "verdict": "치명: {fatal}; 경고: {warning}; 참고: {note}.",
         "clean": "잘못된 것을 찾지 못했다.",
+        "clean_partial": "실행한 부분에서는 잘못된 것을 찾지 못했다.",
+        "skipped_summary": "건너뜀: {parts}.", "separator": ", ",
+        "resize_besides": ", 경고에 나온 행 말고",
         "severity": {"fatal": "치명", "warning": "경고", "note": "참고"},
         "parts": {"input": "토큰 표", "head": "출력 머리"},
         "findings": {
@@ -951,7 +972,8 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
             "unreachable": "자기 문자열을 인코딩해도 돌아오지 않는 토큰(특수 토큰 제외): {count}개",
             "holes": "가장 큰 id 아래에서 토큰이 없는 id(구멍): {count}개",
             "padding_rows": "어느 토큰도 가리키지 않는 표의 행: {count}개",
-            "resize_changes": "resize_token_embeddings(len(tokenizer) = {length})가 버리거나 더할 행: {count}개",
+            "resize_changes": "resize_token_embeddings(len(tokenizer) = {length})가 버리거나 더할 행{besides}: "
+                              "{count}개",
         },
         "advice": {
             "ids_past_table": "이 id를 조회하면 실패한다: 토크나이저와 가중치가 짝이 아니거나, 표를 len(tokenizer)까지 "
@@ -1011,16 +1033,22 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
                        "cosine_distance_without_mean": "같은 것, 모든 행의 평균을 뺀 뒤",
                        "cosine_distance": "기준 행 평균까지의 코사인 거리",
                        "l2_distance": "기준 행 평균까지의 L2 거리",
-                       "input_l2_norm": "토큰(입력) 행의 L2 노름"},
-        "undertrained_intro": "지표(Land & Bartolo 2024): {indicator}, {part}에서 쟀다. 기준: 행 {reference}개"
+                       "input_l2_norm": "각 행의 L2 노름"},
+        "trained_padding": "토큰이 가리키지 않지만 학습된 듯한 행은 기준에서 뺐다: {count}개 ({ids}).",
+        "trained_rule": "유한하고, 영벡터가 아니고, 다른 행의 복사본이 아니며(학습되지 않은 행은 흔히 한 값으로 "
+                        "채워진다), L2 길이가 토큰이 가리키는 행(쓰이지 않는다고 알려진 토큰 제외) 길이의 중앙값에서 "
+                        "{factor}배 안쪽이면 학습된 듯한 행이다({ranges}; 중앙값은 낮은 백분위수와 달리 덜 학습된 토큰이 "
+                        "좀 있어도 움직이지 않는다). 표에서, 또는 묶이지 않았으면 머리에서 본다",
+        "rule_range": "{part}: {low}부터 {high}까지", "rule_none": "{part}: 중앙값을 낼 행이 없다",
+        "undertrained_intro": "지표(Land & Bartolo 2024): {indicator}, {part}에서 쟀다. 기준 행: {reference}개"
                               "({by}). 문턱: {population} {size}개에서 주 지표의 {percentile} 백분위수 = {threshold}; "
                               "후보: {count}개.",
         "populations": {"reachable": "도달 가능한 토큰(OK; 후보는 OK와 OK_SPECIAL 가운데)",
                         "typed_normal": "normal로 표시된 토큰(돌릴 토크나이저 없음; 후보는 normal과 control 가운데)",
-                        "with_token": "토큰이 있는 모든 행, 특수 토큰 제외(돌릴 토크나이저 없음)",
-                        "every_row": "모든 행(어휘 없음)"},
+                        "with_token": "토큰이 있는 행, 특수 토큰 제외(돌릴 토크나이저 없음)",
+                        "every_row": "행 전부(어휘 없음)"},
         "ids": "id",
-        "reference_by": {"padding": "토큰이 가리키지 않는 행", "named": "[unusedN] 같은 이름의 토큰",
+        "reference_by": {"padding": "토큰이 가리키지 않는 행", "named": "{like} 같은 이름의 토큰",
                          "unused_type": "unused로 표시된 토큰", "given": "주어진 id"},
         "skipped_parts": {"accounting": "토크나이저와의 행 대조", "reachability": "도달 가능성",
                           "undertrained": "덜 학습된 토큰"},
@@ -1028,7 +1056,9 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
                    "x": "토큰 id", "y": "{indicator}",
                    "threshold": "문턱: {percentile} 백분위수 = {value}",
                    "tokens": "토큰", "reference": "기준 행 ({count}개)",
-                   "candidates": "후보 ({count}개)", "lowest": "가장 낮은 {count}개: id, 토큰, 값"},
+                   "candidates": "후보 ({count}개)", "lowest": "가장 낮은 {count}개: id, 토큰, 값",
+                   "not_drawn": "지표가 없어 그리지 않은 행(행에 NaN이나 무한대가 있거나, 잰 표에 행이 없다): "
+                                "{count}개 ({ids})"},
         "more_listed": "후보 {count}개 더",
     },
     "ja": {
@@ -1040,6 +1070,9 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
         "no_tokenizer": "なし",
         "verdict": "致命：{fatal}；警告：{warning}；注：{note}。",
         "clean": "問題は見つからなかった。",
+        "clean_partial": "実行した部分では問題は見つからなかった。",
+        "skipped_summary": "省いた部分：{parts}。", "separator": "、",
+        "resize_besides": "、警告に挙げた行のほか",
         "severity": {"fatal": "致命", "warning": "警告", "note": "注"},
         "parts": {"input": "トークン表", "head": "出力ヘッド"},
         "findings": {
@@ -1058,7 +1091,8 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
             "unreachable": "自分の文字列をエンコードしても戻らないトークン（特殊トークンを除く）：{count} 個",
             "holes": "最大の id より下でトークンのない id（穴）：{count} 個",
             "padding_rows": "どのトークンも指さない表の行：{count} 個",
-            "resize_changes": "resize_token_embeddings(len(tokenizer) = {length}) が捨てるか足す行：{count} 個",
+            "resize_changes": "resize_token_embeddings(len(tokenizer) = {length}) が捨てるか足す行{besides}："
+                              "{count} 個",
         },
         "advice": {
             "ids_past_table": "この id を引くと失敗する：トークナイザーと重みが組になっていないか、表を len(tokenizer) "
@@ -1118,17 +1152,23 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
                        "cosine_distance_without_mean": "同じもの、全行の平均を除いて",
                        "cosine_distance": "基準行の平均へのコサイン距離",
                        "l2_distance": "基準行の平均への L2 距離",
-                       "input_l2_norm": "トークン（入力）行の L2 ノルム"},
-        "undertrained_intro": "指標（Land & Bartolo 2024）：{indicator}、{part}で測った。基準：{reference} 行"
+                       "input_l2_norm": "各行の L2 ノルム"},
+        "trained_padding": "トークンが指さないが学習済みに見える行は基準から外した：{count} 個（{ids}）。",
+        "trained_rule": "有限で、ゼロでなく、ほかの行のコピーでもなく（学習されない行はしばしば一つの値で埋まる）、"
+                        "L2 長がトークンの指す行（未使用と分かっているトークンを除く）の長さの中央値から {factor} 倍"
+                        "以内なら、学習済みに見える行とする（{ranges}；中央値は低いパーセンタイルと違い、学習不足の"
+                        "トークンが少しあっても動かない）。表で、共有されていなければヘッドでも見る",
+        "rule_range": "{part}：{low} から {high}", "rule_none": "{part}：中央値をとる行がない",
+        "undertrained_intro": "指標（Land & Bartolo 2024）：{indicator}、{part}で測った。基準行：{reference} 個"
                               "（{by}）。閾値：{population} {size} 個の主指標の {percentile} パーセンタイル = {threshold}；"
                               "候補：{count} 個。",
         "populations": {"reachable": "到達可能なトークン（OK；候補は OK と OK_SPECIAL から）",
                         "typed_normal": "normal と型付けされたトークン（動かすトークナイザーなし；候補は normal と "
                                         "control から）",
-                        "with_token": "トークンのあるすべての行、特殊トークンを除く（動かすトークナイザーなし）",
-                        "every_row": "すべての行（語彙なし）"},
+                        "with_token": "トークンのある行、特殊トークンを除く（動かすトークナイザーなし）",
+                        "every_row": "行すべて（語彙なし）"},
         "ids": "id",
-        "reference_by": {"padding": "トークンが指さない行", "named": "[unusedN] のような名前のトークン",
+        "reference_by": {"padding": "トークンが指さない行", "named": "{like} のような名前のトークン",
                          "unused_type": "unused と型付けされたトークン", "given": "指定された id"},
         "skipped_parts": {"accounting": "トークナイザーとの行の照合", "reachability": "到達可能性",
                           "undertrained": "学習不足のトークン"},
@@ -1136,7 +1176,9 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
                    "x": "トークン id", "y": "{indicator}",
                    "threshold": "閾値：{percentile} パーセンタイル = {value}",
                    "tokens": "トークン", "reference": "基準行（{count} 個）",
-                   "candidates": "候補（{count} 個）", "lowest": "最も低い {count} 個：id、トークン、値"},
+                   "candidates": "候補（{count} 個）", "lowest": "最も低い {count} 個：id、トークン、値",
+                   "not_drawn": "指標がなく描いていない行（行に NaN か無限大がある、または測った表に行がない）："
+                                "{count} 個（{ids}）"},
         "more_listed": "ほかに候補 {count} 個",
     },
     "zh": {
@@ -1148,6 +1190,9 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
         "no_tokenizer": "无",
         "verdict": "致命：{fatal}；警告：{warning}；提示：{note}。",
         "clean": "没有发现问题。",
+        "clean_partial": "已运行的部分没有发现问题。",
+        "skipped_summary": "跳过的部分：{parts}。", "separator": "、",
+        "resize_besides": "，警告中已列出的除外",
         "severity": {"fatal": "致命", "warning": "警告", "note": "提示"},
         "parts": {"input": "词元表", "head": "输出头"},
         "findings": {
@@ -1166,7 +1211,8 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
             "unreachable": "编码自身字符串也得不回来的词元（不含特殊词元）：{count} 个",
             "holes": "最大 id 以下没有词元的 id（空洞）：{count} 个",
             "padding_rows": "没有词元指向的表行：{count} 个",
-            "resize_changes": "resize_token_embeddings(len(tokenizer) = {length}) 会丢掉或增加的行：{count} 个",
+            "resize_changes": "resize_token_embeddings(len(tokenizer) = {length}) 会丢掉或增加的行{besides}："
+                              "{count} 个",
         },
         "advice": {
             "ids_past_table": "查这些 id 会出错：分词器与权重不配套，或须把表扩到 len(tokenizer) 并训练新行",
@@ -1218,16 +1264,21 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
                        "cosine_distance_without_mean": "同上，去掉所有行的均值后",
                        "cosine_distance": "到参照行均值的余弦距离",
                        "l2_distance": "到参照行均值的 L2 距离",
-                       "input_l2_norm": "词元（输入）行的 L2 范数"},
-        "undertrained_intro": "指标（Land & Bartolo 2024）：{indicator}，在{part}上测得。参照：{reference} 行"
+                       "input_l2_norm": "每一行的 L2 范数"},
+        "trained_padding": "没有词元指向却看似训练过的行，已从参照中去掉：{count} 个（{ids}）。",
+        "trained_rule": "一行若有限、不全为零、不是另一行的精确副本（从未训练的行常被填成同一个值），且其 L2 长度在"
+                        "词元所指各行（已知未使用的词元除外）长度中位数的 {factor} 倍以内，即看似训练过（{ranges}；"
+                        "中位数不同于低百分位数，有些词元训练不足时也不会移动）；看表，未共享时也看输出头",
+        "rule_range": "{part}：{low} 到 {high}", "rule_none": "{part}：没有可取中位数的行",
+        "undertrained_intro": "指标（Land & Bartolo 2024）：{indicator}，在{part}上测得。参照行：{reference} 个"
                               "（{by}）。阈值：{population} {size} 个的主指标第 {percentile} 百分位数 = {threshold}；"
                               "候选：{count} 个。",
         "populations": {"reachable": "可达的词元（OK；候选取自 OK 与 OK_SPECIAL）",
                         "typed_normal": "类型为 normal 的词元（没有可运行的分词器；候选取自 normal 与 control）",
-                        "with_token": "所有有词元的行，不含特殊词元（没有可运行的分词器）",
-                        "every_row": "所有行（没有词表）"},
+                        "with_token": "有词元的行，不含特殊词元（没有可运行的分词器）",
+                        "every_row": "行，全部（没有词表）"},
         "ids": "id",
-        "reference_by": {"padding": "没有词元指向的行", "named": "名如 [unusedN] 的词元",
+        "reference_by": {"padding": "没有词元指向的行", "named": "名如 {like} 的词元",
                          "unused_type": "类型为 unused 的词元", "given": "给定的 id"},
         "skipped_parts": {"accounting": "与分词器的行核对", "reachability": "可达性",
                           "undertrained": "训练不足的词元"},
@@ -1235,7 +1286,9 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
                    "x": "词元 id", "y": "{indicator}",
                    "threshold": "阈值：第 {percentile} 百分位数 = {value}",
                    "tokens": "词元", "reference": "参照行（{count} 个）",
-                   "candidates": "候选（{count} 个）", "lowest": "最低的 {count} 个：id、词元、值"},
+                   "candidates": "候选（{count} 个）", "lowest": "最低的 {count} 个：id、词元、值",
+                   "not_drawn": "没有指标、未画出的行（该行含 NaN 或无穷大，或所测的表中没有这一行）：{count} 个"
+                                "（{ids}）"},
         "more_listed": "另有候选 {count} 个",
     },
 }

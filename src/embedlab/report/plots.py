@@ -27,7 +27,7 @@ import warnings
 import weakref
 from typing import Any, Iterable, Sequence
 
-from ..errors import MissingExtraError, brief
+from ..errors import MissingExtraError, SizeError, brief
 from . import fonts
 from .colors import PALETTE
 from .formats import HIDDEN, cut_text, fixed, format_value, settings_text, source_name, tick_text
@@ -554,10 +554,14 @@ def audit_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) 
 
     Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
 
+    A row without an indicator (NaN: its row holds NaN or infinity, or the table measured has no row for
+    it) has no point: a note under the figure says how many and which.
+
     Raises
     ------
-    ValueError
-        For a result without under-trained indicators (the part was skipped; the message says why).
+    SizeError
+        (a ``ValueError``) for a result without under-trained indicators: no reference rows, the part was
+        skipped (the message says why; ``parameter`` is ``"unused"``, the ids that would give it some).
     """
     import numpy as np
 
@@ -567,7 +571,8 @@ def audit_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) 
     u = result.undertrained
     if u is None:
         why = "; ".join(s.reason for s in result.skipped if s.part == "undertrained") or "not measured"
-        raise ValueError(f"no under-trained indicator to draw: {why}")
+        raise SizeError(f"no under-trained indicator to draw: {why}", parameter="unused", value=None,
+                        expected=f"the ids of tokens known to be unused, to draw the under-trained indicator: {why}")
     fig = fig or new_figure()
     ax = fig.add_subplot()
     values = u.values[u.main]  # (V,)
@@ -586,12 +591,12 @@ def audit_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) 
     ax.set_xlim(-0.01 * len(values), 1.01 * len(values))
     ax.set_xlabel(w["figure"]["x"])
     ax.set_ylabel(w["figure"]["y"].format(indicator=w["indicators"][u.main]))
-    ax.set_title(w["figure"]["title"].format(table=_drawn(_audit_table(result)), part=w["parts"][u.on]))
+    ax.set_title(w["figure"]["title"].format(table=_drawn(_audit_table(result)), part=w["parts"][u.measured_on]))
     _audit_legend(ax, result, candidates, values, w)
     shown = candidates[:AUDIT_LABELS]
     texts = [_drawn(repr(result.token(int(i)))) if result.token(int(i)) is not None else str(int(i)) for i in shown]
     listed = [t for i in candidates[:AUDIT_LISTED] if (t := result.token(int(i))) is not None]
-    _finish(fig, words, tokens=listed)
+    _finish(fig, words, tokens=listed, notes=_not_drawn(values, w))
     if len(shown):
         anchors = np.column_stack([shown, values[shown]]).astype(np.float64)  # (n, 2)
         labels.place_labels(ax, anchors, texts, family=list(fonts.families()), color=PALETTE["candidate"])
@@ -618,6 +623,19 @@ def _audit_legend(ax: Any, result: Any, candidates: Any, values: Any, w: dict[st
         texts.append(w["more_listed"].format(count=format_value(more)))
     ax.legend(handles, texts, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=8,
               markerscale=2, handlelength=1.0)
+
+
+def _not_drawn(values: Any, w: dict[str, Any]) -> list[str]:
+    """The note saying how many rows have no indicator (NaN: a row holding NaN or infinity, or no row in the
+    table measured) and so no point, with the first ids: a figure must not leave a row out silently."""
+    import numpy as np
+
+    missing = np.flatnonzero(~np.isfinite(values))  # (n,)
+    if not missing.size:
+        return []
+    ids = ", ".join(str(i) for i in missing[:UNDRAWN_SHOWN].tolist())
+    more = f" … (+{format_value(missing.size - UNDRAWN_SHOWN)})" if missing.size > UNDRAWN_SHOWN else ""
+    return [w["figure"]["not_drawn"].format(count=format_value(int(missing.size)), ids=ids + more)]
 
 
 def _audit_table(result: Any) -> str:

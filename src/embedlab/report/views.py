@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import brief
-from .audit import advice_text, audit_words, finding_text, ids_text, intro_text, resize_text, verdict_text
-from .formats import (TERMINAL, format_value, source_name, cut_text, human, percent, round3, row_label, shape_text,
+from .audit import (advice_text, audit_words, finding_text, ids_text, indicator_text, intro_text, resize_text,
+                    rule_text, undertrained_text, verdict_text)
+from .formats import (TERMINAL, source_name, cut_text, human, percent, round3, row_label, shape_text,
                       fixed, human_bytes, human_count, number, terminal_table)
 
 if TYPE_CHECKING:  # only for the annotations: these modules need NumPy / torch
@@ -214,7 +215,8 @@ def neighbors_terminal(result: NeighborsResult, *, memory: bool = False) -> str:
     """For each query, its lists side by side: rank, row, score, the row's norm.
 
     Scores to 4 decimals, norms to 3; the table's median and largest row
-    norms in the heading, to read the norms against. With ``memory``, the
+    norms in the heading, to read the norms against. The head of a tied
+    model is named with "(tied: the token table)", as its JSON says. With ``memory``, the
     search's plan against its budget and the table's resident cost follow
     (``memory_lines``).
     """
@@ -232,7 +234,8 @@ def neighbors_terminal_stream(stream: NeighborsStream, *, memory: bool = False) 
 def _neighbors_pieces(head: Any, blocks: Iterable[Sequence[Any]], searched: Callable[[], Any], *,
                       memory: bool) -> Iterator[str]:
     """The heading, each block's queries, then (``searched()`` read after the blocks) the memory and the notes."""
-    yield (f"{source_name(head.source)}: k={head.k}; row norms: median {fixed(head.median_norm, 3)}, "
+    tied = " (tied: the token table)" if head.source.get("part") == "head" and head.source.get("tied") else ""
+    yield (f"{source_name(head.source)}{tied}: k={head.k}; row norms: median {fixed(head.median_norm, 3)}, "
            f"max {fixed(head.max_norm, 3)}\n")
     headers = ["#"] + [h for m in head.metrics for h in (m, "score", "norm")]
     for block in blocks:
@@ -357,7 +360,8 @@ def audit_terminal(result: Any, *, show: int = 10) -> str:
     then each part in a few lines. English (``locales.AUDIT_WORDS["en"]``); lists show their first ``show``
     ids with their tokens (``--json`` holds them all)."""
     w = audit_words("en")
-    lines = [f"embedlab audit: {intro_text(result, w, TERMINAL)}", verdict_text(result, w), ""]
+    lines = [f"embedlab audit: {intro_text(result, w, TERMINAL)}", verdict_text(result, w)]
+    lines += [""] if result.findings else []  # the findings stand apart from the verdict; the parts follow one blank
     for f in result.findings:
         lines.append(f"{w['severity'][f.severity]:<8} {finding_text(f, result, w)}")
         if f.ids and show:
@@ -373,14 +377,16 @@ def audit_terminal(result: Any, *, show: int = 10) -> str:
 def _audit_accounting(result: Any, w: dict[str, Any]) -> str:
     a, words = result.accounting, w["accounting"]
     known = (lambda x: words["unknown"] if x is None else f"{x:,}")
+    counted = (lambda ids: known(None if ids is None else len(ids)))
     rows = [(words["vocab_size"], known(a.vocab_size) + (f" ({a.vocab_size_key})" if a.vocab_size_key else "")),
             (words["table_rows"], f"{a.table_rows:,}"),
             (words["head_rows"], words["tied_head"] if result.tied and a.head_rows is None else known(a.head_rows)),
             (words["tokenizer_length"], known(a.tokenizer_length)), (words["base_vocabulary"], known(a.base_vocabulary)),
-            (words["id_span"], known(a.id_span)), (words["holes"], f"{len(a.holes):,}"),
-            (words["past_table"], f"{len(a.past_table):,}"), (words["padding"], f"{len(a.padding):,}"),
-            (words["listed"], f"{len(a.listed):,}"), (words["resize"], resize_text(result, w))]
-    rule = f"rule: {a.resize.rule}\n" if a.resize is not None and a.resize.dropped else ""
+            (words["id_span"], known(a.id_span)), (words["holes"], counted(a.holes)),
+            (words["past_table"], counted(a.past_table)), (words["past_head"], counted(a.past_head)),
+            (words["padding"], counted(a.padding)), (words["listed"], counted(a.listed)),
+            (words["resize"], resize_text(result, w))]
+    rule = f"rule: {rule_text(a.resize.rule, w)}\n" if a.resize is not None and a.resize.dropped else ""
     return f"{w['headings']['accounting'].lower()}\n" + terminal_table(rows) + rule
 
 
@@ -403,16 +409,12 @@ def _audit_undertrained(result: Any, w: dict[str, Any], show: int) -> str:
     u = result.undertrained
     if u is None:
         return ""
-    by = ", ".join(f"{w['reference_by'][name]}: {len(ids):,}" for name, ids in u.reference_by.items())
-    intro = w["undertrained_intro"].format(
-        indicator=w["indicators"][u.main], part=w["parts"][u.on], reference=f"{len(u.reference):,}",
-        by=by or w["accounting"]["none"], percentile=format_value(u.percentile), population=w["populations"][u.population],
-        size=f"{u.population_size:,}", threshold=f"{u.threshold:.4g}", count=f"{len(u.candidates):,}")
+    intro = undertrained_text(result, w, TERMINAL, show)
     categories = result.reachability.category_of() if result.reachability is not None else {}
     reference = set(u.reference)
     rows = [(str(i), TERMINAL.code(t) if (t := result.token(i)) is not None else "-", categories.get(i, "-"),
              "yes" if i in reference else "no",
-             *(fixed(float(u.values[name][i]), 4) if name in u.values else "-"
+             *(indicator_text(u.values[name][i]) if name in u.values else "-"
                for name in (u.main, "cosine_distance", "l2_distance"))) for i in u.candidates[:show]]
     table = terminal_table(rows, headers=w["columns"]["candidates"]) if rows else ""
     more = len(u.candidates) - show

@@ -33,9 +33,9 @@ from __future__ import annotations
 
 import difflib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from ..errors import ConfigError, SourceError, TyingConflictError, brief, install_hint
 from . import config_limits, files, hf
@@ -43,7 +43,7 @@ from .safetensors import TensorInfo, same_bytes
 
 __all__ = [
     "Roles", "TieVerdict", "read_config", "read_config_file", "check_config", "find_roles", "head_names",
-    "decide_tying", "buffer_reason", "config_ties",
+    "shard_roles", "named_in", "decide_tying", "buffer_reason", "config_ties",
 ]
 
 TOKEN_NAMES = (
@@ -284,7 +284,42 @@ def head_names(family: hf.OutputHead | None) -> tuple[str, ...]:
     return (family.name, *(n for n in HEAD_NAMES if n != family.name))
 
 
-def decide_tying(infos: dict[str, TensorInfo], roles: Roles, config: dict[str, Any] | None) -> TieVerdict:
+def shard_roles(roles: Roles, elsewhere: Mapping[str, str], *, file: Path, table: str, tensor: str | None,
+                head_names: tuple[str, ...] = HEAD_NAMES) -> Roles:
+    """The roles in one shard of a sharded checkpoint, whose other tensors lie in other shards (``elsewhere``:
+    name -> shard file, ``safetensors.other_shards``).
+
+    A shard that holds the output head and no token table (transformers often saves ``lm_head.weight``
+    last, alone) is the head, never the token table: with ``table="head"`` it is read as the head; for the
+    token table, the error names the shard that holds it and the folder to pass. A shard that holds the
+    token table while the head lies in another is refused for ``table="head"`` the same way. Roles found
+    otherwise are returned as they are.
+
+    Raises
+    ------
+    SourceError
+        For the table asked for lying in another shard: the message names that shard and the folder.
+    """
+    if tensor is not None or not elsewhere:
+        return roles
+    token_there, head_there = named_in(elsewhere, TOKEN_NAMES), named_in(elsewhere, head_names)
+    lone_head = roles.head is None and roles.token is not None and named_in({roles.token: ""}, head_names)
+    if lone_head and token_there is not None:
+        if table == "head":
+            return replace(roles, token=None, head=roles.token)
+        raise SourceError(f"{file.name} holds only the output head ({roles.token}) of a sharded checkpoint: its "
+                          f"token table ({token_there}) is in another shard, {elsewhere[token_there]}; pass the "
+                          f"folder {file.parent} to read the model, or table='head' (--table head) to read the head "
+                          "this file holds")
+    if table == "head" and roles.head is None and head_there is not None:
+        raise SourceError(f"{file.name} holds the token table ({roles.token}) of a sharded checkpoint, not its output "
+                          f"head: the head ({head_there}) is in another shard, {elsewhere[head_there]}; pass the "
+                          f"folder {file.parent} (or that shard) to read the head")
+    return roles
+
+
+def decide_tying(infos: dict[str, TensorInfo], roles: Roles, config: dict[str, Any] | None,
+                 elsewhere: Mapping[str, str] | None = None) -> TieVerdict:
     """Decide whether the output head is the token table (weight tying).
 
     The rules: head absent and the config ties (``config_ties``: the key, else
@@ -294,13 +329,21 @@ def decide_tying(infos: dict[str, TensorInfo], roles: Roles, config: dict[str, A
     conflict, reported in the verdict, never silently resolved; a config
     that says nothing (the family's default unknown) is never a conflict.
 
+    For one shard of a sharded checkpoint (``elsewhere``: the tensors of the
+    other shards, name -> shard file), a head or token table in another shard
+    is a table of its own: untied (unless the config says tied: the bytes of
+    the other shard are not compared, so it cannot be told).
+
     Raises
     ------
     TyingConflictError
-        If the config says untied but the file holds no output head: the
+        If the config says untied but the checkpoint holds no output head: the
         model's head is missing (the message names ``lm_head.weight``).
     """
     says = config_ties(config)
+    apart = _apart(roles, elsewhere or {}, says)
+    if apart is not None:
+        return apart
     if roles.token is None:
         if roles.head is None:
             raise SourceError("no token table and no output head to decide tying for")
@@ -326,6 +369,24 @@ def decide_tying(infos: dict[str, TensorInfo], roles: Roles, config: dict[str, A
     note = f"{roles.head} {head.shape} differs from {roles.token} {table.shape}: a separate output head"
     conflict = f"config says tied ({says[1]}) but the file holds a different {roles.head}" if says and says[0] else None
     return TieVerdict(False, False, note, conflict)
+
+
+def _apart(roles: Roles, elsewhere: Mapping[str, str], says: tuple[bool | None, str] | None) -> TieVerdict | None:
+    """The verdict for a shard whose other table (the head, or the token table) lies in another shard; None
+    where neither does."""
+    if roles.token is None and roles.head is not None:
+        here, other = roles.head, named_in(elsewhere, TOKEN_NAMES)
+    elif roles.head is None and roles.token is not None:
+        here, other = roles.token, named_in(elsewhere, HEAD_NAMES)
+    else:
+        return None
+    if other is None:
+        return None
+    config = f"; config: {says[1]}" if says else ""
+    evidence = f"{here} here, {other} in another shard, {elsewhere[other]}"
+    if says and says[0]:
+        return TieVerdict(None, False, f"{evidence}: whether they hold the same bytes is not compared{config}")
+    return TieVerdict(False, False, f"{evidence}: a separate output head{config}")
 
 
 def buffer_reason(info: TensorInfo) -> str | None:
@@ -402,6 +463,20 @@ def _by_name(infos: dict[str, TensorInfo], names: tuple[str, ...]) -> str | None
     """The first 2-D tensor matching a name in priority order; the shortest name wins."""
     for wanted in names:
         hits = [n for n, i in infos.items() if len(i.shape) == 2 and (n == wanted or n.endswith("." + wanted))]
+        if hits:
+            return min(hits, key=len)
+    return None
+
+
+def named_in(names: Mapping[str, Any], wanted: tuple[str, ...]) -> str | None:
+    """The first of ``names`` matching a name of ``wanted`` in priority order (as ``_by_name``, by name alone:
+    a shard index gives names, not shapes); the shortest wins.
+
+    >>> named_in({"model.embed_tokens.weight": "model-00001-of-00002.safetensors"}, TOKEN_NAMES)
+    'model.embed_tokens.weight'
+    """
+    for name in wanted:
+        hits = [n for n in names if n == name or n.endswith("." + name)]
         if hits:
             return min(hits, key=len)
     return None

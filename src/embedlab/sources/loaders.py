@@ -124,18 +124,26 @@ def load_checkpoint(path: str | Path, *, tensor: str | None = None, source: str 
     installed (``hf.output_head``), else by ``checkpoint.HEAD_NAMES``; the
     tie is decided by ``checkpoint.decide_tying``.
 
+    A file that is one shard of a sharded checkpoint is read with what the
+    index beside it says of the other shards (``checkpoint.shard_roles``): a
+    shard holding only the head is read as the head with ``table="head"``.
+
     Raises ``SourceError``/``TyingConflictError`` as ``safetensors`` and
     ``checkpoint`` do, and ``SourceError`` for a head asked of a checkpoint
-    that holds none and does not say it ties one.
+    that holds none and does not say it ties one, or for a table that lies in
+    another shard than the file given (naming that shard and the folder).
     """
     path = Path(path)
     infos = safetensors.tensor_infos(path)
     config = checkpoint.read_config(path)
     family = _family(config, path) if table == "head" else None
-    roles = checkpoint.find_roles(infos, tensor, table=table, head_names=checkpoint.head_names(family))
+    names = checkpoint.head_names(family)
+    roles = checkpoint.find_roles(infos, tensor, table=table, head_names=names)
+    elsewhere = safetensors.other_shards(path)  # one shard of a sharded checkpoint: what the others hold
+    roles = checkpoint.shard_roles(roles, elsewhere, file=path, table=table, tensor=tensor, head_names=names)
     if table != "head" and tensor is not None and tensor == roles.head:
         family = _family(config, path)  # the tensor named is the head: what the family does around it
-    verdict = checkpoint.decide_tying(infos, roles, config)
+    verdict = checkpoint.decide_tying(infos, roles, config, elsewhere)
     evidence = verdict.evidence + (f"; CONFLICT: {verdict.conflict}" if verdict.conflict else "")
     base = Provenance(source, path=str(path), tied=verdict.tied, tie_evidence=evidence, package=package)
     folder = path if path.is_dir() else path.parent

@@ -22,7 +22,7 @@ from typing import Any
 from ..errors import MissingExtraError, SourceError, brief
 from . import files
 
-__all__ = ["TensorInfo", "tensor_infos", "read_tensor", "same_bytes"]
+__all__ = ["TensorInfo", "tensor_infos", "read_tensor", "same_bytes", "other_shards"]
 
 # Bytes per element of each safetensors dtype (the format's own names).
 DTYPE_BYTES = {
@@ -154,6 +154,29 @@ def same_bytes(a: TensorInfo, b: TensorInfo) -> bool:
     except OSError as exc:
         raise SourceError(f"cannot compare {a.name!r} with {b.name!r}: {exc}") from None
     return True
+
+
+def other_shards(file: str | Path) -> dict[str, str]:
+    """For a ``.safetensors`` file that is one shard of a sharded checkpoint (the ``model.safetensors.index.json``
+    beside it lists it): the tensors the index puts in the other shards, name -> shard file name.
+
+    ``{}`` for a folder, a lone file, a file the index beside it does not list, or an index that cannot be
+    read (a file named by the user is read as it is: a broken index beside it is the folder's fault, said
+    when the folder is read). Only the index is read, never another shard.
+    """
+    path = Path(file)
+    index = path.parent / INDEX
+    try:
+        if not stat.S_ISREG(files.existing(path, "checkpoint").st_mode) or not files.present(index, "shard index"):
+            return {}
+        data = files.read_json(index, "shard index", files.CONFIG_CAP)
+    except SourceError:
+        return {}
+    weight_map = data.get("weight_map") if isinstance(data, dict) else None
+    if not isinstance(weight_map, dict) or path.name not in weight_map.values():
+        return {}
+    return {name: shard for name, shard in weight_map.items()
+            if isinstance(name, str) and isinstance(shard, str) and shard != path.name}
 
 
 # -- helpers -----------------------------------------------------------------

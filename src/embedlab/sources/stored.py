@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.provenance import Provenance
-from ..errors import MissingExtraError, SourceError, TyingConflictError, UnsafeFormatError
+from ..errors import NoTokenizerError, SourceError, TyingConflictError, UnsafeFormatError
 from . import checkpoint, gguf, hf, safetensors
 from .loaders import load
 from .tokenizer import read_inventory
@@ -145,6 +145,7 @@ def _from_table(table: Any) -> StoredTables:
 
 def _from_safetensors(path: Path, tensor: str | None, *, source: str, package: str | None) -> StoredTables:
     """A safetensors folder or file: the roles and the tie as ``loaders.load_checkpoint`` finds them."""
+    _whole_checkpoint(path)
     infos = safetensors.tensor_infos(path)
     config = checkpoint.read_config(path)
     roles = checkpoint.find_roles(infos, tensor)
@@ -204,6 +205,19 @@ def _from_gguf(path: Path, tensor: str | None) -> StoredTables:
 
 # -- helpers ---------------------------------------------------------------------------
 
+def _whole_checkpoint(path: Path) -> None:
+    """The audit reads the token table and the output head together: a file that is one shard of a sharded
+    checkpoint, whose other shards hold one of them, is refused naming that shard and the folder (read alone,
+    a shard holding only ``lm_head.weight`` would be audited as the token table)."""
+    elsewhere = safetensors.other_shards(path)
+    for role, names in (("token table", checkpoint.TOKEN_NAMES), ("output head", checkpoint.HEAD_NAMES)):
+        found = checkpoint.named_in(elsewhere, names)
+        if found is not None:
+            raise SourceError(f"{path.name} is one shard of a sharded checkpoint: its {role} ({found}) is in another "
+                              f"shard, {elsewhere[found]}; the audit reads the token table and the output head "
+                              f"together: pass the folder {path.parent}")
+
+
 def _unnamed_twin(infos: dict[str, safetensors.TensorInfo], token: str | None) -> bool:
     """Whether another 2-D tensor has the token table's shape: an output head under a family's own name."""
     if token is None:
@@ -243,8 +257,17 @@ def from_table(table: Any) -> StoredTables:
 
 def read_tokenizer(model: str | Path) -> tuple[Any, str | None]:
     """The tokenizer beside the tables ``read_stored`` reads, as a ``tokenizer.TokenizerInventory``, or None
-    and why there is none (a source that is no checkpoint, a folder without a tokenizer, a tokenizer that
-    does not load): the audit then runs the parts that need none and says which it skipped.
+    and why there is none (a source that is no checkpoint, a folder with no tokenizer file, a GGUF file
+    without a token list): the audit then runs the parts that need none and says which it skipped.
+
+    Raises
+    ------
+    SourceError
+        For a tokenizer file that is there but is refused (not a regular file, past its cap, nested too deep,
+        not UTF-8, one the library cannot load): an audit that went on without it would report the tokenizer's
+        parts as skipped and exit 0, as if the model had none.
+    MissingExtraError
+        When the library that reads the tokenizer present is not installed.
     """
     path = checkpoint_source(model)
     if path is None:
@@ -252,6 +275,6 @@ def read_tokenizer(model: str | Path) -> tuple[Any, str | None]:
         return None, f"{name} is a table without a model (word vectors, a bare table): it has no tokenizer"
     try:
         return read_inventory(model), None
-    except (SourceError, MissingExtraError) as exc:  # said in the result, which reports never give a local path
+    except NoTokenizerError as exc:  # said in the result, which reports never give a local path
         folder = path if path.is_dir() else path.parent
         return None, str(exc).replace(str(folder), folder.name or str(folder))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import MissingExtraError, SourceError
+from ..errors import MissingExtraError, NoTokenizerError, SourceError
 from ..engine.vocabulary import Vocabulary
 from . import files
 from .resolve import A_CHECKPOINT, GGUF_SUFFIXES, NAMED, check_model_name, existing_path, file_kind, package_dir
@@ -228,10 +228,14 @@ def read_inventory(model: str | Path) -> TokenizerInventory:
 
     Raises
     ------
+    NoTokenizerError
+        (a ``SourceError``) for a source without a tokenizer: named tables, word
+        vectors, a folder with none of ``TOKENIZER_FILES``, a GGUF file without a
+        token list.
     SourceError
-        For a source without a tokenizer (named tables, word vectors, a folder
-        with none of ``TOKENIZER_FILES``, a GGUF file without a token list), or
-        a tokenizer that does not load (the message names the file and what the
+        For a tokenizer file that is there but is refused: not a regular file
+        (a FIFO, a folder), past its cap, JSON nested too deep, not UTF-8, or
+        one the library does not load (the message names the file and what the
         library said).
     MissingExtraError
         When ``tokenizers`` (or, for a folder without tokenizer.json, transformers) is not installed.
@@ -240,12 +244,12 @@ def read_inventory(model: str | Path) -> TokenizerInventory:
     if model == "minilm":
         return _folder_inventory(package_dir("minilm") / "model")
     if isinstance(model, str) and model in NAMED:
-        raise SourceError(f"model {model!r} has no tokenizer: it is a bare table, not a checkpoint")
+        raise NoTokenizerError(f"model {model!r} has no tokenizer: it is a bare table, not a checkpoint")
     path = existing_path(model, A_CHECKPOINT)
     if path.is_file() and path.suffix.lower() in GGUF_SUFFIXES:
         return _gguf_inventory(path)
     if path.is_file() and path.suffix.lower() != ".safetensors":
-        raise SourceError(f"{path} is {file_kind(path)}: a bare table has no tokenizer")
+        raise NoTokenizerError(f"{path} is {file_kind(path)}: a bare table has no tokenizer")
     return _folder_inventory(path if path.is_dir() else path.parent)
 
 
@@ -255,7 +259,7 @@ def _folder_inventory(folder: Path) -> TokenizerInventory:
         return _runner_inventory(_read_tokenizer(file), frozenset(), f"{file.name}, read by tokenizers")
     present = [name for name in TOKENIZER_FILES if files.present(folder / name, "tokenizer")]
     if not present:
-        raise SourceError(f"{folder} has no tokenizer: none of {', '.join(TOKENIZER_FILES)}")
+        raise NoTokenizerError(f"{folder} has no tokenizer: none of {', '.join(TOKENIZER_FILES)}")
     try:
         import transformers
     except ImportError:
@@ -304,7 +308,7 @@ def _gguf_inventory(path: Path) -> TokenizerInventory:
     file = GGUFFile(path)
     listed = file.token_list()
     if listed is None:
-        raise SourceError(f"{path} has no {TOKENS_KEY}: no token list to audit")
+        raise NoTokenizerError(f"{path} has no {TOKENS_KEY}: no token list to audit")
     kinds = file.token_types()
     notes: tuple[str, ...] = ()
     if kinds is None:
