@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from embedlab.sources import checkpoint, safetensors
+from embedlab.sources import config_limits, checkpoint, safetensors
 from embedlab.errors import ConfigError, SourceError, TyingConflictError
 from safetensors_writer import f32, write_config, write_index, write_safetensors
 
@@ -97,11 +97,11 @@ def test_read_config_file(tmp_path):
 
 def test_real_config_values_pass():
     # Llama 3's config keeps its eos ids in a list and leaves pad_token_id null; GPT-2's eps key is _epsilon
-    checkpoint.check_config({"model_type": "llama", "bos_token_id": 128000, "eos_token_id": [128001, 128009],
+    config_limits.check_values({"model_type": "llama", "bos_token_id": 128000, "eos_token_id": [128001, 128009],
                              "pad_token_id": None, "rms_norm_eps": 1e-5, "max_position_embeddings": 131072,
                              "rope_theta": 500000.0, "rope_scaling": {"original_max_position_embeddings": 8192}})
-    checkpoint.check_config({"model_type": "gpt2", "layer_norm_epsilon": 1e-5, "n_positions": 1024})
-    checkpoint.check_config({"pad_token_id": -1, "layer_norm_eps": None})  # -1 and null: "none", left alone
+    config_limits.check_values({"model_type": "gpt2", "layer_norm_epsilon": 1e-5, "n_positions": 1024})
+    config_limits.check_values({"pad_token_id": -1, "layer_norm_eps": None})  # -1 and null: "none", left alone
 
 
 @pytest.mark.parametrize("config, names", [

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..report.formats import terminal_text
-from ..sources.checkpoint import MAX_TOKEN_ID
+from ..sources.config_limits import MAX_TOKEN_ID
 from . import arguments
 
 AUDIT_KINDS = ("a model with its tokenizer: minilm, a checkpoint folder, a .safetensors or .gguf file; word vectors "

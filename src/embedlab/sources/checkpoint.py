@@ -32,17 +32,16 @@ name stays the head, so the tie is still decided between the two tables.
 from __future__ import annotations
 
 import difflib
-import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..errors import ConfigError, SourceError, TyingConflictError, brief, install_hint
+from ..errors import SourceError, TyingConflictError, brief, install_hint
 from . import config_limits, files, hf
 from .safetensors import TensorInfo, same_bytes
 
 __all__ = [
-    "Roles", "TieVerdict", "read_config", "read_config_file", "check_config", "find_roles", "head_names",
+    "Roles", "TieVerdict", "read_config", "read_config_file", "find_roles", "head_names",
     "shard_roles", "named_in", "decide_tying", "buffer_reason", "config_ties",
 ]
 
@@ -114,9 +113,9 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
 
     The file is read as ``sources.files`` reads any file a stranger wrote (a regular
     file of at most ``files.CONFIG_CAP`` bytes, JSON of a sane depth), and the values
-    that readers use are checked once, here (``check_config``): integers within
-    ``MAX_CONFIG_INT``, token ids within ``MAX_TOKEN_ID``, LayerNorm and RMSNorm
-    eps finite and positive.
+    that readers use are checked once, here (``config_limits.check``): integers
+    within 2^40, token ids within 2^31 - 1, LayerNorm and RMSNorm eps finite and
+    positive, and sizes within what embedlab builds (10^9 layers refused).
 
     Parameters
     ----------
@@ -130,9 +129,8 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         than the cap, is not UTF-8 JSON, nests too deep, or does not hold a JSON
         object (names the file).
     ConfigError
-        (a ``SourceError``) for a value out of range (``check_config``), or a size
-        beyond its kind's maximum (``config_limits.check``: 10^9 layers), naming
-        the key and the value.
+        (a ``SourceError``) for a value out of range or a size beyond its kind's
+        maximum (``config_limits.check``), naming the key and the value.
     """
     if isinstance(path, str) and not path.strip():  # Path("") is the current folder: never meant
         raise SourceError(f"empty config file name {path!r}: expected a config.json or its folder")
@@ -142,64 +140,8 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     data = files.read_json(config, "config file", files.CONFIG_CAP)
     if not isinstance(data, dict):
         raise SourceError(f"{config} must hold a JSON object, got {type(data).__name__}")
-    check_config(data, str(config))
-    config_limits.check(data, str(config))  # before anything builds what the file declares
+    config_limits.check(data, str(config))  # before anything reads or builds what the file declares
     return data
-
-
-# Every integer of a config lies within this: sizes, ids and limits of real models are far below
-# (V ~ 2^18, T_max ~ 2^24), and what lies beyond overflows the C integers libraries convert them to.
-MAX_CONFIG_INT = 2**40
-# A token id (pad_token_id, eos_token_id, ...) fits in 32 bits: the tokenizers library keeps ids as u32.
-MAX_TOKEN_ID = 2**31 - 1
-
-
-def check_config(config: dict[str, Any], where: str = "config") -> None:
-    """Refuse a config value that no model has, once, where the config is read.
-
-    * every integer (nested objects and lists included) within
-      ``|value| <= MAX_CONFIG_INT`` (2^40);
-    * a token id (a key ending ``_token_id``, or a list under one ending
-      ``_token_ids`` or ``_token_id``) at most ``MAX_TOKEN_ID`` (2^31 - 1); negative
-      ids are left alone (``-1`` means "none" in some configs);
-    * a normalisation eps (a key ending ``_eps`` or ``_epsilon``), where not null,
-      a finite number greater than 0: a negative one makes LayerNorm take the
-      square root of a negative number (NaN vectors).
-
-    Raises
-    ------
-    ConfigError
-        Naming the key (dotted, with list positions) and its value.
-
-    >>> check_config({"text_config": {"pad_token_id": 10**15}}, "config.json")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    embedlab.errors.ConfigError: config.json: text_config.pad_token_id=1000000000000000 is out of range: ...
-    >>> check_config({"layer_norm_eps": -1.0}, "config.json")
-    Traceback (most recent call last):
-    ...
-    embedlab.errors.ConfigError: config.json: layer_norm_eps=-1.0 must be a finite number greater than 0
-    """
-    stack: list[tuple[str, Any]] = [(key, value) for key, value in config.items()]
-    while stack:  # iterative: the JSON parser has already bounded the depth, but a walk needs no recursion
-        key, value = stack.pop()
-        last = key.rsplit(".", 1)[-1].split("[", 1)[0]
-        if isinstance(value, dict):
-            stack.extend((f"{key}.{k}", v) for k, v in value.items())
-        elif isinstance(value, list):
-            stack.extend((f"{key}[{i}]", v) for i, v in enumerate(value))
-        if last.endswith(("_eps", "_epsilon")) and not isinstance(value, (dict, list)) and value is not None:
-            if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
-                    or value <= 0):
-                raise ConfigError(f"{where}: {key}={brief(value)} must be a finite number greater than 0")
-        if isinstance(value, bool) or not isinstance(value, int):
-            continue
-        if last.endswith(("_token_id", "_token_ids")) and value > MAX_TOKEN_ID:
-            raise ConfigError(f"{where}: {key}={brief(value)} is out of range: a token id is at most "
-                              f"{MAX_TOKEN_ID:,} (2^31 - 1)")
-        if abs(value) > MAX_CONFIG_INT:
-            raise ConfigError(f"{where}: {key}={brief(value)} is out of any sane range: a config's integers lie "
-                              f"within +-{MAX_CONFIG_INT:,} (2^40)")
 
 
 def find_roles(infos: dict[str, TensorInfo], tensor: str | None = None, *, table: str = "input",

@@ -1,4 +1,8 @@
-"""The largest sizes a model config may declare, and the most modules a build from it may make.
+"""What a model config may declare: values no model has are refused, sizes are bounded, builds capped.
+
+``check`` is the one check a config passes where it is read: ``check_values``
+(integers within 2^40, token ids within 2^31 - 1, normalisation eps finite and
+positive) and the largest sizes of each kind (``LIMITS``).
 
 A ``config.json`` is written by strangers, and what it declares is built:
 transformers makes one module per layer (and per expert, in families that
@@ -30,12 +34,13 @@ embedlab.errors.ConfigSizeError: config.json: num_hidden_layers=1000000000 decla
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from ..errors import ConfigSizeError, brief
+from ..errors import ConfigError, ConfigSizeError, brief
 
-__all__ = ["Limit", "LIMITS", "MODULES", "check", "kind", "bounded_build"]
+__all__ = ["Limit", "LIMITS", "MODULES", "MAX_CONFIG_INT", "MAX_TOKEN_ID", "check", "check_values", "kind", "bounded_build"]
 
 
 @dataclass(frozen=True)
@@ -96,7 +101,8 @@ _BY_NAME = {name: limit for limit, names in _NAMED.items() for name in names}
 
 
 def check(config: dict[str, Any], where: str = "config") -> None:
-    """Refuse a config that declares a size beyond its kind's maximum (``LIMITS``).
+    """Refuse a config that holds a value no model has (``check_values``) or declares a size beyond its
+    kind's maximum (``LIMITS``).
 
     Parameters
     ----------
@@ -117,12 +123,68 @@ def check(config: dict[str, Any], where: str = "config") -> None:
     ...
     embedlab.errors.ConfigSizeError: config: text_config.num_attention_heads=4096 declares more attention heads than embedlab builds: expected at most 1,024 (8 times Llama 3.1 405B's 128)
     """
+    check_values(config, where)
     for key, value in _sizes(config):
         limit = kind(key.rsplit(".", 1)[-1])
         if limit is not None and value > limit.maximum:
             raise ConfigSizeError(f"{where}: {key}={brief(value)} declares more {limit.what} than embedlab builds: "
                               f"expected at most {limit.maximum:,} ({limit.room})", parameter="config",
                               value={key: value}, expected=f"at most {limit.maximum:,}")
+
+
+# Every integer of a config lies within this: sizes, ids and limits of real models are far below
+# (V ~ 2^18, T_max ~ 2^24), and what lies beyond overflows the C integers libraries convert them to.
+MAX_CONFIG_INT = 2**40
+# A token id (pad_token_id, eos_token_id, ...) fits in 32 bits: the tokenizers library keeps ids as u32.
+MAX_TOKEN_ID = 2**31 - 1
+
+
+def check_values(config: dict[str, Any], where: str = "config") -> None:
+    """Refuse a config value that no model has, once, where the config is read.
+
+    * every integer (nested objects and lists included) within
+      ``|value| <= MAX_CONFIG_INT`` (2^40);
+    * a token id (a key ending ``_token_id``, or a list under one ending
+      ``_token_ids`` or ``_token_id``) at most ``MAX_TOKEN_ID`` (2^31 - 1); negative
+      ids are left alone (``-1`` means "none" in some configs);
+    * a normalisation eps (a key ending ``_eps`` or ``_epsilon``), where not null,
+      a finite number greater than 0: a negative one makes LayerNorm take the
+      square root of a negative number (NaN vectors).
+
+    Raises
+    ------
+    ConfigError
+        Naming the key (dotted, with list positions) and its value.
+
+    >>> check_values({"text_config": {"pad_token_id": 10**15}}, "config.json")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    embedlab.errors.ConfigError: config.json: text_config.pad_token_id=1000000000000000 is out of range: ...
+    >>> check_values({"layer_norm_eps": -1.0}, "config.json")
+    Traceback (most recent call last):
+    ...
+    embedlab.errors.ConfigError: config.json: layer_norm_eps=-1.0 must be a finite number greater than 0
+    """
+    stack: list[tuple[str, Any]] = [(key, value) for key, value in config.items()]
+    while stack:  # iterative: the JSON parser has already bounded the depth, but a walk needs no recursion
+        key, value = stack.pop()
+        last = key.rsplit(".", 1)[-1].split("[", 1)[0]
+        if isinstance(value, dict):
+            stack.extend((f"{key}.{k}", v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((f"{key}[{i}]", v) for i, v in enumerate(value))
+        if last.endswith(("_eps", "_epsilon")) and not isinstance(value, (dict, list)) and value is not None:
+            if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+                    or value <= 0):
+                raise ConfigError(f"{where}: {key}={brief(value)} must be a finite number greater than 0")
+        if isinstance(value, bool) or not isinstance(value, int):
+            continue
+        if last.endswith(("_token_id", "_token_ids")) and value > MAX_TOKEN_ID:
+            raise ConfigError(f"{where}: {key}={brief(value)} is out of range: a token id is at most "
+                              f"{MAX_TOKEN_ID:,} (2^31 - 1)")
+        if abs(value) > MAX_CONFIG_INT:
+            raise ConfigError(f"{where}: {key}={brief(value)} is out of any sane range: a config's integers lie "
+                              f"within +-{MAX_CONFIG_INT:,} (2^40)")
 
 
 @contextlib.contextmanager
