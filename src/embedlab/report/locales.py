@@ -936,7 +936,7 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
         "figure": {"title": "{table}: under-trained tokens ({part})",
                    "x": "token id", "y": "{indicator}",
                    "threshold": "threshold: percentile {percentile} = {value}",
-                   "tokens": "tokens", "reference": "reference rows ({count})",
+                   "tokens": "other rows (only reachable tokens can be candidates)", "reference": "reference rows ({count})",
                    "candidates": "candidates ({count})", "lowest": "lowest {count}: id, token, value",
                    "not_drawn": "rows not drawn, having no indicator (NaN or infinity in the row, or no row in the "
                                 "table measured): {count} ({ids})"},
@@ -1055,7 +1055,7 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
         "figure": {"title": "{table}: 덜 학습된 토큰 ({part})",
                    "x": "토큰 id", "y": "{indicator}",
                    "threshold": "문턱: {percentile} 백분위수 = {value}",
-                   "tokens": "토큰", "reference": "기준 행 ({count}개)",
+                   "tokens": "그 밖의 행 (후보는 도달 가능한 토큰만)", "reference": "기준 행 ({count}개)",
                    "candidates": "후보 ({count}개)", "lowest": "가장 낮은 {count}개: id, 토큰, 값",
                    "not_drawn": "지표가 없어 그리지 않은 행(행에 NaN이나 무한대가 있거나, 잰 표에 행이 없다): "
                                 "{count}개 ({ids})"},
@@ -1175,7 +1175,7 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
         "figure": {"title": "{table}：学習不足のトークン（{part}）",
                    "x": "トークン id", "y": "{indicator}",
                    "threshold": "閾値：{percentile} パーセンタイル = {value}",
-                   "tokens": "トークン", "reference": "基準行（{count} 個）",
+                   "tokens": "その他の行（候補は到達可能なトークンのみ）", "reference": "基準行（{count} 個）",
                    "candidates": "候補（{count} 個）", "lowest": "最も低い {count} 個：id、トークン、値",
                    "not_drawn": "指標がなく描いていない行（行に NaN か無限大がある、または測った表に行がない）："
                                 "{count} 個（{ids}）"},
@@ -1285,7 +1285,7 @@ AUDIT_WORDS: dict[str, dict[str, object]] = {
         "figure": {"title": "{table}：训练不足的词元（{part}）",
                    "x": "词元 id", "y": "{indicator}",
                    "threshold": "阈值：第 {percentile} 百分位数 = {value}",
-                   "tokens": "词元", "reference": "参照行（{count} 个）",
+                   "tokens": "其他行（候选仅限可达词元）", "reference": "参照行（{count} 个）",
                    "candidates": "候选（{count} 个）", "lowest": "最低的 {count} 个：id、词元、值",
                    "not_drawn": "没有指标、未画出的行（该行含 NaN 或无穷大，或所测的表中没有这一行）：{count} 个"
                                 "（{ids}）"},
