@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.provenance import Provenance
-from ..errors import NoTokenizerError, SourceError, TyingConflictError, UnsafeFormatError
+from ..errors import NoTokenizerError, SourceError, TyingConflictError, UnsafeFormatError, brief
 from . import checkpoint, gguf, hf, safetensors
 from .loaders import load
 from .tokenizer import read_inventory
@@ -245,8 +245,8 @@ def _config_vocab_size(config: dict[str, Any] | None) -> tuple[int | None, str |
             value = holder["vocab_size"]
             if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
                 return value, f"config.json {prefix}vocab_size"
-            raise SourceError(f"config.json {prefix}vocab_size must be a whole number, got {value!r}",
-                              parameter="vocab_size", value=value, expected="a whole number")
+            # No parameter field: the value is the file's, not one the user typed (--vocab is another thing).
+            raise SourceError(f"config.json {prefix}vocab_size must be a whole number, got {brief(value)}")
     return None, None
 
 
