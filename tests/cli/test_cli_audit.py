@@ -299,3 +299,16 @@ def test_the_markdown_ends_with_the_run_record_and_shows_small_values_as_the_ter
                 for cells in [[c.strip() for c in line.strip("|").split("|")]]}
     assert terminal and all(markdown[i] == values for i, values in terminal.items())
     assert "0.0000" not in {v for values in markdown.values() for v in values}
+
+
+@pytest.mark.parametrize("flag, name", [("--markdown", "a.md"), ("--plot", "a.png")])
+def test_an_output_that_cannot_be_written_is_refused_before_the_audit(model, tmp_path, capsys, monkeypatch, flag, name):
+    (tmp_path / name).mkdir()  # a folder where the file goes
+
+    def audited(*args, **kwargs):
+        raise AssertionError("the audit ran before its output was checked")
+
+    monkeypatch.setattr("embedlab.api.audit", audited)
+    code, out, err = run(capsys, "--model", str(model), flag, str(tmp_path / name))
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1 and "it is a folder, expected a file name" in err

@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from .. import api
     from ..report import audit as audit_report, files, formats, run as run_record, views
 
+    files.check_writable(p for p in (args.markdown, args.plot) if p is not None)  # before the audit: costs nothing
     result = api.audit(args.model, unused=args.unused, percentile=args.percentile, tensor=args.tensor,
                        words=args.words)
     # The audit records the command line as typed (absolute paths shown relative), not the API call.
