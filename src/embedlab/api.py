@@ -139,11 +139,17 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
 
 
 def _report_call(table_or_model: Table, **given: Any) -> str | None:
-    """``embedlab.report('minilm', probe='king')``: the call as written, arguments left at their default left out;
-    ``None`` for a table passed as an object or a list of rows (``report.run.call_form``)."""
+    """``embedlab.report('minilm', probe='king')``: the call as written (``_call_text``); the seed table, the
+    default, is left out too."""
     seed = isinstance(table_or_model, str) and table_or_model == "seed"
-    changed = {name: value for name, value in given.items() if value != report.__kwdefaults__[name]}
-    return run.call_form("embedlab.report", [] if seed else [table_or_model], changed)
+    return _call_text(report, [] if seed else [table_or_model], given)
+
+
+def _call_text(function: Callable[..., Any], positional: list[Any], given: dict[str, Any]) -> str | None:
+    """``embedlab.<function>(...)`` as written, keyword arguments left at their default left out; ``None`` where
+    one has no literal form (a table passed as an object, a list of rows or ids: ``report.run.call_form``)."""
+    changed = {name: value for name, value in given.items() if value != function.__kwdefaults__[name]}
+    return run.call_form(f"embedlab.{function.__name__}", positional, changed)
 
 
 def resolve_probe(table: Table, probe: int | str | None = None) -> int:
@@ -521,11 +527,8 @@ def audit(table_or_model: Table = "minilm", *, unused: Sequence[int | range] | r
 
 
 def _audit_call(table_or_model: Table, **given: Any) -> str | None:
-    """``embedlab.audit('path/to/model', percentile=1.0)``: the call as written, arguments left at their
-    default left out; ``None`` where one has no literal form (a table passed as an object, a list of ids:
-    ``report.run.call_form``)."""
-    changed = {name: value for name, value in given.items() if value != audit.__kwdefaults__[name]}
-    return run.call_form("embedlab.audit", [table_or_model], changed)
+    """``embedlab.audit('path/to/model', percentile=1.0)``: the call as written (``_call_text``)."""
+    return _call_text(audit, [table_or_model], given)
 
 
 # -- positions, encode, demo --------------------------------------------------------

@@ -7,6 +7,8 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+from ..api import AUDIT_PERCENTILE
+from ..report.audit import SHOWN
 from ..report.formats import terminal_text
 from ..sources.config_limits import MAX_TOKEN_ID
 from . import arguments
@@ -35,11 +37,11 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--unused", type=id_list, metavar="IDS", default=(),
                    help="ids known to be unused, added to the reference set: comma-separated ids and ranges "
                         "(5,7,100-120)")
-    p.add_argument("--percentile", type=_percentile, default=2.0,
+    p.add_argument("--percentile", type=_percentile, default=AUDIT_PERCENTILE,
                    help="under-trained candidates: reachable tokens at or under this percentile of the reachable "
-                        "tokens' main indicator (default 2, Magikarp's)")
-    p.add_argument("--show", type=arguments.at_least(0, "ids shown per list"), default=10,
-                   help="ids shown per list in the terminal summary (default 10; --json lists all)")
+                        f"tokens' main indicator (default {AUDIT_PERCENTILE:g}, Magikarp's)")
+    p.add_argument("--show", type=arguments.at_least(0, "ids shown per list"), default=SHOWN,
+                   help=f"ids shown per list in the terminal summary (default {SHOWN}; --json lists all)")
     p.add_argument("--json", action="store_true", help="print everything as JSON, every list complete")
     p.add_argument("--markdown", type=_markdown_path, metavar="FILE",
                    help=f"also write the audit as Markdown in --lang{arguments.MAKES_FOLDER}")

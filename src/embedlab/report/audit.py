@@ -10,10 +10,9 @@ from the ``AuditResult``.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any, Sequence
 
-from .formats import MARKDOWN, Inline, fixed, format_value, source_name
+from .formats import MARKDOWN, Inline, fixed, format_value, markdown_row, source_name
 from .lab import run_line
 from .locales import AUDIT_WORDS, DEFAULT_LANGUAGE, check_language
 
@@ -248,13 +247,5 @@ def _count_and_ids(ids: Sequence[int], result: "AuditResult", w: dict[str, Any],
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     """A Markdown table whose cells are already written by ``MARKDOWN``."""
-    return [_row(headers), _row(["---"] * len(headers)), *(_row(row) for row in rows)]
+    return [markdown_row(headers), markdown_row(["---"] * len(headers)), *(markdown_row(row) for row in rows)]
 
-
-_UNESCAPED_PIPE = re.compile(r"(?<!\\)((?:\\\\)*)\|")  # a pipe after an even run of backslashes (none included)
-
-
-def _row(cells: Sequence[str]) -> str:
-    """``| a | b |``: each pipe a cell's text left unescaped gets a backslash (a table splits its rows at
-    every unescaped pipe, code spans included), so no token can end its cell."""
-    return "| " + " | ".join(_UNESCAPED_PIPE.sub(lambda found: found[1] + "\\|", str(cell)) for cell in cells) + " |"

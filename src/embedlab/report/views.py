@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import brief
 from .audit import (advice_text, audit_words, finding_text, ids_text, indicator_text, intro_text, resize_text,
-                    rule_text, undertrained_text, verdict_text)
+                    rule_text, undertrained_text, verdict_text, SHOWN)
 from .formats import (TERMINAL, source_name, cut_text, human, percent, round3, row_label, shape_text,
                       fixed, human_bytes, human_count, number, terminal_table)
 
@@ -355,7 +355,7 @@ def graph_terminal(result: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-def audit_terminal(result: Any, *, show: int = 10) -> str:
+def audit_terminal(result: Any, *, show: int = SHOWN) -> str:
     """``embedlab audit``'s summary, read in ten seconds: what is wrong (fatal first), how many, what to do;
     then each part in a few lines. English (``locales.AUDIT_WORDS["en"]``); lists show their first ``show``
     ids with their tokens (``--json`` holds them all)."""
