@@ -144,9 +144,8 @@ def _read_tokenizer(path: Path) -> Any:
     try:
         return Tokenizer.from_str(text)
     except Exception as exc:  # tokenizers raises a bare Exception on bad JSON; serde_json caps the nesting at 128
-        reason = " ".join(str(exc).split())  # one line, cut: serde's message may quote a name from the file
-        cut = reason if len(reason) <= 200 else reason[:200] + "…"
-        raise SourceError(f"cannot read the tokenizer {path}: {cut}") from None
+        # one line, cut: serde's message may quote a name from the file
+        raise SourceError(f"cannot read the tokenizer {path}: {_one_line(exc)}") from None
 
 
 def _json_pairs(path: Path) -> list[tuple[str, int]]:
