@@ -162,8 +162,6 @@ def _json_pairs(path: Path) -> list[tuple[str, int]]:
 # Files from which transformers builds a tokenizer when a folder has no tokenizer.json.
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "tokenizer.model",
                    "spiece.model", "sentencepiece.bpe.model")
-# llama.cpp's token types (gguf.TokenType), by the number a GGUF file stores.
-GGUF_TYPES = {1: "normal", 2: "unknown", 3: "control", 4: "user_defined", 5: "unused", 6: "byte"}
 
 
 @dataclass(frozen=True)
@@ -308,7 +306,7 @@ def _gguf_inventory(path: Path) -> TokenizerInventory:
     listed = file.token_list()
     if listed is None:
         raise NoTokenizerError(f"{path} has no {TOKENS_KEY}: no token list to audit")
-    kinds = file.token_types()
+    kinds = file.token_types()  # gguf.TokenType names: "normal", "control", ...
     notes: tuple[str, ...] = ()
     if kinds is None:
         notes = (f"{path.name} has no {TOKEN_TYPES_KEY}: special, added and unused tokens are unknown",)
@@ -316,7 +314,7 @@ def _gguf_inventory(path: Path) -> TokenizerInventory:
         notes = (f"{path.name}: {TOKEN_TYPES_KEY} lists {len(kinds):,} types for {len(listed):,} tokens: the types "
                  "are left out",)
         kinds = None
-    names = None if kinds is None else tuple(GGUF_TYPES.get(k, f"type {k}") for k in kinds)
+    names = None if kinds is None else tuple(kinds)
     of = (lambda kind: frozenset(i for i, k in enumerate(names or ()) if k == kind))
     return TokenizerInventory(tokens=tuple(listed), length=len(listed), base_size=None, added=of("user_defined"),
                               special=of("control"), unused=of("unused"), types=names,
