@@ -162,6 +162,8 @@ def _json_pairs(path: Path) -> list[tuple[str, int]]:
 # Files from which transformers builds a tokenizer when a folder has no tokenizer.json.
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "tokenizer.model",
                    "spiece.model", "sentencepiece.bpe.model")
+# Files AutoTokenizer also opens beside them, when they are there.
+_COMPANION_FILES = ("special_tokens_map.json", "added_tokens.json", "merges.txt")
 
 
 @dataclass(frozen=True)
@@ -257,6 +259,10 @@ def _folder_inventory(folder: Path) -> TokenizerInventory:
     present = [name for name in TOKENIZER_FILES if files.present(folder / name, "tokenizer")]
     if not present:
         raise NoTokenizerError(f"{folder} has no tokenizer: none of {', '.join(TOKENIZER_FILES)}")
+    for name in (*TOKENIZER_FILES, *_COMPANION_FILES):  # transformers opens them itself: files' rules first
+        if files.present(folder / name, "tokenizer") and (folder / name).stat().st_size > files.TOKENIZER_CAP:
+            raise SourceError(f"tokenizer {folder / name} is larger than {files.size_text(files.TOKENIZER_CAP)}, "
+                              "the most embedlab reads for it")
     try:
         import transformers
     except ImportError:
