@@ -108,3 +108,12 @@ def test_a_real_config_is_read_whole(tmp_path):
               "rope_scaling": {"original_max_position_embeddings": 8192}, "pad_token_id": None}
     (tmp_path / "config.json").write_text(json.dumps(config))
     assert files.read_json(tmp_path / "config.json", "config file", files.CONFIG_CAP) == config
+
+
+def test_a_fifo_beside_a_tokenizer_that_transformers_would_open_is_refused_by_name(tmp_path):
+    from embedlab.sources.tokenizer import read_inventory
+
+    (tmp_path / "vocab.txt").write_text("[PAD]\nhello\n", encoding="utf-8")
+    os.mkfifo(tmp_path / "special_tokens_map.json")  # AutoTokenizer would open it and wait for a writer
+    with pytest.raises(SourceError, match=r"special_tokens_map\.json is a FIFO"):
+        read_inventory(tmp_path)

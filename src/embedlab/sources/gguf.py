@@ -176,9 +176,10 @@ class GGUFFile:
                               f"{'/'.join(t.name for t in field.types)}")
         return [_text(field.parts[i]) for i in field.data]  # field.data: where each string lies
 
-    def token_types(self) -> list[int] | None:
-        """``tokenizer.ggml.token_type`` in id order (llama.cpp's ``gguf.TokenType``: 1 normal, 2 unknown,
-        3 control, 4 user-defined, 5 unused, 6 byte); None when absent.
+    def token_types(self) -> list[str] | None:
+        """``tokenizer.ggml.token_type`` in id order, each named as the gguf library's ``gguf.TokenType`` names
+        it, lower case (``"normal"``, ``"unknown"``, ``"control"``, ``"user_defined"``, ``"unused"``,
+        ``"byte"``; a number the library does not know as ``"type 9"``); None when absent.
 
         Raises ``SourceError`` if the key is not an array of integers.
         """
@@ -191,7 +192,8 @@ class GGUFFile:
         if len(field.types) != 2 or field.types[0] != value_type.ARRAY or field.types[1] not in integers:
             raise SourceError(f"{self.path}: {TOKEN_TYPES_KEY} must be an array of integers, got "
                               f"{'/'.join(t.name for t in field.types)}")
-        return [int(field.parts[i][0]) for i in field.data]
+        known = {int(kind): kind.name.lower() for kind in _gguf().TokenType}
+        return [known.get(k, f"type {k}") for k in (int(field.parts[i][0]) for i in field.data)]
 
     def read(self, name: str) -> np.ndarray:
         """A 2-D tensor as float32 (rows, columns), dequantised by ``gguf.quants.dequantize``; read-only.

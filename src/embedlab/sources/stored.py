@@ -102,7 +102,7 @@ def read_stored(model: str | Path, *, tensor: str | None = None, words: str | Pa
     check_model_name(model, ANY_SOURCE)
     path = checkpoint_source(model)
     if path is None:
-        return _from_table(load(model, tensor=tensor, words=words))
+        return from_table(load(model, tensor=tensor, words=words))
     if words is not None:
         raise SourceError(f"words= does not apply to {model!r}: only a .npy table takes a word list",
                           parameter="words", value=str(words), expected="a .npy table as the model")
@@ -136,8 +136,9 @@ def checkpoint_source(model: str | Path) -> Path | None:
 
 # -- each kind of source -------------------------------------------------------------
 
-def _from_table(table: Any) -> StoredTables:
-    """A table ``load`` read (the seed table, word vectors, a .npy): already checked finite."""
+def from_table(table: Any) -> StoredTables:
+    """An ``EmbeddingTable`` already loaded (the seed table, word vectors, a .npy; its rows are finite), as the
+    audit reads a model: no head of its own."""
     vocabulary = table.vocabulary
     return StoredTables(table=table.W_E, head=None, tied=table.provenance.tied, provenance=table.provenance,
                         words=None if vocabulary is None else vocabulary.index_to_token)
@@ -248,11 +249,6 @@ def _config_vocab_size(config: dict[str, Any] | None) -> tuple[int | None, str |
             # No parameter field: the value is the file's, not one the user typed (--vocab is another thing).
             raise SourceError(f"config.json {prefix}vocab_size must be a whole number, got {brief(value)}")
     return None, None
-
-
-def from_table(table: Any) -> StoredTables:
-    """An ``EmbeddingTable`` already loaded (its rows are finite), as the audit reads a model: no head of its own."""
-    return _from_table(table)
 
 
 def read_tokenizer(model: str | Path) -> tuple[Any, str | None]:

@@ -144,9 +144,8 @@ def _read_tokenizer(path: Path) -> Any:
     try:
         return Tokenizer.from_str(text)
     except Exception as exc:  # tokenizers raises a bare Exception on bad JSON; serde_json caps the nesting at 128
-        reason = " ".join(str(exc).split())  # one line, cut: serde's message may quote a name from the file
-        cut = reason if len(reason) <= 200 else reason[:200] + "…"
-        raise SourceError(f"cannot read the tokenizer {path}: {cut}") from None
+        # one line, cut: serde's message may quote a name from the file
+        raise SourceError(f"cannot read the tokenizer {path}: {_one_line(exc)}") from None
 
 
 def _json_pairs(path: Path) -> list[tuple[str, int]]:
@@ -163,8 +162,8 @@ def _json_pairs(path: Path) -> list[tuple[str, int]]:
 # Files from which transformers builds a tokenizer when a folder has no tokenizer.json.
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "tokenizer.model",
                    "spiece.model", "sentencepiece.bpe.model")
-# llama.cpp's token types (gguf.TokenType), by the number a GGUF file stores.
-GGUF_TYPES = {1: "normal", 2: "unknown", 3: "control", 4: "user_defined", 5: "unused", 6: "byte"}
+# Files AutoTokenizer also opens beside them, when they are there.
+_COMPANION_FILES = ("special_tokens_map.json", "added_tokens.json", "merges.txt")
 
 
 @dataclass(frozen=True)
@@ -260,6 +259,10 @@ def _folder_inventory(folder: Path) -> TokenizerInventory:
     present = [name for name in TOKENIZER_FILES if files.present(folder / name, "tokenizer")]
     if not present:
         raise NoTokenizerError(f"{folder} has no tokenizer: none of {', '.join(TOKENIZER_FILES)}")
+    for name in (*TOKENIZER_FILES, *_COMPANION_FILES):  # transformers opens them itself: files' rules first
+        if files.present(folder / name, "tokenizer") and (folder / name).stat().st_size > files.TOKENIZER_CAP:
+            raise SourceError(f"tokenizer {folder / name} is larger than {files.size_text(files.TOKENIZER_CAP)}, "
+                              "the most embedlab reads for it")
     try:
         import transformers
     except ImportError:
@@ -309,7 +312,7 @@ def _gguf_inventory(path: Path) -> TokenizerInventory:
     listed = file.token_list()
     if listed is None:
         raise NoTokenizerError(f"{path} has no {TOKENS_KEY}: no token list to audit")
-    kinds = file.token_types()
+    kinds = file.token_types()  # gguf.TokenType names: "normal", "control", ...
     notes: tuple[str, ...] = ()
     if kinds is None:
         notes = (f"{path.name} has no {TOKEN_TYPES_KEY}: special, added and unused tokens are unknown",)
@@ -317,7 +320,7 @@ def _gguf_inventory(path: Path) -> TokenizerInventory:
         notes = (f"{path.name}: {TOKEN_TYPES_KEY} lists {len(kinds):,} types for {len(listed):,} tokens: the types "
                  "are left out",)
         kinds = None
-    names = None if kinds is None else tuple(GGUF_TYPES.get(k, f"type {k}") for k in kinds)
+    names = None if kinds is None else tuple(kinds)
     of = (lambda kind: frozenset(i for i, k in enumerate(names or ()) if k == kind))
     return TokenizerInventory(tokens=tuple(listed), length=len(listed), base_size=None, added=of("user_defined"),
                               special=of("control"), unused=of("unused"), types=names,
