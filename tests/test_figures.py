@@ -1,5 +1,10 @@
 """embedlab.plot: one call measures and draws a figure; options that do not apply are refused."""
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -10,6 +15,7 @@ from embedlab import embed  # noqa: E402
 from embedlab.figures import OPTIONS  # noqa: E402
 
 ROWS = embed.make_table(30, 4, 5)
+SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def test_norms_labels_the_longest_rows_of_the_table():
@@ -55,3 +61,19 @@ def test_the_scale_figure_shrinks_its_default_k_to_a_small_table():
     small = embed.make_table(4, 3, 1)
     fig = embedlab.plot("scale", small, probe=0)  # default k 10 > V - 1 = 3: shrunk, not refused
     assert fig.axes
+
+
+def test_without_matplotlib_plot_names_the_plots_extra():
+    # report.plots imports matplotlib at its top; figures.plot, on the import-free path, imports it on first
+    # use and turns the missing module into a MissingExtraError. A fresh interpreter: here it is imported.
+    code = ("import json, sys; sys.modules['matplotlib'] = None\n"
+            "import embedlab\n"
+            "try:\n"
+            "    embedlab.plot('norms', [[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])\n"
+            "except ImportError as exc:\n"
+            "    print(json.dumps([type(exc).__name__, list(exc.extras), exc.name, str(exc)]))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == ["MissingExtraError", ["plots"], "matplotlib", "figures need matplotlib, which "
+                                       "is not installed: pip install -c constraints.txt -e '.[plots]'"]

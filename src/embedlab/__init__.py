@@ -60,6 +60,8 @@ import sys
 import types
 from typing import Any
 
+from . import errors
+
 __version__ = "0.1.0"
 
 # public name -> module that defines it (imported on first use)
@@ -105,9 +107,7 @@ def __getattr__(name: str) -> Any:
     try:
         module = importlib.import_module(f".{_LAZY[name]}", __name__)
     except ModuleNotFoundError as exc:
-        from .errors import missing_extra
-
-        missing = missing_extra(exc, f"embedlab.{name} and its module embedlab.{_LAZY[name]}")
+        missing = errors.missing_extra(exc, f"embedlab.{name} and its module embedlab.{_LAZY[name]}")
         if missing is None:
             raise
         raise missing from exc

@@ -30,6 +30,10 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
+from . import sources
+from .api import _table, resolve_probe
+from .errors import missing_extra
+from .measure import lab
 from .report.locales import DEFAULT_LANGUAGE, check_language
 
 __all__ = ["OPTIONS", "PLOT_SAMPLE", "plot"]
@@ -101,8 +105,14 @@ def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (
         raise TypeError(f"{', '.join(stray)} {'does' if len(stray) == 1 else 'do'} not apply to the {figure} figure: "
                         f"it takes {', '.join(OPTIONS[figure])}")
     check_language(lang)
-    from .api import _table
-    from .report import plots
+    try:
+        # matplotlib: imported here, as cli/plot.py puts this module on the seed report's import-free path
+        from .report import plots
+    except ModuleNotFoundError as exc:
+        missing = missing_extra(exc, "figures")
+        if missing is None:
+            raise
+        raise missing from exc
 
     fig = plots.new_figure(*size)
     loaded = _table(table_or_model, tensor, words, table)
@@ -112,7 +122,6 @@ def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (
 def _projection(table: Any, fig: Any, lang: str, *, probe: Any, method: str | None, tokens: Sequence[Any] | None,
                 k: int | None, sample: int | None, seed: int | None, perplexity: float | None,
                 metric: str | None) -> Any:
-    from .api import resolve_probe
     from .measure import projection
     from .measure.projector import given_rows
     from .report import plots
@@ -144,8 +153,6 @@ def _norms(table: Any, fig: Any, lang: str, *, top: int | None) -> Any:
 
 
 def _neighbors(table: Any, fig: Any, lang: str, *, probe: Any, k: int | None, stretch_factor: float | None) -> Any:
-    from .api import resolve_probe
-    from .measure import lab
     from .report import plots
 
     settings = lab.LabSettings(probe=resolve_probe(table, probe), k=min(5, table.V - 1) if k is None else k,
@@ -154,8 +161,6 @@ def _neighbors(table: Any, fig: Any, lang: str, *, probe: Any, k: int | None, st
 
 
 def _scale(table: Any, fig: Any, lang: str, *, probe: Any, k: int | None) -> Any:
-    from .api import resolve_probe
-    from .measure import lab
     from .report import plots
 
     p = resolve_probe(table, probe)
@@ -166,8 +171,6 @@ def _scale(table: Any, fig: Any, lang: str, *, probe: Any, k: int | None) -> Any
 def _positions(table: Any, fig: Any, lang: str, *, max_positions: int | None, base: float | None) -> Any:
     from .measure import positions
     from .report import plots
-
-    from . import sources
 
     maps = positions.position_maps(table, base=10000.0 if base is None else base,
                                    max_positions=512 if max_positions is None else max_positions,

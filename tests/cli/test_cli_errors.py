@@ -75,7 +75,6 @@ def test_neighbors_echoes_a_long_unknown_model_cut(capsys):
 
 
 @pytest.mark.parametrize("module, raise_site", [
-    ("matplotlib", lambda: __import__("embedlab.report.plots", fromlist=["x"])._matplotlib_figure()),
     ("sklearn", lambda: __import__("embedlab.measure.projection", fromlist=["x"])._sklearn("decomposition")),
     ("scipy", lambda: __import__("embedlab.measure.hubs", fromlist=["x"])._scipy_stats()),
     ("safetensors", lambda: __import__("embedlab.sources.safetensors", fromlist=["x"])._open("x.safetensors")),

@@ -11,13 +11,13 @@ from html.parser import HTMLParser
 
 import pytest
 
-from embedlab import embed
-from embedlab.measure import lab
-from embedlab.report import html as html_report, run as run_record
-from embedlab.report.locales import WORDS
-
-pytest.importorskip("matplotlib")
+pytest.importorskip("matplotlib")  # before report.html, which imports it
 pytest.importorskip("sklearn")
+
+from embedlab import embed  # noqa: E402
+from embedlab.measure import lab  # noqa: E402
+from embedlab.report import html as html_report, run as run_record  # noqa: E402
+from embedlab.report.locales import WORDS  # noqa: E402
 
 
 @dataclass

@@ -63,8 +63,6 @@ def from_gguf(path: str | Path, *, tensor: str | None = None, dtype: str | None 
     SourceError
         For a missing, malformed or truncated file, or a token table that is
         absent, not 2-D or stored as integers (names the tensor).
-    MissingExtraError
-        If the ``gguf`` library is not installed.
     """
     file = gguf.GGUFFile(path)
     token = tensor if tensor not in (None, gguf.HEAD) else gguf.TOKEN  # output.weight named is the head, as it is

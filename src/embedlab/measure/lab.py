@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Sequence
 
 from .. import embed
+from ..engine.provenance import Provenance
 from ..errors import SizeError
 from .engines import ArrayEngine, Engine, ReferenceEngine, as_engine
 
@@ -411,7 +412,6 @@ def _views(engine: Engine, result: LabResult) -> LabViews:
 
     table = engine.array_table()
     if result.seed is not None:  # the seed table: named so in the figures, not by its in-memory kind ("array")
-        from ..engine.provenance import Provenance
         from ..engine.table import EmbeddingTable
 
         table = EmbeddingTable(table.W_E, provenance=Provenance("seed"))

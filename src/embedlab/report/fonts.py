@@ -24,6 +24,8 @@ import importlib.util
 from pathlib import Path
 from typing import Iterable
 
+from matplotlib import font_manager, ft2font
+
 from ..errors import MissingExtraError
 
 __all__ = ["BASE_FAMILY", "CJK_FAMILY", "CJK_PACKAGE", "REPLACEMENT", "families", "missing", "drawable", "undrawable"]
@@ -48,10 +50,8 @@ def families() -> tuple[str, ...]:
     Raises
     ------
     MissingExtraError
-        When matplotlib or ``notojp-matplotlib`` is not installed (the ``plots`` extra).
+        When ``notojp-matplotlib`` is not installed (the ``plots`` extra).
     """
-    from matplotlib import font_manager
-
     font_manager.fontManager.addfont(str(_cjk_file()))
     return BASE_FAMILY, CJK_FAMILY
 
@@ -86,8 +86,6 @@ def undrawable(texts: Iterable[str]) -> list[str]:
 @functools.cache
 def _covered() -> frozenset[int]:
     """Code points some family of ``families()`` has a glyph for (the union of their charmaps)."""
-    from matplotlib import font_manager, ft2font
-
     points: set[int] = set()
     for family in families():
         path = font_manager.findfont(font_manager.FontProperties(family=family), fallback_to_default=False)

@@ -8,8 +8,8 @@ figure is an image to assistive technology (``role="img"``), named by alt text
 written from its numbers (``report.alt_text``), distinct from its visible caption,
 with its width and height in pixels. A footer records embedlab's version, the date
 and the command (``report.run``). No network, no JavaScript, no external file, no
-absolute local path: the page can be mailed or opened offline. Standard library at
-import; matplotlib (the ``plots`` extra) draws the figures.
+absolute local path: the page can be mailed or opened offline. The figures are drawn
+by ``report.plots``, imported with this module (matplotlib, the ``plots`` extra).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import html
 import re
 
 from ..measure.lab import LabResult
+from . import plots
 from .alt_text import figure_alt_text
 from .locales import DEFAULT_LANGUAGE, WORDS
 from .formats import Inline, source_name, terminal_text
@@ -92,13 +93,9 @@ def report_html(result: LabResult, lang: str = DEFAULT_LANGUAGE) -> str:
     ------
     ValueError
         For an unknown language, or a result measured without ``figures=True``.
-    MissingExtraError
-        When matplotlib is not installed (the ``plots`` extra).
     """
     if result.views is None:
         raise ValueError("the HTML report draws figures from what was measured: measure the lab with figures=True")
-    from . import plots
-
     title, sections = report_sections(result, lang, HTML_INLINE)
     words = WORDS[lang]
     header = words["table_header"]

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.patches import FancyArrowPatch
 
 from ..errors import ChoiceError, MissingExtraError, ShapeError
 
@@ -225,8 +227,6 @@ def _keep_free(ax: Any, artists: list[Any], xy: np.ndarray, marks: np.ndarray, s
 def _renderer(fig: Any) -> Any:
     """The figure's renderer; a figure made without pyplot gets an Agg canvas (no window)."""
     if not hasattr(fig.canvas, "get_renderer"):
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-
         FigureCanvasAgg(fig)
     return fig.canvas.get_renderer()
 
@@ -416,8 +416,6 @@ def _legend_box(ax: Any) -> tuple[float, float, float, float] | None:
 
 def _leader(ax: Any, text: Any, anchor: np.ndarray) -> Any:
     """A thin line from the label's box to its point (added as an artist: it must not rescale the axes)."""
-    from matplotlib.patches import FancyArrowPatch
-
     line = FancyArrowPatch(posA=text.get_position(), posB=(float(anchor[0]), float(anchor[1])), patchA=text,
                            transform=ax.transData, zorder=1.5, **LEADER_STYLE)
     ax.add_artist(line)

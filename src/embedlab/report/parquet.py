@@ -33,8 +33,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-from ..errors import MissingExtraError
 from .files import write_error
 
 __all__ = ["write_graph", "GraphFile", "COLUMNS"]
@@ -103,12 +104,9 @@ def write_graph(path: str | os.PathLike, blocks: Iterable[Any], *, metadata: dic
 
     Raises
     ------
-    MissingExtraError
-        (an ``ImportError``) without pyarrow.
     OSError
         If the folder is missing or not writable.
     """
-    pa, pq = _pyarrow()
     target = Path(path)
     metric_type = pa.dictionary(pa.int8(), pa.string())
     schema = pa.schema([("query_id", pa.int64()), ("rank", pa.int32()), ("neighbor_id", pa.int64()),
@@ -140,15 +138,6 @@ def write_graph(path: str | os.PathLike, blocks: Iterable[Any], *, metadata: dic
             raise write_error(exc, Path(path)) from None  # the file as given, never the temporary's name
         raise  # the blocks' own errors (a scheduler that does not answer) as they are
     return rows
-
-
-def _pyarrow():
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise MissingExtraError.for_module("pyarrow", "Parquet output", ("models",)) from None
-    return pa, pq
 
 
 def _umask() -> int:

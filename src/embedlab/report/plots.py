@@ -13,9 +13,10 @@ gives them to a caller). Numbers read as people write them: no axis offset or
 exact counts in titles and labels with thousands separators), parameters rounded in titles
 (``formats.format_value``). A colour means one thing in every figure (``PALETTE``).
 
-matplotlib is imported on first use (the ``plots`` extra); the object-oriented
-API is used (no pyplot; rcParams are never changed: fonts are set on each text),
-so nothing opens a window and one figure never changes another.
+matplotlib (the ``plots`` extra) is imported with this module: a module on the seed
+report's import-free path (``figures``) imports this one inside the function that draws.
+The object-oriented API is used (no pyplot; rcParams are never changed: fonts are set
+on each text), so nothing opens a window and one figure never changes another.
 """
 
 from __future__ import annotations
@@ -27,10 +28,21 @@ import warnings
 import weakref
 from typing import Any, Iterable, Sequence
 
-from ..errors import MissingExtraError, SizeError, brief
+import matplotlib
+import matplotlib.figure
+import numpy as np
+from matplotlib import ticker
+from matplotlib.colors import to_rgb
+from matplotlib.layout_engine import ConstrainedLayoutEngine
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.text import Text
+
+from ..errors import SizeError, brief
 from . import fonts
 from .colors import PALETTE
 from .formats import HIDDEN, cut_text, fixed, format_value, settings_text, source_name, tick_text
+from .labels import place_labels
 from .locales import AUDIT_WORDS, DEFAULT_LANGUAGE, WORDS, check_language
 
 __all__ = [
@@ -59,13 +71,11 @@ AUDIT_LISTED = 20  # candidates listed beside the plot (id, token, value), the l
 def new_figure(width: int = 1200, height: int = 800) -> Any:
     """An empty ``matplotlib.figure.Figure`` of ``width`` x ``height`` pixels at ``DPI``.
 
-    Raises ``ValueError`` for a size below 100 pixels and ``MissingExtraError``
-    when matplotlib is not installed.
+    Raises ``ValueError`` for a size below 100 pixels.
     """
     if width < 100 or height < 100:
         raise ValueError(f"figure size {width}x{height} pixels is too small: at least 100x100")
-    figure_module = _matplotlib_figure()
-    return figure_module.Figure(figsize=(width / DPI, height / DPI), dpi=DPI, layout="constrained")
+    return matplotlib.figure.Figure(figsize=(width / DPI, height / DPI), dpi=DPI, layout="constrained")
 
 
 def png_bytes(fig: Any) -> bytes:
@@ -111,8 +121,6 @@ def svg_text(fig: Any, id_prefix: str = "fig") -> str:
     """
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", id_prefix):
         raise ValueError(f"id prefix {id_prefix!r} must be letters, digits, '-' or '_', starting with a letter")
-    import matplotlib  # present: the figure was made with it
-
     buffer = io.StringIO()
     metadata = dict.fromkeys(("Creator", "Date", "Format", "Type"))  # None drops each: no date, no URLs
     with warnings.catch_warnings(), matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": id_prefix}):
@@ -149,8 +157,6 @@ def projection_figure(proj: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAG
 
     Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
     """
-    from . import labels
-
     words = _words(lang)
     fig = fig or new_figure()
     ax = fig.add_subplot()
@@ -168,8 +174,8 @@ def projection_figure(proj: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAG
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=8)
     _finish(fig, words, tokens=proj.labels, notes=[words["projection_note"]])  # before the labels: it sets the layout
     wanted = _labelled_rows(proj.groups)
-    placement = labels.place_labels(ax, proj.points[wanted], [_label(proj.labels[i]) for i in wanted],
-                                    points=proj.points, family=list(fonts.families()))
+    placement = place_labels(ax, proj.points[wanted], [_label(proj.labels[i]) for i in wanted],
+                             points=proj.points, family=list(fonts.families()))
     placed = len(placement.placed)
     fig.text(0.99, 0.005, words["labelled_note"].format(placed=format_value(placed), total=format_value(len(proj.ids)),
                                                          left=format_value(len(proj.ids) - placed)),
@@ -209,10 +215,6 @@ def norms_figure(dist: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) ->
 
     Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
     """
-    import numpy as np
-
-    from . import labels
-
     words = _words(lang)
     fig = fig or new_figure()
     ax = fig.add_subplot()
@@ -232,8 +234,8 @@ def norms_figure(dist: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) ->
     _finish(fig, words, tokens=dist.longest_labels)  # before the labels: it sets the layout
     texts = [f"{_label(label)} ({norm:.4g})" for label, norm in zip(dist.longest_labels, dist.longest_norms)]
     row = np.column_stack([anchors[:, 0], np.full(len(anchors), top * 2.0)])  # (top, 2) where the labels start
-    placement = labels.place_labels(ax, anchors, texts, start=row, direction="x", rotation=90,
-                                    family=list(fonts.families()))
+    placement = place_labels(ax, anchors, texts, start=row, direction="x", rotation=90,
+                             family=list(fonts.families()))
     if placement.unplaced:
         ax.set_title(_drawn(_norms_title(dist, len(placement.placed), words)))
     return fig
@@ -248,8 +250,6 @@ def _norms_title(dist: Any, labelled: int, words: dict[str, str]) -> str:
 
 def _bar_tops(dist: Any) -> Any:
     """(top, 2) points: each longest row's norm, and the height of the histogram bar it falls in."""
-    import numpy as np
-
     norms = np.asarray(dist.longest_norms, dtype=np.float64)  # (top,)
     bins = np.clip(np.searchsorted(dist.edges, norms, side="right") - 1, 0, len(dist.counts) - 1)  # (top,)
     return np.column_stack([norms, np.maximum(dist.counts[bins], 1)]).astype(np.float64)  # (top, 2)
@@ -301,10 +301,6 @@ def scale_figure(cmp: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> 
 
     Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
     """
-    import numpy as np
-
-    from .labels import place_labels
-
     words = _words(lang)
     fig = fig or new_figure()
     left, right = fig.subplots(1, 2)
@@ -563,10 +559,6 @@ def audit_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) 
         (a ``ValueError``) for a result without under-trained indicators: no reference rows, the part was
         skipped (the message says why; ``parameter`` is ``"unused"``, the ids that would give it some).
     """
-    import numpy as np
-
-    from . import labels
-
     words, w = _words(lang), AUDIT_WORDS[check_language(lang)]
     u = result.undertrained
     if u is None:
@@ -599,15 +591,13 @@ def audit_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) 
     _finish(fig, words, tokens=listed, notes=_not_drawn(values, w))
     if len(shown):
         anchors = np.column_stack([shown, values[shown]]).astype(np.float64)  # (n, 2)
-        labels.place_labels(ax, anchors, texts, family=list(fonts.families()), color=PALETTE["candidate"])
+        place_labels(ax, anchors, texts, family=list(fonts.families()), color=PALETTE["candidate"])
     return fig
 
 
 def _audit_legend(ax: Any, result: Any, candidates: Any, values: Any, w: dict[str, Any]) -> None:
     """The legend outside the axes, then the lowest ``AUDIT_LISTED`` candidates as lines of it (id, token,
     value): the plot's labels crowd where candidates do, the list stays readable."""
-    from matplotlib.lines import Line2D
-
     handles, texts = ax.get_legend_handles_labels()
     listed = candidates[:AUDIT_LISTED]
     if len(listed):
@@ -628,8 +618,6 @@ def _audit_legend(ax: Any, result: Any, candidates: Any, values: Any, w: dict[st
 def _not_drawn(values: Any, w: dict[str, Any]) -> list[str]:
     """The note saying how many rows have no indicator (NaN: a row holding NaN or infinity, or no row in the
     table measured) and so no point, with the first ids: a figure must not leave a row out silently."""
-    import numpy as np
-
     missing = np.flatnonzero(~np.isfinite(values))  # (n,)
     if not missing.size:
         return []
@@ -684,8 +672,6 @@ def _named(token: str | None, token_id: int) -> str:
 def _finish(fig: Any, words: dict[str, str], tokens: Iterable[str] = (), notes: Sequence[str] = ()) -> Any:
     """The steps every figure ends with: notes under the plot (with one naming the ``tokens``
     no font can draw), every text in the fallback font families, plain numbers on every axis."""
-    from matplotlib.text import Text
-
     undrawn = [t for t in dict.fromkeys(tokens) if fonts.missing(_escaped(t))]
     if undrawn:
         notes = [*notes, _undrawn_note(undrawn, words)]
@@ -715,8 +701,6 @@ def _undrawn_note(undrawn: Sequence[str], words: dict[str, str]) -> str:
 
 def _add_notes(fig: Any, notes: Sequence[str]) -> None:
     """Notes as lines under the plot, with room kept for them (constrained layout's ``rect``)."""
-    from matplotlib.layout_engine import ConstrainedLayoutEngine
-
     fig.text(0.01, 0.005, "\n".join(notes), fontsize=NOTE_SIZE, color="#404040", ha="left", va="bottom")
     engine = fig.get_layout_engine()
     if isinstance(engine, ConstrainedLayoutEngine):
@@ -729,8 +713,6 @@ def _plain_numbers(axis: Any) -> None:
     """Tick labels of one axis as people write numbers, never with an offset or a ``1e7`` multiplier,
     by ``formats.tick_text``'s one rule (K, M from 1,000 up): ``0.25``, ``500``, ``2K``, ``11.7M``.
     On a log axis only the major ticks are labelled, each on its own (``100``, ``1K``, ``10K``)."""
-    from matplotlib import ticker
-
     if axis.get_scale() == "log":
         axis.set_major_formatter(_tick_formatter()(shared=False))
         axis.set_minor_formatter(ticker.NullFormatter())
@@ -745,8 +727,6 @@ def _plain_numbers(axis: Any) -> None:
 def _tick_formatter() -> type:
     """A ``matplotlib.ticker.Formatter`` writing ticks with ``formats.tick_text``: all the ticks of an
     axis together (``shared``: one unit, one number of decimals) or each on its own (log axes)."""
-    from matplotlib import ticker
-
     class PeopleFormatter(ticker.Formatter):
         def __init__(self, shared: bool) -> None:
             self.shared, self.ticks = shared, ()
@@ -772,22 +752,11 @@ def _min_span(ax: Any, axis: str, min_span: float) -> None:
 
 def _patches(entries: Sequence[tuple[str, str]]) -> list[Any]:
     """Legend handles for colours that several bars share: ``(colour, label)`` each."""
-    from matplotlib.patches import Patch
-
     return [Patch(color=color, label=label) for color, label in entries]
 
 
 def _shades(color: str, n: int) -> list[tuple[float, float, float]]:
     """``n`` shades of one colour: the colour itself, then lighter (mixed with white up to 60%)."""
-    from matplotlib.colors import to_rgb
-
     rgb = to_rgb(color)
     return [tuple(c + (1 - c) * 0.6 * i / max(n - 1, 1) for c in rgb) for i in range(n)]  # type: ignore[misc]
 
-
-def _matplotlib_figure() -> Any:
-    try:
-        import matplotlib.figure
-    except ImportError:
-        raise MissingExtraError.for_module("matplotlib", "figures", ("plots",)) from None
-    return matplotlib.figure

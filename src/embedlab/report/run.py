@@ -13,6 +13,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from .. import __version__
 from .formats import shown_path
 
 __all__ = ["Run", "record", "report_date", "command_line", "call_form"]
@@ -52,8 +53,6 @@ def record(command: str | None = None, date: str | datetime.datetime | None = No
     >>> r.date, r.command, r.version == __import__("embedlab").__version__
     ('2026-09-17T08:00:00Z', 'embedlab report', True)
     """
-    from .. import __version__
-
     return Run(version=__version__, date=report_date(date), command=command)
 
 

@@ -11,9 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tokenizers import Tokenizer
+
 from ..errors import MissingExtraError, NoTokenizerError, SourceError
 from ..engine.vocabulary import Vocabulary
 from . import files
+from .gguf import GGUFFile, TOKEN_TYPES_KEY, TOKENS_KEY
+from .hf import quiet
 from .resolve import A_CHECKPOINT, GGUF_SUFFIXES, NAMED, check_model_name, existing_path, file_kind, package_dir
 from .word_vectors import read_words
 
@@ -45,7 +49,7 @@ def load_tokenizer(model: str = "minilm") -> Any:
         with none) or a file the library cannot read. The message names the
         kind of file given and what is needed instead.
     MissingExtraError
-        When ``tokenizers`` or the data package is not installed.
+        When the data package is not installed.
     """
     check_model_name(model, A_CHECKPOINT)
     if model == "minilm":
@@ -92,8 +96,6 @@ def folder_vocabulary(folder: Path, size: int) -> Vocabulary | None:
     SourceError
         For a tokenizer with ids ``>= V`` (it and the weights do not belong
         together), or a file that cannot be read.
-    MissingExtraError
-        For ``tokenizer.json`` without the ``tokenizers`` library.
     """
     if files.present(folder / "tokenizer.json", "tokenizer"):
         tokens, owners, rule = _tokenizer_json(folder / "tokenizer.json", size)
@@ -131,10 +133,6 @@ def _tokenizer_json(path: Path, size: int) -> tuple[list[str | None], dict[str, 
 def _read_tokenizer(path: Path) -> Any:
     """A ``tokenizer.json`` through the ``tokenizers`` library, its bytes read by ``files`` (a regular file of
     at most ``files.TOKENIZER_CAP`` bytes) and handed over as text: the library never opens the path itself."""
-    try:
-        from tokenizers import Tokenizer
-    except ImportError:
-        raise MissingExtraError.for_module("tokenizers", "tokenizer.json files", ("models",)) from None
     data = files.read_capped(path, "tokenizer", files.TOKENIZER_CAP)
     try:
         text = data.decode("utf-8")
@@ -237,7 +235,7 @@ def read_inventory(model: str | Path) -> TokenizerInventory:
         one the library does not load (the message names the file and what the
         library said).
     MissingExtraError
-        When ``tokenizers`` (or, for a folder without tokenizer.json, transformers) is not installed.
+        For a folder without tokenizer.json when transformers (the ``hf`` extra) is not installed.
     """
     check_model_name(model, A_CHECKPOINT)
     if model == "minilm":
@@ -268,8 +266,6 @@ def _folder_inventory(folder: Path) -> TokenizerInventory:
     except ImportError:
         raise MissingExtraError.for_module("transformers", f"tokenizers without tokenizer.json ({present[0]})",
                                            ("hf",)) from None
-    from .hf import quiet
-
     try:
         with quiet():
             tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True,
@@ -306,8 +302,6 @@ def _runner_inventory(runner: Any, named_special: frozenset[int], reader: str) -
 
 def _gguf_inventory(path: Path) -> TokenizerInventory:
     """A llama.cpp file's token list and token types."""
-    from .gguf import GGUFFile, TOKEN_TYPES_KEY, TOKENS_KEY
-
     file = GGUFFile(path)
     listed = file.token_list()
     if listed is None:

@@ -10,7 +10,7 @@ The file is recognised by its content, not by its suffix: ``.bin`` is also
 the suffix of PyTorch pickles, which embedlab refuses (they can run code when
 loaded). Nothing here unpickles: a word2vec file is parsed as bytes and floats.
 
-The module imports only the standard library (``resolve`` uses the detector to
+At import the module needs the standard library only (``resolve`` uses the detector to
 name a file's kind); NumPy is imported when a table is read.
 """
 
@@ -21,6 +21,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..engine.provenance import Provenance
+from ..engine.vocabulary import Vocabulary
 from ..errors import SourceError, brief
 from . import files
 
@@ -86,9 +88,7 @@ def load_word2vec_binary(path: str | Path) -> "EmbeddingTable":
     """
     import numpy as np
 
-    from ..engine.provenance import Provenance
     from ..engine.table import EmbeddingTable
-    from ..engine.vocabulary import Vocabulary
     from .word_vectors import GENSIM_RULE
 
     path = Path(path)

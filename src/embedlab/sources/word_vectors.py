@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 import numpy as np
+import pyarrow.parquet as pq
 
-from ..errors import MissingExtraError, SourceError, brief
+from ..errors import SourceError, brief
 from ..engine.provenance import Provenance
 from ..engine.table import EmbeddingTable
 from ..engine.vocabulary import Vocabulary
@@ -196,10 +197,6 @@ def _text_header(path: Path, parts: list[str]) -> tuple[int, int]:
 
 
 def parquet_words(path: Path, *, expected: int) -> Vocabulary:
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise MissingExtraError.for_module("pyarrow", "the glove word index (Parquet)", ("models",)) from None
     words = pq.read_table(path, columns=["index"]).column("index").to_pylist()
     if len(words) != expected:
         raise SourceError(f"{path} has {len(words)} words but the table has {expected} rows")
