@@ -11,10 +11,10 @@ Layers, from the bottom (house style, design.md):
 * ``cli/``: parses, calls one library function, renders.
 
 Heavy libraries stay where they belong: PyTorch in ``nn.py`` (and lazily, inside
-functions, in the transformers-backed reader under ``sources/`` and in the search
-kernels under ``engine/``); numba in the integer screen's compiled kernels
-(``engine/screen_kernel.py``, ``engine/simd.py``, with llvmlite) and lazily, inside
-functions, elsewhere under ``engine/``; transformers lazily, inside functions, under ``sources/`` only;
+functions, in the transformers-backed reader under ``sources/`` and in the torch
+screen under ``engine/neighbors/``); numba in the integer screen's compiled kernels
+(``engine/neighbors/int16_kernel.py``, ``engine/neighbors/simd.py``, with llvmlite) and
+lazily, inside functions, elsewhere under ``engine/``; transformers lazily, inside functions, under ``sources/`` only;
 matplotlib in ``report/plots.py``, its fonts, ``report/fonts.py``, and ``report/labels.py``,
 which places their labels with adjustText; scikit-learn and
 umap-learn in ``measure/projection.py``. The modules the seed report runs on import
@@ -44,14 +44,15 @@ NOT_FROM = {
 }
 # The seed report's path: these must import on a bare Python.
 STDLIB_ONLY = {"embed.py", "errors.py", "__init__.py", "__main__.py", "api.py", "figures.py",
-               "measure/__init__.py", "measure/lab.py", "report/__init__.py", "report/locales.py",
-               "report/formats.py", "report/files.py", "report/lab.py", "report/html.py",
+               "measure/__init__.py", "measure/lab.py", "measure/defaults.py", "report/__init__.py",
+               "report/locales.py", "report/formats.py", "report/files.py", "report/lab.py", "report/html.py",
+               "engine/__init__.py", "engine/neighbors/__init__.py", "engine/neighbors/defaults.py",
                *(f for f in FILES if f.startswith("cli/"))}
 # library -> (files that may import it anywhere, folders that may import it lazily inside a function)
 HEAVY = {
     "torch": ({"nn.py", "measure/demo.py"}, {"sources", "engine"}),
-    "numba": ({"engine/screen_kernel.py", "engine/simd.py"}, {"engine"}),
-    "llvmlite": ({"engine/simd.py"}, set()),
+    "numba": ({"engine/neighbors/int16_kernel.py", "engine/neighbors/simd.py"}, {"engine"}),
+    "llvmlite": ({"engine/neighbors/simd.py"}, set()),
     "transformers": (set(), {"sources"}),
     "matplotlib": ({"report/plots.py", "report/fonts.py", "report/labels.py"}, set()),
     "adjustText": ({"report/labels.py"}, set()),

@@ -63,7 +63,7 @@ DEFAULT_PROBE_TOKEN = "king"
 DEFAULT_PROBE_ID = 137
 REPORT_K = 5  # neighbours per list in the report when k is not given (V - 1 on a smaller table)
 # The engine's defaults, stated here so that importing the API needs no NumPy (a test keeps them equal).
-DEFAULT_MEMORY = 256 * 2**20  # engine.search.DEFAULT_MEMORY: working memory of a search, bytes
+DEFAULT_MEMORY = 256 * 2**20  # engine.neighbors.defaults.DEFAULT_MEMORY: working memory of a search, bytes
 DEFAULT_BASE = 10000.0  # engine.positional.DEFAULT_BASE: the sinusoidal base
 
 Table = Any  # EmbeddingTable | str | os.PathLike | list of rows (annotations stay importable without NumPy)

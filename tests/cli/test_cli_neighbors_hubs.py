@@ -197,8 +197,7 @@ def test_the_plan_shown_is_the_search_that_runs_on_a_device(capsys):
 
 
 def test_every_token_as_a_query_plans_with_the_codes_the_scan_uses(capsys):
-    from embedlab.engine.table_scan import int16_runs
-    from embedlab.engine.capability import fast_int16
+    from embedlab.engine.neighbors.capability import fast_int16, int16_runs
 
     assert run("hubs", "--k", "3", "--memory", "64M", "--json") == 0
     memory = json.loads(capsys.readouterr().out)["memory"]

@@ -93,7 +93,7 @@ def device_name(text: str) -> str:
     """An argument type for --device: ``cpu``, ``cuda`` or ``cuda:N`` (N a GPU index), as given.
 
     Another name is a usage error (exit 2); whether torch sees that GPU is
-    checked when the search runs (``engine.torch_screen.resolve_device``, exit 1).
+    checked when the search runs (``engine.neighbors.torch_screen.resolve_device``, exit 1).
 
     >>> device_name("cuda:1")
     'cuda:1'

@@ -1,4 +1,4 @@
-"""The neighbour engine (embedlab.engine.search) against the reference and a float64 brute force.
+"""The front door of the k nearest (engine.neighbors.search) against the reference and a float64 brute force.
 
 Expected lists come from ``embed.nearest_by_cosine`` / ``embed.nearest_by_dot``
 (pure Python, sorted by (-score, id)) or from a NumPy float64 brute force written
@@ -16,11 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from embedlab import embed
-from embedlab.errors import ShapeError, UnknownTokenError
+from embedlab.errors import ShapeError, TokenIdError, UnknownTokenError
 from embedlab.engine.lengths import vector_norms
-from embedlab.engine.plan import plan_blocks
-from embedlab.engine.search import search
+from embedlab.engine.neighbors.plan import plan_blocks
 from embedlab.engine.table import EmbeddingTable
+from searching import search
 
 REFERENCE = {"cosine": embed.nearest_by_cosine, "dot": embed.nearest_by_dot}
 
@@ -245,9 +245,9 @@ def test_bad_input_is_refused_with_a_clear_message():
 
 def test_search_checks_its_arrays():
     W = np.eye(3)
-    with pytest.raises(ShapeError, match="queries have shape"):
+    with pytest.raises(ShapeError, match="query vectors have shape"):
         search(W, np.ones((2, 4)), 1, "dot")
-    with pytest.raises(ShapeError, match="one id in"):
+    with pytest.raises(TokenIdError, match="token id 3 is out of range for V=3"):
         search(W, None, 1, "dot", exclude=np.array([0, 3]))
     with pytest.raises(ValueError, match="NaN or infinity"):
         search(W, np.array([[np.inf, 0.0, 0.0]]), 1, "cosine")
@@ -329,3 +329,4 @@ def test_norms_of_tiny_and_huge_rows():
     out = vector_norms(np.array([[3e-300, 4e-300], [3e200, 4e200], [0.0, 0.0]]))
     assert out.tolist() == pytest.approx([5e-300, 5e200, 0.0], rel=1e-15)
     assert out[0] > 0 and np.isfinite(out[1])
+

@@ -1,73 +1,68 @@
-"""Exact top-k nearest tokens by cosine similarity or dot product.
+"""The front door of the k nearest: one planned search session, with a door for queries and one for every row.
 
-The rule every engine keeps (``embed.nearest_by_cosine``): the k ids with the
-largest score, best first, equal scores ordered by the smaller id; the cosine
-of a zero-length vector is 0.0.
+``Search(table, k, metrics, ...)`` is made once per measurement. Making it
+checks everything (``checks``: the metrics, k, the query ids or vectors and
+their lengths), chooses the screen per the CPU (``capability``: the table's
+int16 codes are built through the table's cache where the integer screen
+pays), plans the working memory of each metric's search (``plan``; a budget
+too small for any of them is refused before any search, naming the largest
+minimum) and settles where it runs: in this process on threads, with torch
+on a device, or on a Dask cluster (opened at the first search, the table
+scattered once for every metric, closed on leaving ``with``). Then:
 
-How ``search`` finds them, for each block of queries:
+- door 1, "these queries' k nearest": ``search.nearest(metric)``
+  -> ``Neighbors`` (ids (N, K), scores (N, K)); a sub-block of the planned
+  queries may be asked for at a time (``ids=``, ``vectors=``);
+- door 2, "every row's k nearest": ``search.every_row(metric)`` -> blocks
+  ``(start, stop, ids, scores)`` in order: the self-join or one query per
+  row (``every_row``), on a device, or on the cluster (``cluster``);
+- ``search.memory()`` -> ``SearchMemory``: the budget, the plans made, the
+  table's resident cost, for a result's ``memory`` field.
 
-1. *Screen.* A float32 GEMM scores the queries against one block of vocabulary
-   rows at a time: ``S = Q_blk @ W_blk.T  # (n, v)``.
-2. *Filter.* Each query keeps a small pool of candidates and the k-th best
-   GEMM score among them. Rounding moves a GEMM score by at most ``eps``
-   (``precision.margin``), so an entry more than ``2 * eps`` below that k-th best is
-   beaten by k others in exact scores too: only the entries of ``S`` at or
-   above the bar are looked at again. On real tables that is a few per query
-   per block, so the selection costs one compare over the block instead of a
-   partition of every row of V scores.
-3. *Rescore.* At the end the pooled candidates are scored again in float64
-   the way the reference scores them (``dot``, or ``dot / (|q| * |w|)``), and
-   sorted by ``(-score, id)``. Identical rows get bit-identical scores, so
-   exact ties are ordered by id, which GEMM scores (and faiss, ``torch.topk``,
-   ``argpartition``) do not guarantee.
+Each search follows the plan made here; nothing behind the door checks or
+plans again. The rule every engine keeps (``embed.nearest_by_cosine``): the
+k ids with the largest score, best first, equal scores ordered by the smaller
+id, the query itself left out when it is a row; the cosine of a zero-length
+vector is 0.0.
 
-Blocks cover both queries and vocabulary rows, so the working memory stays
-under ``memory`` bytes whatever N and V are (``plan.plan_search`` counts the
-blocks and every array of size V or N; the table and its codes are its
-resident cost, outside the budget). Blocks of queries run on one thread per core, each with a one-thread GEMM
-(``threads``), so the filter keeps every core busy too, not only the GEMM.
-
-Where the table's integer codes are at hand and the CPU multiplies them fast
-(AVX2), steps 1-2 run on the codes instead (``coded_scan``): a compiled kernel
-scores int16 codes and keeps only the rows whose certified upper bound
-reaches each query's k-th best lower bound; step 3 is the same. With a torch
-``device`` (a GPU), steps 1-2 run with torch there (``torch_screen``) and step
-3 on the CPU as always. ``cluster`` runs this whole search on the workers of a
-Dask cluster, a block of queries per task.
-
-This module checks the input and walks the blocks of queries; the stages live
-beside it: ``plan`` (block sizes and workers for a memory budget), ``scan``
-(steps 1-3 on one block of queries), ``coded_scan`` and ``codes`` (the
-integer screen and its bound), ``capability`` (which screen runs), ``rescore``
-(step 3), ``pool`` (the candidate pool),
-``precision`` (the GEMM's dtype, its rounding margin, float64's range) and
-``threads`` (where blocks of queries run).
+The rooms behind the door (``engine/neighbors/__init__.py`` has the map):
+``per_query`` (blocks of queries on threads), ``self_join``, ``cluster``;
+``dispatch`` sends a block to a screen, the screens are peers
+(``float_screen``, ``int16_screen``, ``torch_screen``) and all end in
+``rescore``.
 
 Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
 """
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import numpy as np
 
-from ..errors import ChoiceError, ShapeError, SizeError
-from .capability import choose_screen
+from ...errors import BudgetError, ChoiceError, ShapeError
+from ..lengths import vector_norms
+from .capability import builds_codes, choose_screen, int16_runs
+from .checks import check_ids, check_k, check_metrics, check_queries, check_rows, check_vectors
+from .cluster import ScatteredTable
 from .codes import RowCodes, encode_rows
-from .coded_scan import CodedTable
-from .lengths import inverse_norms, vector_norms
-from .plan import NORMS_BLOCK, plan_search
-from .precision import check_dot_range
-from .scan import search_block
-from .threads import block_runner, worker_count
+from .defaults import DEFAULT_MEMORY, METRICS
+from .every_row import choose_method, per_query_blocks
+from .footprint import ResidentCost, SearchMemory, search_memory
+from .per_query import search_queries
+from .plan import NORMS_BLOCK, BlockPlan, PairPlan, plan_search, plan_self_join
+from .precision import gemm_dtype
+from .self_join import ListBlock, self_join
+from .threads import worker_count
+from .torch_screen import resolve_device
 
-__all__ = ["Neighbors", "search", "check_k", "check_queries", "METRICS", "DEFAULT_MEMORY"]
+if TYPE_CHECKING:  # the table imports this module: the annotation only
+    from ..table import EmbeddingTable
 
-METRICS = ("cosine", "dot")
-DEFAULT_MEMORY = 256 * 2**20  # bytes of working memory for one search
+__all__ = ["Search", "Neighbors", "ArrayTable", "SearchMemory", "ListBlock", "check_k", "BY_ID"]
+
+BY_ID = "V-1 (the query itself is left out)"  # how k's bound reads where the queries are rows of the table
 
 
 @dataclass(frozen=True)
@@ -92,250 +87,431 @@ class Neighbors:
     tokens: list[list[str]] | None = None
 
 
-def search(
-    W: np.ndarray,
-    Q: np.ndarray | None,
-    k: int,
-    metric: str,
-    *,
-    exclude: np.ndarray | None = None,
-    row_norms: np.ndarray | None = None,
-    memory: int = DEFAULT_MEMORY,
-    workers: int | None = None,
-    progress: Callable[[int], None] | None = None,
-    codes: RowCodes | None = None,
-    screen: str = "auto",
-    device: str | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Exact top-k of ``Q @ W.T`` (dot) or of the cosine, with the tie rule.
+@dataclass(frozen=True)
+class _Queries:
+    """One set of planned queries: by id (``exclude`` their ids) or by vector, with each metric's plan."""
+
+    exclude: np.ndarray | None  # (N,) int64: the queries' own ids, left out
+    vectors: np.ndarray | None  # (N, D) float64, or None for queries by id
+    norms: np.ndarray  # (N,) float64
+    plans: dict[str, BlockPlan]
+
+    @property
+    def n(self) -> int:
+        return len(self.norms)
+
+
+class Search:
+    """A planned exact neighbour search over one table: checked, screened and planned once, then searched.
 
     Parameters
     ----------
-    W : np.ndarray, shape (V, D), floating
-        The table; never changed, never copied whole.
-    Q : np.ndarray, shape (N, D), floating, or None
-        Query vectors, finite. ``None`` queries the rows ``W[exclude]``
-        themselves (queries by id), gathered a block at a time.
+    table : EmbeddingTable, ArrayTable or array_like, shape (V, D)
+        The table. An ``EmbeddingTable`` (or ``ArrayTable``) lends its cached
+        row lengths and int16 codes (resident, outside the budget); a plain
+        array is wrapped here, its lengths measured for this search (counted
+        in the budget) and its codes never cached.
     k : int
-        Neighbours per query, ``1 <= k <= V`` (``V - 1`` with ``exclude``).
-    metric : {"cosine", "dot"}
-    exclude : np.ndarray, shape (N,), int64, optional
-        One id per query to leave out (the query's own id), each in
-        ``[0, V)``. Nothing else is left out: a duplicate row under another
-        id stays in.
-    row_norms : np.ndarray, shape (V,), float64, optional
-        Lengths of the rows of W (``vector_norms(W)``); computed if not given.
-    memory : int
-        Working memory budget in bytes: every array the search allocates
-        (lengths, inverse lengths, per-row terms, blocks; ``plan.plan_search``)
-        but the outputs (N, K); the table and its codes are the table's
-        resident cost, not counted.
-    workers : int, optional
-        Threads running blocks of queries at once, each with a one-thread
-        GEMM (``threadpoolctl`` sets it); by default one per available core,
-        or 1 without ``threadpoolctl``. The result does not depend on it.
-    progress : callable, optional
-        Called with the number of queries finished after each block of queries.
-    codes : RowCodes, optional
-        The table's integer codes (``codes.encode_rows(W)``, built once per
-        table, e.g. by ``EmbeddingTable.codes``): with them, ``"auto"`` runs
-        the integer screen where this CPU multiplies them fast.
-    screen : {"auto", "int16", "float"}
-        How candidates are found (``capability.choose_screen``): the integer
-        screen's certified bounds (``coded_scan``) or the float GEMM's
-        rounding margin (``scan``). The result does not depend on it.
+        Neighbours per query: ``1 <= k <= V - 1`` where a query is a row of
+        the table (``ids``, ``exclude``, ``every_row``), ``1 <= k <= V`` for
+        vectors alone.
+    metrics : str or sequence of {"cosine", "dot"}
+        The metrics to search by, each once (default both); each is planned.
+    ids : array_like of int, shape (N,), optional
+        Queries by id; each leaves out exactly its own id (a duplicate row
+        under another id stays in).
+    vectors : array_like, shape (D,) or (N, D), optional
+        Query vectors; they leave nothing out (but ``exclude``). With ``ids``
+        too, a second set of queries, planned beside the first.
+    exclude : array_like of int, shape (N,), optional
+        With ``vectors``: the id each vector stands for, left out of its list.
+    every_row : bool
+        Every row of the table as a query (door 2, ``every_row``), instead of
+        ``ids`` and ``vectors``.
+    memory : int, optional
+        Working memory of each search in bytes (default ``DEFAULT_MEMORY``,
+        256 MiB; per task on a cluster): every array a search allocates but
+        the outputs (N, K); the table and its codes are its resident cost.
     device : str, optional
         A torch device (``"cpu"``, ``"cuda"``, ``"cuda:N"``): the products and
-        the filter (steps 1-2) run with torch there, TF32 off; survivors are
-        rescored on the CPU as without it (``torch_screen``), so the result
-        is the same. Blocks of queries then run one at a time (torch
-        parallelises each product). ``None``: NumPy on the CPU.
-
-    Returns
-    -------
-    ids : np.ndarray, shape (N, K), int64
-        Best first; equal scores by the smaller id. A zero query scores 0.0
-        against every row, so its list is the smallest ids.
-    scores : np.ndarray, shape (N, K), float64
-        ``dot(q, w)``, or ``dot(q, w) / (|q| * |w|)`` clipped to [-1, 1] and
-        0.0 where either length is 0; never NaN.
+        the filter run with torch there, TF32 off; candidates are rescored on
+        the CPU, so the lists do not change (``torch_screen``).
+    scheduler : str or distributed.Client, optional
+        A Dask scheduler's address or client: the searches by id run on its
+        workers, one task per block of queries (``cluster``). Use ``with``
+        so that the connection closes.
+    workers : int, optional
+        Threads running blocks of queries at once (default one per core;
+        1 with a device or a scheduler); the result does not depend on it.
+    screen : {"auto", "int16", "float"}
+        How candidates are found (``capability.choose_screen``); ``"auto"``
+        chooses per the CPU. The result does not depend on it.
 
     Raises
     ------
-    ValueError
-        For an unknown metric, k out of range (a one-row table has no
-        neighbour), a query or a row with NaN or infinity, a query whose
-        length is subnormal, dot products that float64 cannot rank (their
-        ``|q| |w|`` above about 2e307 or below 1e-280, the query's own row
-        aside; ``precision.check_dot_range``), an
-        unknown screen, or ``screen="int16"`` on lengths outside [1e-15, 1e15].
-    BudgetError
-        (a ``ValueError``) for a budget below one query against K + 1 rows;
-        its ``minimum`` is the smallest that works, named in the message.
-    ShapeError
-        (a ``ValueError``) if Q is not (N, D), exclude is not (N,) ids, or
-        the codes are not those of a (V, D) table.
-    MissingExtraError
-        (an ``ImportError``) for ``screen="int16"`` without numba, or a device without torch.
     ChoiceError
-        (a ``ValueError``) for an unknown device, a CUDA device torch does
-        not see, or ``screen="int16"`` with a device.
+        (a ``ValueError``) for an unknown or repeated metric, an unknown
+        screen or device, ``screen="int16"`` with a device.
+    SizeError, TypeError
+        For k out of range or not an int (``checks.check_k``).
+    TokenIdError, ShapeError, ValueError
+        For query ids outside ``[0, V)``, vectors whose width is not D or
+        that hold NaN or infinity, a table row with NaN or infinity, or
+        lengths float64 cannot rank (``checks``); for no queries at all, or
+        vectors with a scheduler.
+    BudgetError
+        (a ``ValueError``) for a budget below one query against K + 1 rows
+        of any metric; its ``minimum`` is the largest of their minimums.
+    MissingExtraError
+        (an ``ImportError``) for a device without torch, a scheduler without
+        dask.distributed, ``screen="int16"`` without numba.
 
     >>> W = np.array([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]])
-    >>> search(W, np.array([[0.0, 1.0]]), 3, "dot")[0].tolist()
-    [[1, 2, 0]]
+    >>> search = Search(W, 2, ids=[0, 2])
+    >>> search.nearest("cosine").ids.tolist(), search.nearest("dot").ids.tolist()
+    ([[1, 2], [1, 0]], [[1, 2], [1, 0]])
+    >>> [ids.tolist() for _, _, ids, _ in Search(W, 1, "dot", every_row=True).every_row("dot")]
+    [[[1], [0], [1]]]
     """
-    N, V, D = _check(W, Q, k, metric, exclude)
-    norms_given = row_norms is not None
-    if row_norms is None:
-        row_norms = vector_norms(W, block_bytes=NORMS_BLOCK)
-    if not np.isfinite(row_norms).all():  # a NaN or infinite entry makes its row's length so
-        raise ValueError(f"row {int(np.flatnonzero(~np.isfinite(row_norms))[0])} of the table contains NaN or infinity")
-    q_norms = row_norms[exclude] if Q is None else vector_norms(np.asarray(Q), block_bytes=NORMS_BLOCK)  # (N,)
-    check_queries(q_norms, row_norms, metric, exclude)
-    torch_device, matmul = _device(device, screen)
-    on_torch = torch_device is not None  # the float screen, with torch; torch parallelises each product itself
-    plan = plan_search(V, D, k, metric, memory, q_norms=q_norms, row_norms=row_norms, table_dtype=W.dtype,
-                       by_id=Q is None, norms_given=norms_given, codes_given=codes is not None and not on_torch,
-                       screen="float" if on_torch else screen,
-                       workers=1 if on_torch else worker_count(workers))  # counts every array below but the outputs
-    dtype = np.float32 if plan.itemsize == 4 else np.float64
-    coded = None if plan.screen == "float" else _coded_table(W, codes, metric, row_norms)
-    ids = np.empty((N, k), dtype=np.int64)
-    scores = np.empty((N, k), dtype=np.float64)
-    inv_norms = inverse_norms(row_norms) if metric == "cosine" and coded is None else None  # (V,) float screen only
 
-    def one_block(start: int) -> int:
-        stop = min(N, start + plan.queries)
-        excl = None if exclude is None else exclude[start:stop]
-        block = W[excl] if Q is None else Q[start:stop]  # (n, D)
-        ids[start:stop], scores[start:stop] = search_block(W, block, k, metric, excl, row_norms, inv_norms,
-                                                           dtype, plan, coded, torch_device)
-        return stop - start
+    def __init__(self, table: "EmbeddingTable | ArrayTable | Any", k: int, metrics: str | Iterable[str] = METRICS,
+                 *, ids: Any = None, vectors: Any = None, exclude: Any = None, every_row: bool = False,
+                 memory: int | None = None, device: str | None = None, scheduler: Any = None,
+                 workers: int | None = None, screen: str = "auto") -> None:
+        self.metrics = check_metrics(metrics)
+        self._own = not hasattr(table, "W_E")  # a plain array: nothing cached beyond this search
+        self._table = ArrayTable(table) if self._own else table
+        self._W = self._table.W_E  # (V, D)
+        self.V, self.D = self._W.shape
+        self._check_kinds(ids, vectors, exclude, every_row, scheduler)
+        by_row = ids is not None or exclude is not None or every_row
+        check_k(k, self.V - 1 if by_row else self.V, BY_ID if by_row else "V")
+        self.k = int(k)
+        self.budget = DEFAULT_MEMORY if memory is None else memory
+        self._norms = self._table.norms()  # (V,) float64
+        check_rows(self._norms)
+        self._every = every_row
+        self._sets = self._queries(ids, vectors, exclude, every_row)  # checked, not yet planned
+        for metric in self.metrics:  # what float64 cannot rank, before any plan (ids first)
+            for part in sorted(self._sets.values(), key=lambda q: q.vectors is not None):
+                check_queries(part.norms, self._norms, metric, None if part.vectors is not None else part.exclude)
+        if device is not None and screen == "int16":
+            raise ChoiceError(f"screen='int16' runs on the CPU's integer kernel, not on device {device!r}",
+                              parameter="screen", value=screen, expected="'auto' or 'float' with a device")
+        choose_screen(screen, codes_given=False, fits=True)  # refuses an unknown screen now
+        self._device_name, self._scheduler = device, scheduler
+        uses_codes = self._plan(screen, workers)
+        self._method, self._pairs = self._plan_every_row(workers)
+        self._codes: RowCodes | None = self._table.codes() if uses_codes and not self._own else None
+        self._device = None if device is None else resolve_device(device)
+        self._cluster: ScatteredTable | None = None
 
-    with matmul, block_runner(plan.workers) as run:
-        for n_done in run(one_block, range(0, N, plan.queries)):
-            if progress is not None:
-                progress(n_done)
-    if N and ids.max() >= V:  # an empty slot survived: never hand out an id that does not exist
-        raise FloatingPointError("fewer than k rows got a finite score; the table's values are out of range")
-    return ids, scores
+    # -- what was planned -----------------------------------------------------------------
+
+    @property
+    def ids(self) -> np.ndarray | None:
+        """The planned query ids (N,) int64 (every id for ``every_row``), read-only; None without."""
+        part = self._sets.get("ids")
+        return None if part is None else part.exclude
+
+    @property
+    def vectors(self) -> np.ndarray | None:
+        """The planned query vectors (N, D) float64, checked, read-only; None without."""
+        part = self._sets.get("vectors")
+        return None if part is None else part.vectors
+
+    @property
+    def vector_norms(self) -> np.ndarray | None:
+        """The lengths of the planned query vectors (N,) float64; None without."""
+        part = self._sets.get("vectors")
+        return None if part is None else part.norms
+
+    def plan(self, metric: str, queries: str | None = None) -> BlockPlan:
+        """The plan one metric's searches follow: of the ids (or ``queries="vectors"``), or of the vectors alone.
+
+        >>> Search(np.eye(3), 1, "dot", ids=[0]).plan("dot").screen
+        'float'
+        """
+        return self._part(queries).plans[self._metric(metric)]
+
+    def memory(self) -> SearchMemory:
+        """The budget, each metric's plan (of the ids, or of the vectors where there are none) and the table's
+        resident cost as it stands: read it after the searches, which may have built the table's codes."""
+        part = self._part(None)
+        return search_memory(self.budget, part.plans, part.n, self.k, self._table.resident())
+
+    # -- door 1: these queries' k nearest -------------------------------------------------
+
+    def nearest(self, metric: str, *, ids: Any = None, vectors: Any = None,
+                progress: Callable[[int], None] | None = None) -> Neighbors:
+        """The k nearest of the planned queries, or of a sub-block of them, under one planned metric.
+
+        Parameters
+        ----------
+        metric : {"cosine", "dot"}
+            One of the planned metrics.
+        ids : array_like of int, shape (n,), optional
+            Some of the planned query ids (a block of them), n <= N; by
+            default all of them. Their lengths were checked when the search
+            was made; only their range is checked again.
+        vectors : array_like, shape (n, D), optional
+            Some of the planned vectors (``Search.vectors[a:b]``), likewise.
+        progress : callable, optional
+            Called with the number of queries finished after each block of queries.
+
+        Returns
+        -------
+        Neighbors
+            ids (n, K) int64, best first, equal scores by the smaller id (a
+            zero query lists the smallest ids); scores (n, K) float64:
+            ``dot(q, w)``, or the cosine clipped to [-1, 1], 0.0 where a
+            length is 0, never NaN; tokens where the table has a vocabulary.
+
+        Raises
+        ------
+        ValueError
+            For a metric not planned, queries of a kind not planned, or more
+            queries than were planned; ``TokenIdError`` for an id outside ``[0, V)``.
+        """
+        metric = self._metric(metric)
+        part, exclude, Q = self._block(ids, vectors)
+        plan = part.plans[metric]
+        if self._scheduler is not None:
+            found, scores = self._scattered().search(exclude, self.k, metric, plan, memory=self.budget,
+                                                     device=self._device_name, progress=progress)
+        else:
+            found, scores = search_queries(self._W, self.k, metric, plan, row_norms=self._norms, vectors=Q,
+                                           exclude=exclude, codes=self._codes if plan.screen == "int16" else None,
+                                           device=self._device, progress=progress)
+        vocabulary = getattr(self._table, "vocabulary", None)
+        tokens = None if vocabulary is None else [[vocabulary.token(int(i)) for i in row] for row in found]
+        return Neighbors(ids=found, scores=scores, metric=metric, tokens=tokens)
+
+    # -- door 2: every row's k nearest ----------------------------------------------------
+
+    def every_row(self, metric: str, *, progress: Callable[[int], None] | None = None) -> Iterator[ListBlock]:
+        """Every row's k nearest other rows under one planned metric, a block of rows at a time, in order.
+
+        Yields ``(start, stop, ids (n, K) int64, scores (n, K) float64)``
+        for rows ``[start, stop)``, from 0 to V: row for row what
+        ``nearest`` of every id gives. ``progress`` is called with the number
+        of rows whose lists are done. Raises ``ValueError`` for a search not
+        made with ``every_row=True`` or a metric not planned.
+        """
+        metric = self._metric(metric)
+        if not self._every:
+            raise ValueError("this search was planned for its queries, not for every row: make it with every_row=True")
+        return self._every_row(metric, progress)
+
+    def _every_row(self, metric: str, progress: Callable[[int], None] | None) -> Iterator[ListBlock]:
+        plan = self._sets["ids"].plans[metric]
+        if self._scheduler is not None:
+            yield from self._scattered().blocks(self._sets["ids"].exclude, self.k, metric, plan, memory=self.budget,
+                                                device=self._device_name, progress=progress)
+        elif self._method == "self-join":
+            yield from self_join(self._W, self.k, metric, self._pairs[metric], row_norms=self._norms,
+                                 progress=progress)
+        else:
+            yield from per_query_blocks(self._W, self.k, metric, plan, row_norms=self._norms,
+                                        codes=self._codes if plan.screen == "int16" else None, device=self._device,
+                                        progress=progress)
+
+    # -- the cluster, opened once -----------------------------------------------------------
+
+    def __enter__(self) -> "Search":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the cluster connection, where one was opened (the table leaves its workers)."""
+        cluster, self._cluster = self._cluster, None
+        if cluster is not None:
+            cluster.close()
+
+    def _scattered(self) -> ScatteredTable:
+        """The table on the cluster's workers: scattered at the first search, once for every metric."""
+        if self._cluster is None:
+            self._cluster = ScatteredTable(self._scheduler, self._W, row_norms=self._norms, codes=self._codes)
+        return self._cluster
+
+    # -- made once: checks and plans ------------------------------------------------------
+
+    def _check_kinds(self, ids: Any, vectors: Any, exclude: Any, every_row: bool, scheduler: Any) -> None:
+        """Which queries: ids and/or vectors (exclude only with vectors), or every row; by id on a cluster."""
+        if every_row and (ids is not None or vectors is not None):
+            raise ValueError("give every_row=True, or the queries (ids, vectors), not both")
+        if not every_row and ids is None and vectors is None:
+            raise ValueError("give the queries: ids, vectors, or every_row=True")
+        if exclude is not None and vectors is None:
+            raise ValueError("exclude names the id each query vector stands for: give it with vectors")
+        if scheduler is not None and vectors is not None:
+            raise ValueError("a cluster searches queries by id: give ids or every_row=True with a scheduler")
+
+    def _queries(self, ids: Any, vectors: Any, exclude: Any, every_row: bool) -> dict[str, _Queries]:
+        """The query sets, checked: vectors first, then ids (a budget is refused in that order)."""
+        sets = {}
+        if vectors is not None:
+            Q = check_vectors(vectors, self.D)  # (N, D) float64
+            own = None if exclude is None else check_ids(exclude, self.V)
+            if own is not None and own.shape != (len(Q),):
+                raise ShapeError(f"exclude holds {own.size} ids for {len(Q)} query vectors: expected one per vector")
+            sets["vectors"] = _Queries(own, _readonly(Q), _readonly(vector_norms(Q, block_bytes=NORMS_BLOCK)), {})
+        if ids is not None or every_row:
+            own = np.arange(self.V, dtype=np.int64) if every_row else check_ids(ids, self.V)
+            sets["ids"] = _Queries(_readonly(own), None, self._norms if every_row else self._norms[own], {})
+        return sets
+
+    def _plan(self, screen: str, workers: int | None) -> bool:
+        """Each query set's plan per metric (``plan.plan_search``); True where one plans with the table's codes.
+
+        Raises the ``BudgetError`` of the largest minimum of a set's metrics,
+        before any search.
+        """
+        on_device = self._device_name is not None
+        threads = 1 if on_device or self._scheduler is not None else worker_count(workers)
+        uses_codes = False
+        for name, part in self._sets.items():
+            codes_given = self._codes_given(part.n, screen)
+            plans, refused = {}, []
+            for metric in self.metrics:
+                try:
+                    plans[metric] = plan_search(self.V, self.D, self.k, metric, self.budget, q_norms=part.norms,
+                                                row_norms=self._norms, table_dtype=self._W.dtype,
+                                                by_id=part.vectors is None, norms_given=not self._own,
+                                                codes_given=codes_given, screen="float" if on_device else screen,
+                                                workers=threads)
+                except BudgetError as exc:
+                    refused.append(exc)
+            if refused:
+                raise max(refused, key=lambda exc: exc.minimum)
+            part.plans.update(plans)
+            uses_codes |= codes_given
+        return uses_codes
+
+    def _codes_given(self, n_queries: int, screen: str) -> bool:
+        """Whether n queries plan with the table's int16 codes (built through its cache where not there yet)."""
+        if self._own or screen == "float" or self._device_name is not None:
+            return False  # a plain array caches none: screen="int16" builds them per search, counted
+        if self._table.resident().codes > 0 or screen == "int16":
+            return True
+        if self._every and self._scheduler is None:
+            return int16_runs(self._norms)  # every row as a query: codes wherever the integer screen runs
+        return builds_codes(n_queries)  # they pay for themselves over many queries
+
+    def _plan_every_row(self, workers: int | None) -> tuple[str | None, dict[str, PairPlan]]:
+        """In this process, without a device: the self-join or one query per row (``every_row``), and the
+        self-join's plan per metric."""
+        if not self._every or self._scheduler is not None or self._device_name is not None:
+            return None, {}
+        threads = worker_count(workers)
+        method = choose_method(self.V, self.D, self.k, self._norms, memory=self.budget, workers=threads)
+        if method != "self-join":
+            return method, {}
+        itemsize = {m: np.dtype(gemm_dtype(self._W.dtype, m, self._norms, self._norms)).itemsize for m in self.metrics}
+        return method, {m: plan_self_join(self.V, self.D, self.k, itemsize[m], self.budget, workers=threads)
+                        for m in self.metrics}
+
+    # -- asked for ------------------------------------------------------------------------
+
+    def _metric(self, metric: str) -> str:
+        if metric not in self.metrics:
+            check_metrics([metric])  # an unknown one is named as such
+            raise ValueError(f"metric {metric!r} was not planned: this search plans {', '.join(self.metrics)}")
+        return metric
+
+    def _part(self, queries: str | None) -> _Queries:
+        """The planned set ``queries`` ("ids" or "vectors"), or the one there is (ids where both are)."""
+        name = queries or ("ids" if "ids" in self._sets else "vectors")
+        if name not in self._sets:
+            raise ValueError(f"this search planned no query {name}")
+        return self._sets[name]
+
+    def _block(self, ids: Any, vectors: Any) -> tuple[_Queries, np.ndarray | None, np.ndarray | None]:
+        """(the planned set, its ids to leave out, its vectors) for a block of it, or for all of it."""
+        if ids is not None and vectors is not None:
+            raise ValueError("give ids or vectors, one kind of query at a time")
+        if ids is None and vectors is None:
+            if len(self._sets) > 1:
+                raise ValueError("this search planned ids and vectors: give ids= or vectors=")
+            part = next(iter(self._sets.values()))
+            return part, part.exclude, part.vectors
+        part = self._part("ids" if ids is not None else "vectors")
+        if vectors is not None and part.exclude is not None:
+            raise ValueError("these vectors leave ids out: search all of them (nearest without vectors=)")
+        block = check_ids(ids, self.V) if ids is not None else np.asarray(vectors, dtype=np.float64)
+        if ids is None and (block.ndim != 2 or block.shape[1] != self.D):
+            raise ShapeError(f"query vectors have shape {block.shape}, expected (n, D) with D={self.D}")
+        if len(block) > part.n:
+            raise ValueError(f"{len(block)} queries asked for, {part.n} planned: a block of the planned queries, at most")
+        return (part, block, None) if ids is not None else (part, None, block)
 
 
-def check_queries(q_norms: np.ndarray, row_norms: np.ndarray, metric: str, exclude: np.ndarray | None = None) -> None:
-    """Refuse queries that ``search`` cannot rank, by their lengths: what it checks before any block runs.
-
-    A caller that searches its queries a block at a time checks them all
-    first, so that an error comes before any list and names the query's
-    place among all of them, not within its block.
+class ArrayTable:
+    """A plain (V, D) array seen as a table by the front door: its row lengths and int16 codes cached.
 
     Parameters
     ----------
-    q_norms : np.ndarray, shape (N,), float64
-        The queries' lengths.
-    row_norms : np.ndarray, shape (V,), float64
-        The table's row lengths.
-    metric : {"cosine", "dot"}
-    exclude : np.ndarray, shape (N,), int64, optional
-        The queries' own ids, for queries by id.
+    W : array_like, shape (V, D), floating
+        The table, kept as given (an ndarray is not copied); never changed.
+    norms : np.ndarray, shape (V,), float64, optional
+        Its row lengths (``lengths.vector_norms``), if measured already.
+    codes : RowCodes, optional
+        Its int16 codes (``codes.encode_rows``), if built already.
 
     Raises
     ------
-    ValueError
-        For a length that is subnormal (too imprecise to divide by), or, for
-        the dot product, products float64 cannot rank
-        (``precision.check_dot_range``); each names the query.
-
-    >>> check_queries(np.array([1.0, 2.0]), np.array([1.0, 3.0]), "dot")
-    """
-    short = np.flatnonzero((q_norms > 0) & (q_norms < np.finfo(np.float64).tiny))
-    if short.size:
-        raise ValueError(f"query vector {int(short[0])} is too short for float64: its length "
-                         f"{q_norms[short[0]]:.3g} is subnormal, too imprecise to divide by")
-    if metric == "dot":
-        check_dot_range(q_norms, row_norms, exclude)
-
-
-def _device(device: str | None, screen: str) -> tuple[Any, Any]:
-    """The torch device and the context its products run in (TF32 off), or (None, a null context)."""
-    if device is None:
-        return None, contextlib.nullcontext()
-    from .torch_screen import exact_matmul, resolve_device  # torch only where a device was asked for
-
-    torch_device = resolve_device(device)
-    if screen != "int16":
-        choose_screen(screen, codes_given=False, fits=True)  # refuses an unknown screen
-    else:
-        raise ChoiceError(f"screen='int16' runs on the CPU's integer kernel, not on device {device!r}",
-                          parameter="screen", value=screen, expected="'auto' or 'float' with a device")
-    return torch_device, exact_matmul()
-
-
-def _coded_table(W: np.ndarray, codes: RowCodes | None, metric: str, row_norms: np.ndarray) -> CodedTable:
-    """The codes and bound terms of the integer screen (the codes built where not given)."""
-    if codes is None:
-        codes = encode_rows(W, row_norms=row_norms)
-    if (codes.V, codes.D) != W.shape:
-        raise ShapeError(f"codes of a ({codes.V}, {codes.D}) table given for a table of shape {W.shape}")
-    return CodedTable.build(codes, row_norms, metric)
-
-
-def check_k(k: Any, limit: int, what: str) -> None:
-    """Refuse a k that is not an int in ``[1, limit]``, before a table searches.
-
-    Parameters
-    ----------
-    k : int
-        Neighbours per query.
-    limit : int
-        The largest k: V, or V - 1 for queries by id (the query is left out).
-    what : str
-        How the message names ``limit`` (``"V"``, ``"V-1 (the query itself is left out)"``); the
-        message puts the number first: "from 1 to 511 (V-1: the query itself is left out)".
-
-    Raises
-    ------
+    ShapeError
+        (a ``ValueError``) if W is not 2-D, or the lengths or codes are not W's.
     TypeError
-        If k is not an int (a bool included).
-    SizeError
-        (a ``ValueError``) if k is outside ``[1, limit]``, or the table has one row.
+        If W is not of a floating dtype.
 
-    >>> check_k(3, 5, "V")
+    >>> t = ArrayTable(np.eye(2, dtype=np.float32))
+    >>> t.norms().tolist(), t.resident().total
+    ([1.0, 1.0], 32)
     """
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"k must be an int, got {k!r}")
-    if limit < 1:
-        raise SizeError(f"k={k}: a table with one row has no other token to list", parameter="k", value=k,
-                        expected="a table of at least two rows (this one has V=1)")
-    if not 1 <= k <= limit:
-        bound = _k_bound(limit, what)
-        raise SizeError(f"k={k} is out of range: expected an int from 1 to {bound}", parameter="k", value=k,
-                        expected=f"an int from 1 to {bound}")
+
+    vocabulary = None
+
+    def __init__(self, W: Any, *, norms: np.ndarray | None = None, codes: RowCodes | None = None) -> None:
+        W = np.asarray(W)
+        if W.ndim != 2:
+            raise ShapeError(f"the table must be (V, D), got shape {W.shape}")
+        if not np.issubdtype(W.dtype, np.floating):
+            raise TypeError(f"the table must be of a floating dtype, got {W.dtype}")
+        if norms is not None and np.shape(norms) != (len(W),):
+            raise ShapeError(f"norms have shape {np.shape(norms)}, expected ({len(W)},)")
+        if codes is not None and (codes.V, codes.D) != W.shape:
+            raise ShapeError(f"codes of a ({codes.V}, {codes.D}) table given for a table of shape {W.shape}")
+        self._W, self._norms, self._codes = W, norms, codes
+
+    @property
+    def W_E(self) -> np.ndarray:
+        """The table (V, D)."""
+        return self._W
+
+    def norms(self) -> np.ndarray:
+        """Row lengths (V,) float64, measured once (a block of rows at a time) and kept."""
+        if self._norms is None:
+            self._norms = vector_norms(self._W, block_bytes=NORMS_BLOCK)
+        return self._norms
+
+    def codes(self) -> RowCodes:
+        """The rows' int16 codes (``codes.encode_rows``), built once and kept."""
+        if self._codes is None:
+            self._codes = encode_rows(self._W, row_norms=self.norms())
+        return self._codes
+
+    def resident(self) -> ResidentCost:
+        """Bytes held between searches: the array, its cached lengths and codes."""
+        return ResidentCost(table=self._W.nbytes, positions=0, norms=0 if self._norms is None else self._norms.nbytes,
+                            codes=0 if self._codes is None else self._codes.nbytes,
+                            mapped=isinstance(self._W, np.memmap))
 
 
-def _k_bound(limit: int, what: str) -> str:
-    """(511, "V-1 (the query itself is left out)") -> "511 (V-1: the query itself is left out)": the number first."""
-    name, _, note = what.partition(" (")
-    return f"{limit} ({name}: {note[:-1]})" if note.endswith(")") else f"{limit} ({what})"
-
-
-def _check(W: np.ndarray, Q: np.ndarray | None, k: int, metric: str, exclude: np.ndarray | None) -> tuple[int, int, int]:
-    if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r}: expected one of {', '.join(METRICS)}")
-    V, D = W.shape
-    if Q is None and exclude is None:
-        raise ValueError("give query vectors Q, or the query ids as exclude")
-    if Q is not None and (Q.ndim != 2 or Q.shape[1] != D):
-        raise ShapeError(f"queries have shape {Q.shape}, expected (N, D) with D={D}")
-    N = len(exclude) if Q is None else Q.shape[0]
-    if exclude is not None and (np.shape(exclude) != (N,) or (N and not 0 <= exclude.min() <= exclude.max() < V)):
-        raise ShapeError(f"exclude must hold one id in [0, {V}) per query, got shape {np.shape(exclude)}")
-    limit = V if exclude is None else V - 1
-    if limit < 1:
-        raise SizeError("a table with one row has no other token to list", parameter="k", value=k,
-                        expected="a table of at least two rows (this one has V=1)")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= limit:
-        bound = _k_bound(limit, "V" if exclude is None else "V-1 (the query itself is left out)")
-        raise SizeError(f"k={k!r} is out of range: expected an int from 1 to {bound}", parameter="k", value=k,
-                        expected=f"an int from 1 to {bound}")
-    return N, V, D
+def _readonly(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a`` (the caller's array, where it is one, stays as it was)."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
