@@ -32,6 +32,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import embed, errors
+from .engine.neighbors.defaults import DEFAULT_MEMORY, METRICS
 from .engine.vocabulary import resolve_id
 from .measure import lab
 from .measure.defaults import fit_default
@@ -63,7 +64,6 @@ DEFAULT_PROBE_TOKEN = "king"
 DEFAULT_PROBE_ID = 137
 REPORT_K = 5  # neighbours per list in the report when k is not given (V - 1 on a smaller table)
 # The engine's defaults, stated here so that importing the API needs no NumPy (a test keeps them equal).
-DEFAULT_MEMORY = 256 * 2**20  # engine.neighbors.defaults.DEFAULT_MEMORY: working memory of a search, bytes
 DEFAULT_BASE = 10000.0  # engine.positional.DEFAULT_BASE: the sinusoidal base
 
 Table = Any  # EmbeddingTable | str | os.PathLike | list of rows (annotations stay importable without NumPy)
@@ -234,7 +234,7 @@ def _lab_engine(source: Table, tensor: Any, words: Any, part: str) -> tuple[Any,
 # -- neighbours and hubs -------------------------------------------------------------
 
 def neighbors(table_or_model: Table, queries: int | str | Sequence[int | str] = (), *, k: int | None = None,
-              metrics: Sequence[str] = ("cosine", "dot"), vectors: Any = None, memory: int = DEFAULT_MEMORY,
+              metrics: Sequence[str] = METRICS, vectors: Any = None, memory: int = DEFAULT_MEMORY,
               device: str | None = None, tensor: str | None = None, words: str | os.PathLike | None = None,
               table: str = "input") -> NeighborsResult:
     """Nearest tokens by cosine and by dot, side by side (``embedlab neighbors``).
@@ -272,7 +272,7 @@ def neighbors(table_or_model: Table, queries: int | str | Sequence[int | str] = 
 
 
 def neighbors_stream(table_or_model: Table, queries: int | str | Sequence[int | str] = (), *, k: int | None = None,
-                     metrics: Sequence[str] = ("cosine", "dot"), vectors: Any = None, memory: int = DEFAULT_MEMORY,
+                     metrics: Sequence[str] = METRICS, vectors: Any = None, memory: int = DEFAULT_MEMORY,
                      device: str | None = None, tensor: str | None = None,
                      words: str | os.PathLike | None = None, table: str = "input") -> NeighborsStream:
     """``neighbors``, its lists handed out a block of queries at a time: what ``embedlab neighbors`` writes.
@@ -720,7 +720,7 @@ def export(table_or_model: Table, out: str | os.PathLike, *, format: str = "proj
 
 
 def graph(table_or_model: Table, out: str | os.PathLike, *, k: int | None = None,
-          metrics: Sequence[str] = ("cosine", "dot"), memory: int = DEFAULT_MEMORY,
+          metrics: Sequence[str] = METRICS, memory: int = DEFAULT_MEMORY,
           progress: Callable[[int], None] | None = None, scheduler: Any = None, device: str | None = None,
           tensor: str | None = None, words: str | os.PathLike | None = None, table: str = "input") -> "GraphFile":
     """Every token's k nearest tokens, by cosine and by dot, written as one Parquet file (``embedlab graph``).

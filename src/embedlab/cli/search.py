@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..engine.neighbors.defaults import DEFAULT_K
+from ..measure.defaults import DEFAULT_TOP
 from ..report.formats import terminal_text
 from . import arguments
-
-DEFAULT_K = 10  # neighbours per list in neighbors and hubs (api shrinks it to V - 1 on a small table)
-DEFAULT_TOP = 10  # hubs and longest rows shown by hubs (api shrinks it to V)
 
 
 def add_neighbors(sub: argparse._SubParsersAction) -> None:
