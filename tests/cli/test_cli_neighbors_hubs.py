@@ -180,10 +180,13 @@ def test_a_budget_too_small_names_the_smallest_that_works(capsys):
 
 
 def test_the_plan_and_resident_cost_show_only_when_memory_is_given(capsys):
+    assert cli.parse(["neighbors", "137"]).memory is None  # not given: the library applies its default
     assert run("neighbors", "137", "--k", "4") == 0
     assert "working memory" not in capsys.readouterr().out
     assert run("neighbors", "137", "--k", "4", "--memory=64M") == 0
     assert "working memory of each search, planned at most (budget 64 MiB)" in capsys.readouterr().out
+    assert run("neighbors", "137", "--k", "4", "--memory", "256M") == 0  # the default's value, given: shown too
+    assert "working memory of each search, planned at most (budget 256 MiB)" in capsys.readouterr().out
     assert run("hubs", "--k", "3", "--queries", "50") == 0
     assert "resident, outside the budget" not in capsys.readouterr().out
 
