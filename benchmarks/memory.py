@@ -47,6 +47,7 @@ def one_case(V: int, D: int, memory: int, screen: str) -> dict:
     import numpy as np
     import psutil
 
+    from embedlab.engine.neighbors.search import Search
     from embedlab.engine.table import EmbeddingTable
 
     rng = np.random.default_rng(0)
@@ -60,7 +61,7 @@ def one_case(V: int, D: int, memory: int, screen: str) -> dict:
         table.codes()
     queries = np.sort(rng.choice(V, N_QUERIES, replace=False))
     table.nearest(queries[:8], K, "cosine", memory=memory)  # BLAS threads and kernels started
-    plan = table.plan(K, "cosine", ids=queries, memory=memory)
+    plan = Search(table, K, "cosine", ids=queries, memory=memory).plan("cosine")  # what table.nearest follows
     process = psutil.Process()
     base = process.memory_info().rss
     high = [base]
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.case:
         print(json.dumps(one_case(*args.case, args.screen)))
         return 0
-    from embedlab.engine.capability import describe
+    from embedlab.engine.neighbors.capability import describe
 
     print(f"machine: {platform.processor() or platform.machine()}, {_cpu_name()}, {os.cpu_count()} cores; "
           f"Python {platform.python_version()}; screen asked: {args.screen}; auto here: {describe()}")

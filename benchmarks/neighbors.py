@@ -24,8 +24,8 @@ unset. The kernel each process runs is printed. (torch uses MKL, linked into
 it; threadpoolctl does not see MKL's kernel, so torch's line names its own
 CPU capability.)
 
-- embedlab: ``search`` with the table's integer codes (the integer screen,
-  ``coded_scan``, where the CPU has AVX2), and ``embedlab float`` with
+- embedlab: its front door (``engine.neighbors.search.Search``) with the table's
+  integer codes (the integer screen, ``int16_screen``, where the CPU has AVX2), and ``embedlab float`` with
   ``screen="float"`` (the float32 GEMM screen); both exact, equal scores by the
   smaller id.
 - faiss: ``IndexFlatIP`` over the rows (unit rows for cosine), k + 1, own id dropped.
@@ -62,8 +62,8 @@ from typing import Callable, Iterator
 import numpy as np
 
 from embedlab import sources
-from embedlab.engine import capability, rescore
-from embedlab.engine.search import search
+from embedlab.engine.neighbors import capability, rescore
+from embedlab.engine.neighbors.search import ArrayTable, Search
 
 TORCH_BLOCK = 256
 # Seconds of rest before each timed run: BLAS and OpenMP worker threads spin for a
@@ -135,7 +135,7 @@ def blas_environments(tools: list[str]) -> dict[str, dict[str, str | None]]:
     own = own_core(capability.cpu_flags(), cpu_vendor())
     envs = {}
     for tool in tools:
-        module = MODULES.get(tool, "embedlab.engine.search")
+        module = MODULES.get(tool, "embedlab.engine.neighbors.search")
         cores = probe_cores(module)
         env: dict[str, str | None] = dict.fromkeys(BLAS_VARIABLES)  # None: unset
         fallback = [c for c in cores if c["architecture"].lower() in GENERIC_CORES]
@@ -345,10 +345,15 @@ def rescored_rows(table, queries, k, metric) -> float:
 
     rescore.Rescorer.top_k = counting
     try:
-        search(table.W_E, None, k, metric, exclude=queries, row_norms=table.norms(), codes=table.codes())
+        lists(ArrayTable(table.W_E, norms=table.norms(), codes=table.codes()), queries, k, metric)
     finally:
         rescore.Rescorer.top_k = top_k
     return sum(counted) / (len(queries) * table.V)
+
+
+def lists(rows, queries, k, metric, **options) -> np.ndarray:
+    """embedlab's ids (N, K) through its front door: checked, planned and searched (no token strings)."""
+    return Search(rows, k, metric, ids=queries, **options).nearest(metric).ids
 
 
 def make_run(tool, table, queries, k, metric) -> Callable[[], np.ndarray] | None:
@@ -357,10 +362,11 @@ def make_run(tool, table, queries, k, metric) -> Callable[[], np.ndarray] | None
     norms = table.norms()  # (V,)
     unit = W / np.maximum(norms, 1e-30)[:, None].astype(np.float32) if metric == "cosine" else W  # (V, D)
     if tool == "embedlab":
-        codes = table.codes()  # built once per table, before the clock (like faiss's index)
-        return lambda: search(table.W_E, None, k, metric, exclude=queries, row_norms=norms, codes=codes)[0]
+        rows = ArrayTable(table.W_E, norms=norms, codes=table.codes())  # codes built before the clock (like faiss's index)
+        return lambda: lists(rows, queries, k, metric)
     if tool == "embedlab float":
-        return lambda: search(table.W_E, None, k, metric, exclude=queries, row_norms=norms, screen="float")[0]
+        rows = ArrayTable(table.W_E, norms=norms)
+        return lambda: lists(rows, queries, k, metric, screen="float")
     if tool == "GEMM floor":
         return gemm_floor(W, queries)
     return {"faiss IndexFlatIP": faiss_run, "torch matmul+topk": torch_run, "numpy naive": numpy_run,

@@ -9,7 +9,7 @@ best of ``--repeats``, on ``--threads`` threads:
 - float32: NumPy's BLAS (OpenBLAS), the float screen's GEMM;
 - torch float32, bfloat16 and float16 matmul, and ``torch._int_mm`` (int8 x int8
   -> int32, oneDNN; a VNNI instruction where the CPU has one);
-- embedlab's int16 kernel (``screen_kernel.screen_rows`` over blocks of rows
+- embedlab's int16 kernel (``int16_kernel.screen_rows`` over blocks of rows
   as the search takes them, with a bar no row reaches: the integer product and
   one check per tile, no selection).
 
@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from embedlab.engine import capability
+from embedlab.engine.neighbors import capability
 
 
 def main() -> None:
@@ -82,10 +82,10 @@ def torch_products(Q, W, threads, repeats) -> dict[str, float]:
 
 def int16_product(Q, W):
     """The integer screen's kernel over every row, with a bar no row reaches (product and tile checks only)."""
-    from embedlab.engine.coded_scan import BLOCK_BYTES
-    from embedlab.engine.codes import encode_queries, encode_rows, row_terms, tile_terms
     from embedlab.engine.lengths import vector_norms
-    from embedlab.engine.screen_kernel import screen_rows
+    from embedlab.engine.neighbors.codes import encode_queries, encode_rows, row_terms, tile_terms
+    from embedlab.engine.neighbors.int16_kernel import screen_rows
+    from embedlab.engine.neighbors.int16_screen import BLOCK_BYTES
 
     codes = encode_rows(W)
     q64 = Q.astype(np.float64)

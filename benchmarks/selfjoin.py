@@ -8,10 +8,12 @@ and dot: what ``hubs`` over every token and ``graph`` compute. Ways timed, in
 one process, taking turns in rounds (best of ``--repeats``, 0.5 s rest before
 each run so BLAS threads stop spinning), each on one thread per core:
 
-- self-join: ``engine.self_join.self_join`` (float32 GEMM of each block pair
-  once, both sides fed; the float screen's margin filter and float64 rescoring);
-- int16 screen: ``search(W, None, k, metric, exclude=arange(V), codes=...)``,
-  one query per row (what ``EmbeddingTable.nearest`` runs where the CPU has AVX2);
+- self-join: ``engine.neighbors.self_join.self_join`` (float32 GEMM of each
+  block pair once, both sides fed; the float screen's margin filter and float64
+  rescoring), with the plan the front door would make for it;
+- int16 screen: the front door, ``Search(table, k, metric, ids=arange(V))``
+  with the table's codes, one query per row (what ``Search.every_row`` runs
+  where the CPU has AVX2);
 - float screen: the same search with ``screen="float"`` (the GEMM of every
   query against every row; what runs without AVX2).
 
@@ -28,11 +30,15 @@ import time
 import numpy as np
 
 from embedlab import sources
-from embedlab.engine import capability
-from embedlab.engine.codes import encode_rows
 from embedlab.engine.lengths import vector_norms
-from embedlab.engine.search import search
-from embedlab.engine.self_join import self_join
+from embedlab.engine.neighbors import capability
+from embedlab.engine.neighbors.codes import encode_rows
+from embedlab.engine.neighbors.defaults import DEFAULT_MEMORY
+from embedlab.engine.neighbors.plan import plan_self_join
+from embedlab.engine.neighbors.precision import gemm_dtype
+from embedlab.engine.neighbors.search import ArrayTable, Search
+from embedlab.engine.neighbors.self_join import self_join
+from embedlab.engine.neighbors.threads import worker_count
 
 SETTLE = 0.5
 WAYS = ("self-join", "int16 screen", "float screen")
@@ -69,14 +75,18 @@ def main() -> None:
 def bench_table(name: str, W: np.ndarray, args) -> list[tuple]:
     V, D = W.shape
     norms = vector_norms(W)  # (V,)
-    codes = encode_rows(W, row_norms=norms)
+    table = ArrayTable(W, norms=norms, codes=encode_rows(W, row_norms=norms))  # built before the clock
+
+    def joined(metric):
+        itemsize = np.dtype(gemm_dtype(W.dtype, metric, norms, norms)).itemsize
+        plan = plan_self_join(V, D, args.k, itemsize, DEFAULT_MEMORY, workers=worker_count(None))
+        return np.concatenate([ids for _, _, ids, _ in self_join(W, args.k, metric, plan, row_norms=norms)])
+
     runs = {
-        "self-join": lambda metric: np.concatenate(
-            [ids for _, _, ids, _ in self_join(W, args.k, metric, row_norms=norms)]),
-        "int16 screen": lambda metric: search(W, None, args.k, metric, exclude=np.arange(V), row_norms=norms,
-                                              codes=codes)[0],
-        "float screen": lambda metric: search(W, None, args.k, metric, exclude=np.arange(V), row_norms=norms,
-                                              screen="float")[0],
+        "self-join": joined,
+        "int16 screen": lambda metric: Search(table, args.k, metric, ids=np.arange(V)).nearest(metric).ids,
+        "float screen": lambda metric: Search(table, args.k, metric, ids=np.arange(V),
+                                              screen="float").nearest(metric).ids,
     }
     ways = [w for w in WAYS if w not in args.skip]
     out = []

@@ -10,11 +10,15 @@ Layers, from the bottom (house style, design.md):
 * ``report/``: renderers; nothing from ``cli/``;
 * ``cli/``: parses, calls one library function, renders.
 
+The k nearest is one wing, ``engine/neighbors/``, with one front door: a measurement
+imports its front door (``search``) and its defaults, never a room behind the door;
+the CLI, the API and the figures read the defaults alone (standard library only).
+
 Heavy libraries stay where they belong: PyTorch in ``nn.py`` (and lazily, inside
-functions, in the transformers-backed reader under ``sources/`` and in the search
-kernels under ``engine/``); numba in the integer screen's compiled kernels
-(``engine/screen_kernel.py``, ``engine/simd.py``, with llvmlite) and lazily, inside
-functions, elsewhere under ``engine/``; transformers lazily, inside functions, under ``sources/`` only;
+functions, in the transformers-backed reader under ``sources/`` and in the torch
+screen under ``engine/neighbors/``); numba in the integer screen's compiled kernels
+(``engine/neighbors/int16_kernel.py``, ``engine/neighbors/simd.py``, with llvmlite) and
+lazily, inside functions, elsewhere under ``engine/``; transformers lazily, inside functions, under ``sources/`` only;
 matplotlib in ``report/plots.py``, its fonts, ``report/fonts.py``, and ``report/labels.py``,
 which places their labels with adjustText; scikit-learn and
 umap-learn in ``measure/projection.py``. The modules the seed report runs on import
@@ -44,14 +48,19 @@ NOT_FROM = {
 }
 # The seed report's path: these must import on a bare Python (tests/test_imports.py computes the whole path).
 STDLIB_ONLY = {"embed.py", "errors.py", "__init__.py", "__main__.py", "api.py", "figures.py",
-               "measure/__init__.py", "measure/lab.py", "report/__init__.py", "report/locales.py",
-               "report/formats.py", "report/files.py", "report/lab.py",
+               "measure/__init__.py", "measure/lab.py", "measure/defaults.py", "report/__init__.py",
+               "report/locales.py", "report/formats.py", "report/files.py", "report/lab.py",
+               "engine/__init__.py", "engine/neighbors/__init__.py", "engine/neighbors/defaults.py",
                *(f for f in FILES if f.startswith("cli/"))}
+# The k nearest's wing: what a layer above may import of it (the front door and the defaults).
+WING = "engine/neighbors"
+WING_DOORS = {"measure": {"search", "defaults"}, "report": set(), "cli": {"defaults"}, "sources": set(),
+              "api.py": {"defaults"}, "figures.py": {"defaults"}}
 # library -> (files that may import it anywhere, folders that may import it lazily inside a function)
 HEAVY = {
     "torch": ({"nn.py", "measure/demo.py"}, {"sources", "engine"}),
-    "numba": ({"engine/screen_kernel.py", "engine/simd.py"}, {"engine"}),
-    "llvmlite": ({"engine/simd.py"}, set()),
+    "numba": ({"engine/neighbors/int16_kernel.py", "engine/neighbors/simd.py"}, {"engine"}),
+    "llvmlite": ({"engine/neighbors/simd.py"}, set()),
     "transformers": (set(), {"sources"}),
     "matplotlib": ({"report/plots.py", "report/fonts.py", "report/labels.py"}, set()),
     "adjustText": ({"report/labels.py"}, set()),
@@ -129,6 +138,39 @@ def test_heavy_libraries_stay_in_their_place(library):
         if library not in _third_party(file, top_level_only=False) or file in anywhere:
             continue
         assert file.split("/")[0] in lazily and _lazy_only(file, library), f"{file} imports {library}"
+
+
+def _wing_rooms(file: str) -> set[str]:
+    """The rooms of ``engine/neighbors/`` that a file imports, at the top or inside a function."""
+    parts = _module_of(file)
+    package = parts if file.endswith("__init__.py") else parts[:-1]
+    rooms = set()
+    for node in ast.walk(_tree(file)):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            target = package[: len(package) - node.level + 1] + (node.module.split(".") if node.module else [])
+            names = [target + [a.name] for a in node.names] if not node.module else [target]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("embedlab."):
+            names = [node.module.split(".")]
+        elif isinstance(node, ast.Import):
+            names = [a.name.split(".") for a in node.names if a.name.startswith("embedlab.")]
+        else:
+            continue
+        rooms |= {t[3] for t in names if t[1:3] == ["engine", "neighbors"] and len(t) > 3}
+    return rooms
+
+
+@pytest.mark.parametrize("layer", sorted(WING_DOORS))
+def test_a_layer_above_the_wing_asks_its_front_door_only(layer):
+    files = [f for f in FILES if f == layer or f.startswith(f"{layer}/")]
+    assert files, layer
+    for file in files:
+        behind = _wing_rooms(file) - WING_DOORS[layer]
+        assert not behind, f"{file} imports {sorted(behind)} of {WING}: ask its front door (search) instead"
+
+
+def test_the_wing_rule_sees_the_imports_it_forbids():
+    assert _wing_rooms("measure/hubs.py") == {"search", "defaults"}
+    assert "codes" in _wing_rooms("engine/table.py")  # the table's own cache of the codes: a neighbour, not above
 
 
 def test_numpy_never_on_the_reference_or_the_text_renderers():

@@ -86,7 +86,7 @@ _LAZY = {
     "Provenance": "engine.provenance",
     "Vocabulary": "engine.vocabulary",
     "resolve_ids": "engine.vocabulary",
-    "Neighbors": "engine.search",
+    "Neighbors": "engine.neighbors.search",
     "LabSettings": "measure.lab",
     "LabResult": "measure.lab",
     "measure": "measure.lab",
@@ -118,7 +118,7 @@ def __getattr__(name: str) -> Any:
 
 
 # The lazy modules that need NumPy (the models extra) to import; the others need the standard library only.
-_NEED_NUMPY = frozenset({"engine.table", "engine.search", "sources.loaders"})
+_NEED_NUMPY = frozenset({"engine.table", "engine.neighbors.search", "sources.loaders"})
 
 
 def __dir__() -> list[str]:

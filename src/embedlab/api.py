@@ -32,6 +32,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import embed, errors
+from .engine.neighbors.defaults import DEFAULT_MEMORY, METRICS
 from .engine.vocabulary import resolve_id
 from .measure import lab
 from .measure.defaults import fit_default
@@ -63,7 +64,6 @@ DEFAULT_PROBE_TOKEN = "king"
 DEFAULT_PROBE_ID = 137
 REPORT_K = 5  # neighbours per list in the report when k is not given (V - 1 on a smaller table)
 # The engine's defaults, stated here so that importing the API needs no NumPy (a test keeps them equal).
-DEFAULT_MEMORY = 256 * 2**20  # engine.search.DEFAULT_MEMORY: working memory of a search, bytes
 DEFAULT_BASE = 10000.0  # engine.positional.DEFAULT_BASE: the sinusoidal base
 
 Table = Any  # EmbeddingTable | str | os.PathLike | list of rows (annotations stay importable without NumPy)
@@ -234,7 +234,7 @@ def _lab_engine(source: Table, tensor: Any, words: Any, part: str) -> tuple[Any,
 # -- neighbours and hubs -------------------------------------------------------------
 
 def neighbors(table_or_model: Table, queries: int | str | Sequence[int | str] = (), *, k: int | None = None,
-              metrics: Sequence[str] = ("cosine", "dot"), vectors: Any = None, memory: int = DEFAULT_MEMORY,
+              metrics: Sequence[str] = METRICS, vectors: Any = None, memory: int | None = None,
               device: str | None = None, tensor: str | None = None, words: str | os.PathLike | None = None,
               table: str = "input") -> NeighborsResult:
     """Nearest tokens by cosine and by dot, side by side (``embedlab neighbors``).
@@ -249,8 +249,8 @@ def neighbors(table_or_model: Table, queries: int | str | Sequence[int | str] = 
     metrics : sequence of {"cosine", "dot"}
     vectors : array_like (D,) or (N, D), or a path to a ``.npy`` file, optional
         Query vectors; they leave nothing out.
-    memory : int
-        Working memory of each search, bytes.
+    memory : int, optional
+        Working memory of each search, bytes (default ``DEFAULT_MEMORY``, 256 MiB).
     device : str, optional
         A torch device (``"cpu"``, ``"cuda"``) for the searches' screens; the lists do not change.
     tensor, words, table : optional
@@ -272,7 +272,7 @@ def neighbors(table_or_model: Table, queries: int | str | Sequence[int | str] = 
 
 
 def neighbors_stream(table_or_model: Table, queries: int | str | Sequence[int | str] = (), *, k: int | None = None,
-                     metrics: Sequence[str] = ("cosine", "dot"), vectors: Any = None, memory: int = DEFAULT_MEMORY,
+                     metrics: Sequence[str] = METRICS, vectors: Any = None, memory: int | None = None,
                      device: str | None = None, tensor: str | None = None,
                      words: str | os.PathLike | None = None, table: str = "input") -> NeighborsStream:
     """``neighbors``, its lists handed out a block of queries at a time: what ``embedlab neighbors`` writes.
@@ -304,7 +304,7 @@ def _neighbor_queries(table_or_model: Table, queries: Any, vectors: Any, tensor:
 
 
 def hubs(table_or_model: Table, *, k: int | None = None, queries: int | None = None, seed: int = 0,
-         top: int | None = None, memory: int = DEFAULT_MEMORY, progress: Callable[[int], None] | None = None,
+         top: int | None = None, memory: int | None = None, progress: Callable[[int], None] | None = None,
          scheduler: Any = None, device: str | None = None,
          tensor: str | None = None, words: str | os.PathLike | None = None, table: str = "input") -> HubsResult:
     """Rows that enter the most neighbour lists, by dot and by cosine (``embedlab hubs``).
@@ -320,8 +320,8 @@ def hubs(table_or_model: Table, *, k: int | None = None, queries: int | None = N
         Seed of the sample.
     top : int, optional
         Hubs and longest rows reported; default 10, shrunk to ``V`` with a note.
-    memory : int
-        Working memory of each search, bytes.
+    memory : int, optional
+        Working memory of each search, bytes (default ``DEFAULT_MEMORY``, 256 MiB).
     progress : callable, optional
         Called with the number of queries done (2 * N in all).
     scheduler : str or distributed.Client, optional
@@ -343,7 +343,7 @@ def hubs(table_or_model: Table, *, k: int | None = None, queries: int | None = N
 
 def compress(table_or_model: Table, *, methods: Sequence[str] | None = None, dims: Sequence[int] | None = None,
              queries: int | None = None, k: int | None = None, rescore: int = 4, pq_m: int | None = None,
-             seed: int = 0, memory: int = DEFAULT_MEMORY, progress: Callable[[int], None] | None = None,
+             seed: int = 0, memory: int | None = None, progress: Callable[[int], None] | None = None,
              tensor: str | None = None, words: str | os.PathLike | None = None,
              table: str = "input") -> "CompressResult":
     """Neighbours kept against bytes saved, for PCA, truncation, int8, binary and pq (``embedlab compress``).
@@ -365,8 +365,8 @@ def compress(table_or_model: Table, *, methods: Sequence[str] | None = None, dim
         pq's sub-quantisers (dividing D); default the divisor of D nearest D / 8.
     seed : int
         Seed of the queries, PCA's row sample and pq's k-means.
-    memory : int
-        Working memory of each search, bytes.
+    memory : int, optional
+        Working memory of each search, bytes (default ``DEFAULT_MEMORY``, 256 MiB).
     progress : callable, optional
         Called with the number of searches done.
     tensor, words, table : optional
@@ -610,7 +610,7 @@ PROJECTOR_K = 10  # neighbours per list on the projector page (V - 1 on a smalle
 
 def projector(table_or_model: Table = "seed", *, tokens: Sequence[int | str] | None = None,
               sample: int | None = None, probe: int | str | None = None, method: str = "pca", dims: int = 2,
-              k: int | None = None, seed: int = 0, metric: str | None = None, memory: int = DEFAULT_MEMORY,
+              k: int | None = None, seed: int = 0, metric: str | None = None, memory: int | None = None,
               progress: Callable[[int], None] | None = None, tensor: str | None = None,
               words: str | os.PathLike | None = None, table: str = "input") -> ProjectorResult:
     """What the offline projector page shows (``embedlab projector``): rows, coordinates, exact neighbours.
@@ -639,8 +639,8 @@ def projector(table_or_model: Table = "seed", *, tokens: Sequence[int | str] | N
     metric : {"cosine", "euclidean"}, optional
         The distance t-SNE and UMAP keep (default cosine, as the neighbour lists);
         PCA takes none (``ValueError``: it keeps euclidean variance).
-    memory : int
-        Working memory of each search, bytes.
+    memory : int, optional
+        Working memory of each search, bytes (default ``DEFAULT_MEMORY``, 256 MiB).
     progress : callable, optional
         Called with the number of rows whose lists are done (2 * n in all).
     tensor, words, table : optional
@@ -720,7 +720,7 @@ def export(table_or_model: Table, out: str | os.PathLike, *, format: str = "proj
 
 
 def graph(table_or_model: Table, out: str | os.PathLike, *, k: int | None = None,
-          metrics: Sequence[str] = ("cosine", "dot"), memory: int = DEFAULT_MEMORY,
+          metrics: Sequence[str] = METRICS, memory: int | None = None,
           progress: Callable[[int], None] | None = None, scheduler: Any = None, device: str | None = None,
           tensor: str | None = None, words: str | os.PathLike | None = None, table: str = "input") -> "GraphFile":
     """Every token's k nearest tokens, by cosine and by dot, written as one Parquet file (``embedlab graph``).
@@ -739,8 +739,8 @@ def graph(table_or_model: Table, out: str | os.PathLike, *, k: int | None = None
         Neighbours per token; default 10, shrunk to ``V - 1`` with a note.
     metrics : sequence of {"cosine", "dot"}
         Default both, cosine first.
-    memory : int
-        Working memory of the scan, bytes (its O(V K) pools included).
+    memory : int, optional
+        Working memory of the search, bytes (its O(V K) pools included; default ``DEFAULT_MEMORY``, 256 MiB).
     progress : callable, optional
         Called with the number of query rows done (V per metric).
     scheduler : str or distributed.Client, optional

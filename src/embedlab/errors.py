@@ -209,7 +209,7 @@ class BudgetError(SizeError):
     """A working-memory budget too small for one block of a search.
 
     ``minimum`` is the smallest budget, in bytes, that the plan accepts for
-    the same search (``engine.plan.plan_blocks``).
+    the same search (``engine.neighbors.plan.plan_blocks``).
 
     >>> BudgetError("too small", minimum=4096, parameter="memory", value=1000).minimum
     4096

@@ -32,6 +32,7 @@ from typing import Any, Sequence
 
 from . import sources
 from .api import _table, resolve_probe
+from .engine.neighbors.defaults import DEFAULT_K
 from .errors import missing_extra
 from .measure import lab
 from .report.locales import DEFAULT_LANGUAGE, check_language
@@ -73,7 +74,7 @@ def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (
         the report's (``report.locales.DEFAULT_LANGUAGE``, Korean) unless given.
     **options
         The figure's own options (``OPTIONS[figure]``): ``probe`` (token or id;
-        default as ``resolve_probe``), ``k`` (neighbours; default 10, 5 for
+        default as ``resolve_probe``), ``k`` (neighbours; default ``DEFAULT_K``, 10; 5 for
         ``neighbors``, shrunk to V - 1), ``method`` (pca, tsne, umap), ``tokens``
         (rows to project instead of the probe's neighbours and a sample; a
         probe given beside them is added first and marked), ``sample`` (points in all: the
@@ -137,8 +138,9 @@ def _projection(table: Any, fig: Any, lang: str, *, probe: Any, method: str | No
         # As the projector: the tokens in the order given, a probe added first and marked as the probe.
         ids, groups = given_rows(table, tokens, None if probe is None else resolve_probe(table, probe))
     else:
-        ids, groups = projection.choose_rows(table, resolve_probe(table, probe), k=min(10, table.V - 1) if k is None
-                                             else k, sample=min(PLOT_SAMPLE, table.V) if sample is None else sample,
+        ids, groups = projection.choose_rows(table, resolve_probe(table, probe),
+                                             k=min(DEFAULT_K, table.V - 1) if k is None else k,
+                                             sample=min(PLOT_SAMPLE, table.V) if sample is None else sample,
                                              seed=seed)
     proj = projection.project(table, ids, method, groups=groups, seed=seed, perplexity=perplexity, metric=metric)
     return plots.projection_figure(proj, fig, lang=lang)
@@ -164,7 +166,7 @@ def _scale(table: Any, fig: Any, lang: str, *, probe: Any, k: int | None) -> Any
     from .report import plots
 
     p = resolve_probe(table, probe)
-    ids = table.nearest([p], min(10, table.V - 1) if k is None else k, "cosine").ids[0].tolist()
+    ids = table.nearest([p], min(DEFAULT_K, table.V - 1) if k is None else k, "cosine").ids[0].tolist()
     return plots.scale_figure(lab.compare_scale(table, p, ids), fig, lang=lang)
 
 

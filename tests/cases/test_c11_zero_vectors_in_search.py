@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from embedlab import embed
-from embedlab.engine.search import search
+from embedlab.engine.neighbors.search import Search
 from embedlab.engine.table import EmbeddingTable
 
 T = [[1, 0], [0, 0], [0, 1], [0, 0]]
@@ -42,7 +42,8 @@ def test_many_zero_rows_across_blocks_never_give_nan():
         warnings.simplefilter("error")
         # Blocks far smaller than V (a few queries x 51 rows); the budget also holds the row lengths the
         # search measures itself (about 0.26 MB here: plan.fixed_bytes).
-        ids, scores = search(W, Q, 50, "cosine", memory=400_000)
+        found = Search(W, 50, "cosine", vectors=Q, memory=400_000).nearest("cosine")
+    ids, scores = found.ids, found.scores
     assert not np.isnan(scores).any()
     assert ids[:5].tolist() == [list(range(50))] * 5 and (scores[:5] == 0.0).all()
     zero_row = ~W.any(axis=1)  # (V,)
@@ -51,7 +52,7 @@ def test_many_zero_rows_across_blocks_never_give_nan():
 
 def test_the_c11_search_runs_in_blocks_far_smaller_than_the_table():
     from embedlab.engine.lengths import vector_norms
-    from embedlab.engine.plan import plan_search
+    from embedlab.engine.neighbors.plan import plan_search
 
     W = np.random.default_rng(0).standard_normal((2000, 4)).astype(np.float32)
     plan = plan_search(2000, 4, 50, "cosine", 400_000, q_norms=np.ones(25), row_norms=vector_norms(W),

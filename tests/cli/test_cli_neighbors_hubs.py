@@ -180,10 +180,13 @@ def test_a_budget_too_small_names_the_smallest_that_works(capsys):
 
 
 def test_the_plan_and_resident_cost_show_only_when_memory_is_given(capsys):
+    assert cli.parse(["neighbors", "137"]).memory is None  # not given: the library applies its default
     assert run("neighbors", "137", "--k", "4") == 0
     assert "working memory" not in capsys.readouterr().out
     assert run("neighbors", "137", "--k", "4", "--memory=64M") == 0
     assert "working memory of each search, planned at most (budget 64 MiB)" in capsys.readouterr().out
+    assert run("neighbors", "137", "--k", "4", "--memory", "256M") == 0  # the default's value, given: shown too
+    assert "working memory of each search, planned at most (budget 256 MiB)" in capsys.readouterr().out
     assert run("hubs", "--k", "3", "--queries", "50") == 0
     assert "resident, outside the budget" not in capsys.readouterr().out
 
@@ -197,8 +200,7 @@ def test_the_plan_shown_is_the_search_that_runs_on_a_device(capsys):
 
 
 def test_every_token_as_a_query_plans_with_the_codes_the_scan_uses(capsys):
-    from embedlab.engine.table_scan import int16_runs
-    from embedlab.engine.capability import fast_int16
+    from embedlab.engine.neighbors.capability import fast_int16, int16_runs
 
     assert run("hubs", "--k", "3", "--memory", "64M", "--json") == 0
     memory = json.loads(capsys.readouterr().out)["memory"]

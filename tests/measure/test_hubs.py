@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
 
@@ -98,16 +96,19 @@ def test_progress_counts_every_query_of_both_metrics():
     assert sum(seen) == 2 * 60
 
 
-def test_sampled_hubs_search_through_the_tables_nearest_with_its_progress_hook():
+def test_sampled_hubs_search_through_the_front_door_with_its_progress_hook(monkeypatch):
+    from embedlab.engine.neighbors.search import Search
+
     calls = []
+    nearest = Search.nearest
 
-    class Recording(EmbeddingTable):
-        def nearest(self, queries, k, metric="cosine", **kwargs):
-            calls.append((metric, k, kwargs.get("progress")))
-            return super().nearest(queries, k, metric, **kwargs)
+    def recording(self, metric, **kwargs):
+        calls.append((metric, self.k, kwargs.get("progress")))
+        return nearest(self, metric, **kwargs)
 
+    monkeypatch.setattr(Search, "nearest", recording)
     seen = []
-    r = measure_hubs(Recording.from_rows(HAND), 1, n_queries=4, progress=seen.append)
+    r = measure_hubs(EmbeddingTable.from_rows(HAND), 1, n_queries=4, progress=seen.append)
     assert [(m, k) for m, k, _ in calls] == [("dot", 1), ("cosine", 1)]
     assert all(hook == seen.append for _, _, hook in calls)
     assert r.k_occurrence["dot"].tolist() == [0, 0, 3, 1]  # the hand counts above
@@ -116,9 +117,7 @@ def test_sampled_hubs_search_through_the_tables_nearest_with_its_progress_hook()
 
 @pytest.mark.parametrize("method", ["self-join", "per-query"])
 def test_hubs_over_every_token_scan_the_whole_table_with_its_progress_hook(method, monkeypatch):
-    from embedlab.measure import hubs
-
-    monkeypatch.setattr(hubs, "scan_rows", functools.partial(hubs.scan_rows, method=method))
+    monkeypatch.setattr("embedlab.engine.neighbors.search.choose_method", lambda *args, **kwargs: method)
     seen = []
     r = measure_hubs(EmbeddingTable.from_rows(HAND), 1, progress=seen.append)
     assert r.k_occurrence["dot"].tolist() == [0, 0, 3, 1]  # the hand counts above

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from embedlab.engine.table import CODED_QUERIES, EmbeddingTable
+from embedlab.engine.neighbors.capability import CODED_QUERIES
+from embedlab.engine.table import EmbeddingTable
 from embedlab.measure.hubs import measure_hubs
 from full_sort import self_full_sort
 

@@ -54,8 +54,8 @@ def test_a_seed_table_without_vocabulary():
 
 @pytest.mark.parametrize("call, error, message", [
     (lambda t: neighbor_lists(t, [], 1), ValueError, "at least one query"),
-    (lambda t: neighbor_lists(t, ["a"], 1, ["euclid"]), ValueError, "metrics must be some of"),
-    (lambda t: neighbor_lists(t, ["a"], 1, []), ValueError, "metrics must be some of"),
+    (lambda t: neighbor_lists(t, ["a"], 1, ["euclid"]), ValueError, "unknown metric 'euclid'"),
+    (lambda t: neighbor_lists(t, ["a"], 1, []), ValueError, r"metrics \[\]: expected one or both of cosine, dot"),
     (lambda t: neighbor_lists(t, ["zz"], 1), UnknownTokenError, "'zz' is not in the vocabulary"),
     (lambda t: neighbor_lists(t, ["a"], 3), ValueError, "k=3 is out of range"),
     (lambda t: neighbor_lists(t, [], 1, vectors=[1.0, 2.0, 3.0]), ShapeError, "with D=2"),

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from ..engine.neighbors.defaults import DEFAULT_MEMORY
+
 
 ANY_TABLE = "seed, minilm, glove, or a path: a checkpoint folder, a .safetensors, .gguf, .npy or GloVe/word2vec text file"
 
@@ -60,10 +62,11 @@ def check_model_options(args: argparse.Namespace) -> None:
 
 
 def add_memory_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--memory", type=byte_size, default=256 * 2**20, metavar="BYTES",
+    # Default None: the library applies DEFAULT_MEMORY, and a view knows whether the flag was given.
+    p.add_argument("--memory", type=byte_size, default=None, metavar="BYTES",
                    help="working memory of the search: a number of bytes, or with K, M or G "
-                        "(binary: 1M = 2**20 bytes); default 256M. Given, neighbors and hubs also print "
-                        "each search's plan against it and the table's resident cost (outside the budget)")
+                        f"(binary: 1M = 2**20 bytes); default {DEFAULT_MEMORY // 2**20}M. Given, neighbors and hubs "
+                        "also print each search's plan against it and the table's resident cost (outside the budget)")
 
 
 def byte_size(text: str) -> int:
@@ -93,7 +96,7 @@ def device_name(text: str) -> str:
     """An argument type for --device: ``cpu``, ``cuda`` or ``cuda:N`` (N a GPU index), as given.
 
     Another name is a usage error (exit 2); whether torch sees that GPU is
-    checked when the search runs (``engine.torch_screen.resolve_device``, exit 1).
+    checked when the search runs (``engine.neighbors.torch_screen.resolve_device``, exit 1).
 
     >>> device_name("cuda:1")
     'cuda:1'

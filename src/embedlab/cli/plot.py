@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..engine.neighbors.defaults import DEFAULT_K
 from ..errors import brief
 from ..figures import OPTIONS, PLOT_SAMPLE
 from ..report.formats import terminal_text
@@ -91,7 +92,6 @@ def check_metric(args: argparse.Namespace) -> None:
 
 
 DEFAULT_SIZE = (1200, 800)
-DEFAULT_K = 10  # the projection's default k (figures.py), said in the help
 
 
 # Each option once, default None: a figure's own default is applied where it is drawn, so

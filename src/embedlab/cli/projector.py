@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..api import PROJECTOR_K
 from ..report.locales import DEFAULT_LANGUAGE, LANGUAGES
 from ..report.formats import terminal_text
 from . import arguments
 from .plot import ADD_OPTION, PROJECTION_METHODS, check_metric
 
 DEFAULT_SAMPLE = 2000  # api.PROJECTOR_SAMPLE, said in the help
-DEFAULT_K = 10  # api.PROJECTOR_K
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -38,7 +38,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--method", choices=PROJECTION_METHODS, default="pca", help="projection method (default pca)")
     ADD_OPTION["metric"](p)  # the same flag, choices and help as plot projection's
     p.add_argument("--dims", type=int, choices=(2, 3), default=2, help="2-D or 3-D points (default 2)")
-    p.add_argument("--k", type=arguments.at_least(1, "neighbours per list"), help=f"neighbours per list, over the whole table (default {DEFAULT_K}; V - 1 on "
+    p.add_argument("--k", type=arguments.at_least(1, "neighbours per list"), help=f"neighbours per list, over the whole table (default {PROJECTOR_K}; V - 1 on "
                                          "a smaller table)")
     p.add_argument("--seed", type=arguments.at_least(0, "a seed"), default=0, help="seed of the random rows, t-SNE and UMAP (default 0)")
     p.add_argument("--lang", choices=LANGUAGES, default=DEFAULT_LANGUAGE,
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
     arguments.check_model_options(args)
     check_metric(args)
-    arguments.check_sample(args, DEFAULT_K)
+    arguments.check_sample(args, PROJECTOR_K)
     page.require_plotly()  # a missing extra is said now, not after the search
     files.check_writable([args.out])  # and a page that could not be written
     tokens = arguments.token_list(args.tokens) if args.tokens is not None else None

@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..engine.neighbors.defaults import DEFAULT_K
+from ..measure.defaults import DEFAULT_TOP
 from ..report.formats import terminal_text
 from . import arguments
-
-DEFAULT_K = 10  # neighbours per list in neighbors and hubs (api shrinks it to V - 1 on a small table)
-DEFAULT_TOP = 10  # hubs and longest rows shown by hubs (api shrinks it to V)
 
 
 def add_neighbors(sub: argparse._SubParsersAction) -> None:
@@ -48,7 +47,7 @@ def run_neighbors(args: argparse.Namespace) -> int:
                                   memory=args.memory, device=args.device, tensor=args.tensor, words=args.words,
                                   table=args.table)
     pieces = (formats.to_json_chunks(stream.to_dict, "queries", stream.query_dicts()) if args.json
-              else views.neighbors_terminal_stream(stream, memory=memory_asked(args)))
+              else views.neighbors_terminal_stream(stream, memory=args.memory is not None))
     for piece in pieces:
         print(terminal_text(piece), end="")
     return 0
@@ -105,7 +104,7 @@ def run_hubs(args: argparse.Namespace) -> int:
     with arguments.progress_bar(total=2 * (table.V if args.queries is None else args.queries), desc="hubs") as advance:
         result = api.hubs(table, k=args.k, queries=args.queries, seed=args.seed, top=args.top, memory=args.memory,
                           progress=advance, scheduler=args.scheduler, device=args.device)
-    text = formats.to_json(result) if args.json else views.hubs_terminal(result, memory=memory_asked(args))
+    text = formats.to_json(result) if args.json else views.hubs_terminal(result, memory=args.memory is not None)
     print(terminal_text(text), end="")
     return 0
 
@@ -149,11 +148,6 @@ def run_graph(args: argparse.Namespace) -> int:
     text = formats.to_json(result) if args.json else views.graph_terminal(result)
     print(terminal_text(text), end="")
     return 0
-
-
-def memory_asked(args: argparse.Namespace) -> bool:
-    """Whether --memory was on the command line: then the terminal view shows the plan and the resident cost."""
-    return any(a == "--memory" or a.startswith("--memory=") for a in getattr(args, "argv", ()))
 
 
 METRIC_CHOICES = "cosine, dot, or both (cosine,dot or dot,cosine; the file follows that order)"

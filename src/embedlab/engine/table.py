@@ -18,23 +18,17 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import ShapeError, SizeError, TokenIdError
-from .capability import fast_int16
-from .codes import RowCodes, encode_rows
-from .footprint import ResidentCost
 from .gather import gather_rows
 from .lengths import vector_norms
-from .plan import BlockPlan, plan_search
+from .neighbors.checks import check_vectors
+from .neighbors.codes import RowCodes, encode_rows
+from .neighbors.footprint import ResidentCost
+from .neighbors.search import Neighbors, Search
 from .provenance import Provenance
-from .search import DEFAULT_MEMORY, METRICS, Neighbors, check_k, search
 from .storage import readonly_matrix
-from .threads import worker_count
 from .vocabulary import Vocabulary, resolve_id, resolve_ids
 
-__all__ = ["EmbeddingTable", "CODED_QUERIES"]
-
-# Queries from which a search builds the table's integer codes (``EmbeddingTable.codes``): building them
-# costs about one search of 1,000 queries, which the integer screen wins back over a few thousand.
-CODED_QUERIES = 2048
+__all__ = ["EmbeddingTable"]
 
 
 class EmbeddingTable:
@@ -303,32 +297,23 @@ class EmbeddingTable:
         return self._norms
 
     def codes(self) -> RowCodes:
-        """The integer codes of every row (``codes.encode_rows``), built once and cached.
+        """The integer codes of every row (``neighbors.codes.encode_rows``), built once and cached.
 
         A copy of the table at 2 bytes per entry (``codes().nbytes``): part of
         the table's resident cost, beside ``W_E.nbytes``, not of a search's
-        ``memory`` budget. Searches of at least ``CODED_QUERIES`` queries
-        build it where the CPU multiplies int16 codes fast (``capability``).
+        ``memory`` budget. The front door (``neighbors.search.Search``) builds
+        them here where the integer screen pays: searches of at least
+        ``neighbors.capability.CODED_QUERIES`` queries, or of every row, on a
+        CPU that multiplies int16 codes fast.
         """
         if self._codes is None:
             self._codes = encode_rows(self._W, row_norms=self.norms())
         return self._codes
 
-    def screen_codes(self, n_queries: int) -> RowCodes | None:
-        """The codes a search of ``n_queries`` queries screens with, or None for the float screen.
-
-        The cached codes where they exist; built (``codes``) for at least
-        ``CODED_QUERIES`` queries where this CPU multiplies int16 codes fast
-        (``capability.fast_int16``), since they pay for themselves there; else None.
-        """
-        if self._codes is None and self._builds_codes(n_queries):
-            return self.codes()
-        return self._codes
-
     def resident(self) -> ResidentCost:
         """Bytes this table holds between searches: matrix, position tables, cached lengths and codes.
 
-        None of it counts against a search's ``memory`` budget (``footprint``).
+        None of it counts against a search's ``memory`` budget (``neighbors.footprint``).
 
         >>> EmbeddingTable(np.zeros((4, 2), dtype=np.float32)).resident().total
         32
@@ -338,30 +323,6 @@ class EmbeddingTable:
                             norms=0 if self._norms is None else self._norms.nbytes,
                             codes=0 if self._codes is None else self._codes.nbytes,
                             mapped=isinstance(self._W, np.memmap))
-
-    def plan(self, k: int, metric: str = "cosine", *, ids: Any = None, vectors: Any = None,
-             memory: int = DEFAULT_MEMORY, device: str | None = None, workers: int | None = None) -> BlockPlan:
-        """The memory plan (``plan.plan_search``) that ``nearest(ids, ...)`` or ``nearest_to_vector(vectors, ...)`` follows.
-
-        Its screen, blocks and ``bytes`` (at most ``memory``); raises what
-        the search would for the budget (``BudgetError``) or the queries.
-        With ``device`` the plan of the torch screen (the float screen's
-        blocks, one worker; ``search.search``); ``workers`` caps the threads
-        (1 for a task on a cluster's worker).
-
-        >>> EmbeddingTable(np.eye(3)).plan(1, "dot", ids=[0]).screen
-        'float'
-        """
-        if vectors is None:
-            q_norms = self.norms()[self._ids(ids).reshape(-1)]  # (N,)
-        else:
-            q_norms = vector_norms(np.atleast_2d(np.asarray(vectors, dtype=np.float64)))  # (N,)
-        on_torch = device is not None
-        codes_given = not on_torch and (self._codes is not None or self._builds_codes(len(q_norms)))
-        return plan_search(self.V, self.D, k, metric, memory, q_norms=q_norms, row_norms=self.norms(),
-                           table_dtype=self.dtype, by_id=vectors is None, codes_given=codes_given,
-                           screen="float" if on_torch else "auto",
-                           workers=1 if on_torch else worker_count(workers))
 
     def stretch(self, token_id: int | str, factor: float) -> "EmbeddingTable":
         """A new table with one row multiplied by ``factor``; this table is unchanged.
@@ -403,14 +364,16 @@ class EmbeddingTable:
 
     # -- neighbours ----------------------------------------------------------------
 
-    def nearest(self, queries: Any, k: int, metric: str = "cosine", *, memory: int = DEFAULT_MEMORY,
+    def nearest(self, queries: Any, k: int, metric: str = "cosine", *, memory: int | None = None,
                 progress: Callable[[int], None] | None = None, device: str | None = None) -> Neighbors:
         """The k nearest tokens of each query given by id or token string.
 
         A query by id leaves out exactly its own id, nothing else: a
         duplicate row under another id stays in (with the same score as the
         query's own row would have). Equal scores are ordered by the smaller
-        id. The cosine of a zero-length row or query is 0.0.
+        id. The cosine of a zero-length row or query is 0.0. One call of the
+        front door (``neighbors.search.Search``); a measurement that searches
+        more than once makes a ``Search`` itself.
 
         Parameters
         ----------
@@ -419,14 +382,14 @@ class EmbeddingTable:
         k : int
             ``1 <= k <= V - 1``.
         metric : {"cosine", "dot"}
-        memory : int
-            Working memory budget in bytes (default ``DEFAULT_MEMORY``, 256 MiB).
+        memory : int, optional
+            Working memory budget in bytes (default ``neighbors.defaults.DEFAULT_MEMORY``, 256 MiB).
         progress : callable, optional
             Called with the number of queries finished after each block of
             queries (they add up to N), e.g. to move a progress bar.
         device : str, optional
-            A torch device (``"cpu"``, ``"cuda"``) for the screen (``search.search``);
-            the result does not change.
+            A torch device (``"cpu"``, ``"cuda"``) for the screen
+            (``neighbors.torch_screen``); the result does not change.
 
         Returns
         -------
@@ -447,10 +410,10 @@ class EmbeddingTable:
         ([[1, 2]], [[1, 2]])
         """
         ids = self._ids(queries).reshape(-1)  # (N,) resolved and checked at once
-        check_k(k, self.V - 1, "V-1 (the query itself is left out)")
-        return self._search(None, k, metric, exclude=ids, memory=memory, progress=progress, device=device)
+        search = Search(self, k, (metric,), ids=ids, memory=memory, device=device)
+        return search.nearest(metric, progress=progress)
 
-    def nearest_to_vector(self, vectors: Any, k: int, metric: str = "cosine", *, memory: int = DEFAULT_MEMORY,
+    def nearest_to_vector(self, vectors: Any, k: int, metric: str = "cosine", *, memory: int | None = None,
                           device: str | None = None) -> Neighbors:
         """The k nearest tokens of query vectors (D,) or (N, D); nothing is left out.
 
@@ -469,9 +432,7 @@ class EmbeddingTable:
         >>> t.nearest_to_vector([1.0, 0.0], 4).ids.tolist()
         [[0, 1, 2, 3]]
         """
-        Q = self.query_vectors(vectors)  # (N, D)
-        check_k(k, self.V, "V")
-        return self._search(Q, k, metric, exclude=None, memory=memory, device=device)
+        return Search(self, k, (metric,), vectors=vectors, memory=memory, device=device).nearest(metric)
 
     def query_vectors(self, vectors: Any) -> np.ndarray:
         """Query vectors (D,) or (N, D) as the float64 array (N, D) that ``nearest_to_vector`` searches, checked.
@@ -486,35 +447,7 @@ class EmbeddingTable:
         >>> EmbeddingTable(np.eye(2)).query_vectors([1, 0]).shape
         (1, 2)
         """
-        Q = np.asarray(vectors, dtype=np.float64)
-        if Q.ndim == 1:
-            Q = Q[None, :]  # (1, D)
-        if Q.ndim != 2 or Q.shape[1] != self.D:
-            raise ShapeError(f"query vectors have shape {np.shape(vectors)}, expected (D,) or (N, D) with D={self.D}")
-        bad = np.flatnonzero(~np.isfinite(Q).all(axis=1))
-        if bad.size:
-            raise ValueError(f"query vector {int(bad[0])} contains NaN or infinity")
-        return Q
-
-    def _search(self, Q: np.ndarray | None, k: int, metric: str, *, exclude: np.ndarray | None,
-                memory: int, progress: Callable[[int], None] | None = None,
-                device: str | None = None) -> Neighbors:
-        if metric not in METRICS:
-            raise ValueError(f"unknown metric {metric!r}: expected one of {', '.join(METRICS)}")
-        N = len(exclude) if Q is None else len(Q)
-        # Codes pay for themselves over many queries, or once they exist; the search itself
-        # decides whether they are used (capability.choose_screen).
-        codes = None if device is not None else self.screen_codes(N)
-        ids, scores = search(self._W, Q, k, metric, exclude=exclude, row_norms=self.norms(), memory=memory,
-                             progress=progress, codes=codes, device=device)
-        tokens = None
-        if self._vocabulary is not None:
-            tokens = [[self._vocabulary.token(int(i)) for i in row] for row in ids]
-        return Neighbors(ids=ids, scores=scores, metric=metric, tokens=tokens)
-
-    def _builds_codes(self, N: int) -> bool:
-        """Whether a search of N queries builds the table's codes: enough queries, and a CPU that multiplies them fast."""
-        return N >= CODED_QUERIES and fast_int16()
+        return check_vectors(vectors, self.D)
 
     # -- checks ------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 For each deployment-time reduction (``engine.compression``: PCA, Matryoshka
 truncation, int8 and binary quantisation, product quantisation) and size,
 N query rows of the table are searched twice, over the whole table: exactly
-on the full vectors (``engine.search``, float64 rescoring, ties by the
+on the full vectors (``engine.neighbors``, float64 rescoring, ties by the
 smaller id) and on the reduced ones, each query leaving itself out. Per
 metric (cosine and dot):
 
@@ -36,7 +36,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..engine import compression
-from ..engine.search import DEFAULT_MEMORY, METRICS, check_k, search
+from ..engine.neighbors.defaults import DEFAULT_K, METRICS
+from ..engine.neighbors.search import Search, check_k
 from ..engine.table import EmbeddingTable
 from ..errors import ChoiceError, SizeError
 from .defaults import fit_default
@@ -47,7 +48,6 @@ __all__ = ["METHODS", "MetricScores", "CompressionRow", "CompressResult", "compr
 METHODS = ("pca", "truncate", "int8", "binary", "pq")
 RESCORED = ("int8", "binary")  # deployed with an exact rescoring of a shortlist
 DEFAULT_QUERIES = 1000
-DEFAULT_K = 10
 DEFAULT_RESCORE = 4  # shortlist = rescore * k (sentence-transformers' rescore_multiplier)
 SPEARMAN_TOP = 100  # rows of each query's exact list the reduced scores are ranked on
 PCA_MAX_ROWS = 100_000  # PCA is fitted on the table, or on this many of its rows (seeded)
@@ -135,7 +135,7 @@ def default_dims(D: int) -> list[int]:
 
 def compress(table: EmbeddingTable, *, methods: Sequence[str] | None = None, dims: Sequence[int] | None = None,
              n_queries: int | None = None, k: int | None = None, rescore: int = DEFAULT_RESCORE,
-             pq_m: int | None = None, seed: int = 0, memory: int = DEFAULT_MEMORY,
+             pq_m: int | None = None, seed: int = 0, memory: int | None = None,
              progress: Callable[[int], None] | None = None) -> CompressResult:
     """Measure neighbours kept against bytes for each reduction of a table.
 
@@ -160,8 +160,9 @@ def compress(table: EmbeddingTable, *, methods: Sequence[str] | None = None, dim
         pq's sub-quantisers, dividing D; default ``compression.pq_subquantizers(D)``.
     seed : int
         Seed of the query sample, the PCA row sample and faiss's k-means, >= 0.
-    memory : int
-        Working memory budget of each search, in bytes.
+    memory : int, optional
+        Working memory budget of each search, in bytes (default
+        ``engine.neighbors.defaults.DEFAULT_MEMORY``, 256 MiB).
     progress : callable, optional
         Called with 1 after each search (exact and reduced, per metric).
 
@@ -196,7 +197,8 @@ def compress(table: EmbeddingTable, *, methods: Sequence[str] | None = None, dim
     queries = _queries(V, n_queries, seed)  # (N,)
     shortlist = min(rescore * k, V - 1)
     top = min(max(k, SPEARMAN_TOP), V - 1)
-    exact = {metric: search(W, None, top, metric, exclude=queries, memory=memory) for metric in METRICS}
+    exact_search = Search(table, top, METRICS, ids=queries, memory=memory)  # the full vectors: the truth
+    exact = {metric: _found(exact_search.nearest(metric)) for metric in METRICS}
     if progress is not None:
         progress(2)
     rows: list[CompressionRow] = []
@@ -226,6 +228,11 @@ def compress(table: EmbeddingTable, *, methods: Sequence[str] | None = None, dim
 
 # -- the steps ---------------------------------------------------------------
 
+def _found(neighbors: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, scores) of a search's ``Neighbors``: (N, K) each."""
+    return neighbors.ids, neighbors.scores
+
+
 def _reduce(method: str, W: np.ndarray, d: int | None, fit: Any, m: int, seed: int) -> dict[str, Any]:
     """metric -> Reduced: one reduction for both metrics, but pq (its cosine codebooks are trained on unit rows)."""
     if method == "pq":
@@ -236,7 +243,7 @@ def _reduce(method: str, W: np.ndarray, d: int | None, fit: Any, m: int, seed: i
 
 
 def _score(method: str, reduced: dict[str, Any], W: np.ndarray, queries: np.ndarray,
-           exact: tuple[np.ndarray, np.ndarray], metric: str, k: int, shortlist: int, memory: int, seed: int,
+           exact: tuple[np.ndarray, np.ndarray], metric: str, k: int, shortlist: int, memory: int | None, seed: int,
            m: int) -> MetricScores:
     """recall@k, top-1, Spearman's rho and (int8, binary) the rescored recall of one reduction under one metric."""
     R = reduced[metric].rows  # (V, d) float32
@@ -250,7 +257,8 @@ def _score(method: str, reduced: dict[str, Any], W: np.ndarray, queries: np.ndar
     else:
         Q = R[queries]  # (N, d): the query's own reduced row
     depth = shortlist if method in RESCORED else k
-    ids, _ = search(R, Q, depth, reduced_metric, exclude=queries, memory=memory)  # (N, depth)
+    # The reduced rows as a table of their own; each query vector stands for its id, which is left out.
+    ids = Search(R, depth, reduced_metric, vectors=Q, exclude=queries, memory=memory).nearest(reduced_metric).ids
     recall = _recall(ids[:, :k], exact_ids[:, :k])
     top1 = float(np.mean(ids[:, 0] == exact_ids[:, 0]))
     rho = _spearman(exact_scores, _reduced_scores(Q, R, exact_ids, reduced_metric))

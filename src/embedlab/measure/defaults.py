@@ -9,7 +9,9 @@ measurement refuses it when it does not fit. Standard library only.
 
 from __future__ import annotations
 
-__all__ = ["fit_default"]
+__all__ = ["fit_default", "DEFAULT_TOP"]
+
+DEFAULT_TOP = 10  # hubs and longest rows reported by the hubs measurement when top is not given (V on a smaller table)
 
 
 def fit_default(given: int | None, default: int, limit: int, name: str, limit_name: str) -> tuple[int, tuple[str, ...]]:

@@ -2,15 +2,16 @@
 
 The k-nearest-neighbour graph of the table: an edge from each token to each
 of its k nearest other tokens (the query itself left out; equal scores by
-the smaller id; ``engine.search``'s rule). V K edges per metric: too many to
+the smaller id; the rule of ``engine.neighbors``). V K edges per metric: too many to
 hold for a large vocabulary at once, so ``measure_graph`` hands them out as
 they are found, a block of query rows at a time (``GraphBlock``), for a
 writer to stream (``report.parquet``).
 
-Where the blocks come from is a parameter (``scan``): by default the exact
-scan of every row in this process (``engine.table_scan.scan_rows``); any other
-source of ``(start, stop, ids, scores)`` blocks per metric, in order, feeds
-the same writer.
+Where the blocks come from is a parameter (``scan``): by default every row's
+exact lists from the front door (``engine.neighbors.search.Search.every_row``:
+in this process, on a torch device or on a Dask cluster, as it planned); any
+other source of ``(start, stop, ids, scores)`` blocks per metric, in order,
+feeds the same writer.
 
 Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k.
 """
@@ -22,16 +23,12 @@ from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
-from ..errors import ChoiceError
-from ..engine.footprint import metric_plans
-from ..engine.search import DEFAULT_MEMORY, METRICS, check_k
+from ..engine.neighbors.defaults import DEFAULT_K, DEFAULT_MEMORY, METRICS
+from ..engine.neighbors.search import BY_ID, Search, check_k
 from ..engine.table import EmbeddingTable
-from ..engine.table_scan import int16_runs, scan_rows
 from .defaults import fit_default
 
 __all__ = ["GraphBlock", "NeighbourGraph", "measure_graph", "DEFAULT_K"]
-
-DEFAULT_K = 10  # neighbours per token when k is not given (V - 1 on a smaller table)
 
 # (W, k, metric, row_norms, memory, progress) -> blocks (start, stop, ids (n, K), scores (n, K)), in order
 Scan = Callable[..., Iterable[tuple[int, int, np.ndarray, np.ndarray]]]
@@ -103,7 +100,7 @@ def measure_graph(
     k: int | None = None,
     *,
     metrics: Iterable[str] = METRICS,
-    memory: int = DEFAULT_MEMORY,
+    memory: int | None = None,
     progress: Callable[[int], None] | None = None,
     scan: Scan | None = None,
     scheduler: Any = None,
@@ -120,22 +117,22 @@ def measure_graph(
         shrunk to ``V - 1`` on a smaller table, with a note.
     metrics : str or iterable of {"cosine", "dot"}
         Default both, cosine first; each at most once; a string is one metric.
-    memory : int
-        Working memory budget of the scan, in bytes.
+    memory : int, optional
+        Working memory budget of the search, in bytes (default
+        ``engine.neighbors.defaults.DEFAULT_MEMORY``, 256 MiB).
     progress : callable, optional
         Called with the number of query rows done after each block, V per metric.
     scan : callable, optional
         ``scan(W, k, metric, row_norms=..., memory=..., progress=...)`` ->
-        blocks ``(start, stop, ids, scores)`` in query order; default
-        ``engine.table_scan.scan_rows`` (exact, in this process).
+        blocks ``(start, stop, ids, scores)`` in query order, instead of the
+        front door's (``engine.neighbors.search.Search.every_row``: exact).
     scheduler : str or distributed.Client, optional
         A Dask scheduler's address (``"tcp://host:8786"``) or client: blocks
-        of query rows run on its workers (``engine.cluster.ClusterScan``; the
-        table is sent once for every metric, ``memory`` bytes per task). The
-        lists are the same. Not with ``scan``.
+        of query rows run on its workers (the table is sent once for every
+        metric, ``memory`` bytes per task). The lists are the same. Not with ``scan``.
     device : str, optional
-        A torch device for the screens (``search.search``), in this process
-        or on the workers; the lists are the same. Not with ``scan``.
+        A torch device for the screens, in this process or on the workers;
+        the lists are the same. Not with ``scan``.
 
     Returns
     -------
@@ -145,7 +142,8 @@ def measure_graph(
     Raises
     ------
     ChoiceError
-        (a ``ValueError``) for an unknown or repeated metric, or none.
+        (a ``ValueError``) for an unknown or repeated metric, or none (``scan``
+        aside: the front door checks them).
     SizeError
         (a ``ValueError``) for k outside ``[1, V - 1]``.
     BudgetError
@@ -158,69 +156,31 @@ def measure_graph(
     [(0, [[2], [2], [0]])]
     """
     metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)  # "cosine" is one metric
-    if not metrics or len(set(metrics)) != len(metrics) or not set(metrics) <= set(METRICS):
-        raise ChoiceError(f"metrics {list(metrics)!r}: expected one or both of {', '.join(METRICS)}, each once",
-                          parameter="metric", value=",".join(map(str, metrics)),
-                          expected=f"one or both of {', '.join(METRICS)}, each once")
     k, notes = fit_default(k, DEFAULT_K, table.V - 1, "k", "V - 1")
-    check_k(k, table.V - 1, "V-1 (the query itself is left out)")
-    if scan is not None and (scheduler is not None or device is not None):
-        raise ValueError("measure_graph: give scan, or scheduler/device, not both")
-    if scan is None:  # a budget too small for any metric's search is refused now, naming the largest minimum
-        metric_plans(table, k, metrics, memory, ids=np.arange(table.V), device=device,
-                     workers=1 if scheduler is not None else None)
-    if scheduler is not None:
-        blocks = _cluster_blocks(table, k, metrics, memory, progress, scheduler, device)
-    else:
-        if device is not None:
-            scan = _device_scan(device)
-        elif scan is None:
-            codes = table.codes() if int16_runs(table.norms()) else None  # built once, for both metrics
-
-            def scan(W, k, metric, **kw):
-                return scan_rows(W, k, metric, codes=codes, **kw)
-
-        blocks = _blocks(table, k, metrics, memory, progress, scan)
+    if scan is not None:  # another source of blocks: no search to check k, the metrics or the budget
+        if scheduler is not None or device is not None:
+            raise ValueError("measure_graph: give scan, or scheduler/device, not both")
+        check_k(k, table.V - 1, BY_ID)
+        blocks = _scanned(table, k, metrics, DEFAULT_MEMORY if memory is None else memory, progress, scan)
+    else:  # checked and planned now (a budget too small for any metric names the largest minimum)
+        search = Search(table, k, metrics, every_row=True, memory=memory, device=device, scheduler=scheduler)
+        metrics = search.metrics
+        blocks = _searched(search, progress)
     return NeighbourGraph(V=table.V, D=table.D, k=k, metrics=metrics, source=table.provenance.to_dict(),
                           notes=notes, blocks=blocks)
 
 
-def _blocks(table, k, metrics, memory, progress, scan) -> Iterator[GraphBlock]:
-    norms = table.norms()  # (V,)
-    for metric in metrics:
-        for start, stop, ids, scores in scan(table.W_E, k, metric, row_norms=norms, memory=memory,
-                                             progress=progress):
-            yield GraphBlock(metric, int(start), int(stop), ids, scores)
-
-
-def _cluster_blocks(table, k, metrics, memory, progress, scheduler, device) -> Iterator[GraphBlock]:
-    """Every metric's blocks from a Dask cluster, the table scattered once (``engine.cluster``)."""
-    from ..engine.cluster import ClusterScan
-
-    queries = np.arange(table.V, dtype=np.int64)  # (V,) every token, each leaving itself out
-    codes = None if device is not None else table.screen_codes(table.V)  # as the in-process search would
-    with ClusterScan(scheduler, table.W_E, row_norms=table.norms(), codes=codes) as cluster:
-        for metric in metrics:
-            for start, stop, ids, scores in cluster.blocks(queries, k, metric, memory=memory, device=device,
-                                                           progress=progress):
+def _searched(search: Search, progress: Callable[[int], None] | None) -> Iterator[GraphBlock]:
+    """Every metric's blocks from the front door, in order; a cluster is opened once and closed at the end."""
+    with search:
+        for metric in search.metrics:
+            for start, stop, ids, scores in search.every_row(metric, progress=progress):
                 yield GraphBlock(metric, int(start), int(stop), ids, scores)
 
 
-_DEVICE_BLOCK = 4096  # query rows per search on a torch device: one row group of the file each
-
-
-def _device_scan(device: str) -> Scan:
-    """A ``scan`` whose screens run with torch on ``device``: ``search.search`` on runs of query rows."""
-    from ..engine.search import search
-
-    def scan(W, k, metric, *, row_norms, memory, progress):
-        V = len(W)
-        for start in range(0, V, _DEVICE_BLOCK):
-            stop = min(V, start + _DEVICE_BLOCK)
-            ids, scores = search(W, None, k, metric, exclude=np.arange(start, stop, dtype=np.int64),
-                                 row_norms=row_norms, memory=memory, device=device)
-            if progress is not None:
-                progress(stop - start)
-            yield start, stop, ids, scores
-
-    return scan
+def _scanned(table: EmbeddingTable, k: int, metrics: tuple[str, ...], memory: int,
+             progress: Callable[[int], None] | None, scan: Scan) -> Iterator[GraphBlock]:
+    norms = table.norms()  # (V,)
+    for metric in metrics:
+        for start, stop, ids, scores in scan(table.W_E, k, metric, row_norms=norms, memory=memory, progress=progress):
+            yield GraphBlock(metric, int(start), int(stop), ids, scores)

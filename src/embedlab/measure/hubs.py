@@ -15,7 +15,6 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable
@@ -23,16 +22,12 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import MissingExtraError, SizeError
-from ..engine.footprint import SearchMemory, metric_plans, search_memory
-from ..engine.search import DEFAULT_MEMORY, METRICS, check_k
+from ..engine.neighbors.defaults import DEFAULT_K, METRICS
+from ..engine.neighbors.search import Search, SearchMemory
 from ..engine.table import EmbeddingTable
-from ..engine.table_scan import int16_runs, scan_rows
-from .defaults import fit_default
+from .defaults import DEFAULT_TOP, fit_default
 
 __all__ = ["Hub", "MetricHubs", "HubsResult", "measure_hubs", "DEFAULT_K", "DEFAULT_TOP"]
-
-DEFAULT_K = 10  # neighbours per list when k is not given (V - 1 on a smaller table)
-DEFAULT_TOP = 10  # hubs and longest rows reported when top is not given (V on a smaller table)
 
 
 @dataclass(frozen=True)
@@ -154,7 +149,7 @@ def measure_hubs(
     n_queries: int | None = None,
     seed: int = 0,
     top: int | None = None,
-    memory: int = DEFAULT_MEMORY,
+    memory: int | None = None,
     progress: Callable[[int], None] | None = None,
     scheduler: Any = None,
     device: str | None = None,
@@ -176,21 +171,22 @@ def measure_hubs(
     top : int, optional
         How many hubs, and how many of the longest rows, to report. Default
         ``DEFAULT_TOP`` (10), shrunk to ``V`` on a smaller table, with a note.
-    memory : int
-        Working memory budget of each search, in bytes.
+    memory : int, optional
+        Working memory budget of each search, in bytes (default
+        ``engine.neighbors.defaults.DEFAULT_MEMORY``, 256 MiB).
     progress : callable, optional
         Called with the number of queries done after each block of queries,
-        2 * N in all (both metrics); handed to ``EmbeddingTable.nearest``, or,
-        when every token is a query, to the whole-table scan
-        (``engine.table_scan.scan_rows``: the same lists).
+        2 * N in all (both metrics); handed to the front door's search
+        (``engine.neighbors.search.Search``: ``nearest`` for a sample,
+        ``every_row`` when every token is a query; the same lists).
     scheduler : str or distributed.Client, optional
         A Dask scheduler's address (``"tcp://host:8786"``) or client: the
-        searches run on its workers (``engine.cluster.ClusterScan``, the
-        table sent once for both metrics), ``memory`` bytes per task. The
-        counts are the same. ``None`` (default): in this process.
+        searches run on its workers (the table sent once for both metrics),
+        ``memory`` bytes per task. The counts are the same. ``None``
+        (default): in this process.
     device : str, optional
-        A torch device for the searches' screens (``search.search``), here or
-        on the workers; the counts are the same.
+        A torch device for the searches' screens, here or on the workers;
+        the counts are the same.
 
     Returns
     -------
@@ -214,30 +210,25 @@ def measure_hubs(
     spearmanr, skew = _scipy_stats()
     V = table.V
     k, k_notes = fit_default(k, DEFAULT_K, V - 1, "k", "V - 1")
-    check_k(k, V - 1, "V-1 (the query itself is left out)")  # before the budget: a k beyond V - 1 is what is wrong
     top, top_notes = fit_default(top, DEFAULT_TOP, V, "top", "V")
     if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
         raise SizeError(f"top must be an int >= 1, got {top!r}", parameter="top", value=top, expected="an int >= 1")
     queries = _queries(V, n_queries, seed)  # (N,)
-    whole_table = n_queries is None and device is None and scheduler is None  # engine.table_scan.scan_rows
-    if whole_table and int16_runs(table.norms()):
-        table.codes()  # built before the clock (not in the first metric's seconds) and counted as given by the plans
-    # A budget too small is refused before any search; on a cluster each task runs on one worker thread.
-    plans = metric_plans(table, k, METRICS, memory, ids=queries, device=device,
-                         workers=1 if scheduler is not None else None)
+    every = n_queries is None  # every token a query: the whole table's lists
+    # Checked, screened and planned once for both metrics: a budget too small is refused before any search.
+    search = Search(table, k, METRICS, ids=None if every else queries, every_row=every, memory=memory,
+                    device=device, scheduler=scheduler)
     norms = table.norms()  # (V,)
     counts: dict[str, np.ndarray] = {}
     seconds: dict[str, float] = {}
     lists: dict[str, np.ndarray] = {}
-    with _cluster(table, scheduler, len(queries), device) as cluster:
+    with search:
         for metric in ("dot", "cosine"):
             start = time.perf_counter()
-            if cluster is not None:
-                ids = cluster.search(queries, k, metric, memory=memory, progress=progress, device=device)[0]
-            elif whole_table:  # every token: the whole table's scan
-                ids = _every_row(table, k, metric, memory, progress)  # (V, K)
+            if every:
+                ids = np.concatenate([block for _, _, block, _ in search.every_row(metric, progress=progress)])
             else:
-                ids = table.nearest(queries, k, metric, memory=memory, progress=progress, device=device).ids  # (N, K)
+                ids = search.nearest(metric, progress=progress).ids  # (N, K)
             seconds[metric] = time.perf_counter() - start
             lists[metric] = ids
             counts[metric] = np.bincount(ids.ravel(), minlength=V)  # (V,)
@@ -268,27 +259,8 @@ def measure_hubs(
         seed=None if n_queries is None else seed,
         metrics=summaries, longest=[hub(i) for i in longest], source=table.provenance.to_dict(),
         notes=k_notes + top_notes, k_occurrence=counts,
-        memory=search_memory(memory, plans, len(queries), k, table.resident()),
+        memory=search.memory(),
     )
-
-
-def _cluster(table: EmbeddingTable, scheduler: Any, n_queries: int, device: str | None) -> Any:
-    """A ``ClusterScan`` of the table on the scheduler's workers, or a null context without a scheduler."""
-    if scheduler is None:
-        return contextlib.nullcontext()
-    from ..engine.cluster import ClusterScan
-
-    codes = None if device is not None else table.screen_codes(n_queries)  # as the in-process search would
-    return ClusterScan(scheduler, table.W_E, row_norms=table.norms(), codes=codes)
-
-
-def _every_row(table: EmbeddingTable, k: int, metric: str, memory: int,
-               progress: Callable[[int], None] | None) -> np.ndarray:
-    """Every token's k nearest (``engine.table_scan.scan_rows``), the lists ``table.nearest`` gives: (V, K) int64."""
-    norms = table.norms()  # (V,)
-    codes = table.codes() if int16_runs(norms) else None
-    blocks = scan_rows(table.W_E, k, metric, row_norms=norms, codes=codes, memory=memory, progress=progress)
-    return np.concatenate([ids for _, _, ids, _ in blocks])
 
 
 def _queries(V: int, n_queries: int | None, seed: int) -> np.ndarray:

@@ -22,17 +22,13 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from ..engine.footprint import SearchMemory, metric_plans, search_memory
-from ..engine.lengths import vector_norms
-from ..errors import ChoiceError
-from ..engine.search import DEFAULT_MEMORY, METRICS, Neighbors, check_k, check_queries
+from ..engine.neighbors.defaults import DEFAULT_K, METRICS
+from ..engine.neighbors.search import Neighbors, Search, SearchMemory
 from ..engine.table import EmbeddingTable
 from .defaults import fit_default
 
 __all__ = ["Listed", "QueryLists", "NeighborsResult", "NeighborsStream", "neighbor_lists", "neighbor_stream",
            "repeat_notes", "DEFAULT_K", "BLOCK_ENTRIES"]
-
-DEFAULT_K = 10  # rows per list when k is not given (V - 1 on a smaller table)
 # List entries (queries x K) per metric in one block of a stream. A block's lists live as Python objects, about
 # 250 bytes an entry (measured with tracemalloc on minilm): 8 MiB a block with both metrics, whatever N is,
 # beside the search's own budget; its text is written a query at a time. K = 10: 1,638 queries a block.
@@ -135,7 +131,7 @@ def neighbor_lists(
     metrics: Sequence[str] = METRICS,
     *,
     vectors: Any = None,
-    memory: int = DEFAULT_MEMORY,
+    memory: int | None = None,
     device: str | None = None,
 ) -> NeighborsResult:
     """The k nearest tokens of each query under each metric, with row lengths.
@@ -152,10 +148,11 @@ def neighbor_lists(
     metrics : sequence of {"cosine", "dot"}
     vectors : array_like, shape (D,) or (N, D), optional
         Query vectors; they leave nothing out.
-    memory : int
-        Working memory budget of each search, in bytes.
+    memory : int, optional
+        Working memory budget of each search, in bytes (default
+        ``engine.neighbors.defaults.DEFAULT_MEMORY``, 256 MiB).
     device : str, optional
-        A torch device for the searches' screens (``search.search``); the lists do not change.
+        A torch device for the searches' screens; the lists do not change.
 
     Returns
     -------
@@ -233,16 +230,18 @@ def neighbor_stream(
     metrics: Sequence[str] = METRICS,
     *,
     vectors: Any = None,
-    memory: int = DEFAULT_MEMORY,
+    memory: int | None = None,
     device: str | None = None,
     block: int | None = None,
 ) -> NeighborsStream:
     """``neighbor_lists``, its lists a block of queries at a time: memory for one block, whatever N is.
 
     Parameters and errors are ``neighbor_lists``'s, raised here, before any
-    list: k against ``V - 1`` (``V`` for vectors only) first, then every
-    query (ids, vectors' widths and values, lengths float64 cannot rank),
-    then the budget (``BudgetError``); the first block is searched here too.
+    list: the tokens, then (by the front door, ``engine.neighbors.search.Search``,
+    made once for every block) the metrics, k against ``V - 1`` (``V`` for
+    vectors only), every query (vectors' widths and values, lengths float64
+    cannot rank), then the budget (``BudgetError``); the first block is
+    searched here too.
     ``block`` is the queries per block (default ``BLOCK_ENTRIES // k``, at
     least 1). The lists, the notes and ``memory()`` after the blocks are
     those of ``neighbor_lists``, whatever the block.
@@ -252,71 +251,46 @@ def neighbor_stream(
     >>> [[q.lists["dot"][0].token for q in b] for b in s.blocks]
     [['b', 'a'], ['b']]
     """
-    metrics = list(metrics)
-    unknown = [m for m in metrics if m not in METRICS]
-    if unknown or not metrics:
-        raise ChoiceError(f"metrics must be some of {', '.join(METRICS)}, got {metrics!r}", parameter="metrics",
-                         value=metrics, expected=f"some of {', '.join(METRICS)}")
     ids = [table.token_id(q) for q in queries]
-    Q = None if vectors is None else np.atleast_2d(np.asarray(vectors, dtype=np.float64))  # (N, D)
-    if not ids and (Q is None or len(Q) == 0):
+    if not ids and (vectors is None or (np.ndim(vectors) == 2 and len(vectors) == 0)):
         raise ValueError("give at least one query: a token, a token id or a vector")
     limit, limit_name = (table.V - 1, "V - 1") if ids else (table.V, "V")  # a vector leaves no row out
     k, notes = fit_default(k, DEFAULT_K, limit, "k", limit_name)
-    check_k(k, limit, "V-1 (the query itself is left out)" if ids else "V")  # before the budget: k is what is wrong
+    # Checked, screened and planned once, for every block: the metrics, k, the vectors and every query's
+    # length, then the budget (a budget too small for any search is refused before the first one).
+    search = Search(table, k, metrics, ids=ids or None, vectors=vectors, memory=memory, device=device)
     notes += repeat_notes(table, ids)
     norms = table.norms()  # (V,)
-    q_norms = None
-    if Q is not None:
-        Q = table.query_vectors(Q)  # (N, D) every vector checked before any list
-        q_norms = vector_norms(Q)  # (N,)
-    for metric in metrics:
-        if ids:
-            check_queries(norms[ids], norms, metric, np.array(ids, dtype=np.int64))
-        if Q is not None:
-            check_queries(q_norms, norms, metric)
-    # Every search's plan first: a budget too small for any is refused before the first
-    # search, naming the smallest budget that all of them fit in.
-    if ids and Q is not None:
-        metric_plans(table, k, metrics, memory, vectors=Q)
-    plans = metric_plans(table, k, metrics, memory, **({"ids": ids} if ids else {"vectors": Q}))
-    n_queries = len(ids) + (0 if Q is None else len(Q))
     size = max(1, BLOCK_ENTRIES // k) if block is None else block
-
-    def used() -> SearchMemory:
-        return search_memory(memory, plans, len(ids) if ids else len(Q), k, table.resident())
-
-    blocks = _blocks(table, queries, ids, Q, q_norms, k, metrics, memory, device, size)
+    blocks = _blocks(table, search, queries, size)
     first = next(blocks, None)  # the first block's search: its errors come before any output
-    return NeighborsStream(k=k, metrics=metrics, n_queries=n_queries, median_norm=float(np.median(norms)),
-                           max_norm=float(norms.max()), source=table.provenance.to_dict(), notes=notes,
-                           blocks=itertools.chain([] if first is None else [first], blocks), memory=used, block=size)
+    n_queries = len(ids) + (0 if search.vectors is None else len(search.vectors))
+    return NeighborsStream(k=k, metrics=list(search.metrics), n_queries=n_queries,
+                           median_norm=float(np.median(norms)), max_norm=float(norms.max()),
+                           source=table.provenance.to_dict(), notes=notes,
+                           blocks=itertools.chain([] if first is None else [first], blocks), memory=search.memory,
+                           block=size)
 
 
-def _blocks(table: EmbeddingTable, queries: Sequence[int | str], ids: list[int], Q: np.ndarray | None,
-            q_norms: np.ndarray | None, k: int, metrics: list[str], memory: int, device: str | None,
+def _blocks(table: EmbeddingTable, search: Search, queries: Sequence[int | str],
             size: int) -> Iterator[list[QueryLists]]:
     """The lists of ``size`` queries at a time: the ids first, then the vectors, each metric's search per block."""
     norms = table.norms()  # (V,)
-    if ids:
-        if device is None:
-            table.screen_codes(len(ids))  # as one search of every id would: codes for many queries, built once
-        for start in range(0, len(ids), size):
-            chunk = np.array(ids[start:start + size], dtype=np.int64)  # (n,)
-            found = {m: table.nearest(chunk, k, m, memory=memory, device=device) for m in metrics}
+    if search.ids is not None:
+        for start in range(0, len(search.ids), size):
+            chunk = search.ids[start:start + size]  # (n,) a block of the planned ids
+            found = {m: search.nearest(m, ids=chunk) for m in search.metrics}
             yield [QueryLists(query=str(queries[start + n]), id=int(i),
                               token=None if table.vocabulary is None else table.token(int(i)), norm=float(norms[i]),
-                              lists={m: _listed(table, found[m], n, norms) for m in metrics})
+                              lists={m: _listed(table, found[m], n, norms) for m in search.metrics})
                    for n, i in enumerate(chunk)]
-    if Q is not None:
-        if device is None:
-            table.screen_codes(len(Q))
-        for start in range(0, len(Q), size):
-            chunk = Q[start:start + size]  # (n, D)
-            found = {m: table.nearest_to_vector(chunk, k, m, memory=memory, device=device) for m in metrics}
+    if search.vectors is not None:
+        for start in range(0, len(search.vectors), size):
+            chunk = search.vectors[start:start + size]  # (n, D) a block of the planned vectors
+            found = {m: search.nearest(m, vectors=chunk) for m in search.metrics}
             yield [QueryLists(query=f"vector {start + n}", id=None, token=None, norm=float(q_norm),
-                              lists={m: _listed(table, found[m], n, norms) for m in metrics})
-                   for n, q_norm in enumerate(q_norms[start:start + size])]
+                              lists={m: _listed(table, found[m], n, norms) for m in search.metrics})
+                   for n, q_norm in enumerate(search.vector_norms[start:start + size])]
 
 
 def repeat_notes(table: EmbeddingTable, ids: Sequence[int]) -> tuple[str, ...]:

@@ -9,7 +9,7 @@ itself computes nothing:
   given (and the probe, where one is given);
 * their 2-D or 3-D coordinates (``projection.project``: PCA, t-SNE or UMAP);
 * for every row, its k nearest tokens by cosine AND by dot over the WHOLE
-  table, not the sample (``EmbeddingTable.nearest``: exact, the query itself
+  table, not the sample (``engine.neighbors.search.Search``: exact, the query itself
   left out, equal scores by the smaller id);
 * the token string and row length of every id the page names (the rows and
   every listed neighbour), so that a neighbour outside the sample is shown too.
@@ -25,7 +25,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..engine.search import METRICS, check_k
+from ..engine.neighbors.defaults import METRICS
+from ..engine.neighbors.search import BY_ID, Search, check_k
 from ..engine.table import EmbeddingTable
 from ..engine.vocabulary import resolve_ids
 from ..errors import brief
@@ -143,7 +144,7 @@ def measure_projector(table: EmbeddingTable, *, probe: int | None, tokens: Seque
     metric : {"cosine", "euclidean"}, optional
         The distance t-SNE and UMAP keep (``projection.project``; cosine when None); PCA takes none.
     memory : int, optional
-        Working memory of each search, bytes (the engine's default when None).
+        Working memory of each search, bytes (``engine.neighbors.defaults.DEFAULT_MEMORY`` when None).
     progress : callable, optional
         Called with the number of rows whose lists are done (2 * n in all).
     notes : sequence of str
@@ -172,18 +173,18 @@ def measure_projector(table: EmbeddingTable, *, probe: int | None, tokens: Seque
     """
     if (tokens is None) == (sample is None):
         raise TypeError("give exactly one of tokens (the rows to project) or sample (points in all)")
-    check_k(k, table.V - 1, "V-1 (the query itself is left out)")
-    search = {} if memory is None else {"memory": memory}
+    check_k(k, table.V - 1, BY_ID)  # before the rows are chosen: their own check words it otherwise
     if tokens is not None:
         ids, groups = given_rows(table, tokens, probe)
     else:
         if probe is None:
             raise TypeError("a sample is drawn around a probe: give probe= with sample=")
         ids, groups = projection.choose_rows(table, probe, k=k, sample=sample, seed=seed, memory=memory)
+    search = Search(table, k, METRICS, ids=ids, memory=memory)  # the rows' lengths and the budget, before projecting
     projected = projection.project(table, ids, method, groups=groups, seed=seed, dims=dims, metric=metric)
     neighbor_ids, neighbor_scores = {}, {}
     for metric in METRICS:
-        found = table.nearest(ids, k, metric, progress=progress, **search)
+        found = search.nearest(metric, progress=progress)
         neighbor_ids[metric], neighbor_scores[metric] = found.ids, found.scores  # (n, K) each
     named = np.unique(np.concatenate([ids, *(a.ravel() for a in neighbor_ids.values())]))  # (m,)
     words = table.tokens(named)

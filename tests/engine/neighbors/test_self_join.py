@@ -1,8 +1,8 @@
-"""The self-join (embedlab.engine.self_join) and the whole-table scan against search and a float64 full sort.
+"""The self-join (engine.neighbors.self_join) and every row's lists (``Search.every_row``) against a float64 full sort.
 
-The lists must be ``search(W, None, k, metric, exclude=arange(V))``'s id for
-id and score for score; both are checked against a NumPy float64 full sort
-written here (``brute_force``), and against the reference on the handed cases.
+The lists must be the per-query search's of every id (``Search(..., ids=arange(V))``)
+id for id and score for score; both are checked against a NumPy float64 full sort
+(``full_sort.self_full_sort``), and against the reference on the handed cases.
 """
 
 from __future__ import annotations
@@ -14,11 +14,15 @@ from hypothesis import strategies as st
 
 from embedlab import embed
 from embedlab.errors import SizeError
-from embedlab.engine.plan import plan_self_join
-from embedlab.engine.search import search
-from embedlab.engine.self_join import self_join
-from embedlab.engine.table_scan import choose_method, scan_rows
+from embedlab.engine.lengths import vector_norms
+from embedlab.engine.neighbors.defaults import DEFAULT_MEMORY
+from embedlab.engine.neighbors.every_row import choose_method
+from embedlab.engine.neighbors.plan import plan_self_join
+from embedlab.engine.neighbors.precision import gemm_dtype
+from embedlab.engine.neighbors.search import Search
+from embedlab.engine.neighbors.self_join import self_join
 from full_sort import self_full_sort
+from searching import search
 
 
 
@@ -38,9 +42,17 @@ def dyadic_tables(draw):
     return W.astype(draw(st.sampled_from([np.float64, np.float32])))
 
 
-def joined(W, k, metric, **kwargs):
+def planned(W, k, metric, *, memory=DEFAULT_MEMORY, workers=1, block=None):
+    """(the self-join's plan, the rows' lengths) as the front door makes them, ``block`` rows a block if given."""
+    norms = vector_norms(W)
+    itemsize = np.dtype(gemm_dtype(W.dtype, metric, norms, norms)).itemsize
+    return plan_self_join(len(W), W.shape[1], k, itemsize, memory, workers=workers, block=block), norms
+
+
+def joined(W, k, metric, *, progress=None, **options):
     """The self-join's blocks, checked to come in order and cover every row, joined: (V, K) ids and scores."""
-    blocks = list(self_join(W, k, metric, **kwargs))
+    plan, norms = planned(W, k, metric, **options)
+    blocks = list(self_join(W, k, metric, plan, row_norms=norms, progress=progress))
     assert [b[0] for b in blocks] == [0] + [b[1] for b in blocks[:-1]] and blocks[-1][1] == len(W)
     return np.concatenate([b[2] for b in blocks]), np.concatenate([b[3] for b in blocks])
 
@@ -124,41 +136,47 @@ def test_memory_budget_counts_the_pools_and_refuses_too_small():
         plan_self_join(400_000, 50, 10, 4, 64 * 2**20)
     W = np.random.default_rng(0).standard_normal((300, 4))
     with pytest.raises(SizeError):
-        self_join(W, 5, "dot", memory=10_000)
+        planned(W, 5, "dot", memory=10_000)
     # a small budget still gives the same lists, in smaller blocks
     ids, _ = joined(W, 5, "dot", memory=150_000)
     assert ids.tolist() == search(W, None, 5, "dot", exclude=np.arange(300))[0].tolist()
 
 
-def test_scan_rows_ways_agree_and_auto_falls_back_when_pools_do_not_fit():
+@pytest.mark.parametrize("method", ["self-join", "per-query"])
+def test_every_row_by_either_way_lists_what_the_per_query_search_lists(method, monkeypatch):
     W = np.random.default_rng(1).standard_normal((200, 6))
-    lists = {}
-    for method in ("self-join", "per-query", "auto"):
-        blocks = list(scan_rows(W, 4, "cosine", method=method))
-        lists[method] = np.concatenate([b[2] for b in blocks])
-    assert lists["self-join"].tolist() == lists["per-query"].tolist() == lists["auto"].tolist()
-    assert choose_method(W, 4, np.linalg.norm(W, axis=1), memory=1000) == "per-query"
-    with pytest.raises(ValueError, match="unknown method"):
-        scan_rows(W, 4, "cosine", method="fast")
+    monkeypatch.setattr("embedlab.engine.neighbors.search.choose_method", lambda *args, **kwargs: method)
+    search_ = Search(W, 4, "cosine", every_row=True)
+    ids = np.concatenate([b[2] for b in search_.every_row("cosine")])
+    assert ids.tolist() == search(W, None, 4, "cosine", exclude=np.arange(200))[0].tolist()
+    assert ids.tolist() == self_full_sort(W, 4, "cosine")[0].tolist()
 
 
-def test_bad_input_is_refused_as_search_refuses_it():
+def test_one_query_per_row_where_the_pools_do_not_fit_or_the_integer_screen_runs():
+    norms = np.linalg.norm(np.random.default_rng(1).standard_normal((200, 6)), axis=1)
+    assert choose_method(200, 6, 4, norms, memory=1000, workers=1) == "per-query"
+    assert choose_method(200, 6, 4, norms * 1e20, memory=2**30, workers=1) == "self-join"  # int16 cannot certify
+
+
+def test_bad_input_is_refused_by_the_front_door_before_any_block():
     W = np.eye(3)
     with pytest.raises(ValueError, match="k=3 is out of range"):
-        self_join(W, 3, "cosine")
+        Search(W, 3, "cosine", every_row=True)
     with pytest.raises(ValueError, match="unknown metric"):
-        self_join(W, 1, "l2")
+        Search(W, 1, "l2", every_row=True)
     with pytest.raises(ValueError, match="NaN or infinity"):
-        self_join(np.array([[1.0, np.nan], [0.0, 1.0]]), 1, "dot")
+        Search(np.array([[1.0, np.nan], [0.0, 1.0]]), 1, "dot", every_row=True)
     with pytest.raises(ValueError, match="overflow float64"):
-        self_join(np.array([[1e200, 0.0], [1e200, 1.0]]), 1, "dot")
+        Search(np.array([[1e200, 0.0], [1e200, 1.0]]), 1, "dot", every_row=True)
+    with pytest.raises(ValueError, match="every_row=True"):
+        Search(W, 1, "dot", ids=[0]).every_row("dot")
 
 
 def test_progress_counts_every_row_and_the_table_is_not_changed():
     W = np.random.default_rng(2).standard_normal((50, 3))
     before = W.copy()
     seen = []
-    list(self_join(W, 2, "dot", block=8, progress=seen.append))
+    joined(W, 2, "dot", block=8, progress=seen.append)
     assert sum(seen) == 50 and len(seen) == 7
     assert np.array_equal(W, before)
 
@@ -177,7 +195,7 @@ def test_traced_memory_stays_within_the_budget(workers):
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]
-        for _, _, ids, scores in self_join(W, k, "cosine", row_norms=norms, memory=memory, workers=workers):
+        for _, _, ids, scores in self_join(W, k, "cosine", plan, row_norms=norms):
             del ids, scores  # handed out: a writer would stream them away
         peak = tracemalloc.get_traced_memory()[1] - base
     finally:

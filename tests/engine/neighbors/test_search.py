@@ -1,4 +1,4 @@
-"""The neighbour engine (embedlab.engine.search) against the reference and a float64 brute force.
+"""The front door of the k nearest (engine.neighbors.search) against the reference and a float64 brute force.
 
 Expected lists come from ``embed.nearest_by_cosine`` / ``embed.nearest_by_dot``
 (pure Python, sorted by (-score, id)) or from a NumPy float64 brute force written
@@ -16,11 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from embedlab import embed
-from embedlab.errors import ShapeError, UnknownTokenError
+from embedlab.errors import ShapeError, TokenIdError, UnknownTokenError
 from embedlab.engine.lengths import vector_norms
-from embedlab.engine.plan import plan_blocks
-from embedlab.engine.search import search
+from embedlab.engine.neighbors import search as front_door
+from embedlab.engine.neighbors.defaults import METRICS
+from embedlab.engine.neighbors.plan import plan_blocks
+from embedlab.engine.neighbors.search import Search
 from embedlab.engine.table import EmbeddingTable
+from searching import search
 
 REFERENCE = {"cosine": embed.nearest_by_cosine, "dot": embed.nearest_by_dot}
 
@@ -245,9 +248,9 @@ def test_bad_input_is_refused_with_a_clear_message():
 
 def test_search_checks_its_arrays():
     W = np.eye(3)
-    with pytest.raises(ShapeError, match="queries have shape"):
+    with pytest.raises(ShapeError, match="query vectors have shape"):
         search(W, np.ones((2, 4)), 1, "dot")
-    with pytest.raises(ShapeError, match="one id in"):
+    with pytest.raises(TokenIdError, match="token id 3 is out of range for V=3"):
         search(W, None, 1, "dot", exclude=np.array([0, 3]))
     with pytest.raises(ValueError, match="NaN or infinity"):
         search(W, np.array([[np.inf, 0.0, 0.0]]), 1, "cosine")
@@ -329,3 +332,175 @@ def test_norms_of_tiny_and_huge_rows():
     out = vector_norms(np.array([[3e-300, 4e-300], [3e200, 4e200], [0.0, 0.0]]))
     assert out.tolist() == pytest.approx([5e-300, 5e200, 0.0], rel=1e-15)
     assert out[0] > 0 and np.isfinite(out[1])
+
+
+# -- the front door: one session, checked, screened and planned once ---------------------
+# Expected lists come from the reference (embed.nearest_by_*) on tables of exact ties; the counts of
+# checks and plans from spies on the functions the session calls, never from the session's own report.
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_both_doors_list_what_the_reference_lists_on_random_tables_with_ties(data):
+    V = data.draw(st.integers(2, 16))
+    D = data.draw(st.integers(1, 4))
+    value = st.integers(-8, 8).map(lambda x: x / 4)  # multiples of 1/4: exact products, exact ties
+    pool = data.draw(st.lists(st.lists(value, min_size=D, max_size=D), min_size=1, max_size=3))
+    rows = data.draw(st.lists(st.sampled_from(pool) | st.lists(value, min_size=D, max_size=D),
+                              min_size=V, max_size=V))
+    k = data.draw(st.integers(1, V - 1))
+    queries = data.draw(st.lists(st.integers(0, V - 1), min_size=1, max_size=V))
+    W = np.array(rows, dtype=np.float64).reshape(V, D)
+    for table in (W, EmbeddingTable(W)):  # a plain array and a table: the same lists
+        search = Search(table, k, ("cosine", "dot"), ids=queries)
+        every = Search(table, k, ("cosine", "dot"), every_row=True)
+        for metric in ("cosine", "dot"):
+            assert search.nearest(metric).ids.tolist() == [REFERENCE[metric](rows, q, k) for q in queries]
+            got = np.concatenate([ids for _, _, ids, _ in every.every_row(metric)])
+            assert got.tolist() == [REFERENCE[metric](rows, q, k) for q in range(V)]
+
+
+def counting(monkeypatch, module, name):
+    """Record the calls of ``module.name`` (as the session sees it): (args, kwargs, result) each."""
+    calls = []
+    real = getattr(module, name)
+
+    def spy(*args, **kwargs):
+        result = real(*args, **kwargs)
+        calls.append((args, kwargs, result))
+        return result
+
+    monkeypatch.setattr(module, name, spy)
+    return calls
+
+
+def test_each_metric_is_planned_once_and_every_search_follows_that_plan(monkeypatch):
+    W = np.random.default_rng(0).standard_normal((400, 6))
+    planned = counting(monkeypatch, front_door, "plan_search")
+    followed = counting(monkeypatch, front_door, "search_queries")
+    search = Search(EmbeddingTable(W), 5, ("cosine", "dot"), ids=np.arange(300), memory=2**20)
+    assert [kw["q_norms"].shape for _, kw, _ in planned] == [(300,), (300,)]  # one plan per metric, now
+    for metric in ("cosine", "dot"):
+        for start in range(0, 300, 70):  # a block of the planned queries at a time
+            search.nearest(metric, ids=np.arange(start, min(300, start + 70)))
+    assert len(planned) == 2  # no search planned again
+    assert [args[3] for args, _, _ in followed] == [plan for _, _, plan in planned for _ in range(5)]
+    assert [search.plan(m) for m in ("cosine", "dot")] == [plan for _, _, plan in planned]
+    assert search.plan("cosine").bytes <= 2**20
+
+
+def test_every_row_plans_its_self_join_once_per_metric_and_follows_it(monkeypatch):
+    W = np.random.default_rng(1).standard_normal((300, 5)) * 1e20  # lengths the int16 screen cannot certify
+    pairs = counting(monkeypatch, front_door, "plan_self_join")
+    joins = counting(monkeypatch, front_door, "self_join")
+    search = Search(W, 4, ("cosine", "dot"), every_row=True)
+    assert len(pairs) == 2
+    for metric in ("cosine", "dot"):
+        assert sum(len(ids) for _, _, ids, _ in search.every_row(metric)) == 300
+    assert len(pairs) == 2 and [args[3] for args, _, _ in joins] == [plan for _, _, plan in pairs]
+
+
+def test_k_is_checked_once_per_call(monkeypatch):
+    from embedlab.measure.graph import measure_graph
+    from embedlab.measure.hubs import measure_hubs
+    from embedlab.measure.neighbors import neighbor_lists
+
+    checked = counting(monkeypatch, front_door, "check_k")
+    table = EmbeddingTable(np.random.default_rng(2).standard_normal((60, 4)))
+    for call in (lambda: table.nearest([1, 2], 3, "dot"), lambda: table.nearest_to_vector([1.0, 0, 0, 0], 3),
+                 lambda: neighbor_lists(table, [1, 2], 3), lambda: measure_hubs(table, 3),
+                 lambda: measure_hubs(table, 3, n_queries=20), lambda: list(measure_graph(table, 3).blocks)):
+        checked.clear()
+        call()
+        assert len(checked) == 1
+    with pytest.raises(ValueError, match="k=60 is out of range"):
+        Search(table, 60, "dot", ids=[0])
+    assert Search(table, 60, "dot", vectors=np.ones((1, 4))).nearest("dot").ids.shape == (1, 60)  # V for vectors
+
+
+def test_the_screen_is_chosen_inside_and_the_codes_built_through_the_tables_cache(monkeypatch):
+    from embedlab.engine.neighbors import capability
+
+    pytest.importorskip("numba")
+    W = np.random.default_rng(3).standard_normal((500, 8)).astype(np.float32)
+    monkeypatch.setattr(capability, "CODED_QUERIES", 100)
+    monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset({"sse2"}))  # no AVX2: the float GEMM
+    table = EmbeddingTable(W)
+    assert {Search(table, 5, METRICS, ids=np.arange(200)).plan(m).screen for m in METRICS} == {"float"}
+    assert table.resident().codes == 0
+    monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset({"avx2"}))
+    assert Search(table, 5, "dot", ids=np.arange(50)).plan("dot").screen == "float"  # too few to build codes
+    assert table.resident().codes == 0
+    search = Search(table, 5, METRICS, ids=np.arange(200))  # enough: built once, in the table's cache
+    assert table.resident().codes > 0 and {search.plan(m).screen for m in METRICS} == {"int16"}
+    assert Search(table, 5, "dot", ids=[7]).plan("dot").screen == "int16"  # cached: used from then on
+    for metric in METRICS:
+        assert search.nearest(metric).ids.tolist() == brute_force(W, W[:200], 5, metric, np.arange(200))[0].tolist()
+
+
+def test_a_budget_too_small_for_any_metric_names_the_largest_minimum_before_any_search(monkeypatch):
+    from embedlab.errors import BudgetError
+
+    W = np.random.default_rng(4).standard_normal((3000, 8))
+    followed = counting(monkeypatch, front_door, "search_queries")
+    minimum = {}
+    for metric in METRICS:
+        with pytest.raises(BudgetError) as one:
+            Search(W, 5, metric, ids=np.arange(40), memory=1000)
+        minimum[metric] = one.value.minimum
+    with pytest.raises(BudgetError) as both:
+        Search(W, 5, METRICS, ids=np.arange(40), memory=1000)
+    assert both.value.minimum == max(minimum.values()) and not followed
+    search = Search(W, 5, METRICS, ids=np.arange(40), memory=both.value.minimum)  # that one works for both
+    assert all(search.plan(m).bytes <= both.value.minimum for m in METRICS)
+    with pytest.raises(BudgetError):
+        Search(W, 5, METRICS, ids=np.arange(40), memory=both.value.minimum - 1)
+
+
+def test_blocks_of_the_planned_queries_and_what_was_not_planned():
+    rng = np.random.default_rng(5)
+    W = rng.standard_normal((80, 4))
+    Q = rng.standard_normal((9, 4))
+    search = Search(EmbeddingTable(W), 3, METRICS, ids=np.arange(20), vectors=Q)
+    whole = search.nearest("dot", ids=search.ids)
+    assert whole.ids.tolist() == brute_force(W, W[:20], 3, "dot", np.arange(20))[0].tolist()
+    assert search.nearest("dot", ids=search.ids[5:12]).ids.tolist() == whole.ids[5:12].tolist()
+    assert (search.nearest("cosine", vectors=search.vectors[2:4]).ids.tolist()
+            == brute_force(W, Q[2:4], 3, "cosine")[0].tolist())
+    assert search.vector_norms.tolist() == pytest.approx(np.linalg.norm(Q, axis=1).tolist(), rel=1e-15)
+    with pytest.raises(ValueError, match="planned ids and vectors"):
+        search.nearest("dot")
+    with pytest.raises(ValueError, match="21 queries asked for, 20 planned"):
+        search.nearest("dot", ids=np.arange(21))
+    with pytest.raises(IndexError, match="token id -1 is out of range"):
+        search.nearest("dot", ids=[-1])
+    with pytest.raises(ValueError, match="not planned"):
+        Search(W, 3, "cosine", ids=[0]).nearest("dot")
+    with pytest.raises(ValueError, match="give the queries"):
+        Search(W, 3)
+    with pytest.raises(ValueError, match="not both"):
+        Search(W, 3, ids=[0], every_row=True)
+
+
+def test_memory_reports_the_budget_the_plans_made_and_the_resident_cost():
+    from embedlab.engine.neighbors.defaults import DEFAULT_MEMORY
+
+    table = EmbeddingTable(np.random.default_rng(6).standard_normal((100, 4)))
+    search = Search(table, 4, ("dot", "cosine"), ids=np.arange(10))
+    memory = search.memory()
+    assert memory.budget == DEFAULT_MEMORY == 256 * 2**20 and memory.outputs == 10 * 4 * 16
+    assert list(memory.plans) == ["dot", "cosine"] and memory.plans["dot"]["bytes"] == search.plan("dot").bytes
+    assert memory.resident == table.resident().to_dict() and memory.resident["table"] == 100 * 4 * 8
+
+
+@pytest.mark.torch
+def test_a_device_is_a_place_the_session_runs_in():
+    pytest.importorskip("torch")
+    W = small_int_table(np.random.default_rng(7), 300, 6)
+    on_torch = Search(W, 6, METRICS, ids=np.arange(0, 300, 7), device="cpu")
+    here = Search(W, 6, METRICS, ids=np.arange(0, 300, 7))
+    assert {(on_torch.plan(m).screen, on_torch.plan(m).workers) for m in METRICS} == {("float", 1)}
+    for metric in METRICS:
+        assert on_torch.nearest(metric).ids.tolist() == here.nearest(metric).ids.tolist()
+        rows = np.concatenate([ids for _, _, ids, _ in Search(W, 6, metric, every_row=True, device="cpu")
+                               .every_row(metric)])
+        assert rows.tolist() == [REFERENCE[metric](W.tolist(), q, 6) for q in range(300)]

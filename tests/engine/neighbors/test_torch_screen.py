@@ -1,8 +1,8 @@
-"""The torch screen (engine.torch_screen) on device="cpu": the same lists as the NumPy screen, id for id.
+"""The torch screen (engine.neighbors.torch_screen) on device="cpu": the same lists as the NumPy screen, id for id.
 
 The CUDA path is the same code on another device; it is checked on a machine with a GPU.
 Expected lists come from a float64 full sort written here (exact on dyadic tables) and
-from the NumPy screen of ``search``, never from the torch screen itself.
+from the front door's NumPy float screen, never from the torch screen itself.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from embedlab.engine.search import search
-from embedlab.engine.torch_screen import resolve_device
+from embedlab.engine.neighbors.torch_screen import resolve_device
 from embedlab.errors import ChoiceError, MissingExtraError
 from full_sort import full_sort
+from searching import search
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
@@ -77,7 +77,7 @@ def test_many_exact_ties_and_many_blocks(metric):
 
 
 def test_float32_products_are_exact_during_the_call_and_settings_come_back():
-    from embedlab.engine.torch_screen import exact_matmul
+    from embedlab.engine.neighbors.torch_screen import exact_matmul
 
     tf32, precision = torch.backends.cuda.matmul.allow_tf32, torch.get_float32_matmul_precision()
     torch.set_float32_matmul_precision("medium")

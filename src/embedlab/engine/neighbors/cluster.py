@@ -1,27 +1,26 @@
 """Exact neighbour search on a Dask distributed cluster: blocks of queries sent to its workers.
 
-The blocked plan of ``search`` runs unchanged on each worker: the driver
+The room of the wing where a search runs on a cluster: the front door
+(``search.Search(..., scheduler=...)``) checks and plans, then opens a
+``ScatteredTable`` once for every metric and asks it for blocks. The driver
 scatters the table (its row lengths, and its int16 codes where the integer
-screen may run) to every worker ONCE (``Client.scatter(..., broadcast=True)``),
-then submits one task per block of queries; each task runs ``search.search``
-on its block against the whole table, within ``memory`` bytes per task.
+screen runs) to every worker ONCE (``Client.scatter(..., broadcast=True)``),
+then submits one task per block of queries; each task runs the per-query
+search (``per_query``) of its block against the whole table, following the
+plan the front door made (one worker thread per task, its screen and blocks).
 Results come back as tasks finish (``distributed.as_completed``) and are
 handed out in query order. Dask does the scheduling; nothing here decides
 which worker runs what.
 
 With ``row_shards=S`` the table's rows are cut into S runs of ids as well, and
 each task lists one block of queries against one run only: a partial top-k
-with ids mapped back to the table's. The partial lists of a block are merged
+with ids mapped back to the table's (each shard is a table of its own, planned
+on the worker within ``memory``). The partial lists of a block are merged
 by ``(-score, id)``, which is exact: every score is the float64 rescored
 score (``rescore``), bit for bit the one the whole-table search computes for
 that pair, so the merge ranks exactly what one search would. A query's own id
 is left out only by the shard that holds it; a shard with fewer than k
 candidate rows contributes what it has.
-
-``ClusterScan`` is the connection (one client, the scattered table) and
-``ClusterScan.blocks`` the generator of ``(start, stop, ids, scores)`` blocks
-in query order that ``measure.hubs`` (and any whole-vocabulary scan) reads;
-``cluster_blocks`` connects, yields them and closes.
 
 Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k;
 ``S`` row shards, ``n`` queries in a block.
@@ -33,19 +32,20 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ..errors import MissingExtraError, SchedulerError, ShapeError, SizeError
+from ...errors import MissingExtraError, SchedulerError, ShapeError, SizeError
 from .codes import RowCodes
-from .lengths import vector_norms
-from .precision import check_dot_range
-from .search import DEFAULT_MEMORY, METRICS, check_k, search
+from .defaults import DEFAULT_MEMORY
+from .per_query import search_queries
+from .plan import BlockPlan, plan_search
+from .torch_screen import resolve_device
 
-__all__ = ["ClusterScan", "check_address", "cluster_blocks", "DEFAULT_TIMEOUT", "merge_partial", "shard_bounds"]
+__all__ = ["ScatteredTable", "check_address", "DEFAULT_TIMEOUT", "merge_partial", "shard_bounds"]
 
 DEFAULT_TIMEOUT = 10.0  # seconds to wait for the scheduler to answer
 _BLOCKS_PER_WORKER = 4  # blocks of queries per worker thread, so that a slow worker holds up little
 
 
-class ClusterScan:
+class ScatteredTable:
     """A table scattered to a Dask cluster's workers, ready for exact neighbour searches.
 
     Parameters
@@ -56,11 +56,11 @@ class ClusterScan:
         ``close`` (or on leaving ``with``); a client passed in is never closed.
     W : np.ndarray, shape (V, D), floating
         The table; never changed. Sent to every worker once.
-    row_norms : np.ndarray, shape (V,), float64, optional
-        ``vector_norms(W)``; computed here if not given.
+    row_norms : np.ndarray, shape (V,), float64
+        ``vector_norms(W)``.
     codes : RowCodes, optional
-        The table's integer codes (``codes.encode_rows``), sent too, so that
-        workers whose CPU multiplies them fast run the integer screen.
+        The table's integer codes (``codes.encode_rows``), sent too, for the
+        plans whose screen is ``"int16"``.
     timeout : float
         Seconds to wait for the scheduler (default ``DEFAULT_TIMEOUT``).
 
@@ -75,13 +75,13 @@ class ClusterScan:
         If W is not 2-D or the lengths or codes are not those of W.
     """
 
-    def __init__(self, scheduler: Any, W: np.ndarray, *, row_norms: np.ndarray | None = None,
-                 codes: RowCodes | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, scheduler: Any, W: np.ndarray, *, row_norms: np.ndarray, codes: RowCodes | None = None,
+                 timeout: float = DEFAULT_TIMEOUT) -> None:
         distributed = _distributed()
         if np.ndim(W) != 2:
             raise ShapeError(f"the table must be (V, D), got shape {np.shape(W)}")
         self.V, self.D = W.shape
-        self.row_norms = vector_norms(W) if row_norms is None else np.asarray(row_norms)
+        self.row_norms = np.asarray(row_norms)
         if self.row_norms.shape != (self.V,):
             raise ShapeError(f"row_norms has shape {self.row_norms.shape}, expected ({self.V},)")
         if codes is not None and (codes.V, codes.D) != (self.V, self.D):
@@ -98,7 +98,7 @@ class ClusterScan:
             self.close()
             raise
 
-    def __enter__(self) -> "ClusterScan":
+    def __enter__(self) -> "ScatteredTable":
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -120,36 +120,41 @@ class ClusterScan:
         """Worker threads in the cluster now (at least 1)."""
         return max(1, sum(w["nthreads"] for w in self.client.scheduler_info()["workers"].values()))
 
-    def search(self, queries: np.ndarray, k: int, metric: str, **kwargs: Any) -> tuple[np.ndarray, np.ndarray]:
-        """The whole result of ``blocks``: ids (N, K) int64, scores (N, K) float64, as ``search.search``."""
-        queries = np.asarray(queries)
+    def search(self, queries: np.ndarray, k: int, metric: str, plan: BlockPlan,
+               **options: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The whole result of ``blocks``: ids (N, K) int64, scores (N, K) float64."""
         ids = np.empty((len(queries), k), dtype=np.int64)
         scores = np.empty((len(queries), k))
-        for start, stop, block_ids, block_scores in self.blocks(queries, k, metric, **kwargs):
+        for start, stop, block_ids, block_scores in self.blocks(queries, k, metric, plan, **options):
             ids[start:stop], scores[start:stop] = block_ids, block_scores
         return ids, scores
 
-    def blocks(self, queries: np.ndarray, k: int, metric: str, *, memory: int = DEFAULT_MEMORY,
-               block: int | None = None, row_shards: int = 1, screen: str = "auto", device: str | None = None,
+    def blocks(self, queries: np.ndarray, k: int, metric: str, plan: BlockPlan, *, memory: int = DEFAULT_MEMORY,
+               block: int | None = None, row_shards: int = 1, device: str | None = None,
                progress: Callable[[int], None] | None = None) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
         """Exact top-k of queries by id, computed by the cluster, in blocks in query order.
 
         Parameters
         ----------
-        queries : np.ndarray, shape (N,), int
-            Token ids; each query leaves out exactly its own id.
+        queries : np.ndarray, shape (N,), int64
+            Token ids, checked by the front door (``checks``); each query
+            leaves out exactly its own id.
         k : int
-            ``1 <= k <= V - 1``.
+            ``1 <= k <= V - 1``, checked.
         metric : {"cosine", "dot"}
+        plan : BlockPlan
+            The plan of these queries on one worker thread (``plan.plan_search``
+            with ``workers=1``), which each task follows on the whole table.
         memory : int
-            Working memory of each task (one per worker thread at a time), in bytes.
+            Working memory of each task of a row shard (planned on the worker
+            for its shard), in bytes.
         block : int, optional
             Queries per task; by default about N / (4 * worker threads), at most 1024.
         row_shards : int
             S runs of rows (``shard_bounds``); each task scans one, and its
             partial top-k are merged exactly (``merge_partial``). 1: whole table.
-        screen, device : as ``search.search``
-            Run on the workers; the result does not depend on them.
+        device : str, optional
+            A torch device name, resolved on each worker; ``plan`` is then the float screen's.
         progress : callable, optional
             Called with the number of queries in each block as it completes.
 
@@ -158,33 +163,32 @@ class ClusterScan:
         start, stop : int
             The block is ``queries[start:stop]``; blocks come in order and cover N.
         ids : np.ndarray, shape (stop - start, K), int64
-            Best first, equal scores by the smaller id (as ``search.search``).
+            Best first, equal scores by the smaller id.
         scores : np.ndarray, shape (stop - start, K), float64
 
         Raises
         ------
         ValueError
-            As ``search.search`` (checked here before any task is sent), and
-            for row_shards outside ``[1, V]`` or block < 1.
+            Once closed; ``SizeError`` for row_shards outside ``[1, V]`` or
+            block < 1, before any task is sent.
         """
         if self.client is None:
-            raise ValueError("this ClusterScan is closed")
-        queries = self._check(queries, k, metric, row_shards, block)
+            raise ValueError("this ScatteredTable is closed")
+        self._check(row_shards, block)
         N = len(queries)
         block = block or max(1, min(1024, -(-N // (_BLOCKS_PER_WORKER * self.threads))))
         starts = range(0, N, block)
         bounds = shard_bounds(self.V, row_shards)
-        options = dict(k=k, metric=metric, memory=memory, screen=screen, device=device)
         futures = {}  # future -> (block number, shard number)
         for b, start in enumerate(starts):
             ids = queries[start:start + block]
             for s, (r0, r1) in enumerate(bounds):
                 if row_shards == 1:
-                    future = self.client.submit(_block_task, self._W, self._norms, self._codes, ids, **options,
-                                                pure=False)
+                    future = self.client.submit(_block_task, self._W, self._norms, self._codes, ids, k=k,
+                                                metric=metric, plan=plan, device=device, pure=False)
                 else:
-                    future = self.client.submit(_shard_task, self._W, self._norms, ids, r0, r1, **options,
-                                                pure=False)
+                    future = self.client.submit(_shard_task, self._W, self._norms, ids, r0, r1, k=k, metric=metric,
+                                                memory=memory, device=device, pure=False)
                 futures[future] = (b, s)
         parts: dict[int, list] = {}  # block number -> its partial results by shard
         done: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -206,43 +210,14 @@ class ClusterScan:
             if futures:  # an error, or the caller stopped early: do not leave work running
                 self.client.cancel(list(futures))
 
-    def _check(self, queries: np.ndarray, k: int, metric: str, row_shards: int, block: int | None) -> np.ndarray:
-        """The checks ``search.search`` makes, here, before any task is sent."""
-        if metric not in METRICS:
-            raise ValueError(f"unknown metric {metric!r}: expected one of {', '.join(METRICS)}")
-        queries = np.asarray(queries)
-        if queries.ndim != 1 or (queries.size and not np.issubdtype(queries.dtype, np.integer)):
-            raise ShapeError(f"queries must be (N,) token ids, got shape {queries.shape} of {queries.dtype}")
-        queries = queries.astype(np.int64)
-        if queries.size and not 0 <= queries.min() <= queries.max() < self.V:
-            raise ShapeError(f"query ids must lie in [0, {self.V}), got {int(queries.min())} to {int(queries.max())}")
-        check_k(k, self.V - 1, "V-1 (the query itself is left out)")
+    def _check(self, row_shards: int, block: int | None) -> None:
+        """This room's own options, checked before any task is sent."""
         if isinstance(row_shards, bool) or not isinstance(row_shards, (int, np.integer)) or not 1 <= row_shards <= self.V:
             raise SizeError(f"row_shards={row_shards!r}: expected an int from 1 to V={self.V}",
                             parameter="row_shards", value=row_shards, expected=f"an int from 1 to V={self.V}")
         if block is not None and (isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1):
             raise SizeError(f"block={block!r}: expected an int >= 1", parameter="block", value=block,
                             expected="an int >= 1")
-        if not np.isfinite(self.row_norms).all():
-            raise ValueError(f"row {int(np.flatnonzero(~np.isfinite(self.row_norms))[0])} of the table contains "
-                             f"NaN or infinity")
-        if metric == "dot":
-            check_dot_range(self.row_norms[queries], self.row_norms, queries)
-        return queries
-
-
-def cluster_blocks(scheduler: Any, W: np.ndarray, queries: np.ndarray, k: int, metric: str, *,
-                   row_norms: np.ndarray | None = None, codes: RowCodes | None = None,
-                   timeout: float = DEFAULT_TIMEOUT, **options: Any) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
-    """``ClusterScan(scheduler, W, ...).blocks(queries, k, metric, **options)``, connected and closed here.
-
-    Yields ``(start, stop, ids (n, K) int64, scores (n, K) float64)`` in
-    query order, as ``ClusterScan.blocks``; the connection closes when the
-    generator ends or is closed. Use a ``ClusterScan`` directly to search
-    one scattered table more than once (both metrics, say).
-    """
-    with ClusterScan(scheduler, W, row_norms=row_norms, codes=codes, timeout=timeout) as scan:
-        yield from scan.blocks(queries, k, metric, **options)
 
 
 def shard_bounds(V: int, row_shards: int) -> list[tuple[int, int]]:
@@ -293,35 +268,39 @@ def merge_partial(parts: list[tuple[np.ndarray, np.ndarray]], k: int, V: int) ->
 # -- what runs on a worker -----------------------------------------------------------
 # Module-level functions, so that workers import them by name (embedlab is installed there).
 
-def _block_task(W, row_norms, codes, ids, *, k, metric, memory, screen, device):
-    """One block of queries (n,) ids against the whole table -> ids, scores (n, K)."""
-    return search(W, None, k, metric, exclude=ids, row_norms=row_norms, memory=memory, workers=1, codes=codes,
-                  screen=screen, device=device)
+def _block_task(W, row_norms, codes, ids, *, k, metric, plan, device):
+    """One block of queries (n,) ids against the whole table, as ``plan`` says -> ids, scores (n, K)."""
+    return search_queries(W, k, metric, plan, row_norms=row_norms, exclude=ids, codes=codes,
+                          device=None if device is None else resolve_device(device))
 
 
-def _shard_task(W, row_norms, ids, r0, r1, *, k, metric, memory, screen, device):
+def _shard_task(W, row_norms, ids, r0, r1, *, k, metric, memory, device):
     """One block of queries (n,) ids against rows [r0, r1) -> partial ids, scores (n, K), global ids.
 
     A query whose own id is in the shard leaves it out (at most v - 1 rows to
-    list); the others are searched by vector and leave nothing out. Scores
-    are the float64 rescored scores of ``search``: the same bits the
-    whole-table search computes for each pair. Slots past what the shard
-    holds get id V and score -inf.
+    list); the others are searched by vector and leave nothing out. Each is a
+    search of the shard as a table of its own, planned here within ``memory``
+    bytes on this worker thread, the float screen (the shard has no codes).
+    Scores are the float64 rescored scores: the same bits the whole-table
+    search computes for each pair. Slots past what the shard holds get id V
+    and score -inf.
     """
     V = len(W)
     shard, shard_norms = W[r0:r1], row_norms[r0:r1]  # views: (v, D), (v,)
+    torch_device = None if device is None else resolve_device(device)
     out_ids = np.full((len(ids), k), V, dtype=np.int64)
     out_scores = np.full((len(ids), k), -np.inf)
     inside = (ids >= r0) & (ids < r1)  # (n,)
-    options = dict(row_norms=shard_norms, memory=memory, workers=1, screen=screen, device=device)
     for mask, room in ((inside, r1 - r0 - 1), (~inside, r1 - r0)):
         k_s = min(k, room)
         if k_s < 1 or not mask.any():
             continue
-        if mask is inside:
-            got, sc = search(shard, None, k_s, metric, exclude=ids[mask] - r0, **options)
-        else:
-            got, sc = search(shard, W[ids[mask]], k_s, metric, **options)  # (m, D) query rows gathered
+        by_id = mask is inside
+        query = dict(exclude=ids[mask] - r0) if by_id else dict(vectors=np.asarray(W[ids[mask]], dtype=np.float64))
+        q_norms = row_norms[ids[mask]]  # (m,) the queries are rows of the table
+        plan = plan_search(r1 - r0, W.shape[1], k_s, metric, memory, q_norms=q_norms, row_norms=shard_norms,
+                           table_dtype=W.dtype, by_id=by_id, screen="float")
+        got, sc = search_queries(shard, k_s, metric, plan, row_norms=shard_norms, device=torch_device, **query)
         out_ids[mask, :k_s], out_scores[mask, :k_s] = got + r0, sc
     return out_ids, out_scores
 

@@ -6,7 +6,7 @@ query block i against row block j are those of query block j against row
 block i, transposed. ``self_join`` cuts the rows into blocks of b and, for
 each pair ``j >= i``, computes ``S_ij = W_i @ W_j.T  # (b, b)`` once, then feeds
 both sides: ``S_ij`` to the queries of block i, ``S_ij.T`` to those of block j.
-That is half the products of ``search(W, None, k, metric, exclude=arange(V))``.
+That is half the products of the per-query search of every id (``per_query``).
 
 Query blocks run in order. By step i, block i's queries have seen rows of the
 blocks before it (through the transposes of steps 0 .. i-1) and at step i see
@@ -15,14 +15,17 @@ those from i on: their pools are complete, so they are rescored and handed out
 candidates for each of the V queries, are the price of the halving: O(V K),
 counted in the plan (``plan.plan_self_join``).
 
-The rest is ``search``'s float screen, unchanged (``scan``): each query's bar
+The rest is the float screen's way, unchanged (``float_screen``): each query's bar
 starts at the k-th best of a sample of rows, less 2 eps (``precision.margin``),
 rises with its pool's k-th best, and only block entries at or above it are
 pooled (``pool.CandidatePool``); the pooled candidates are rescored in float64
 as the reference scores them (``rescore``). So the lists are identical, id for
-id and score for score, to ``search``'s; a zero row lists the smallest ids.
+id and score for score, to the per-query search's; a zero row lists the smallest ids.
 
-Why the float GEMM and not the integer screen (``coded_scan``): the compiled
+One of the ways behind the front door's "every row's k nearest"
+(``search.Search.every_row``; ``every_row`` says when it is taken).
+
+Why the float GEMM and not the integer screen (``int16_screen``): the compiled
 integer kernel applies each query's bar as it scores and never writes a score
 matrix, so it has no ``S_ij`` to hand to the other side; the GEMM does.
 (benchmarks/README.md has the measured comparison.)
@@ -37,30 +40,20 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .lengths import inverse_norms, vector_norms
-from .plan import PairPlan, plan_self_join
+from ..lengths import inverse_norms
+from .plan import PairPlan
 from .pool import CandidatePool
-from .precision import check_dot_range, gemm_dtype, longest_other, margin
+from .precision import longest_other, margin
 from .rescore import Rescorer
-from .search import DEFAULT_MEMORY, METRICS, check_k
-from .threads import block_runner, worker_count
+from .threads import block_runner
 
 __all__ = ["self_join", "ListBlock"]
 
 ListBlock = tuple[int, int, np.ndarray, np.ndarray]  # start, stop, ids (n, K) int64, scores (n, K) float64
 
 
-def self_join(
-    W: np.ndarray,
-    k: int,
-    metric: str,
-    *,
-    row_norms: np.ndarray | None = None,
-    memory: int = DEFAULT_MEMORY,
-    workers: int | None = None,
-    block: int | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> Iterator[ListBlock]:
+def self_join(W: np.ndarray, k: int, metric: str, plan: PairPlan, *, row_norms: np.ndarray,
+              progress: Callable[[int], None] | None = None) -> Iterator[ListBlock]:
     """The exact top-k of every row of W among the other rows, a block of queries at a time, in order.
 
     Parameters
@@ -70,16 +63,13 @@ def self_join(
     k : int
         Neighbours per row, ``1 <= k <= V - 1``; each row leaves out its own id.
     metric : {"cosine", "dot"}
-    row_norms : np.ndarray, shape (V,), float64, optional
-        ``vector_norms(W)``; computed if not given.
-    memory : int
-        Working memory budget in bytes, the O(V K) pools included
-        (``plan.plan_self_join``); the blocks handed out are not counted.
-    workers : int, optional
-        Threads scoring block pairs at once (``threads.worker_count``); the
-        result does not depend on it.
-    block : int, optional
-        Rows per block, instead of the plan's; the result does not depend on it.
+    plan : PairPlan
+        Block size, workers and GEMM dtype, within a memory budget
+        (``plan.plan_self_join``), the O(V K) pools included; the front door
+        makes it once per metric. The result does not depend on it.
+    row_norms : np.ndarray, shape (V,), float64
+        ``vector_norms(W)``, checked as the front door checks queries by id
+        (``checks.check_queries``).
     progress : callable, optional
         Called with the number of rows whose lists are done, after each block.
 
@@ -88,42 +78,19 @@ def self_join(
     start, stop : int
         The block's rows, ``[start, stop)``, in order from 0 to V.
     ids : np.ndarray, shape (stop - start, K), int64
-        Best first, equal scores by the smaller id: row for row what
-        ``search(W, None, k, metric, exclude=np.arange(V))`` returns.
+        Best first, equal scores by the smaller id: row for row what the
+        per-query search of every id returns (``per_query.search_queries``).
     scores : np.ndarray, shape (stop - start, K), float64
-        As ``search`` scores them.
+        As the per-query search scores them.
 
-    Raises
-    ------
-    ValueError
-        As ``search`` for the same table (k, metric, NaN or infinity, lengths
-        float64 cannot rank); ``SizeError`` for a budget below the pools and one block.
-
+    >>> from embedlab.engine.neighbors.plan import plan_self_join
     >>> W = np.array([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]])
-    >>> [ids.tolist() for _, _, ids, _ in self_join(W, 2, "dot")]
+    >>> plan = plan_self_join(3, 2, 2, 8, 2**20)
+    >>> [ids.tolist() for _, _, ids, _ in self_join(W, 2, "dot", plan, row_norms=np.linalg.norm(W, axis=1))]
     [[[1, 2], [0, 2], [1, 0]]]
     """
-    if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r}: expected one of {', '.join(METRICS)}")
-    V, D = W.shape
-    check_k(k, V - 1, "V-1 (the query itself is left out)")
-    row_norms = vector_norms(W) if row_norms is None else row_norms
-    _check_lengths(row_norms, metric)
-    dtype = gemm_dtype(W.dtype, metric, row_norms, row_norms)
-    plan = plan_self_join(V, D, k, np.dtype(dtype).itemsize, memory, workers=worker_count(workers), block=block)
+    dtype = np.float32 if plan.itemsize == 4 else np.float64
     return _SelfJoin(W, k, metric, row_norms, dtype, plan).run(progress)
-
-
-def _check_lengths(row_norms: np.ndarray, metric: str) -> None:
-    """``search``'s checks of the rows as queries: finite, not subnormal, dot products float64 can rank."""
-    if not np.isfinite(row_norms).all():
-        raise ValueError(f"row {int(np.flatnonzero(~np.isfinite(row_norms))[0])} of the table contains NaN or infinity")
-    short = np.flatnonzero((row_norms > 0) & (row_norms < np.finfo(np.float64).tiny))
-    if short.size:
-        raise ValueError(f"query vector {int(short[0])} is too short for float64: its length "
-                         f"{row_norms[short[0]]:.3g} is subnormal, too imprecise to divide by")
-    if metric == "dot":
-        check_dot_range(row_norms, row_norms, np.arange(len(row_norms)))
 
 
 class _SelfJoin:
@@ -167,7 +134,7 @@ class _SelfJoin:
     def _first_bars(self) -> np.ndarray:
         """Each query's k-th best GEMM score among rows spread over the table, less 2 eps: (V,).
 
-        As ``scan._Scan._first_bar`` sets it (the query's own row left out);
+        As ``float_screen.FloatScreen._first_bar`` sets it (the query's own row left out);
         a zero row gets +inf: its list is known (``_lists``) and nothing is pooled for it.
         """
         V, k = len(self.W), self.k
@@ -233,7 +200,7 @@ class _SelfJoin:
             self.pool.add(qi, ids, approx.astype(np.float64), self.eps, self._settle)
 
     def _settle(self, q: int, cand: np.ndarray) -> np.ndarray:
-        """The exact top-k ids of query q's candidates (c,), taken in chunks (as ``scan._Scan._settle``)."""
+        """The exact top-k ids of query q's candidates (c,), taken in chunks (as ``float_screen.FloatScreen._settle``)."""
         rescorer = self._rescorer(q, q + 1)
         top = cand[:0]
         step = max(1, self.plan.rescore - self.k)

@@ -1,6 +1,10 @@
 """The memory plan of a neighbour search: block sizes and workers that fit a budget.
 
-``search`` cuts its work into blocks of queries (n) x blocks of vocabulary rows
+The front door (``search.Search``) plans each search once, here, and the
+rooms that run it follow the plan they are given: ``per_query`` (and each
+task of ``cluster``) a ``BlockPlan``, ``self_join`` a ``PairPlan``.
+
+The per-query search cuts its work into blocks of queries (n) x blocks of vocabulary rows
 (v), runs blocks of queries on ``workers`` threads, and pools and rescores
 candidates a batch at a time. ``plan_search`` picks those sizes so that
 everything the search allocates stays under ``memory`` bytes, counting each
@@ -8,7 +12,7 @@ part in bytes: the arrays whose size follows V or N and that the search holds
 once (``fixed_bytes``: lengths, inverse lengths, the integer screen's per-row
 terms, the checks' masks), and each worker's blocks and buffers
 (``plan_bytes``). Not counted: the outputs (N, K), and the table and its
-codes, which are the table's resident cost (``resident.ResidentCost``).
+codes, which are the table's resident cost (``footprint.ResidentCost``).
 
 Each count is an upper bound of what the code allocates at a time (the
 tests trace the search's allocations and compare); the smallest budget that
@@ -24,10 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import BudgetError
+from ...errors import BudgetError
 from .capability import choose_screen
 from .codes import TILE, codes_fit
-from .lengths import norms_bytes
+from ..lengths import norms_bytes
 from .pool import pool_slots
 from .precision import CHECK_CHUNK, gemm_dtype
 
@@ -51,7 +55,7 @@ _OBJECTS = 8 * 2**10
 
 @dataclass(frozen=True)
 class BlockPlan:
-    """How ``search`` cuts its work to stay within a memory budget.
+    """How the per-query search (``per_query``) cuts its work to stay within a memory budget.
 
     Attributes
     ----------
@@ -93,7 +97,7 @@ class BlockPlan:
 def plan_search(V: int, D: int, k: int, metric: str, memory: int, *, q_norms: np.ndarray, row_norms: np.ndarray,
                 table_dtype: np.dtype, by_id: bool, norms_given: bool = True, codes_given: bool = False,
                 screen: str = "auto", workers: int = 1) -> BlockPlan:
-    """The plan of one ``search``: its screen, GEMM dtype and blocks, within ``memory`` bytes.
+    """The plan of one per-query search: its screen, GEMM dtype and blocks, within ``memory`` bytes.
 
     The screen is ``capability.choose_screen``'s; where ``screen="auto"``
     picked the integer screen and its per-row terms do not fit the budget,
@@ -148,7 +152,7 @@ def plan_search(V: int, D: int, k: int, metric: str, memory: int, *, q_norms: np
 
 def plan_blocks(V: int, D: int, k: int, itemsize: int, memory: int, *, n_queries: int | None = None,
                 workers: int = 1, fixed: int = 0, screen: str = "float") -> BlockPlan:
-    """Block sizes for ``search`` whose working memory fits in ``memory`` bytes.
+    """Block sizes for the per-query search whose working memory fits in ``memory`` bytes.
 
     Starts from 1024 queries (fewer, so that every worker gets a block) x
     8192 rows, and halves whichever part needs the most memory until
@@ -239,7 +243,7 @@ def plan_bytes(n: int, v: int, D: int, k: int, itemsize: int, batch: int, rescor
     both make some Python objects (``objects``).
     """
     if screen == "int16":
-        C = 2 * k + 64  # candidate slots (coded_scan)
+        C = 2 * k + 64  # candidate slots (int16_screen)
         return {
             "block": v * (4 * -(-D // 2) * 2 + 160),  # the sample's codes, tiles, ids and terms
             "queries": n * (D * (33 + 48) + C * 72 + k * 48 + 512),  # copies, codes, slots, results
@@ -279,6 +283,8 @@ class PairPlan:
     pools : int
         Of ``bytes``, what stays for the whole scan: every query's candidate
         pool, bar and margin, waiting survivors, and the rows' inverse lengths, O(V K).
+    itemsize : int
+        Bytes per GEMM score: 4 (float32) or 8 (float64).
     """
 
     block: int
@@ -287,6 +293,7 @@ class PairPlan:
     workers: int
     bytes: int
     pools: int
+    itemsize: int = 4
 
 
 _PREFERRED_PAIR_BLOCK = 2048  # a 2048 x 2048 float32 score block is 16 MiB (measured: larger gained nothing)
@@ -344,7 +351,8 @@ def plan_self_join(V: int, D: int, k: int, itemsize: int, memory: int, *, worker
         }
         need = pools + sum(parts.values())
         if need <= memory:
-            return PairPlan(block=b, batch=batch, rescore=rescore, workers=w, bytes=need, pools=pools)
+            return PairPlan(block=b, batch=batch, rescore=rescore, workers=w, bytes=need, pools=pools,
+                            itemsize=itemsize)
         largest = max(parts, key=parts.get)
         if largest == "rescore" and rescore > 1:
             rescore //= 2
@@ -367,7 +375,7 @@ def plan_self_join(V: int, D: int, k: int, itemsize: int, memory: int, *, worker
 
 def fixed_bytes(V: int, N: int, D: int, metric: str, *, screen: str, by_id: bool, norms_given: bool = True,
                 codes_given: bool = True, table_itemsize: int = 4) -> dict[str, int]:
-    """Bytes ``search`` holds once, whatever its blocks, by part: each an upper bound of its arrays.
+    """Bytes the per-query search holds once, whatever its blocks, by part: each an upper bound of its arrays.
 
     ``row norms`` (V,) float64 where the search measures them, with the
     block ``vector_norms`` widens; ``query norms`` (N,) and the masks that

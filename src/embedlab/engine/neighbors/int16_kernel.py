@@ -33,7 +33,7 @@ SLACK = 2.0**-46
 
 @njit(nogil=True, cache=True)
 def screen_rows(codes, alpha, beta, top, own, floor, tiles, ids, a, b, c, extremes, heap, cand_ids, cand_up, counts,
-                collect, start):  # pragma: no cover - compiled; exercised through coded_scan
+                collect, start):  # pragma: no cover - compiled; exercised through int16_screen
     """Screen one block of rows for m4 queries; returns -1 when done, or the tile where it stopped.
 
     codes (m4, 2 D2) int16: the queries' codes; alpha, beta, top, floor

@@ -1,8 +1,9 @@
 """Where blocks of queries run: in this thread, or on worker threads with a one-thread GEMM each.
 
-``worker_count`` resolves the ``workers`` argument of ``search`` (one per
+``worker_count`` resolves the front door's ``workers`` argument (``search.Search``; one per
 available core by default, or 1 without ``threadpoolctl``); ``block_runner``
-is the ``map`` that runs a function over blocks of queries on them. The
+is the ``map`` that runs a function over blocks of queries (``per_query``) or
+block pairs (``self_join``) on them. The
 result never depends on the number of workers.
 """
 

@@ -1,7 +1,13 @@
 """Which screen a neighbour search runs: integer codes where this CPU multiplies them fast, the float GEMM otherwise.
 
+The room of the wing that decides, for the front door (``search.Search``),
+between the screens beside it: ``float_screen`` (the float GEMM),
+``int16_screen`` (integer codes) and ``torch_screen`` (a device, asked for by
+name). It also says when a table's integer codes are worth building
+(``builds_codes``, ``int16_runs``); the codes themselves are ``codes``'.
+
 The exact answer never depends on the screen; the time does. The integer
-screen (``coded_scan``) multiplies int16 pairs with ``vpmaddwd``, twice the
+screen (``int16_screen``) multiplies int16 pairs with ``vpmaddwd``, twice the
 multiply-adds per instruction of a float32 FMA, on any CPU with AVX2; where
 AVX2 is missing it would still be exact but slower than the BLAS GEMM, so
 ``"auto"`` keeps the float screen there. (On a CPU with AVX-VNNI or
@@ -15,12 +21,18 @@ from __future__ import annotations
 import functools
 import importlib.util
 
-from ..errors import ChoiceError, MissingExtraError
-from .codes import HIGH, LOW
+from ...errors import ChoiceError, MissingExtraError
+import numpy as np
 
-__all__ = ["SCREENS", "cpu_flags", "fast_int16", "choose_screen", "describe"]
+from .codes import HIGH, LOW, codes_fit
+
+__all__ = ["SCREENS", "CODED_QUERIES", "cpu_flags", "fast_int16", "choose_screen", "builds_codes", "int16_runs",
+           "describe"]
 
 SCREENS = ("auto", "int16", "float")
+# Queries from which a search builds the table's integer codes (``EmbeddingTable.codes``): building them
+# costs about one search of 1,000 queries, which the integer screen wins back over a few thousand.
+CODED_QUERIES = 2048
 
 
 @functools.lru_cache(maxsize=1)
@@ -96,3 +108,21 @@ def choose_screen(screen: str, *, codes_given: bool, fits: bool) -> str:
             raise MissingExtraError.for_module("numba", "integer screens", ("models",))
         return "int16"
     return "int16" if codes_given and fits and fast_int16() else "float"
+
+
+def builds_codes(n_queries: int) -> bool:
+    """Whether a search of ``n_queries`` queries builds the table's codes: enough queries, and a CPU that multiplies them fast.
+
+    >>> builds_codes(10)
+    False
+    """
+    return n_queries >= CODED_QUERIES and fast_int16()
+
+
+def int16_runs(row_norms: np.ndarray) -> bool:
+    """Whether the integer screen runs with the rows (V,) as queries, given the table's codes (every row's k nearest).
+
+    >>> int16_runs(np.array([1e20, 1.0]))  # a length the codes' bound does not certify
+    False
+    """
+    return choose_screen("auto", codes_given=True, fits=codes_fit(row_norms, row_norms)) == "int16"

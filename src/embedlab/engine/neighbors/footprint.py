@@ -10,18 +10,20 @@ Two kinds of memory, kept apart in name and in the ``--memory`` budget:
   budget (``plan.plan_search``: lengths, inverse lengths, per-row terms of
   the bound, blocks). The outputs (N, K) are neither: they are the result.
 
+The front door (``search.Search.memory``) reports both for a measurement's
+results (their ``memory`` field), from the plans it made.
+
 Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any
 
-from ..errors import BudgetError
 from .plan import BlockPlan
 
-__all__ = ["ResidentCost", "SearchMemory", "search_memory", "metric_plans"]
+__all__ = ["ResidentCost", "SearchMemory", "search_memory"]
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ def search_memory(budget: int, plans: dict[str, BlockPlan], n_queries: int, k: i
                   resident: ResidentCost) -> SearchMemory:
     """A ``SearchMemory`` from the plans of one measurement's searches (one per metric).
 
-    >>> from embedlab.engine.plan import plan_blocks
+    >>> from embedlab.engine.neighbors.plan import plan_blocks
     >>> plan = plan_blocks(100, 8, 5, 4, 2**20, n_queries=3)
     >>> m = search_memory(2**20, {"dot": plan}, 3, 5, ResidentCost(3200, 0, 800, 0, False))
     >>> m.outputs, m.plans["dot"]["screen"], m.resident["total"]
@@ -99,24 +101,3 @@ def search_memory(budget: int, plans: dict[str, BlockPlan], n_queries: int, k: i
     described = {metric: {"bytes": p.bytes, "fixed": p.fixed, "screen": p.screen, "queries": p.queries,
                           "rows": p.rows, "workers": p.workers} for metric, p in plans.items()}
     return SearchMemory(budget=budget, plans=described, outputs=n_queries * k * 16, resident=resident.to_dict())
-
-
-def metric_plans(table: Any, k: int, metrics: Sequence[str], memory: int, **queries: Any) -> dict[str, BlockPlan]:
-    """Each metric's plan of one measurement's searches (``EmbeddingTable.plan``; ``queries``: ``ids=`` or ``vectors=``).
-
-    Raises
-    ------
-    BudgetError
-        (a ``ValueError``) where the budget is too small for any of them,
-        naming the largest of their minimums: the smallest budget in which
-        every one of the searches fits.
-    """
-    plans, refused = {}, []
-    for metric in metrics:
-        try:
-            plans[metric] = table.plan(k, metric, memory=memory, **queries)
-        except BudgetError as exc:
-            refused.append(exc)
-    if refused:
-        raise max(refused, key=lambda exc: exc.minimum)
-    return plans

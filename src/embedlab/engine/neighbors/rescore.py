@@ -1,6 +1,6 @@
 """The exact rescoring of a neighbour search: candidates scored in float64 as the reference scores them.
 
-Every screen (the float GEMM of ``scan``, the integer codes of ``coded_scan``)
+Every screen (the float GEMM of ``float_screen`` and ``torch_screen``, the integer codes of ``int16_screen``)
 ends here: its candidates are scored again in float64 (``dot``, or
 ``dot / (|q| * |w|)`` clipped to [-1, 1]) and ordered by ``(-score, id)``.
 Identical rows get bit-identical scores, so exact ties are ordered by id.
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .lengths import SQUARES_HIGH, SQUARES_LOW
+from ..lengths import SQUARES_HIGH, SQUARES_LOW
 
 __all__ = ["Rescorer"]
 

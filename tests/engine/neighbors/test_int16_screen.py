@@ -1,4 +1,4 @@
-"""The integer screen (engine.codes, coded_scan, screen_kernel) against a float64 full sort and today's search.
+"""The integer screen (engine.neighbors: codes, int16_screen, int16_kernel) against a float64 full sort and the float screen.
 
 Expected lists come from a float64 full sort written here (every score, then
 ``np.lexsort`` by (-score, id)) on tables whose scores float64 holds exactly
@@ -16,13 +16,13 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from embedlab import embed
-from embedlab.engine import capability, coded_scan
-from embedlab.engine.codes import code_limit, encode_queries, encode_rows, row_terms
 from embedlab.engine.lengths import vector_norms
-from embedlab.engine.search import search
+from embedlab.engine.neighbors import capability, int16_screen
+from embedlab.engine.neighbors.codes import code_limit, encode_queries, encode_rows, row_terms
 from embedlab.engine.table import EmbeddingTable
 from embedlab.errors import ChoiceError, ShapeError
 from full_sort import full_sort
+from searching import search
 
 pytest.importorskip("numba")
 
@@ -238,14 +238,14 @@ def test_auto_falls_back_to_the_float_screen_without_the_fast_kernel(monkeypatch
     W = rng.standard_normal((500, 8)).astype(np.float32)
     codes = encode_rows(W)
     calls = []
-    real = coded_scan.CodedScan
+    real = int16_screen.Int16Screen
 
     def spy(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(coded_scan, "CodedScan", spy)
-    monkeypatch.setattr("embedlab.engine.scan.CodedScan", spy)
+    monkeypatch.setattr(int16_screen, "Int16Screen", spy)
+    monkeypatch.setattr("embedlab.engine.neighbors.dispatch.Int16Screen", spy)
     want = search(W, None, 5, "cosine", exclude=np.arange(70), screen="float")
     monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset({"sse2", "fma"}))  # no AVX2
     assert not capability.fast_int16() and capability.describe().startswith("float")
@@ -262,15 +262,14 @@ def test_a_table_builds_its_codes_for_many_queries_where_the_kernel_is_fast(monk
     W = np.random.default_rng(1).standard_normal((300, 6))
     table = EmbeddingTable(W)
     monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset())
-    monkeypatch.setattr("embedlab.engine.table.fast_int16", capability.fast_int16)
-    monkeypatch.setattr("embedlab.engine.table.CODED_QUERIES", 64)
+    monkeypatch.setattr(capability, "CODED_QUERIES", 64)
     table.nearest(np.arange(100), 3, "dot")
-    assert table._codes is None  # no fast kernel: no codes built
+    assert table.resident().codes == 0  # no fast kernel: no codes built
     monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset({"avx2"}))
     table.nearest(np.arange(10), 3, "dot")
-    assert table._codes is None  # too few queries to pay for them
+    assert table.resident().codes == 0  # too few queries to pay for them
     got = table.nearest(np.arange(100), 3, "dot")
-    assert table.codes() is table._codes and table.codes().nbytes > 0
+    assert table.resident().codes == table.codes().nbytes > 0
     assert got.ids.tolist() == [embed.nearest_by_dot(W.tolist(), q, 3) for q in range(100)]
 
 

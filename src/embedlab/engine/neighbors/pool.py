@@ -3,7 +3,7 @@
 Each query keeps its best candidates by GEMM score, at most ``pool_slots(k)``;
 a candidate more than 2 eps below the k-th best (eps from ``precision.margin``)
 is beaten by k others in exact scores too and is dropped for good. More
-near-ties than slots are settled exactly, in float64, by the scan.
+near-ties than slots are settled exactly, in float64, by the screen.
 
 Glossary: ``K`` top-k; ``m`` queries in a block; ``P`` slots per query.
 """

@@ -1,74 +1,63 @@
-"""The exact scan of one block of queries: screen, filter and rescore (steps 1-3 of ``search``).
+"""The float screen: a GEMM scores a block of queries against every block of rows; survivors are rescored.
 
-``search_block`` takes a block of queries (n, D) to its exact top-k: a zero
-query lists the smallest ids; the others are screened by a GEMM against every
-block of rows, filtered against a bar into a ``CandidatePool``, and the pooled
-candidates rescored in float64 as the reference scores them.
+``FloatScreen`` takes nonzero queries (m, D) to their exact top-k, in the
+three steps the front door's search makes for each block of queries
+(``dispatch.search_block`` sends a block here, to ``int16_screen`` or to
+``torch_screen``):
 
-Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k; ``n`` queries
-in a block, ``m`` of them nonzero, ``v`` rows in a block.
+1. *Screen.* A GEMM in the plan's dtype (``precision.gemm_dtype``) scores the
+   queries against one block of rows at a time: ``S = Q_blk @ W_blk.T  # (m, v)``.
+2. *Filter.* Each query keeps a small pool of candidates (``pool``) and the
+   k-th best GEMM score among them. Rounding moves a GEMM score by at most
+   ``eps`` (``precision.margin``), so an entry more than ``2 * eps`` below that
+   k-th best is beaten by k others in exact scores too: only the entries of
+   ``S`` at or above the bar are looked at again.
+3. *Rescore.* The pooled candidates are scored again in float64 as the
+   reference scores them and ordered by ``(-score, id)`` (``rescore``).
+
+``torch_screen.TorchScreen`` replaces steps 1-2 (``_first_bar``, ``_scan``)
+with torch on a device; step 3 is shared.
+
+Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k; ``m`` nonzero
+queries in a block, ``v`` rows in a block.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from .coded_scan import CodedScan, CodedTable
-from .lengths import vector_norms
 from .plan import BlockPlan
 from .pool import CandidatePool
 from .precision import longest_other, margin
 from .rescore import Rescorer
 
-__all__ = ["search_block", "FloatScan"]
+__all__ = ["FloatScreen"]
 
 
-def search_block(W, Q, k, metric, exclude, row_norms, inv_norms, dtype, plan,
-                 coded: CodedTable | None = None, device: Any = None) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k of one block of queries Q (n, D) -> ids (n, K) int64, scores (n, K) float64.
-
-    The arguments are those ``search`` has checked and prepared: the table W
-    (V, D), ``exclude`` (n,) ids or None, ``row_norms`` (V,) float64,
-    ``inv_norms`` (V,) for cosine or None, the GEMM's ``dtype``, the
-    ``BlockPlan``, and the table's codes where the integer screen runs
-    (``coded_scan``), or a torch device where the GEMM and the filter run
-    with torch (``torch_screen``); the float GEMM screen otherwise. Raises ``ValueError``
-    for a query with NaN or infinity.
-    """
-    q64 = np.asarray(Q, dtype=np.float64)  # (n, D) the queries as the rescoring sees them
-    if not np.isfinite(q64).all():
-        raise ValueError("query vectors contain NaN or infinity")
-    q_norms = vector_norms(q64)  # (n,)
-    ids = np.empty((len(q64), k), dtype=np.int64)
-    scores = np.zeros((len(q64), k))
-    # A zero query scores exactly 0.0 against every row: its list is the
-    # smallest ids, and it takes no part in the scan.
-    for i in np.flatnonzero(q_norms == 0):
-        first = np.arange(k + 1)  # one spare for the left-out id
-        ids[i] = (first if exclude is None else first[first != exclude[i]])[:k]
-    live = np.flatnonzero(q_norms > 0)  # (m,)
-    if live.size:
-        own = None if exclude is None else exclude[live]
-        if coded is not None:
-            scan = CodedScan(W, q64[live], q_norms[live], own, k, metric, row_norms, coded)
-        elif device is not None:
-            from .torch_screen import TorchScan  # torch only where a device was asked for
-
-            scan = TorchScan(W, q64[live], q_norms[live], own, k, metric, row_norms, inv_norms, dtype, device=device)
-        else:
-            scan = FloatScan(W, q64[live], q_norms[live], own, k, metric, row_norms, inv_norms, dtype)
-        ids[live], scores[live] = scan.run(plan)
-    return ids, scores + 0.0  # + 0.0 turns -0.0 into 0.0
-
-
-class FloatScan:
-    """Nonzero queries (m, D) scanned against every row of the table (steps 1-3).
+class FloatScreen:
+    """Nonzero queries (m, D) screened with a GEMM against every row of the table, then rescored (steps 1-3).
 
     ``run(plan)`` returns ids (m, K) int64 and scores (m, K) float64. The
-    screen (``_first_bar``, ``_scan``) is what ``torch_screen.TorchScan``
+    screen (``_first_bar``, ``_scan``) is what ``torch_screen.TorchScreen``
     replaces; the rescoring (``run``, ``_settle``) is shared.
+
+    Parameters
+    ----------
+    W : np.ndarray, shape (V, D), floating
+        The table.
+    q64 : np.ndarray, shape (m, D), float64
+        The nonzero queries.
+    q_norms : np.ndarray, shape (m,), float64
+        Their lengths (all > 0).
+    exclude : np.ndarray, shape (m,), int64, or None
+        Each query's own id, never listed.
+    k : int
+    metric : {"cosine", "dot"}
+    row_norms : np.ndarray, shape (V,), float64
+    inv_norms : np.ndarray, shape (V,), float64, or None
+        ``1 / row_norms`` (0 for a zero row) for cosine; None for dot.
+    dtype : type
+        The GEMM's dtype, ``np.float32`` or ``np.float64`` (the plan's ``itemsize``).
     """
 
     def __init__(self, W, q64, q_norms, exclude, k, metric, row_norms, inv_norms, dtype):

@@ -1,9 +1,13 @@
-"""The integer screen of one block of queries: certified bounds from integer codes, then an exact rescoring.
+"""The integer screen: certified bounds from int16 codes find each query's candidates, then an exact rescoring.
 
-``CodedScan`` is the other way to steps 1-3 of ``search`` (``scan`` is the
-float GEMM way), with the same answer:
+``Int16Screen`` is a peer of ``float_screen.FloatScreen`` (the float GEMM way
+to the same three steps) and of ``torch_screen``, with the same answer;
+``dispatch.search_block`` sends it a block of queries where the plan says
+``screen="int16"`` (``capability`` chooses). Its neighbours: ``codes`` (the
+codes and their bound), ``int16_kernel`` (the compiled kernel) and
+``rescore`` (step 3).
 
-1. *First bar.* The compiled kernel (``screen_kernel``) bounds the scores of
+1. *First bar.* The compiled kernel (``int16_kernel``) bounds the scores of
    rows spread over the table (``plan.sample``), and each query's k-th best
    lower bound among them becomes its first bar.
 2. *Screen.* The kernel scores every row from its integer codes, a block of
@@ -22,8 +26,9 @@ each), its codes (2 D bytes) and their encoding temporaries; per worker, the
 sample of rows that sets the first bar; no score block at all
 (``plan.plan_bytes`` counts them for ``screen="int16"``). The table's codes
 are its resident cost (``EmbeddingTable.codes``), outside the budget; the
-per-row terms of the bound (24 bytes a row, and their tile extremes) are
-made once per search and counted in it (``plan.fixed_bytes``).
+per-row terms of the bound (24 bytes a row, and their tile extremes,
+``Int16Table``) are made once per search and metric and counted in it
+(``plan.fixed_bytes``).
 
 Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k; ``m`` queries
 in the block, ``m4`` that rounded up to 4, ``C`` candidate slots per query.
@@ -39,13 +44,13 @@ from .codes import TILE, RowCodes, encode_queries, row_terms, tile_terms
 from .plan import BlockPlan
 from .rescore import Rescorer
 
-__all__ = ["CodedTable", "CodedScan", "BLOCK_BYTES"]
+__all__ = ["Int16Table", "Int16Screen", "BLOCK_BYTES"]
 
 BLOCK_BYTES = 192 * 2**10  # codes of one block of rows: fits the L2 cache of a core (512 KiB on Zen 3)
 
 
 @dataclass(frozen=True)
-class CodedTable:
+class Int16Table:
     """A table's codes with the per-row terms of one metric's bound.
 
     Attributes
@@ -63,16 +68,17 @@ class CodedTable:
     extremes: np.ndarray
 
     @classmethod
-    def build(cls, codes: RowCodes, row_norms: np.ndarray, metric: str) -> "CodedTable":
+    def build(cls, codes: RowCodes, row_norms: np.ndarray, metric: str) -> "Int16Table":
+        """The codes with one metric's per-row terms (``codes.row_terms``) and their tile extremes."""
         terms = row_terms(codes, row_norms, metric)  # (3, T * 16)
         return cls(codes, terms, tile_terms(terms))
 
 
-class CodedScan:
+class Int16Screen:
     """Nonzero queries (m, D) screened with integer codes against every row (steps 1-3)."""
 
-    def __init__(self, W, q64, q_norms, exclude, k, metric, row_norms, table: CodedTable) -> None:
-        from .screen_kernel import screen_rows  # numba: imported only when this screen runs
+    def __init__(self, W, q64, q_norms, exclude, k, metric, row_norms, table: Int16Table) -> None:
+        from .int16_kernel import screen_rows  # numba: imported only when this screen runs
 
         self.screen_rows = screen_rows
         self.k, self.metric, self.table = k, metric, table
@@ -154,7 +160,7 @@ class CodedScan:
         return cand_ids, cand_up, counts, heap
 
     def _kernel(self, floor, tiles, ids, terms, extremes, heap, cand_ids, cand_up, counts, *, collect, start) -> int:
-        """One call of ``screen_kernel.screen_rows``; each row of terms (3, b) is passed as a contiguous (b,) array."""
+        """One call of ``int16_kernel.screen_rows``; each row of terms (3, b) is passed as a contiguous (b,) array."""
         q = self.queries
         return self.screen_rows(q.codes, q.alpha, q.beta, q.top, self.own, floor, tiles, ids, *terms, extremes,
                                 heap, cand_ids, cand_up, counts, collect, start)
@@ -180,7 +186,7 @@ class CodedScan:
         return np.stack([x - wide, x + wide], axis=1)
 
     def _bar(self, heap_root: np.ndarray, floor: np.ndarray) -> np.ndarray:
-        """The kernel's bar (``screen_kernel._bar``) of every query, (m4,)."""
+        """The kernel's bar (``int16_kernel._bar``) of every query, (m4,)."""
         top = self.queries.top
         bar = np.minimum(np.maximum(heap_root, floor), top)
         return np.where(bar > -top, bar, -np.inf)

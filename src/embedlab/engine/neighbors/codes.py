@@ -1,6 +1,6 @@
 """Integer codes of rows and queries, and the certified bound on the scores they give.
 
-The integer screen of a neighbour search (``coded_scan``) scores every row
+The integer screen of a neighbour search (``int16_screen``) scores every row
 from small integer codes instead of floats, and keeps every row that the
 bound below cannot rule out. These codes serve exact search only: one scale
 per row (or query), a power of two. (Deployment-side int8 with one range per
@@ -80,8 +80,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import MissingExtraError
-from .lengths import length_range, vector_norms
+from ...errors import MissingExtraError
+from ..lengths import length_range, vector_norms
 
 __all__ = ["RowCodes", "QueryCodes", "encode_rows", "encode_queries", "code_limit", "row_terms", "codes_fit", "tile_terms",
            "TILE", "LOW", "HIGH"]
@@ -189,7 +189,7 @@ def encode_rows(W: np.ndarray, limit: int | None = None, *, row_norms: np.ndarra
     (V,) are ``vector_norms(W)``, computed if not given. Rows are placed in
     the packed codes by scale, then by length, the largest first, so long
     rows (high dot products) raise each query's bar early (``RowCodes.ids``). The rows
-    are encoded by compiled kernels (``screen_kernel.row_tops`` and
+    are encoded by compiled kernels (``int16_kernel.row_tops`` and
     ``encode_slots``: numba, the ``models`` extra).
 
     Raises
@@ -230,7 +230,7 @@ def encode_rows(W: np.ndarray, limit: int | None = None, *, row_norms: np.ndarra
 
 def _kernels():
     try:
-        from .screen_kernel import encode_slots, row_tops
+        from .int16_kernel import encode_slots, row_tops
     except ModuleNotFoundError as exc:
         if exc.name in ("numba", "llvmlite"):
             raise MissingExtraError.for_module("numba", "integer codes", ("models",)) from exc

@@ -1,11 +1,14 @@
-"""The float screen of a neighbour search run with torch on a device (a GPU, or the CPU).
+"""The torch screen: the float screen's products and filter run with torch on a device (a GPU, or the CPU).
 
-``search(..., device="cuda")`` runs steps 1-2 of ``search`` here: the products
+A peer of ``float_screen`` and ``int16_screen``: ``Search(..., device="cuda")``
+(the front door) plans the float screen's blocks on one worker, and
+``dispatch.search_block`` sends each block of queries here. The products
 ``Q_blk @ W_blk.T`` and the filter against each query's bar run with torch on
 the device; only the survivors (a few per query per block) come back to the
 CPU, where they are pooled (``pool``) and rescored in float64 exactly as on
-the CPU path (``rescore``, through ``scan.FloatScan``). The result is
-identical, id for id and bit for bit, to the NumPy screen's.
+the CPU path (``rescore``, through ``float_screen.FloatScreen``, which
+``TorchScreen`` extends). The result is identical, id for id and bit for bit,
+to the NumPy screen's. torch is imported only when a device is used.
 
 Why the margin still holds. The filter drops a row only when its screening
 score is more than ``2 * eps`` below the k-th best (``precision.margin``),
@@ -37,11 +40,11 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ..errors import ChoiceError, MissingExtraError
+from ...errors import ChoiceError, MissingExtraError
 from .pool import CandidatePool
-from .scan import FloatScan
+from .float_screen import FloatScreen
 
-__all__ = ["TorchScan", "resolve_device", "exact_matmul"]
+__all__ = ["TorchScreen", "resolve_device", "exact_matmul"]
 
 
 def resolve_device(device: Any) -> Any:
@@ -102,12 +105,12 @@ def exact_matmul() -> Iterator[None]:
         torch.set_float32_matmul_precision(precision)
 
 
-class TorchScan(FloatScan):
-    """``FloatScan`` with its screen (steps 1-2) run by torch on ``device``; rescoring unchanged.
+class TorchScreen(FloatScreen):
+    """``FloatScreen`` with its steps 1-2 run by torch on ``device``; rescoring unchanged.
 
-    Takes ``FloatScan``'s arguments and ``device``, a ``torch.device``
+    Takes ``FloatScreen``'s arguments and ``device``, a ``torch.device``
     (``resolve_device``). ``run(plan)`` returns ids (m, K) int64 and scores
-    (m, K) float64, the same as ``FloatScan.run``.
+    (m, K) float64, the same as ``FloatScreen.run``.
     """
 
     def __init__(self, *args: Any, device: Any) -> None:
@@ -120,7 +123,7 @@ class TorchScan(FloatScan):
                                                                       device=device)  # (V,)
 
     def _first_bar(self) -> np.ndarray:
-        """As ``FloatScan._first_bar``: the k-th best of a strided sample, less 2 eps, shape (m,)."""
+        """As ``FloatScreen._first_bar``: the k-th best of a strided sample, less 2 eps, shape (m,)."""
         V, k = len(self.W), self.k
         sample = np.unique(np.linspace(0, V - 1, self.plan.sample).astype(np.int64))  # (s,) ascending
         S = self._device_scores(sample)  # (m, s) on the device
@@ -148,7 +151,7 @@ class TorchScan(FloatScan):
     def _device_scores(self, ids: np.ndarray) -> Any:
         """Screening scores of the queries against rows ``ids`` (s,), ascending -> tensor (m, s) on the device.
 
-        As ``FloatScan._scores``: rows scaled to unit length for cosine (the
+        As ``FloatScreen._scores``: rows scaled to unit length for cosine (the
         float32 product of the row and its float32 inverse length), and the
         query's own id scored -inf.
         """

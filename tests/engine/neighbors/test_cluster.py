@@ -1,8 +1,10 @@
-"""Exact search on a Dask cluster (engine.cluster) against the in-process search, id for id.
+"""Exact search on a Dask cluster (engine.neighbors.cluster) against the in-process search, id for id.
 
 The cluster is a ``LocalCluster`` of 2 worker processes (the ``local_cluster`` fixture).
-Expected lists come from ``search.search`` in this process and from a float64 full
-sort written here, never from the cluster's own output.
+Expected lists come from the front door in this process and from a float64 full
+sort written here, never from the cluster's own output. The ``ScatteredTable`` is
+asked directly where its own options are tested (row shards, blocks, a client passed
+in); ``Search(..., scheduler=...)`` is the way in for everything else.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ import time
 import numpy as np
 import pytest
 
-from embedlab.engine.cluster import ClusterScan, check_address, cluster_blocks, merge_partial, shard_bounds
-from embedlab.engine.search import search
+from embedlab.engine.lengths import vector_norms
+from embedlab.engine.neighbors.cluster import ScatteredTable, check_address, merge_partial, shard_bounds
+from embedlab.engine.neighbors.search import Search
 from embedlab.errors import MissingExtraError, SchedulerError, SizeError
+from searching import search
 
 distributed = pytest.importorskip("distributed")
 
@@ -28,6 +32,16 @@ def tied_table(V=600, D=6, seed=0):
     W[rng.integers(0, V, size=40)] = W[7]
     W[rng.integers(0, V, size=15)] = 0.0
     return W
+
+
+def scattered(scheduler, W):
+    """The table on the cluster, as the front door scatters it: with its row lengths."""
+    return ScatteredTable(scheduler, W, row_norms=vector_norms(W))
+
+
+def plan(W, queries, k, metric):
+    """The plan the front door makes for these queries on a cluster (one thread per task)."""
+    return Search(W, k, metric, ids=queries, workers=1).plan(metric)
 
 
 def full_sort(W, queries, k, metric):
@@ -50,8 +64,9 @@ def test_cluster_lists_what_the_in_process_search_lists(local_cluster, metric, r
     queries = np.arange(len(W))
     k = 12  # fewer than the 40 copies of row 7: ties cross the shards' edges
     want_ids, want_scores = search(W, None, k, metric, exclude=queries)
-    with ClusterScan(local_cluster.scheduler_address, W) as scan:
-        ids, scores = scan.search(queries, k, metric, row_shards=row_shards, block=70, memory=2**20)
+    with scattered(local_cluster.scheduler_address, W) as scan:
+        ids, scores = scan.search(queries, k, metric, plan(W, queries, k, metric), row_shards=row_shards, block=70,
+                                  memory=2**20)
     assert ids.tolist() == want_ids.tolist()
     assert np.array_equal(scores, want_scores)
     assert ids.tolist() == full_sort(W, queries, k, metric).tolist()
@@ -60,10 +75,10 @@ def test_cluster_lists_what_the_in_process_search_lists(local_cluster, metric, r
 def test_shards_smaller_than_k_and_the_query_alone_in_its_shard(local_cluster):
     W = tied_table(V=40, D=3, seed=1)
     queries = np.array([0, 5, 39, 17, 17])  # unsorted, one twice
-    with ClusterScan(local_cluster.scheduler_address, W) as scan:
+    with scattered(local_cluster.scheduler_address, W) as scan:
         for shards, k in ((40, 39), (13, 10), (3, 20)):  # 40 shards: one row each, the query's holds nothing else
             for metric in ("cosine", "dot"):
-                ids = scan.search(queries, k, metric, row_shards=shards)[0]
+                ids = scan.search(queries, k, metric, plan(W, queries, k, metric), row_shards=shards)[0]
                 assert ids.tolist() == full_sort(W, queries, k, metric).tolist()
 
 
@@ -71,8 +86,9 @@ def test_blocks_come_in_query_order_with_progress(local_cluster):
     W = tied_table(V=300)
     queries = np.arange(299, -1, -3)
     done = []
-    with ClusterScan(local_cluster.scheduler_address, W) as scan:
-        blocks = list(scan.blocks(queries, 5, "dot", block=9, row_shards=2, progress=done.append))
+    with scattered(local_cluster.scheduler_address, W) as scan:
+        blocks = list(scan.blocks(queries, 5, "dot", plan(W, queries, 5, "dot"), block=9, row_shards=2,
+                                  progress=done.append))
     assert [b[0] for b in blocks] == list(range(0, len(queries), 9))
     assert [b[1] for b in blocks] == [min(len(queries), s + 9) for s in range(0, len(queries), 9)]
     assert sum(done) == len(queries)
@@ -83,8 +99,9 @@ def test_blocks_come_in_query_order_with_progress(local_cluster):
 def test_a_client_passed_in_stays_open_and_keeps_none_of_our_data(local_cluster):
     W = tied_table(V=100)
     with distributed.Client(local_cluster.scheduler_address, set_as_default=False) as client:
-        with ClusterScan(client, W) as scan:
-            ids = scan.search(np.arange(10), 3, "cosine")[0]
+        with Search(W, 3, "cosine", ids=np.arange(10), scheduler=client) as search_:
+            ids = search_.nearest("cosine").ids
+
             assert any(client.has_what().values())  # the table is on the workers
         assert client.status == "running"
         assert client.submit(sum, [1, 2]).result() == 3
@@ -95,30 +112,51 @@ def test_a_client_passed_in_stays_open_and_keeps_none_of_our_data(local_cluster)
     assert ids.tolist() == full_sort(W, np.arange(10), 3, "cosine").tolist()
 
 
-def test_cluster_blocks_connects_yields_and_closes(local_cluster):
+def test_the_front_door_opens_the_cluster_once_for_every_metric_and_closes_it(local_cluster, monkeypatch):
+    from embedlab.engine.neighbors import search as front_door
+
     W = tied_table(V=200)
     queries = np.arange(0, 200, 2)
-    blocks = list(cluster_blocks(local_cluster.scheduler_address, W, queries, 4, "cosine", block=16, row_shards=3))
-    assert [(b[0], b[1]) for b in blocks] == [(s, min(100, s + 16)) for s in range(0, 100, 16)]
-    assert np.concatenate([b[2] for b in blocks]).tolist() == full_sort(W, queries, 4, "cosine").tolist()
+    opened = []
+
+    class Counted(ScatteredTable):
+        def __init__(self, *args, **kwargs):
+            opened.append(self)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(front_door, "ScatteredTable", Counted)
+    with Search(W, 4, ("cosine", "dot"), ids=queries, scheduler=local_cluster.scheduler_address) as search_:
+        assert not opened  # opened at the first search, not before
+        found = {m: search_.nearest(m).ids for m in ("cosine", "dot")}
+        assert len(opened) == 1 and opened[0].client is not None  # once for both metrics
+    assert opened[0].client is None  # closed on leaving
+    with Search(W, 4, "dot", every_row=True, scheduler=local_cluster.scheduler_address) as search_:
+        rows = np.concatenate([b[2] for b in search_.every_row("dot")])
+    assert len(opened) == 2 and opened[1].client is None
+    for metric in ("cosine", "dot"):
+        assert found[metric].tolist() == full_sort(W, queries, 4, metric).tolist()
+    assert rows.tolist() == full_sort(W, np.arange(200), 4, "dot").tolist()
 
 
 def test_bad_arguments_are_refused_before_any_task(local_cluster):
     W = tied_table(V=50)
-    with ClusterScan(local_cluster.scheduler_address, W) as scan:
+    with scattered(local_cluster.scheduler_address, W) as scan:
         with pytest.raises(SizeError, match="row_shards=0"):
-            scan.search(np.arange(3), 2, "dot", row_shards=0)
-        with pytest.raises(SizeError, match="k=50"):
-            scan.search(np.arange(3), 50, "dot")
-        with pytest.raises(ValueError, match="unknown metric"):
-            scan.search(np.arange(3), 2, "l2")
-        with pytest.raises(ValueError, match=r"\[0, 50\)"):
-            scan.search(np.array([50]), 2, "dot")
+            scan.search(np.arange(3), 2, "dot", plan(W, np.arange(3), 2, "dot"), row_shards=0)
+    address = local_cluster.scheduler_address
+    with pytest.raises(SizeError, match="k=50"):
+        Search(W, 50, "dot", ids=np.arange(3), scheduler=address)
+    with pytest.raises(ValueError, match="unknown metric"):
+        Search(W, 2, "l2", ids=np.arange(3), scheduler=address)
+    with pytest.raises(IndexError, match="token id 50 is out of range for V=50"):
+        Search(W, 2, "dot", ids=np.array([50]), scheduler=address)
+    with pytest.raises(ValueError, match="by id"):
+        Search(W, 2, "dot", vectors=W[:2], scheduler=address)
 
 
 def test_an_unreachable_scheduler_names_the_address_and_the_timeout():
     with pytest.raises(SchedulerError, match=r"tcp://127\.0\.0\.1:9 within 0\.5 s") as info:
-        ClusterScan("tcp://127.0.0.1:9", np.eye(3), timeout=0.5)
+        ScatteredTable("tcp://127.0.0.1:9", np.eye(3), row_norms=np.ones(3), timeout=0.5)
     assert str(info.value).count("0.5 s") == 1  # the timeout is said once
 
 
@@ -136,7 +174,7 @@ def test_a_malformed_address_is_refused_before_any_client(address, why, monkeypa
 
     monkeypatch.setattr(distributed, "Client", NoClient)
     with pytest.raises(SchedulerError, match=re.escape(why)) as info:
-        ClusterScan(address, np.eye(3))
+        ScatteredTable(address, np.eye(3), row_norms=np.ones(3))
     assert info.value.parameter == "scheduler"
 
 
@@ -150,7 +188,7 @@ def test_well_formed_addresses_pass(address):
 def test_without_dask_the_cluster_extra_is_named(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed now raises ImportError
     with pytest.raises(MissingExtraError, match=r"\.\[cluster\]") as info:
-        ClusterScan("tcp://127.0.0.1:9", np.eye(3))
+        Search(np.eye(3), 1, "dot", ids=[0], scheduler="tcp://127.0.0.1:9").nearest("dot")
     assert info.value.extras == ("cluster",)
 
 

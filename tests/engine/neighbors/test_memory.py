@@ -1,4 +1,4 @@
-"""The search's working memory (engine.plan) and the table's resident cost (engine.footprint).
+"""The search's working memory (engine.neighbors.plan) and the table's resident cost (engine.neighbors.footprint).
 
 The peaks are measured with ``tracemalloc``, which traces NumPy's allocations:
 the whole search, every O(V) and O(N) array included, must stay within the
@@ -14,11 +14,12 @@ import numpy as np
 import pytest
 
 from embedlab.errors import BudgetError
-from embedlab.engine.codes import encode_rows
 from embedlab.engine.lengths import vector_norms
-from embedlab.engine.plan import plan_search
-from embedlab.engine.search import search
+from embedlab.engine.neighbors.codes import encode_rows
+from embedlab.engine.neighbors.plan import plan_search
+from embedlab.engine.neighbors.search import Search
 from embedlab.engine.table import EmbeddingTable
+from searching import search
 
 
 def brute_force_ids(W, Q, k, metric, exclude=None):
@@ -46,9 +47,21 @@ def traced_peak(call):
 
 @pytest.fixture(scope="module", autouse=True)
 def compiled_kernels():
-    """Compile (or load) the integer screen's kernels first: numba's own bookkeeping is not the search's."""
-    W = np.random.default_rng(0).standard_normal((64, 8)).astype(np.float32)
-    search(W, None, 3, "dot", exclude=np.arange(4), screen="int16")
+    """Compile (or load) the integer screen's kernels first: numba's own bookkeeping is not the search's.
+
+    Every kind of call the traces below make, each metric, by id and by vector, with read-only lengths
+    and codes given, on a table of more than one block of rows (``int16_screen.BLOCK_BYTES``: 384 rows of
+    D = 256; a block's slice of the tile extremes is then not contiguous): each is a specialisation of its
+    own, compiled inside the first trace on a fresh clone (no numba cache yet) otherwise.
+    """
+    W = np.random.default_rng(0).standard_normal((400, 256)).astype(np.float32)
+    norms = vector_norms(W)
+    norms.flags.writeable = False
+    codes = encode_rows(W, row_norms=norms)
+    for metric in ("cosine", "dot"):
+        search(W, None, 3, metric, exclude=np.arange(4), screen="int16")
+        for Q, exclude in ((None, np.arange(4)), (W[:4].astype(np.float64), None)):
+            search(W, Q, 3, metric, exclude=exclude, row_norms=norms, codes=codes, screen="int16", workers=2)
 
 
 TABLES = [(20_000, 16, 2**20), (60_000, 24, 4 * 2**20), (200_000, 8, 8 * 2**20)]
@@ -146,9 +159,9 @@ def test_resident_cost_counts_the_table_its_lengths_and_its_codes():
     assert after.norms == 1_000 * 8 and after.total == 24_000 + 384 + 8_000 + after.codes
 
 
-def test_the_plan_a_table_reports_is_within_its_budget():
+def test_the_plan_a_search_reports_is_within_its_budget():
     table = EmbeddingTable(np.random.default_rng(5).standard_normal((3_000, 8)))
-    plan = table.plan(5, "dot", ids=[1, 2, 3], memory=2**20)
+    plan = Search(table, 5, "dot", ids=[1, 2, 3], memory=2**20).plan("dot")
     assert plan.bytes <= 2**20 and plan.fixed > 3_000  # the O(V) checks are in it
     with pytest.raises(BudgetError, match="too small"):
-        table.plan(5, "dot", ids=[1, 2, 3], memory=10_000)
+        Search(table, 5, "dot", ids=[1, 2, 3], memory=10_000)

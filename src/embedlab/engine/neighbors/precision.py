@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .lengths import SQUARES_LOW, length_range
+from ..lengths import SQUARES_LOW, length_range
 
 __all__ = ["gemm_dtype", "margin", "check_dot_range", "longest_other", "CHECK_CHUNK"]
 

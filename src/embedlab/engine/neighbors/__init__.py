@@ -1,0 +1,46 @@
+"""The k nearest: exact top-k neighbours by cosine and by dot product, as one wing with one front door.
+
+Ask the front door, ``search.Search``: made once per measurement, it checks
+the input, chooses the screen, plans the memory and settles where the search
+runs; then ``nearest(metric)`` gives "these queries' k nearest" and
+``every_row(metric)`` "every row's k nearest". Measurements import only
+``search`` and ``defaults``; ``EmbeddingTable.nearest`` is a thin call of it.
+
+The rooms, from the door inward:
+
+``search``
+    the front door: ``Search``, its result ``Neighbors``, ``ArrayTable``
+    (a plain array as a table).
+``defaults``
+    ``METRICS``, ``DEFAULT_K``, ``DEFAULT_MEMORY``, each written once
+    (standard library only: the CLI and the API read them without NumPy).
+``checks``
+    what the door refuses: metrics, k, query ids, vectors, lengths.
+``capability``
+    which screen runs here (int16 where the CPU has AVX2 and numba), and
+    when the table's int16 codes are worth building.
+``plan``
+    the budget: block sizes and workers within ``memory`` bytes
+    (``BlockPlan`` for queries, ``PairPlan`` for the self-join);
+    ``footprint``: what a table holds between searches, and what a
+    measurement's searches planned (``SearchMemory``).
+Where a search runs:
+    ``per_query`` (blocks of queries on threads, ``threads``),
+    ``every_row`` (every row as a query: the self-join or one query per
+    row), ``self_join`` (each block pair of W W^T scored once),
+    ``cluster`` (a Dask cluster: the table scattered once, blocks as tasks).
+The screens, peers behind ``dispatch`` (which sends one block of queries to one):
+    ``float_screen`` (a float GEMM and a rounding margin),
+    ``int16_screen`` (int16 codes and certified bounds: ``codes``,
+    ``int16_kernel`` and ``simd`` compiled with numba),
+    ``torch_screen`` (the float screen with torch on a device, TF32 off).
+After every screen:
+    ``pool`` (each query's candidates), ``rescore`` (the exact float64
+    scores, ordered by ``(-score, id)``), ``precision`` (the GEMM's dtype,
+    its margin, float64's range).
+
+No room imports one that imports it back (a test walks the imports), and
+nothing here imports the table (``engine/table.py`` imports the door).
+
+Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
+"""

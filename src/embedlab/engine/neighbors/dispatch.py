@@ -1,0 +1,70 @@
+"""One block of queries sent to its screen: zero queries listed at once, the others screened and rescored.
+
+The room between the blocked searches (``per_query``, and through it each
+task of ``cluster``) and the screens, which are peers behind it:
+``int16_screen`` where the plan says so, ``torch_screen`` where a device was
+asked for, ``float_screen`` otherwise. It imports the screens; none of them
+imports it back.
+
+Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k; ``n`` queries
+in a block, ``m`` of them nonzero.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..lengths import vector_norms
+from .float_screen import FloatScreen
+from .int16_screen import Int16Screen, Int16Table
+from .plan import BlockPlan
+from .torch_screen import TorchScreen
+
+__all__ = ["search_block"]
+
+
+def search_block(W: np.ndarray, Q: np.ndarray, k: int, metric: str, exclude: np.ndarray | None,
+                 row_norms: np.ndarray, inv_norms: np.ndarray | None, dtype: type, plan: BlockPlan,
+                 coded: Int16Table | None = None, device: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k of one block of queries Q (n, D) -> ids (n, K) int64, scores (n, K) float64.
+
+    The arguments are those the blocked search has checked and prepared: the
+    table W (V, D), ``exclude`` (n,) ids or None, ``row_norms`` (V,) float64,
+    ``inv_norms`` (V,) for cosine or None, the GEMM's ``dtype``, the
+    ``BlockPlan``, and the table's codes with one metric's bound terms where
+    the integer screen runs (``int16_screen``), or a ``torch.device`` where
+    the GEMM and the filter run with torch (``torch_screen``); the float GEMM
+    screen otherwise. Raises ``ValueError`` for a query with NaN or infinity.
+
+    >>> from embedlab.engine.neighbors.plan import plan_blocks
+    >>> W = np.array([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]])
+    >>> plan = plan_blocks(3, 2, 2, 8, 2**20, n_queries=1)
+    >>> search_block(W, np.array([[0.0, 1.0]]), 2, "dot", None, np.linalg.norm(W, axis=1), None,
+    ...              np.float64, plan)[0].tolist()
+    [[1, 2]]
+    """
+    q64 = np.asarray(Q, dtype=np.float64)  # (n, D) the queries as the rescoring sees them
+    if not np.isfinite(q64).all():
+        raise ValueError("query vectors contain NaN or infinity")
+    q_norms = vector_norms(q64)  # (n,)
+    ids = np.empty((len(q64), k), dtype=np.int64)
+    scores = np.zeros((len(q64), k))
+    # A zero query scores exactly 0.0 against every row: its list is the
+    # smallest ids, and it takes no part in the screen.
+    for i in np.flatnonzero(q_norms == 0):
+        first = np.arange(k + 1)  # one spare for the left-out id
+        ids[i] = (first if exclude is None else first[first != exclude[i]])[:k]
+    live = np.flatnonzero(q_norms > 0)  # (m,)
+    if live.size:
+        own = None if exclude is None else exclude[live]
+        if coded is not None:
+            screen = Int16Screen(W, q64[live], q_norms[live], own, k, metric, row_norms, coded)
+        elif device is not None:
+            screen = TorchScreen(W, q64[live], q_norms[live], own, k, metric, row_norms, inv_norms, dtype,
+                                 device=device)
+        else:
+            screen = FloatScreen(W, q64[live], q_norms[live], own, k, metric, row_norms, inv_norms, dtype)
+        ids[live], scores[live] = screen.run(plan)
+    return ids, scores + 0.0  # + 0.0 turns -0.0 into 0.0

@@ -1,0 +1,83 @@
+"""Every row of the table as a query: which way finds each token's k nearest, and the per-query way's blocks.
+
+The room behind the front door's second door (``search.Search.every_row``).
+Two exact ways give the same lists, id for id and score for score:
+
+- ``"self-join"`` (``self_join``): each block pair of W W^T scored once with the
+  float32 GEMM, both sides fed; half the products, O(V K) pools;
+- ``"per-query"`` (``per_query_blocks``): blocks of query ids, each row a query
+  against the whole table (``per_query``), with the integer screen where this
+  CPU runs it (``capability``), the float GEMM screen otherwise.
+
+``choose_method`` picks from benchmarks/selfjoin.py's measurements: where the
+integer screen runs (AVX2, numba, lengths it certifies), one query per row,
+which took 0.75-0.94x the self-join's time on minilm (D = 384) and GloVe
+(D = 50): it scores from int16 codes without writing a score matrix, which
+the self-join's GEMM must write and filter on both sides. Elsewhere the
+self-join, 1.1-1.5x faster than the float screen on both tables, where its
+O(V K) pools fit ``memory``; one query per row where they do not. On a torch
+device the per-query way runs, its screens there; on a Dask cluster,
+``cluster``.
+
+Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from ...errors import SizeError
+from .capability import int16_runs
+from .codes import RowCodes
+from .per_query import search_queries
+from .plan import BlockPlan, plan_self_join
+from .self_join import ListBlock
+
+__all__ = ["choose_method", "per_query_blocks", "METHODS", "QUERY_BLOCK"]
+
+METHODS = ("self-join", "per-query")
+QUERY_BLOCK = 4096  # rows per call of the per-query search: its lists are handed out this often
+
+
+def choose_method(V: int, D: int, k: int, row_norms: np.ndarray, *, memory: int, workers: int) -> str:
+    """``"per-query"`` where the integer screen runs or the self-join's pools do not fit, else ``"self-join"``.
+
+    ``row_norms`` (V,) float64; ``memory`` the budget in bytes and ``workers``
+    the threads, as ``plan.plan_self_join`` takes them.
+
+    >>> choose_method(3, 3, 1, np.ones(3), memory=64, workers=1)  # pools of 3 rows do not fit in 64 bytes
+    'per-query'
+    """
+    if int16_runs(row_norms):
+        return "per-query"
+    try:
+        plan_self_join(V, D, k, 8, memory, workers=workers)  # float64 scores: the larger plan
+    except SizeError:
+        return "per-query"
+    return "self-join"
+
+
+def per_query_blocks(W: np.ndarray, k: int, metric: str, plan: BlockPlan, *, row_norms: np.ndarray,
+                     codes: RowCodes | None = None, device: Any = None,
+                     progress: Callable[[int], None] | None = None) -> Iterator[ListBlock]:
+    """Every row's top-k by the per-query way: ``QUERY_BLOCK`` rows at a time, each leaving out its own id.
+
+    The arguments are ``per_query.search_queries``'s, ``plan`` made for every
+    row as a query; yields ``(start, stop, ids (n, K) int64, scores (n, K)
+    float64)`` in order, as ``self_join`` does.
+
+    >>> from embedlab.engine.neighbors.plan import plan_blocks
+    >>> W = np.array([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]])
+    >>> plan = plan_blocks(3, 2, 2, 8, 2**20, n_queries=3)
+    >>> [ids.tolist() for _, _, ids, _ in per_query_blocks(W, 2, "dot", plan, row_norms=np.linalg.norm(W, axis=1))]
+    [[[1, 2], [0, 2], [1, 0]]]
+    """
+    V = len(W)
+    for start in range(0, V, QUERY_BLOCK):
+        stop = min(V, start + QUERY_BLOCK)
+        ids, scores = search_queries(W, k, metric, plan, row_norms=row_norms,
+                                     exclude=np.arange(start, stop, dtype=np.int64), codes=codes, device=device,
+                                     progress=progress)
+        yield start, stop, ids, scores
