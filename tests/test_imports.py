@@ -60,25 +60,21 @@ ALLOWED = {
         "the top of report/projector.py, importing the module says a missing extra as early, and that call and "
         "require_plotly go)",
     # -- the k-nearest wing (branch wing) -------------------------------------------------------------------
-    ("engine/cluster.py", "distributed"):
-        "hubs/graph --scheduler only (the cluster extra); every scan runs in-process without it; MissingExtraError",
-    ("engine/torch_screen.py", "torch"):
+    ("engine/neighbors/cluster.py", "distributed"):
+        "hubs/graph --scheduler only (the cluster extra); every search runs in-process without it; MissingExtraError",
+    ("engine/neighbors/torch_screen.py", "torch"):
         "--device only (the torch extra); the CPU screens run without it; MissingExtraError",
-    ("engine/coded_scan.py", "embedlab.engine.screen_kernel"): "pending: branch wing",
-    ("engine/codes.py", "embedlab.engine.screen_kernel"): "pending: branch wing",
-    ("engine/scan.py", "embedlab.engine.torch_screen"):
-        "pending: branch wing (scan.py and torch_screen.py import each other: the circle the wing breaks)",
-    ("engine/search.py", "embedlab.engine.torch_screen"): "pending: branch wing",
-    ("engine/threads.py", "threadpoolctl"): "pending: branch wing",
-    ("measure/compress.py", "scipy"): "pending: branch wing",
-    ("measure/graph.py", "embedlab.engine.cluster"): "pending: branch wing",
-    ("measure/graph.py", "embedlab.engine.search"): "pending: branch wing",
-    ("measure/hubs.py", "embedlab.engine.cluster"): "pending: branch wing",
-    ("measure/hubs.py", "scipy"): "pending: branch wing",
-    ("cli/search.py", "embedlab.api"): "pending: branch wing",
-    ("cli/search.py", "embedlab.sources"): "pending: branch wing",
-    ("cli/search.py", "embedlab.report.formats"): "pending: branch wing",
-    ("cli/search.py", "embedlab.report.views"): "pending: branch wing",
+    ("engine/neighbors/codes.py", "embedlab.engine.neighbors.int16_kernel"):
+        "the int16 screen only: numba takes about half a second to import and compiles the kernel on first "
+        "call; the float screen, and every command that does not search, never pay it; MissingExtraError",
+    ("engine/neighbors/int16_screen.py", "embedlab.engine.neighbors.int16_kernel"):
+        "the int16 screen only, as codes.py (numba's import and compilation)",
+    ("engine/neighbors/threads.py", "threadpoolctl"):
+        "optional: without it blocks of queries run on one worker (worker_count), so the search still runs",
+    ("cli/search.py", "embedlab.api"): "pending: branch names",
+    ("cli/search.py", "embedlab.sources"): "pending: branch names",
+    ("cli/search.py", "embedlab.report.formats"): "pending: branch names",
+    ("cli/search.py", "embedlab.report.views"): "pending: branch names",
     # -- one name per idea (branch names) -----------------------------------------------------------------
     ("api.py", "embedlab"): "pending: branch names (from . import __version__)",
     ("api.py", "embedlab.report.formats"): "pending: branch names",

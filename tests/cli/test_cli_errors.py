@@ -5,7 +5,7 @@ import builtins
 
 import pytest
 
-from embedlab import cli
+from embedlab import api, cli
 from embedlab.errors import MissingExtraError, SizeError
 
 
@@ -74,15 +74,17 @@ def test_neighbors_echoes_a_long_unknown_model_cut(capsys):
     assert code == 1 and "(3,000 characters)" in err and len(err) < 400
 
 
-@pytest.mark.parametrize("module, raise_site", [
-    ("sklearn", lambda: __import__("embedlab.measure.projection", fromlist=["x"])._sklearn("decomposition")),
-    ("scipy", lambda: __import__("embedlab.measure.hubs", fromlist=["x"])._scipy_stats()),
-    ("safetensors", lambda: __import__("embedlab.sources.safetensors", fromlist=["x"])._open("x.safetensors")),
+@pytest.mark.parametrize("module, raise_site, fresh", [
+    ("sklearn", lambda: __import__("embedlab.measure.projection", fromlist=["x"])._sklearn("decomposition"), ()),
+    ("scipy", lambda: api.hubs([[1.0, 0.0], [0.0, 1.0]]), ("embedlab.measure.hubs",)),
+    ("safetensors", lambda: __import__("embedlab.sources.safetensors", fromlist=["x"])._open("x.safetensors"), ()),
 ])
-def test_missing_extras_carry_their_extras(monkeypatch, module, raise_site):
+def test_missing_extras_carry_their_extras(monkeypatch, module, raise_site, fresh):
     import sys
 
     pytest.importorskip("numpy")
+    for name in fresh:  # imported again under the missing extra (it imports it at its top)
+        monkeypatch.delitem(sys.modules, name, raising=False)
     # None in sys.modules makes `import` and importlib.import_module alike raise ImportError.
     for name in [m for m in sys.modules if m == module or m.startswith(module + ".")] + [module]:
         monkeypatch.setitem(sys.modules, name, None)

@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
+from scipy.stats import rankdata
 
 from ..engine import compression
 from ..engine.neighbors.defaults import DEFAULT_K, METRICS
@@ -294,8 +295,6 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> float | None:
 
     A row whose values are all equal has no rho and is left out of the mean.
     """
-    from scipy.stats import rankdata
-
     ra = rankdata(a, axis=1)  # (N, top)
     rb = rankdata(b, axis=1)
     ra -= ra.mean(axis=1, keepdims=True)

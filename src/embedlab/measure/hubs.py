@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable
 
 import numpy as np
+from scipy.stats import skew, spearmanr
 
 from ..errors import MissingExtraError, SizeError
 from ..engine.neighbors.defaults import DEFAULT_K, METRICS
@@ -197,8 +198,9 @@ def measure_hubs(
     ValueError
         For k outside ``[1, V - 1]``, N outside ``[1, V]`` or top < 1.
     MissingExtraError
-        (an ``ImportError``) if SciPy is not installed (``pip install -c constraints.txt -e '.[models]'``),
-        or dask.distributed with a scheduler (the ``cluster`` extra), or torch with a device.
+        (an ``ImportError``) for dask.distributed with a scheduler (the ``cluster`` extra), or torch with a
+        device. SciPy (the ``models`` extra) is imported with this module: ``embedlab.hubs`` turns its
+        absence into a ``MissingExtraError`` too.
     SchedulerError
         (a ``ConnectionError``) when the scheduler does not answer.
 
@@ -207,7 +209,6 @@ def measure_hubs(
     >>> r.metrics["dot"].top[0].id, r.metrics["dot"].top[0].lists["dot"]  # the long row 2
     (2, 3)
     """
-    spearmanr, skew = _scipy_stats()
     V = table.V
     k, k_notes = fit_default(k, DEFAULT_K, V - 1, "k", "V - 1")
     top, top_notes = fit_default(top, DEFAULT_TOP, V, "top", "V")
@@ -274,12 +275,3 @@ def _queries(V: int, n_queries: int | None, seed: int) -> np.ndarray:
         raise SizeError(f"seed must be a whole number >= 0, got {seed!r}", parameter="seed", value=seed,
                         expected="a whole number >= 0")
     return np.sort(np.random.default_rng(seed).choice(V, size=int(n_queries), replace=False))
-
-
-def _scipy_stats() -> tuple[Callable, Callable]:
-    try:
-        from scipy.stats import skew, spearmanr
-    except ImportError:
-        raise MissingExtraError.for_module("scipy", "hub statistics (Spearman's rank correlation)",
-                                           ("models",)) from None
-    return spearmanr, skew
