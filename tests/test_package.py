@@ -3,7 +3,7 @@
 Layers, from the bottom (house style, design.md):
 
 * ``embed.py``: the standard library only, nothing from the package (copyable alone);
-* ``errors.py``: the standard library only;
+* ``errors.py`` and ``deprecation.py`` (old spellings of renamed names): the standard library only;
 * ``engine/``: NumPy; nothing from ``sources/``, ``measure/``, ``report/`` or ``cli/``;
 * ``nn.py``: the torch modules, beside the engine; nothing from ``sources/``, ``measure/``,
   ``report/`` or ``cli/`` (position similarity is ``engine/position_similarity.py``);
@@ -54,7 +54,7 @@ NOT_FROM = {
     "report": {"cli"},
 }
 # The seed report's path: these must import on a bare Python (tests/test_imports.py computes the whole path).
-STDLIB_ONLY = {"embed.py", "errors.py", "__init__.py", "__main__.py", "api.py", "figures.py",
+STDLIB_ONLY = {"embed.py", "errors.py", "deprecation.py", "__init__.py", "__main__.py", "api.py", "figures.py",
                "measure/__init__.py", "measure/lab.py", "measure/defaults.py", "report/__init__.py",
                "report/locales.py", "report/formats.py", "report/files.py", "report/lab.py",
                "engine/__init__.py", "engine/neighbors/__init__.py", "engine/neighbors/defaults.py",

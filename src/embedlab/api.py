@@ -76,9 +76,10 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
            words: str | os.PathLike | None = None, figures: bool = False, table: str = "input") -> lab.LabResult:
     """The lab report's measurements on one table (``embedlab report``).
 
-    ``"seed"`` (the default) and a list of rows run on the reference engine
-    (``measure.lab.ReferenceEngine``: standard library only); an
-    ``EmbeddingTable`` or any other model name or path on the array engine.
+    ``"seed"`` (the default) and a list of rows run on the reference
+    (``measure.backends.ReferenceBackend``: standard library only); an
+    ``EmbeddingTable`` or any other model name or path on the array code
+    (``ArrayBackend``).
 
     Parameters
     ----------
@@ -124,8 +125,8 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
     """
     call = _report_call(table_or_model, probe=probe, k=k, stretch_factor=stretch_factor, growth=growth,
                         tensor=tensor, words=words, figures=figures, table=table)
-    engine, rows, seed, source = _lab_engine(table_or_model, tensor, words, table)
-    V = engine.V
+    backend, rows, seed, source = _lab_backend(table_or_model, tensor, words, table)
+    V = backend.V
     if V < 2:
         raise errors.SizeError(f"the lab needs a table of at least 2 rows (a probe and a neighbour), got V={V}")
     k, k_notes = fit_default(k, REPORT_K, V - 1, "k", "V - 1")
@@ -134,7 +135,7 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
                                "ids", parameter="k", value=k, expected=f"an int in [1, V - 1 = {V - 1}]")
     probe_id, probe_notes = (resolve_probe(rows, probe), ()) if probe is not None else default_probe(rows)
     settings = lab.LabSettings(probe=probe_id, k=k, stretch_factor=stretch_factor, growth_factor=growth)
-    result = lab.measure(engine, settings, seed=seed, source=source, figures=figures)
+    result = lab.measure(backend, settings, seed=seed, source=source, figures=figures)
     return replace(result, notes=probe_notes + _repeat_note(rows, probe_id) + k_notes, run=run.record(call))
 
 
@@ -215,8 +216,8 @@ def _size_and_vocabulary(table: Table) -> tuple[int, Any]:
     return table.V, table.vocabulary
 
 
-def _lab_engine(source: Table, tensor: Any, words: Any, part: str) -> tuple[Any, Any, int | None, dict[str, Any] | None]:
-    """(engine, the table the probe is resolved on, seed, provenance), as ``cli/report.py`` builds them.
+def _lab_backend(source: Table, tensor: Any, words: Any, part: str) -> tuple[Any, Any, int | None, dict[str, Any] | None]:
+    """(backend, the table the probe is resolved on, seed, provenance), as ``cli/report.py`` builds them.
 
     The seed table's head (``part="head"``) is the seed table, loaded as a model: it is tied."""
     seeded = isinstance(source, str) and source == "seed"
@@ -226,9 +227,9 @@ def _lab_engine(source: Table, tensor: Any, words: Any, part: str) -> tuple[Any,
         _check_table(source, part)
         seeded = isinstance(source, str)
         rows = embed.make_table(embed.VOCAB, embed.DIM, embed.SEED) if seeded else source
-        return lab.ReferenceEngine(rows), rows, embed.SEED if seeded else None, None
+        return lab.ReferenceBackend(rows), rows, embed.SEED if seeded else None, None
     loaded = _table(source, tensor, words, part)
-    return lab.ArrayEngine(loaded), loaded, None, loaded.provenance.to_dict()
+    return lab.ArrayBackend(loaded), loaded, None, loaded.provenance.to_dict()
 
 
 # -- neighbours and hubs -------------------------------------------------------------

@@ -46,7 +46,7 @@ def test_params_result_to_dict_by_hand():
 def test_lab_result_to_dict_is_the_report_object():
     from embedlab import embed
 
-    result = lab.measure(lab.ReferenceEngine(embed.make_table(embed.VOCAB, embed.DIM, embed.SEED)),
+    result = lab.measure(lab.ReferenceBackend(embed.make_table(embed.VOCAB, embed.DIM, embed.SEED)),
                          lab.LabSettings(probe=137), seed=embed.SEED)
     data = result.to_dict()
     assert tuple(data) == lab.REPORT_KEYS  # the seed table: no tokens, no source

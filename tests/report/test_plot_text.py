@@ -39,7 +39,7 @@ def table():
 
 @pytest.fixture(scope="module")
 def result():
-    return lab.measure(lab.ReferenceEngine(embed.make_table(16, 4, 0)), lab.LabSettings(probe=1, k=3, stretch_rank=2))
+    return lab.measure(lab.ReferenceBackend(embed.make_table(16, 4, 0)), lab.LabSettings(probe=1, k=3, stretch_rank=2))
 
 
 def _draw(name, table, result, lang):

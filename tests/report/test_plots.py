@@ -211,7 +211,7 @@ def test_scale_points_carry_their_tokens_without_overlap(table):
 
 
 def test_cost_and_params_figures_show_the_report_numbers():
-    result = lab.measure(lab.ReferenceEngine(embed.make_table(16, 4, 0)), lab.LabSettings(probe=1, k=3, stretch_rank=2))
+    result = lab.measure(lab.ReferenceBackend(embed.make_table(16, 4, 0)), lab.LabSettings(probe=1, k=3, stretch_rank=2))
     cost = plots.cost_figure(result, lang="en").axes[0]
     # Not one bar against zero: the numbers each route reads, D = 4 (one row) and V x D = 64 (every row),
     # each labelled with its multiplications (0 and 64).

@@ -15,7 +15,7 @@ tells position 1 from position 17. Three families:
 Angles are always formed in float64: at position 10000 a float16 angle is off
 by several radians. Positions are 0-based ints; angles are in radians;
 wavelengths are in positions. The torch modules in ``embedlab.nn`` use these
-very functions, so both engines share one formula.
+very functions, so the array code and the torch modules share one formula.
 """
 
 from __future__ import annotations
