@@ -1,7 +1,7 @@
 """InputRule: how a model family turns its tables into the first block's input.
 
 The tables alone do not say how a family uses them. Three rules differ by
-family (``sources.input_rule`` reads them from transformers' classes)::
+family (``sources.family_rules`` reads them from transformers' classes)::
 
     pos[b, t] = offset + (number of non-padding tokens before t)   # RoBERTa: offset = padding_idx + 1; OPT: 2
     x[b, t]   = scale * W_E[ids[b, t]] + W_pos[pos[b, t]] (+ W_type[type_ids[b, t]])   # Gemma: scale = sqrt(D)

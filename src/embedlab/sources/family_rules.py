@@ -1,4 +1,7 @@
-"""A checkpoint's input rule: position offset, token scale and embedding LayerNorm of its family.
+"""A family's rules for its input, read: position offset, token scale and embedding LayerNorm.
+
+``engine.input_rule`` holds the arithmetic (``InputRule``); this module reads a
+checkpoint's rule, which its tables alone do not say.
 
 Read from the family's own code where transformers is installed: the model
 is built from ``config.json`` on PyTorch's meta device (no weights, no
