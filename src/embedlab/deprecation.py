@@ -46,14 +46,18 @@ def renamed(**old_to_new: str) -> Callable[[F], F]:
     def decorate(function: F) -> F:
         @functools.wraps(function)
         def call(*args: Any, **kwargs: Any) -> Any:
-            for old, new in old_to_new.items():
-                if old not in kwargs:
-                    continue
+            used = [old for old in old_to_new if old in kwargs]
+            for old in used:
+                new = old_to_new[old]
                 if new in kwargs:
                     raise TypeError(f"{function.__name__}() got {new}= and its old name {old}=: give {new}= alone")
-                warnings.warn(f"{function.__name__}({old}=...) is now {function.__name__}({new}=...); "
-                              f"{old}= will be removed", DeprecationWarning, stacklevel=2)
                 kwargs[new] = kwargs.pop(old)
+            if used:  # one warning a call, naming every old keyword it used
+                name = function.__name__
+                before = ", ".join(f"{old}=..." for old in used)
+                after = ", ".join(f"{old_to_new[old]}=..." for old in used)
+                warnings.warn(f"{name}({before}) is now {name}({after}); the old names will be removed",
+                              DeprecationWarning, stacklevel=2)
             return function(*args, **kwargs)
 
         call.renamed = dict(old_to_new)  # type: ignore[attr-defined]  # for help and for tests

@@ -247,7 +247,7 @@ def test_positions_figure_heatmaps_are_the_cosine_matrices():
 def test_positions_figure_without_a_learned_table():
     from embedlab.measure.positions import position_maps
 
-    maps = position_maps(EmbeddingTable(np.eye(4)), max_positions=32)
+    maps = position_maps(EmbeddingTable(np.eye(4)), max_context_length=32)
     assert maps.learned is None and maps.sinusoidal_cosines.shape == (32, 32)
     fig = plots.positions_figure(maps, lang="en")
     # no empty panel: every visible axes draws something, and the title says why one map is missing
@@ -274,7 +274,7 @@ def test_a_flat_sinusoidal_curve_has_plain_ticks_without_an_offset():
     from embedlab.measure.positions import position_maps
 
     # The seed table's case: no learned table, the sinusoidal adjacent cosine flat to 1e-12.
-    maps = position_maps(EmbeddingTable(np.eye(64)), max_positions=512)
+    maps = position_maps(EmbeddingTable(np.eye(64)), max_context_length=512)
     flat = maps.sinusoidal.adjacent
     assert np.ptp(flat) < 1e-9
     fig = plots.positions_figure(maps)

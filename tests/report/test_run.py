@@ -54,8 +54,8 @@ def test_command_line_quotes_and_shows_paths_relative(tmp_path):
 
 def test_the_python_api_records_its_call():
     assert embedlab.report().run.command == "embedlab.report()"
-    r = embedlab.report("seed", probe=3, k=2, growth=3)
-    assert r.run.command == "embedlab.report(probe=3, k=2, growth=3)"
+    r = embedlab.report("seed", probe=3, k=2, growth_factor=3)
+    assert r.run.command == "embedlab.report(probe=3, k=2, growth_factor=3)"
     assert r.run.version == embedlab.__version__
     assert embedlab.report(embed.make_table(8, 2, 1), probe=1).run.command is None  # rows: no literal form
 

@@ -123,9 +123,9 @@ class InputRule:
     pad_token_id : int or None
         The config's ``pad_token_id``: the id padding slots take where
         tokenizer.json saves no padding.
-    max_positions : int or None
-        The config's ``max_position_embeddings``: the context the model was
-        trained for, which a family without a position table (rotary, ALiBi)
+    max_context_length : int or None
+        T_max, the config's ``max_position_embeddings``: the context the model
+        was trained for, which a family without a position table (rotary, ALiBi)
         does not enforce.
     notes : tuple of str
         Where each rule was read: a transformers class, or a fallback by hand.
@@ -140,7 +140,7 @@ class InputRule:
     layer_norm: LayerNorm | None = None
     projection: InputProjection | None = None
     pad_token_id: int | None = None
-    max_positions: int | None = None
+    max_context_length: int | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def usable_positions(self, T_max: int) -> int:

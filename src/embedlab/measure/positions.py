@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..deprecation import renamed
 from ..errors import SizeError, SourceError
 from ..engine.position_similarity import adjacent_cosine, cosine_matrix, mean_cosine_by_offset, position_table
 from ..engine.positional import DEFAULT_BASE, sinusoidal_table
@@ -225,23 +226,25 @@ class PositionMaps:
     sinusoidal_cosines: np.ndarray
 
 
-def position_maps(table: Any, *, base: float = DEFAULT_BASE, max_positions: int = 512,
+@renamed(max_positions="max_context_length")
+def position_maps(table: Any, *, base: float = DEFAULT_BASE, max_context_length: int = 512,
                   rule: Any = None) -> PositionMaps:
     """Measure an ``EmbeddingTable``'s position table beside the sinusoidal one.
 
     A table with a learned position table is compared at its own (T_max, D)
     (a factorised OPT's D-wide one, with ``rule``: ``family_positions``);
     one without (word vectors, the seed table) gets the sinusoidal table of
-    ``(max_positions, D)`` alone.
+    ``(max_context_length, D)`` alone.
 
-    Raises ``SizeError`` (a ``ValueError``) for max_positions < 2 when it is used.
+    Raises ``SizeError`` (a ``ValueError``) for max_context_length < 2 when it is used.
     """
     positions, _ = family_positions(table, rule)
     learned = None if positions is None else position_table(positions)  # (T_max, D)
-    if learned is None and int(max_positions) < 2:
-        raise SizeError(f"max_positions={max_positions!r}: the sinusoidal table needs at least 2 positions for an "
-                        "offset", parameter="max_positions", value=max_positions, expected="an int of at least 2")
-    T_max = learned.shape[0] if learned is not None else int(max_positions)
+    if learned is None and int(max_context_length) < 2:
+        raise SizeError(f"max_context_length={max_context_length!r}: the sinusoidal table needs at least 2 positions "
+                        "for an offset", parameter="max_context_length", value=max_context_length,
+                        expected="an int of at least 2")
+    T_max = learned.shape[0] if learned is not None else int(max_context_length)
     D = learned.shape[1] if learned is not None else table.D
     offsets = power_of_two_offsets(T_max)
     sinusoidal = sinusoidal_table(T_max, D, base)  # (T_max, D)
@@ -287,13 +290,14 @@ def smoothness(similarity: TableSimilarity, d_model: int) -> Smoothness:
                       decreasing_steps=similarity.decreasing_steps, steps=max(len(similarity.by_offset) - 1, 0))
 
 
-def power_of_two_offsets(num_positions: int) -> list[int]:
-    """1, 2, 4, ... up to the largest power of two below ``num_positions``.
+@renamed(num_positions="max_context_length")
+def power_of_two_offsets(max_context_length: int) -> list[int]:
+    """1, 2, 4, ... up to the largest power of two below ``max_context_length`` (T_max, the table's rows).
 
     >>> power_of_two_offsets(512)
     [1, 2, 4, 8, 16, 32, 64, 128, 256]
     """
-    if num_positions < 2:
-        raise SizeError(f"a table needs at least 2 positions for an offset, got {num_positions}",
-                        parameter="num_positions", value=num_positions, expected="an int of at least 2")
-    return [1 << i for i in range((num_positions - 1).bit_length())]
+    if max_context_length < 2:
+        raise SizeError(f"a table needs at least 2 positions for an offset, got {max_context_length}",
+                        parameter="max_context_length", value=max_context_length, expected="an int of at least 2")
+    return [1 << i for i in range((max_context_length - 1).bit_length())]

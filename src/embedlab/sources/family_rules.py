@@ -91,7 +91,7 @@ def read_input_rule(table: EmbeddingTable) -> InputRule:
     pad, limit = config.get("pad_token_id"), config.get("max_position_embeddings")
     return InputRule(**{**rule.__dict__, "layer_norm": layer_norm, "projection": projection, "notes": notes,
                         "pad_token_id": pad if _whole(pad, 0) else None,
-                        "max_positions": limit if _whole(limit, 1) else None})
+                        "max_context_length": limit if _whole(limit, 1) else None})
 
 
 def _whole(value: Any, low: int) -> bool:
