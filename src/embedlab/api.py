@@ -756,7 +756,7 @@ def graph(table_or_model: Table, out: str | os.PathLike, *, k: int | None = None
     progress : callable, optional
         Called with the number of query rows done (V per metric).
     scheduler : str or distributed.Client, optional
-        A Dask scheduler's address or client: the scan runs on its workers
+        A Dask scheduler's address or client: the search runs on its workers
         (``measure.graph.measure_graph``); the file is the same.
     device : str, optional
         A torch device for the screens; the file is the same.
