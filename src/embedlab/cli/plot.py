@@ -119,7 +119,7 @@ ADD_OPTION = {
     "stretch_factor": lambda p: p.add_argument("--stretch-factor", type=arguments.above(0, "a stretch factor"),
                                                help="factor of the stretched row (default 4.0)"),
     "max_context_length": lambda p: p.add_argument("--max-context-length", "--max-positions",
-                                                   type=arguments.at_least(2, "positions"),
+                                                   type=arguments.at_least(2, "positions"), metavar="T_max",
                                                    help="T_max, the rows of the sinusoidal table for a source without "
                                                         "a position table (default 512)"),
     "widths": lambda p: p.add_argument("--widths", type=arguments.widths,
