@@ -154,7 +154,7 @@ def add_metrics_argument(p: argparse.ArgumentParser, *older: str) -> None:
     """--metrics, which lists, the same in neighbors (older spelling --by) and graph (--metric): ``metrics``
     of ``api.neighbors`` and ``api.graph``."""
     p.add_argument("--metrics", *older, type=metric_list, default=METRICS,
-                   metavar="cosine,dot|dot,cosine|both|cosine|dot", help=f"which lists: {METRIC_CHOICES} (default both)")
+                   metavar="{cosine,dot,both}", help=f"which lists: {METRIC_CHOICES} (default both)")
 
 
 def metric_list(text: str) -> tuple[str, ...]:
