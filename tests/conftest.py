@@ -1,8 +1,9 @@
 """Shared fixtures.
 
-``backend`` runs one case over every engine with the reference's call
-signatures (tables are lists of lists, ids are lists of ints), so a test
-written once checks that every engine keeps the reference's meanings.
+``backend`` runs one case over every backend (the reference, and the array code of
+``embedlab.engine``) with the reference's call signatures (tables are lists of
+lists, ids are lists of ints), so a test written once checks that every backend
+keeps the reference's meanings, as ``measure.backends`` does for the lab.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def _reference_backend() -> SimpleNamespace:
 
 @pytest.fixture(params=["reference", "numpy"])
 def backend(request: pytest.FixtureRequest) -> SimpleNamespace:
-    """Every engine behind the reference's function signatures."""
+    """Every backend behind the reference's function signatures."""
     if request.param == "numpy":
         if not HAS_NUMPY:
             pytest.skip("numpy is not installed")

@@ -174,7 +174,7 @@ def test_params_from_sizes_counts_and_grows_by_hand():
     assert (b.token, b.head, b.total, b.tied) == (512 * 64, 0, 512 * 64, True)
     assert (r.growth.factor, r.growth.bigger_V, r.growth.saved) == (2, 1024, 512 * 64)
     assert r.growth.untied_bigger.total == 2 * 1024 * 64
-    untied = embedlab.params(10, 4, tied=False, T_max=8, dtype="bf16", target_V=30)
+    untied = embedlab.params(10, 4, tied=False, max_context_length=8, dtype="bf16", target_vocab_size=30)
     assert untied.count.breakdown.total == 2 * 10 * 4 + 8 * 4
     assert untied.count.breakdown.bytes.total == (2 * 10 * 4 + 8 * 4) * 2
     assert untied.growth.bigger_V == 30 and untied.growth.factor is None
@@ -188,16 +188,36 @@ def test_params_from_a_config_dict():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: embedlab.params(), "exactly one of V .*got none"),
-    (lambda: embedlab.params(5, 3, config={"vocab_size": 1}), "exactly one of V .*got V, config"),
-    (lambda: embedlab.params(5), "V needs D"),
-    (lambda: embedlab.params(5, 3, tensor="x"), "tensor does not apply with V .*tensor belongs with model"),
-    (lambda: embedlab.params(config={}, tied=False, D=3), "D, tied do not apply with config"),
-    (lambda: embedlab.params(5, 3, factor=2, target_V=20), "exactly one of factor and target_V"),
+    (lambda: embedlab.params(), "exactly one of vocab_size .*got none"),
+    (lambda: embedlab.params(5, 3, config={"vocab_size": 1}), "exactly one of vocab_size .*got vocab_size, config"),
+    (lambda: embedlab.params(5), "vocab_size needs d_model"),
+    (lambda: embedlab.params(5, 3, tensor="x"), "tensor does not apply with vocab_size .*tensor belongs with model"),
+    (lambda: embedlab.params(config={}, tied=False, d_model=3), "d_model, tied do not apply with config"),
+    (lambda: embedlab.params(5, 3, growth_factor=2, target_vocab_size=20),
+     "exactly one of growth_factor and target_vocab_size"),
 ])
 def test_params_refuses_mixed_forms_naming_the_options(call, message):
     with pytest.raises(TypeError, match=message):
         call()
+
+
+def test_params_old_keywords_still_work_with_a_deprecation_warning():
+    # V, D, T_max, factor and target_V were renamed to the flags' words; by hand: 10 x 4 tied with 8 learned
+    # positions is 10 * 4 + 8 * 4 = 72 parameters, and 3 times the vocabulary is 30 rows.
+    with pytest.deprecated_call(match=r"params\(V=..., D=..., T_max=..., factor=...\) is now "
+                                      r"params\(vocab_size=..., d_model=..., max_context_length=..., growth_factor=...\)"):
+        old = embedlab.params(V=10, D=4, T_max=8, factor=3)
+    assert (old.count.breakdown.total, old.growth.bigger_V) == (72, 30)
+    with pytest.deprecated_call(match="target_vocab_size"):
+        assert embedlab.params(10, 4, target_V=25).growth.bigger_V == 25
+    with pytest.raises(TypeError, match=r"got growth_factor= and its old name factor="):
+        embedlab.params(10, 4, factor=2, growth_factor=2)
+
+
+def test_report_old_growth_keyword_still_works_and_the_run_records_the_new_name():
+    with pytest.deprecated_call(match="growth_factor"):
+        r = embedlab.report(growth=3)
+    assert r.bigger_vocab == 3 * 512 and r.run.command == "embedlab.report(growth_factor=3)"
 
 
 @pytest.mark.data

@@ -108,9 +108,9 @@ ALLOWED = {
     ("cli/report.py", "embedlab.report.formats"): "pending: branch names",
     ("cli/report.py", "embedlab.report.lab"): "pending: branch names",
     ("cli/report.py", "embedlab.report.run"): "pending: branch names",
-    ("sources/input_rule.py", "inspect"): "pending: branch names",
-    ("sources/input_rule.py", "torch"): "pending: branch names",
-    ("sources/input_rule.py", "transformers"): "pending: branch names",
+    ("sources/family_rules.py", "inspect"): "pending: branch names",
+    ("sources/family_rules.py", "torch"): "pending: branch names",
+    ("sources/family_rules.py", "transformers"): "pending: branch names",
 }
 
 # Third-party packages the path may import where they are installed: each optional, with a fallback.

@@ -26,12 +26,14 @@ packages are imported by the call that needs them, and a missing one is a
 from __future__ import annotations
 
 import importlib
+import inspect
 import numbers
 import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import embed, errors
+from .deprecation import renamed
 from .engine.neighbors.defaults import DEFAULT_MEMORY, METRICS
 from .engine.vocabulary import resolve_id
 from .measure import lab
@@ -71,14 +73,16 @@ Table = Any  # EmbeddingTable | str | os.PathLike | list of rows (annotations st
 
 # -- report --------------------------------------------------------------------------
 
+@renamed(growth="growth_factor")
 def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k: int | None = None,
-           stretch_factor: float = 4.0, growth: int = 2, tensor: str | None = None,
+           stretch_factor: float = 4.0, growth_factor: int = 2, tensor: str | None = None,
            words: str | os.PathLike | None = None, figures: bool = False, table: str = "input") -> lab.LabResult:
     """The lab report's measurements on one table (``embedlab report``).
 
-    ``"seed"`` (the default) and a list of rows run on the reference engine
-    (``measure.lab.ReferenceEngine``: standard library only); an
-    ``EmbeddingTable`` or any other model name or path on the array engine.
+    ``"seed"`` (the default) and a list of rows run on the reference
+    (``measure.backends.ReferenceBackend``: standard library only); an
+    ``EmbeddingTable`` or any other model name or path on the array code
+    (``ArrayBackend``).
 
     Parameters
     ----------
@@ -91,8 +95,9 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
         shrunk to ``V - 1`` on a smaller table with a note.
     stretch_factor : float
         What the stretched row is multiplied by, finite and above 0.
-    growth : int
-        Vocabulary growth factor of the parameter count, a whole number >= 1.
+    growth_factor : int
+        Vocabulary growth factor of the parameter count, a whole number >= 1 (``growth=``, its old
+        name, still works with a ``DeprecationWarning``).
     tensor, words : optional
         For a model path: the tensor name of the table asked for; a ``.npy`` table's word list.
     figures : bool
@@ -122,10 +127,10 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
     SourceError, MissingExtraError
         For a model that cannot be loaded.
     """
-    call = _report_call(table_or_model, probe=probe, k=k, stretch_factor=stretch_factor, growth=growth,
+    call = _report_call(table_or_model, probe=probe, k=k, stretch_factor=stretch_factor, growth_factor=growth_factor,
                         tensor=tensor, words=words, figures=figures, table=table)
-    engine, rows, seed, source = _lab_engine(table_or_model, tensor, words, table)
-    V = engine.V
+    backend, rows, seed, source = _lab_backend(table_or_model, tensor, words, table)
+    V = backend.V
     if V < 2:
         raise errors.SizeError(f"the lab needs a table of at least 2 rows (a probe and a neighbour), got V={V}")
     k, k_notes = fit_default(k, REPORT_K, V - 1, "k", "V - 1")
@@ -133,8 +138,8 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
         raise errors.SizeError(f"k={k} is out of range: a neighbour list of this table holds at most V - 1 = {V - 1} "
                                "ids", parameter="k", value=k, expected=f"an int in [1, V - 1 = {V - 1}]")
     probe_id, probe_notes = (resolve_probe(rows, probe), ()) if probe is not None else default_probe(rows)
-    settings = lab.LabSettings(probe=probe_id, k=k, stretch_factor=stretch_factor, growth_factor=growth)
-    result = lab.measure(engine, settings, seed=seed, source=source, figures=figures)
+    settings = lab.LabSettings(probe=probe_id, k=k, stretch_factor=stretch_factor, growth_factor=growth_factor)
+    result = lab.measure(backend, settings, seed=seed, source=source, figures=figures)
     return replace(result, notes=probe_notes + _repeat_note(rows, probe_id) + k_notes, run=run.record(call))
 
 
@@ -148,7 +153,8 @@ def _report_call(table_or_model: Table, **given: Any) -> str | None:
 def _call_text(function: Callable[..., Any], positional: list[Any], given: dict[str, Any]) -> str | None:
     """``embedlab.<function>(...)`` as written, keyword arguments left at their default left out; ``None`` where
     one has no literal form (a table passed as an object, a list of rows or ids: ``report.run.call_form``)."""
-    changed = {name: value for name, value in given.items() if value != function.__kwdefaults__[name]}
+    defaults = inspect.unwrap(function).__kwdefaults__  # the function itself, under ``renamed``
+    changed = {name: value for name, value in given.items() if value != defaults[name]}
     return run.call_form(f"embedlab.{function.__name__}", positional, changed)
 
 
@@ -215,8 +221,8 @@ def _size_and_vocabulary(table: Table) -> tuple[int, Any]:
     return table.V, table.vocabulary
 
 
-def _lab_engine(source: Table, tensor: Any, words: Any, part: str) -> tuple[Any, Any, int | None, dict[str, Any] | None]:
-    """(engine, the table the probe is resolved on, seed, provenance), as ``cli/report.py`` builds them.
+def _lab_backend(source: Table, tensor: Any, words: Any, part: str) -> tuple[Any, Any, int | None, dict[str, Any] | None]:
+    """(backend, the table the probe is resolved on, seed, provenance), as ``cli/report.py`` builds them.
 
     The seed table's head (``part="head"``) is the seed table, loaded as a model: it is tied."""
     seeded = isinstance(source, str) and source == "seed"
@@ -226,9 +232,9 @@ def _lab_engine(source: Table, tensor: Any, words: Any, part: str) -> tuple[Any,
         _check_table(source, part)
         seeded = isinstance(source, str)
         rows = embed.make_table(embed.VOCAB, embed.DIM, embed.SEED) if seeded else source
-        return lab.ReferenceEngine(rows), rows, embed.SEED if seeded else None, None
+        return lab.ReferenceBackend(rows), rows, embed.SEED if seeded else None, None
     loaded = _table(source, tensor, words, part)
-    return lab.ArrayEngine(loaded), loaded, None, loaded.provenance.to_dict()
+    return lab.ArrayBackend(loaded), loaded, None, loaded.provenance.to_dict()
 
 
 # -- neighbours and hubs -------------------------------------------------------------
@@ -337,7 +343,7 @@ def hubs(table_or_model: Table, *, k: int | None = None, queries: int | None = N
         As ``measure.hubs.measure_hubs``; it names the errors it raises.
     """
     measure = _module("measure.hubs", "hub counts")
-    return measure.measure_hubs(_table(table_or_model, tensor, words, table), k, n_queries=queries, seed=seed, top=top,
+    return measure.measure_hubs(_table(table_or_model, tensor, words, table), k, queries=queries, seed=seed, top=top,
                                 memory=memory, progress=progress, scheduler=scheduler, device=device)
 
 
@@ -378,34 +384,37 @@ def compress(table_or_model: Table, *, methods: Sequence[str] | None = None, dim
         As ``measure.compress.compress``; it names the errors it raises.
     """
     measure = _module("measure.compress", "compression measurements")
-    return measure.compress(_table(table_or_model, tensor, words, table), methods=methods, dims=dims, n_queries=queries,
+    return measure.compress(_table(table_or_model, tensor, words, table), methods=methods, dims=dims, queries=queries,
                             k=k, rescore=rescore, pq_m=pq_m, seed=seed, memory=memory, progress=progress)
 
 
 # -- parameters ----------------------------------------------------------------------
 
 # The options that belong to one form of params only; beside another form they would be ignored.
-_SIZES_ONLY = ("D", "tied", "T_max", "positions", "type_vocab", "other", "heads", "layers", "d_ff")
-_FORMS = {"V": "a model described by its sizes", "config": "a config.json alone",
+_SIZES_ONLY = ("d_model", "tied", "max_context_length", "positions", "type_vocab", "other", "heads", "layers", "d_ff")
+_FORMS = {"vocab_size": "a model described by its sizes", "config": "a config.json alone",
           "model": "a safetensors checkpoint or a GGUF file"}
 
 
-def params(V: int | None = None, D: int | None = None, *, config: str | os.PathLike | dict | None = None,
-           model: str | os.PathLike | None = None, tied: bool | None = None, T_max: int | None = None,
-           positions: str | None = None, type_vocab: int | None = None, other: int | None = None,
-           tensor: str | None = None, dtype: str | None = None, factor: int | None = None,
-           target_V: int | None = None, heads: int | None = None, layers: int | None = None,
-           d_ff: int | None = None) -> "ParamsResult":
+@renamed(V="vocab_size", D="d_model", T_max="max_context_length", factor="growth_factor", target_V="target_vocab_size")
+def params(vocab_size: int | None = None, d_model: int | None = None, *,
+           config: str | os.PathLike | dict | None = None, model: str | os.PathLike | None = None,
+           tied: bool | None = None, max_context_length: int | None = None, positions: str | None = None,
+           type_vocab: int | None = None, other: int | None = None, tensor: str | None = None,
+           dtype: str | None = None, growth_factor: int | None = None, target_vocab_size: int | None = None,
+           heads: int | None = None, layers: int | None = None, d_ff: int | None = None) -> "ParamsResult":
     """Parameters and bytes of the tables, tied and untied, now and at a bigger V (``embedlab params``).
 
-    Three forms, exactly one: sizes (``V`` and ``D``, with ``tied`` (default
-    True), ``T_max``, ``positions``, ``type_vocab``, ``other``, and the
+    Three forms, exactly one: sizes (``vocab_size`` V and ``d_model`` D, with
+    ``tied`` (default True), ``max_context_length`` (T_max, the rows of a
+    learned position table), ``positions``, ``type_vocab``, ``other``, and the
     blocks' ``heads``, ``layers`` and ``d_ff`` for a dimension plan), a Hugging
     Face ``config`` (a config.json, its folder or its dict), or a safetensors
     or GGUF ``model`` (``"minilm"`` or a path; headers or tensor infos only,
     ``tensor`` to name the token table). ``dtype``: fp32 (default; a checkpoint: its own), fp16,
-    bf16, int8 or int4. The bigger vocabulary is ``factor`` times V (default
-    2) or ``target_V``.
+    bf16, int8 or int4. The bigger vocabulary is ``growth_factor`` times V (default
+    2) or ``target_vocab_size``. The keywords' old names (``V``, ``D``, ``T_max``,
+    ``factor``, ``target_V``) still work, with a ``DeprecationWarning``.
 
     Returns
     -------
@@ -414,8 +423,8 @@ def params(V: int | None = None, D: int | None = None, *, config: str | os.PathL
     Raises
     ------
     TypeError
-        For none or several forms, an option of another form (named), D
-        missing beside V, or both factor and target_V.
+        For none or several forms, an option of another form (named), d_model
+        missing beside vocab_size, or both growth_factor and target_vocab_size.
     SizeError, ConfigError, SourceError, DtypeError
         As ``measure.params.from_numbers`` and ``growth``, ``measure.model_params.from_config`` and
         ``from_checkpoint``, ``measure.gguf_params.from_gguf``.
@@ -424,14 +433,15 @@ def params(V: int | None = None, D: int | None = None, *, config: str | os.PathL
     >>> r.count.breakdown.total, r.growth.bigger_V, r.growth.saved
     (32768, 1024, 32768)
     """
-    given = {"V": V, "config": config, "model": model}
-    sizes = {"D": D, "tied": tied, "T_max": T_max, "positions": positions, "type_vocab": type_vocab, "other": other,
-             "heads": heads, "layers": layers, "d_ff": d_ff}
+    given = {"vocab_size": vocab_size, "config": config, "model": model}
+    sizes = {"d_model": d_model, "tied": tied, "max_context_length": max_context_length, "positions": positions,
+             "type_vocab": type_vocab, "other": other, "heads": heads, "layers": layers, "d_ff": d_ff}
     form = _params_form(given, sizes, tensor)
     count_of = _module("measure.params", "parameter counts")
     read_from = _module("measure.model_params", "parameter counts")  # a config or a checkpoint
-    if form == "V":
-        count = count_of.from_numbers(V, D, tied=True if tied is None else tied, T_max=T_max, positions=positions,
+    if form == "vocab_size":
+        count = count_of.from_numbers(vocab_size, d_model, tied=True if tied is None else tied,
+                                      max_context_length=max_context_length, positions=positions,
                                       type_vocab=type_vocab or 0, other=other or 0, dtype=dtype or "fp32",
                                       heads=heads, layers=layers, d_ff=d_ff)
     elif form == "config":
@@ -442,24 +452,26 @@ def params(V: int | None = None, D: int | None = None, *, config: str | os.PathL
             count = _module("measure.gguf_params", "GGUF files").from_gguf(path, tensor=tensor, dtype=dtype)
         else:
             count = read_from.from_checkpoint(path, tensor=tensor, dtype=dtype)
-    if factor is None and target_V is None:
-        factor = 2
-    return count_of.ParamsResult(count, count_of.growth(count.breakdown, factor=factor, target_V=target_V))
+    if growth_factor is None and target_vocab_size is None:
+        growth_factor = 2
+    grown = count_of.growth(count.breakdown, growth_factor=growth_factor, target_vocab_size=target_vocab_size)
+    return count_of.ParamsResult(count, grown)
 
 
 def _params_form(given: dict[str, Any], sizes: dict[str, Any], tensor: Any) -> str:
-    """The one form given ("V", "config" or "model"); a TypeError naming what does not fit it."""
+    """The one form given ("vocab_size", "config" or "model"); a TypeError naming what does not fit it."""
     forms = [name for name, value in given.items() if value is not None]
     if len(forms) != 1:
-        raise TypeError(f"give exactly one of V (with D), config or model, got {', '.join(forms) or 'none'}")
+        raise TypeError(f"give exactly one of vocab_size (with d_model), config or model, got "
+                        f"{', '.join(forms) or 'none'}")
     form = forms[0]
-    owners = {**{name: "V" for name in _SIZES_ONLY}, "tensor": "model"}
+    owners = {**{name: "vocab_size" for name in _SIZES_ONLY}, "tensor": "model"}
     stray = [name for name, value in {**sizes, "tensor": tensor}.items() if value is not None and owners[name] != form]
     if stray:
         raise TypeError(f"{', '.join(stray)} {'does' if len(stray) == 1 else 'do'} not apply with {form} "
                         f"({_FORMS[form]}): " + "; ".join(f"{name} belongs with {owners[name]}" for name in stray))
-    if form == "V" and sizes["D"] is None:
-        raise TypeError("V needs D (the model width)")
+    if form == "vocab_size" and sizes["d_model"] is None:
+        raise TypeError("vocab_size needs d_model (the model width)")
     return form
 
 
@@ -744,7 +756,7 @@ def graph(table_or_model: Table, out: str | os.PathLike, *, k: int | None = None
     progress : callable, optional
         Called with the number of query rows done (V per metric).
     scheduler : str or distributed.Client, optional
-        A Dask scheduler's address or client: the scan runs on its workers
+        A Dask scheduler's address or client: the search runs on its workers
         (``measure.graph.measure_graph``); the file is the same.
     device : str, optional
         A torch device for the screens; the file is the same.

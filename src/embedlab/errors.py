@@ -44,8 +44,8 @@ class EmbedlabError(Exception):
         ``seq_len=0 must be an int of at least 1``).
     parameter : str, optional
         The library parameter whose value was wrong (``"seq_len"``), so that a
-        front end can name its own spelling of it (the CLI's ``--seq``) through
-        one table instead of rewriting the message.
+        front end can name it in its own terms (the CLI's flag ``--seq-len``, the
+        parameter's name) instead of rewriting the message.
     value : object, optional
         The value that was given for ``parameter``.
     expected : str, optional

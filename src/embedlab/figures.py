@@ -18,7 +18,7 @@ projection   the probe, its neighbours and a sample, in 2-D       probe, method,
 norms        the distribution of row lengths, longest labelled    top
 neighbors    cosine and dot lists before and after a stretch      probe, k, stretch_factor
 scale        lengths and cosines before and after sqrt(D)         probe, k
-positions    learned positions beside the sinusoidal table        max_positions, base
+positions    learned positions beside the sinusoidal table        max_context_length, base
 bands        sinusoidal wavelength bands at several widths        widths, base
 ===========  ==================================================  ==========================================
 
@@ -32,6 +32,7 @@ from typing import Any, Sequence
 
 from . import sources
 from .api import _table, resolve_probe
+from .deprecation import renamed
 from .engine.neighbors.defaults import DEFAULT_K
 from .errors import missing_extra
 from .measure import lab
@@ -47,11 +48,12 @@ OPTIONS: dict[str, tuple[str, ...]] = {
     "norms": ("top",),
     "neighbors": ("probe", "k", "stretch_factor"),
     "scale": ("probe", "k"),
-    "positions": ("max_positions", "base"),
+    "positions": ("max_context_length", "base"),
     "bands": ("widths", "base"),
 }
 
 
+@renamed(max_positions="max_context_length")
 def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (1200, 800),
          tensor: str | None = None, words: str | os.PathLike | None = None, table: str = "input",
          lang: str = DEFAULT_LANGUAGE, **options: Any) -> Any:
@@ -81,8 +83,9 @@ def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (
         probe, its k cosine and k dot neighbours, then random rows; ``PLOT_SAMPLE``
         or V), ``seed`` (0), ``perplexity`` (t-SNE), ``metric`` (the distance t-SNE
         and UMAP keep: cosine, the default, or euclidean), ``top`` (longest rows
-        labelled, 10 or V), ``stretch_factor`` (4.0), ``max_positions`` (T_max
-        of a sinusoidal table for a table without positions, 512), ``widths``
+        labelled, 10 or V), ``stretch_factor`` (4.0), ``max_context_length`` (T_max,
+        the rows of a sinusoidal table for a table without positions, 512; ``max_positions=``,
+        its old name, still works with a ``DeprecationWarning``), ``widths``
         (model widths, default D and D/2), ``base`` (10000.0).
 
     Returns
@@ -170,12 +173,12 @@ def _scale(table: Any, fig: Any, lang: str, *, probe: Any, k: int | None) -> Any
     return plots.scale_figure(lab.compare_scale(table, p, ids), fig, lang=lang)
 
 
-def _positions(table: Any, fig: Any, lang: str, *, max_positions: int | None, base: float | None) -> Any:
+def _positions(table: Any, fig: Any, lang: str, *, max_context_length: int | None, base: float | None) -> Any:
     from .measure import positions
     from .report import plots
 
     maps = positions.position_maps(table, base=10000.0 if base is None else base,
-                                   max_positions=512 if max_positions is None else max_positions,
+                                   max_context_length=512 if max_context_length is None else max_context_length,
                                    rule=sources.read_input_rule(table))
     return plots.positions_figure(maps, fig, lang=lang)
 

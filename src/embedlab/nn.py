@@ -13,8 +13,11 @@ The public contract of the seed lesson is kept (``TokenEmbedding``,
 ``EmbeddingComposer``, ``count_parameters``, ``neighbour_cosine_curve``) and
 extended: odd D for the sinusoidal table, ``padding_idx``, ``offset``, sqrt(D)
 scaling, tied and untied heads, rotary embeddings and ALiBi. Position formulas
-come from ``embedlab.positional`` (NumPy, float64), so both engines share one
-formula. This is the only module of the package that imports torch.
+come from ``embedlab.engine.positional`` and position similarity from
+``embedlab.engine.position_similarity`` (NumPy, float64): the array code and
+these modules share one formula, and nothing here reaches up into ``measure``.
+Besides ``measure.demo``, which runs these modules, this is the only module that
+imports torch at import time.
 
 Parameter counts (``count_parameters``): token V*D, learned positions T_max*D,
 sinusoidal, rotary and ALiBi 0, tied head 0 more, untied head V*D more.
@@ -31,8 +34,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .measure import positions as position_similarity
-from .engine import positional
+from .engine import position_similarity, positional
 from .engine.vocabulary import Vocabulary, resolve_ids
 from .errors import ContextLengthError, ShapeError, TokenIdError
 
@@ -459,7 +461,7 @@ def count_parameters(module: nn.Module) -> int:
 def neighbour_cosine_curve(table: Any, max_offset: int = 8) -> list[float]:
     """For k = 1 .. max_offset, the mean cosine between rows p and p + k of a (T_max, D) table.
 
-    Measured in float64 by ``position_similarity.mean_cosine_by_offset``
+    Measured in float64 by ``engine.position_similarity.mean_cosine_by_offset``
     (zero-length rows have cosine 0.0). A freshly initialised learned table
     gives ~0 at every k; the sinusoidal table decays smoothly.
 

@@ -32,7 +32,7 @@ def test_retying_never_subtracts_twice():
     untied = params.from_numbers(5, 3, other=9, tied=False).breakdown
     assert tied.with_tied(True).total == untied.with_tied(True).total == 24
     assert tied.with_tied(False).total == untied.with_tied(False).total == 39
-    grown = params.growth(tied, factor=1)
+    grown = params.growth(tied, growth_factor=1)
     assert (grown.tied_now.total, grown.untied_now.total, grown.saved) == (24, 39, 15)
     assert grown.tied_now.non_embedding == 9
 

@@ -67,7 +67,7 @@ def test_report_k_below_1_is_a_usage_error(tmp_path, capsys):
     (["report", "--out", ""], "--out", "a folder"),
     (["report", "--model", "minilm", "--tensor", ""], "--tensor", "a tensor name"),
     (["neighbors", "--model", "t.npy", "--words", " "], "--words", "a word-list file"),
-    (["neighbors", "--vector", ""], "--vector", "a .npy file"),
+    (["neighbors", "--vector", ""], "--vectors/--vector", "a .npy file"),  # argparse names every spelling
     (["params", "--config", ""], "--config", "a config.json or its folder"),
     (["params", "--model", "minilm", "--tensor", ""], "--tensor", "a tensor name"),
 ])

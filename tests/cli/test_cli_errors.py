@@ -1,6 +1,5 @@
 """The CLI speaks in flags: library errors named by the flag the user typed, usage errors, Ctrl-C."""
 
-import argparse
 import builtins
 
 import pytest
@@ -42,21 +41,37 @@ def test_demo_names_its_own_flags():
         demo.DemoSettings(seq_len=0)
     assert str(caught.value) == "seq_len=0 must be an int of at least 1"  # the library keeps its own names
     assert (caught.value.parameter, caught.value.value) == ("seq_len", 0)
-    for flag, parameter in (("--seq", "seq_len"), ("--vocab", "vocab_size"), ("--max-context", "max_context_length"),
-                            ("--batch", "batch_size")):
-        assert cli.main(["demo", flag, "0"]) == 1
-        assert cli.errors.flag("demo", parameter) == flag
+    # The flag is the parameter's name; the older spelling, typed, is named as typed.
+    for typed, parameter in (("--seq-len", "seq_len"), ("--seq", "seq_len"), ("--vocab-size", "vocab_size"),
+                             ("--vocab", "vocab_size"), ("--max-context-length", "max_context_length"),
+                             ("--max-context", "max_context_length"), ("--batch-size", "batch_size"),
+                             ("--batch", "batch_size")):
+        assert cli.main(["demo", typed, "0"]) == 1
+        assert cli.errors.flag(cli.parse(["demo", typed, "0"]), parameter) == typed
 
 
-def test_one_parameter_two_flags_by_command():
-    assert cli.errors.flag("params", "factor") == "--factor"
-    assert cli.errors.flag("report", "factor") == "--stretch-factor"  # EmbeddingTable.stretch(factor=)
-    assert cli.errors.flag("plot", "d_model") == "--widths" and cli.errors.flag("demo", "d_model") == "--d-model"
-    assert cli.errors.flag("encode", "no_such_parameter") is None
+def test_a_flag_is_its_parameter_in_the_spelling_typed():
+    assert cli.errors.flag(cli.parse(["params", "--vocab", "5", "--d-model", "3", "--factor", "0"]),
+                           "growth_factor") == "--factor"
+    assert cli.errors.flag(cli.parse(["params", "--vocab-size", "5", "--d-model", "3"]),
+                           "growth_factor") == "--growth-factor"  # not typed: the flag itself
+    assert cli.errors.flag(cli.parse(["report", "--growth=0"]), "growth_factor") == "--growth"
+    assert cli.errors.flag(cli.parse(["report"]), "stretch_factor") == "--stretch-factor"
+    # EmbeddingTable.stretch's own `factor` has no flag in report: LabSettings checks stretch_factor first.
+    assert cli.errors.flag(cli.parse(["report"]), "factor") is None
+
+
+def test_the_one_flag_that_differs_and_parameters_without_a_flag():
+    assert cli.errors.FLAG_EXCEPTIONS == {("plot", "d_model"): "--widths"}
+    assert cli.errors.flag(cli.parse(["plot", "bands"]), "d_model") == "--widths"
+    assert cli.errors.flag(cli.parse(["demo"]), "d_model") == "--d-model"
+    assert cli.errors.flag(cli.parse(["encode", "x"]), "no_such_parameter") is None
+    assert cli.errors.flag(cli.parse(["encode", "x"]), "texts") is None  # a positional argument: no flag
+    assert cli.errors.flag(cli.parse(["export", "--format", "projector"]), "d_model") is None  # export has none
 
 
 def test_an_error_without_a_flag_keeps_the_library_message():
-    args = argparse.Namespace(command="encode")
+    args = cli.parse(["encode", "x"])
     exc = SizeError("stretch rank 7 must be in [0, k=5)", parameter="stretch_rank", value=7, expected="[0, 5)")
     assert cli.errors.message(exc, args) == "stretch rank 7 must be in [0, k=5)"
     exc = SizeError("show must be an int >= 0, got -1", parameter="show", value=-1, expected="an int >= 0")
@@ -64,7 +79,7 @@ def test_an_error_without_a_flag_keeps_the_library_message():
 
 
 def test_a_long_value_is_cut_with_its_length():
-    args = argparse.Namespace(command="params")
+    args = cli.parse(["params", "--vocab-size", "5", "--d-model", "3"])
     exc = SizeError("", parameter="dtype", value="x" * 5000, expected="one of fp32, bf16")
     assert cli.errors.message(exc, args) == f"--dtype '{'x' * 60}…' (5,000 characters): expected one of fp32, bf16"
 
@@ -107,9 +122,9 @@ def test_missing_extras_carry_their_extras(monkeypatch, module, raise_site, fres
     (["plot", "projection", "--tokens", "1,2,3", "--k", "3"], "usage: embedlab plot projection",
      "--k does not apply with --tokens"),
     (["params", "--vocab", "8", "--d-model", "4", "--positions", "none", "--max-positions", "16"],
-     "usage: embedlab params", "--max-positions does not apply with --positions none"),
-    (["params", "--vocab", "8", "--d-model", "4", "--positions", "learned"], "usage: embedlab params",
-     "--positions learned needs --max-positions"),
+     "usage: embedlab params", "--max-positions does not apply with --positions none"),  # as typed
+    (["params", "--vocab-size", "8", "--d-model", "4", "--positions", "learned"], "usage: embedlab params",
+     "--positions learned needs --max-context-length"),
     (["neighbors", "--bogus", "1"], "usage: embedlab neighbors", "unrecognized arguments: --bogus"),
     (["hubs", "--tokens", "a"], "usage: embedlab hubs", "unrecognized arguments: --tokens a"),
 ])
@@ -127,13 +142,13 @@ def test_each_figure_help_lists_only_its_options(capsys):
         cli.main(["plot", "projection", "--help"])
     text = capsys.readouterr().out
     assert all(f in text for f in ("--method", "--perplexity", "--tokens", "--sample", "--probe"))
-    assert not any(f in text for f in ("--top", "--widths", "--max-positions", "--stretch-factor"))
+    assert not any(f in text for f in ("--top", "--widths", "--max-context-length", "--stretch-factor"))
 
 
 @pytest.mark.parametrize("argv, dests", [
     (["neighbors", "1"], ("k",)), (["hubs"], ("k", "top")),
     (["plot", "projection"], ("k", "method", "sample", "seed", "perplexity", "size")),
-    (["plot", "norms"], ("top",)), (["plot", "positions"], ("max_positions", "base")),
+    (["plot", "norms"], ("top",)), (["plot", "positions"], ("max_context_length", "base")),
 ])
 def test_options_not_given_are_none(argv, dests):
     args = cli.build_parser().parse_args(argv)

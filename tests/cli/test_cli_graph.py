@@ -86,9 +86,9 @@ def test_usage_errors_exit_2(argv):
 def test_a_bad_metric_lists_both_orders(capsys):
     with pytest.raises(SystemExit):
         run("graph", "--out", "g.parquet", "--metric", "l2")
-    assert ("'l2': expected cosine, dot, or both (cosine,dot or dot,cosine; the file follows that order)"
+    assert ("'l2': expected cosine, dot, or both (both, cosine,dot or dot,cosine; the output follows that order)"
             in capsys.readouterr().err)
-    assert cli.search.metric_list("dot,cosine") == ["dot", "cosine"]
+    assert cli.search.metric_list("dot,cosine") == ("dot", "cosine")
 
 
 @pytest.mark.data

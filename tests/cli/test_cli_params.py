@@ -109,7 +109,7 @@ def test_number_options_are_refused_beside_a_config(tmp_path, capsys):
     config = write_config(tmp_path, vocab_size=8, hidden_size=8)
     line = _usage_error(capsys, "--config", str(config), "--untied", "--max-positions", "4")
     assert line == ("embedlab params: error: --untied, --max-positions do not apply with --config: they belong "
-                    "with --vocab (a model described by its sizes)")
+                    "with --vocab-size (a model described by its sizes)")
 
 
 @pytest.mark.parametrize("argv, line", [
@@ -118,12 +118,12 @@ def test_number_options_are_refused_beside_a_config(tmp_path, capsys):
     (["--config", "CONFIG", "--tensor", "x"],
      "--tensor does not apply with --config: it belongs with --model (a safetensors checkpoint or a GGUF file)"),
     (["--model", "MODEL", "--other", "0"],
-     "--other does not apply with --model: it belongs with --vocab (a model described by its sizes)"),
+     "--other does not apply with --model: it belongs with --vocab-size (a model described by its sizes)"),
     (["--model", "MODEL", "--d-model", "3", "--positions", "none", "--type-vocab", "2"],
-     "--d-model, --positions, --type-vocab do not apply with --model: they belong with --vocab "
+     "--d-model, --positions, --type-vocab do not apply with --model: they belong with --vocab-size "
      "(a model described by its sizes)"),
     (["--config", "CONFIG", "--untied", "--tensor", "x"],
-     "--untied does not apply with --config: it belongs with --vocab (a model described by its sizes); "
+     "--untied does not apply with --config: it belongs with --vocab-size (a model described by its sizes); "
      "--tensor does not apply with --config: it belongs with --model (a safetensors checkpoint or a GGUF file)"),
     (["--vocab", "5"], "--vocab needs --d-model (the model width D)"),
 ])

@@ -1,7 +1,8 @@
-"""EmbeddingTable, the NumPy engine, against the reference's meanings.
+"""EmbeddingTable, the array engine (NumPy), against the reference's meanings.
 
-The ``backend`` tests run one case over both engines; the differential tests
-compare the NumPy engine with the reference module on random tables.
+The ``backend`` tests run one case over both backends (the reference and the
+array code); the differential tests compare the array code with the reference
+module on random tables.
 """
 
 from __future__ import annotations
@@ -25,33 +26,33 @@ def close(a, b, rtol=1e-9, atol=1e-12):
     return np.all(np.abs(np.asarray(a) - np.asarray(b)) <= atol + rtol * np.abs(np.asarray(b)))
 
 
-# -- one case, every engine ------------------------------------------------------------
+# -- one case, every backend -----------------------------------------------------------
 
-def test_lookup_every_engine(backend):
+def test_lookup_every_backend(backend):
     table = [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
     assert backend.lookup(table, [1, 0, 1]) == [[2.0, 2.0, 2.0], [1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
     assert backend.lookup_via_one_hot(table, [1]) == [[2.0, 2.0, 2.0]]
 
 
 @pytest.mark.parametrize("ids", [[0, 1, -1], [2], [-2]])
-def test_out_of_range_ids_every_engine(backend, ids):
+def test_out_of_range_ids_every_backend(backend, ids):
     with pytest.raises(IndexError, match="V=2"):
         backend.lookup([[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]], ids)
 
 
 @pytest.mark.parametrize("ids", [[True], [0.0], [1.5]])
-def test_non_int_ids_every_engine(backend, ids):
+def test_non_int_ids_every_backend(backend, ids):
     with pytest.raises(TypeError):
         backend.lookup([[1.0], [2.0]], ids)
 
 
-def test_logits_every_engine(backend):
+def test_logits_every_backend(backend):
     assert backend.logits([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]], [3.0, 4.0]) == [3.0, 8.0, 7.0]
     with pytest.raises(ValueError, match="3"):
         backend.logits([[1.0, 0.0]], [1.0, 2.0, 3.0])
 
 
-def test_neighbours_every_engine(backend):
+def test_neighbours_every_backend(backend):
     table = [[1.0, 0.0], [10.0, 1.0], [0.0, 1.0], [0.0, 0.0]]
     assert backend.nearest_by_cosine(table, 0, 3) == [1, 2, 3]  # row 2 and the zero row tie at 0
     assert backend.nearest_by_dot(table, 2, 3) == [1, 0, 3]  # rows 0 and 3 tie at 0
@@ -61,13 +62,13 @@ def test_neighbours_every_engine(backend):
         backend.nearest_by_dot(table, 0, 0)
 
 
-def test_stretch_every_engine(backend):
+def test_stretch_every_backend(backend):
     table = [[1.0, 2.0], [3.0, 4.0]]
     assert backend.stretch(table, 0, 2.0) == [[2.0, 4.0], [3.0, 4.0]]
     assert table == [[1.0, 2.0], [3.0, 4.0]]
 
 
-def test_scaled_lookup_every_engine(backend):
+def test_scaled_lookup_every_backend(backend):
     out = backend.scaled_lookup([[1.0, -2.0], [3.0, 0.5]], [1], 2)
     assert close(out, [[3.0 * math.sqrt(2), 0.5 * math.sqrt(2)]])
 
@@ -89,9 +90,9 @@ def random_tables(draw):
 def _no_rounding_ties(rows, q, score):
     """True unless two different rows score within rounding of each other.
 
-    Exact ties (identical rows, zero rows) are kept: both engines compute them
+    Exact ties (identical rows, zero rows) are kept: both backends compute them
     identically. Scores that differ only by rounding may be ordered either way
-    by two correct engines, so such tables are not a fair differential case.
+    by two correct backends, so such tables are not a fair differential case.
     """
     scored = [(score(rows[q], r), tuple(r)) for i, r in enumerate(rows) if i != q]
     for a, (s, r) in enumerate(scored):

@@ -52,14 +52,14 @@ HAND = np.array([[2.0, 1.0], [1.0, 2.0], [-1.0, 1.0], [3.0, -2.0]])
 
 def test_truncation_by_hand():
     # first coordinates 2, 1, -1, 3: top-1 by dot becomes 0 -> 3 (6), 1 -> 3 (3), 2 -> 1 (-1), 3 -> 0 (6)
-    r = compress(EmbeddingTable(HAND), methods=["truncate"], dims=[1], k=1, n_queries=4)
+    r = compress(EmbeddingTable(HAND), methods=["truncate"], dims=[1], k=1, queries=4)
     dot = r.rows[0].metrics["dot"]
     assert (dot.recall, dot.top1) == (0.5, 0.5)
 
 
 def test_binary_by_hand():
     # signs: ++, ++, -+, +-; +-1 dot: 0 -> 1 (2), 1 -> 0 (2), 2 -> 0 (0, tied with 1: smaller id), 3 -> 0 (0 tie)
-    r = compress(EmbeddingTable(HAND), methods=["binary"], k=1, n_queries=4)
+    r = compress(EmbeddingTable(HAND), methods=["binary"], k=1, queries=4)
     dot = r.rows[0].metrics["dot"]
     assert dot.recall == 0.75
     assert dot.rescored_recall == 1.0  # the shortlist (4 x 1, cut to V - 1 = 3) is every other row
@@ -67,7 +67,7 @@ def test_binary_by_hand():
 
 
 def test_keeping_every_dimension_loses_nothing(table):
-    r = compress(EmbeddingTable(table), methods=["truncate"], dims=[16], k=5, n_queries=40)
+    r = compress(EmbeddingTable(table), methods=["truncate"], dims=[16], k=5, queries=40)
     for s in r.rows[0].metrics.values():
         assert (s.recall, s.top1, s.spearman) == (1.0, 1.0, 1.0)
 
@@ -98,7 +98,7 @@ def test_recall_matches_a_full_numpy_sort(table, method, metric):
     from sklearn.decomposition import PCA
 
     k, d = 5, 6
-    r = compress(EmbeddingTable(table), methods=[method], dims=[d], k=k, n_queries=60, seed=3)
+    r = compress(EmbeddingTable(table), methods=[method], dims=[d], k=k, queries=60, seed=3)
     queries = np.sort(np.random.default_rng(3).choice(300, 60, replace=False))
     reduced = {"pca": lambda: PCA(n_components=d, svd_solver="full").fit_transform(table.astype(np.float64)),
                "truncate": lambda: table[:, :d],
@@ -119,14 +119,14 @@ def test_pq_decodes_as_faiss_and_recalls_something(table):
     faiss.omp_set_num_threads(1)
     index.train(table)
     np.testing.assert_array_equal(reduced.rows, index.pq.decode(index.pq.compute_codes(table)))
-    r = compress(EmbeddingTable(table), methods=["pq"], pq_m=4, k=5, n_queries=30)
+    r = compress(EmbeddingTable(table), methods=["pq"], pq_m=4, k=5, queries=30)
     assert r.rows[0].bytes_per_token == 4 and 0.0 < r.rows[0].metrics["dot"].recall <= 1.0
 
 
 # -- sizes, defaults, errors -------------------------------------------------
 
 def test_bytes_per_token_and_table(table):
-    r = compress(EmbeddingTable(table), methods=["pca", "int8", "binary"], dims=[4], k=3, n_queries=10)
+    r = compress(EmbeddingTable(table), methods=["pca", "int8", "binary"], dims=[4], k=3, queries=10)
     by = {row.method: row for row in r.rows}
     assert r.full_bytes_per_token == 16 * 4 and r.full_table_bytes == 300 * 16 * 4
     assert (by["pca"].bytes_per_token, by["int8"].bytes_per_token, by["binary"].bytes_per_token) == (16, 16, 2)
@@ -147,7 +147,7 @@ def test_defaults_shrink_to_the_table_and_say_so():
     ({"methods": ["pca", "zip"]}, ChoiceError, "methods"),
     ({"methods": ["int8", "int8"]}, ChoiceError, "methods"),
     ({"k": 300}, SizeError, "k"),
-    ({"n_queries": 301}, SizeError, "n_queries"),
+    ({"queries": 301}, SizeError, "queries"),
     ({"rescore": 0}, SizeError, "rescore"),
     ({"methods": ["pq"], "pq_m": 5}, SizeError, "pq_m"),
 ])

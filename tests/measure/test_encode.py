@@ -281,7 +281,7 @@ def test_a_text_longer_than_the_trained_context_is_noted_without_a_position_tabl
     from embedlab.engine.input_rule import InputRule
 
     table = EmbeddingTable(np.eye(len(WORD_VOCAB), 4, dtype=np.float32), vocabulary=WORD_VOCAB)  # rotary-like
-    result = encode(table, word_tokenizer, ["a b c a"], rule=InputRule(max_positions=4))  # 6 tokens
+    result = encode(table, word_tokenizer, ["a b c a"], rule=InputRule(max_context_length=4))  # 6 tokens
     assert any("6 tokens, more than max_position_embeddings=4" in note for note in result.notes)
     assert not any("max_position_embeddings" in n for n in encode(table, word_tokenizer, ["a"],
-                                                                  rule=InputRule(max_positions=4)).notes)
+                                                                  rule=InputRule(max_context_length=4)).notes)

@@ -74,8 +74,8 @@ def test_counts_match_a_brute_force_and_long_rows_hijack_dot_lists():
 
 def test_sampled_queries_are_reproducible():
     W = np.random.default_rng(4).standard_normal((300, 8))
-    a = measure_hubs(EmbeddingTable(W), 4, n_queries=50, seed=9)
-    b = measure_hubs(EmbeddingTable(W), 4, n_queries=50, seed=9)
+    a = measure_hubs(EmbeddingTable(W), 4, queries=50, seed=9)
+    b = measure_hubs(EmbeddingTable(W), 4, queries=50, seed=9)
     assert a.n_queries == 50 and a.seed == 9 and a.even_share == pytest.approx(4 * 50 / 300)
     assert all(a.k_occurrence[m].sum() == 50 * 4 for m in ("dot", "cosine"))
     assert all(np.array_equal(a.k_occurrence[m], b.k_occurrence[m]) for m in ("dot", "cosine"))
@@ -108,7 +108,7 @@ def test_sampled_hubs_search_through_the_front_door_with_its_progress_hook(monke
 
     monkeypatch.setattr(Search, "nearest", recording)
     seen = []
-    r = measure_hubs(EmbeddingTable.from_rows(HAND), 1, n_queries=4, progress=seen.append)
+    r = measure_hubs(EmbeddingTable.from_rows(HAND), 1, queries=4, progress=seen.append)
     assert [(m, k) for m, k, _ in calls] == [("dot", 1), ("cosine", 1)]
     assert all(hook == seen.append for _, _, hook in calls)
     assert r.k_occurrence["dot"].tolist() == [0, 0, 3, 1]  # the hand counts above
@@ -127,8 +127,8 @@ def test_hubs_over_every_token_scan_the_whole_table_with_its_progress_hook(metho
 @pytest.mark.parametrize("kwargs, message", [
     ({"k": 0}, "k=0 is out of range"),
     ({"k": 4}, "k=4 is out of range"),
-    ({"n_queries": 0}, "queries must be 'all' or a number from 1 to V=4"),
-    ({"n_queries": 5}, "queries must be 'all' or a number from 1 to V=4"),
+    ({"queries": 0}, "queries must be 'all' or a number from 1 to V=4"),
+    ({"queries": 5}, "queries must be 'all' or a number from 1 to V=4"),
     ({"top": 0}, "top must be an int >= 1"),
 ])
 def test_bad_settings_are_refused(kwargs, message):
@@ -143,7 +143,7 @@ def test_minilm_sample():
     from embedlab import sources
 
     table = sources.load("minilm")
-    r = measure_hubs(table, 10, n_queries=2000, seed=0)
+    r = measure_hubs(table, 10, queries=2000, seed=0)
     for metric in ("dot", "cosine"):
         m = r.metrics[metric]
         assert r.k_occurrence[metric].sum() == 2000 * 10

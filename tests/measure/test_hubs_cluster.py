@@ -48,9 +48,9 @@ def test_a_sample_through_the_callers_client_with_progress(local_cluster):
     W = tied_table(V=700, D=5, seed=1)
     done = []
     with distributed.Client(local_cluster.scheduler_address, set_as_default=False) as client:
-        there = measure_hubs(EmbeddingTable(W), 4, n_queries=300, seed=2, scheduler=client, progress=done.append)
+        there = measure_hubs(EmbeddingTable(W), 4, queries=300, seed=2, scheduler=client, progress=done.append)
         assert client.status == "running"  # a client passed in is not closed
-    here = measure_hubs(EmbeddingTable(W), 4, n_queries=300, seed=2)
+    here = measure_hubs(EmbeddingTable(W), 4, queries=300, seed=2)
     assert sum(done) == 2 * 300
     for metric in ("dot", "cosine"):
         assert there.k_occurrence[metric].tolist() == here.k_occurrence[metric].tolist()

@@ -2,7 +2,7 @@
 
 Expected values come from NumPy computations written here (a second
 implementation of each experiment), from hand arithmetic, or from the other
-engine (the differential test).
+backend (the differential test).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _cosines(W: np.ndarray, q: int) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def seed_result() -> lab.LabResult:
-    return lab.measure(lab.ReferenceEngine(SEED_ROWS), lab.LabSettings(), seed=embed.SEED)
+    return lab.measure(lab.ReferenceBackend(SEED_ROWS), lab.LabSettings(), seed=embed.SEED)
 
 
 def test_seed_counts_by_hand(seed_result):
@@ -71,8 +71,8 @@ def test_seed_logits_and_scale_match_numpy(seed_result):
     assert r.cos_unchanged_by_scale is True
 
 
-def test_array_engine_agrees_with_reference_engine(seed_result):
-    other = lab.measure(lab.ArrayEngine(EmbeddingTable.from_rows(SEED_ROWS)), lab.LabSettings(), seed=embed.SEED)
+def test_array_backend_agrees_with_reference_backend(seed_result):
+    other = lab.measure(lab.ArrayBackend(EmbeddingTable.from_rows(SEED_ROWS)), lab.LabSettings(), seed=embed.SEED)
     for name in lab.REPORT_KEYS:
         mine, ref = getattr(other, name), getattr(seed_result, name)
         if isinstance(ref, float):
@@ -83,7 +83,7 @@ def test_array_engine_agrees_with_reference_engine(seed_result):
 
 def test_argmax_is_not_self_when_a_longer_row_points_the_same_way():
     # probe 0 = [1, 0]: logits [1, 3, 0]; the longer row 1 wins.
-    result = lab.measure(lab.ReferenceEngine([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.5, 0.5]]),
+    result = lab.measure(lab.ReferenceBackend([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.5, 0.5]]),
                          lab.LabSettings(probe=0, k=2, stretch_rank=1))
     assert result.logit_argmax == 1
     assert result.logit_argmax_is_self is False
@@ -96,7 +96,7 @@ def test_argmax_is_not_self_when_a_longer_row_points_the_same_way():
 def test_tokens_carried_for_a_table_with_vocabulary():
     table = EmbeddingTable(np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.5, 0.5]]),
                            vocabulary=["a", "b", "c", "d"])
-    result = lab.measure(lab.ArrayEngine(table), lab.LabSettings(probe=0, k=2, stretch_rank=1),
+    result = lab.measure(lab.ArrayBackend(table), lab.LabSettings(probe=0, k=2, stretch_rank=1),
                          source=table.provenance.to_dict())
     assert result.tokens["probe_token"] == "a"
     assert result.tokens["cos_neighbors_tokens"] == ["b", "d"]  # cos 0.994, 0.707
@@ -104,13 +104,13 @@ def test_tokens_carried_for_a_table_with_vocabulary():
 
 
 def test_bad_settings():
-    engine = lab.ReferenceEngine([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    backend = lab.ReferenceBackend([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     with pytest.raises(ValueError, match="stretch rank 2"):
         lab.LabSettings(probe=0, k=2, stretch_rank=2)
     with pytest.raises(IndexError, match="token id 3"):
-        lab.measure(engine, lab.LabSettings(probe=3, k=1))
+        lab.measure(backend, lab.LabSettings(probe=3, k=1))
     with pytest.raises(ValueError, match="k=3"):
-        lab.measure(engine, lab.LabSettings(probe=0, k=3))
+        lab.measure(backend, lab.LabSettings(probe=0, k=3))
     for bad in ({"k": 0}, {"k": -1}, {"stretch_factor": math.nan}, {"stretch_factor": math.inf},
                 {"stretch_factor": 0.0}, {"stretch_factor": -2.0}, {"growth_factor": 0}, {"growth_factor": 1.5}):
         with pytest.raises(ValueError, match=str(list(bad.values())[0])):
@@ -123,7 +123,7 @@ def test_stretch_rank_follows_a_small_k():
     assert lab.LabSettings(k=1).rank == 0
     assert lab.LabSettings(k=10, stretch_rank=7).rank == 7
     rows = [[1.0, 0.0], [0.9, 0.1], [0.5, 0.5], [0.0, 1.0]]
-    result = lab.measure(lab.ReferenceEngine(rows), lab.LabSettings(probe=0, k=2))
+    result = lab.measure(lab.ReferenceBackend(rows), lab.LabSettings(probe=0, k=2))
     assert result.stretch_target == result.cos_neighbors[1]
 
 
@@ -140,11 +140,11 @@ def test_report_keys_are_the_issues_list():
 def test_rounding_bound_is_tight_enough_to_catch_a_turned_vector():
     # Scaling one vector's first element only changes its direction: must not pass as "unchanged".
     rows = [[1.0, 2.0, 3.0], [2.0, 1.0, 0.5], [0.0, 1.0, 1.0]]
-    engine = lab.ReferenceEngine(rows)
-    assert 4 * engine.D * engine.eps < 1e-12
+    backend = lab.ReferenceBackend(rows)
+    assert 4 * backend.D * backend.eps < 1e-12
     before = embed.cosine(rows[0], rows[1])
     turned = embed.cosine([rows[0][0] * math.sqrt(3), rows[0][1], rows[0][2]], rows[1])
-    assert abs(before - turned) > 4 * engine.D * engine.eps
+    assert abs(before - turned) > 4 * backend.D * backend.eps
 
 
 # -- measure takes tables as users hold them; the result carries what the figures draw ----------
@@ -202,9 +202,19 @@ def test_views_are_measured_only_when_asked():
 
 
 def test_the_seed_tables_figures_name_it_seed():
-    # Its figures' titles read "the seed table", not the in-memory kind the engine holds ("array").
+    # Its figures' titles read "the seed table", not the in-memory kind the backend holds ("array").
     pytest.importorskip("sklearn")
     result = lab.measure(embed.make_table(40, 4, embed.SEED), lab.LabSettings(probe=3), seed=embed.SEED, figures=True)
     assert result.views.norms.table == result.views.projection.table == "seed"
     rows = lab.measure(embed.make_table(40, 4, 1), lab.LabSettings(probe=3), figures=True)  # a list of rows: no name
     assert rows.views.norms.table == "array"
+
+
+def test_the_old_engine_names_still_answer_with_a_warning():
+    # measure/engines.py became measure/backends.py: "engine" names the package embedlab.engine.
+    with pytest.deprecated_call(match="ReferenceEngine is now .*ReferenceBackend"):
+        assert lab.ReferenceEngine is lab.ReferenceBackend
+    with pytest.deprecated_call(match="as_backend"):
+        assert lab.as_engine is lab.as_backend
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchEngine'"):
+        lab.NoSuchEngine

@@ -170,7 +170,7 @@ def test_untied_checkpoint_grows_both_tables(tmp_path):
                                                    "lm_head.weight": ("F32", (3, 2), f32(*range(1, 7)))})
     b = model_params.from_checkpoint(tmp_path / "m.safetensors").breakdown
     assert (b.token, b.head, b.tied) == (6, 6, False)
-    grown = params.growth(b, target_V=5)
+    grown = params.growth(b, target_vocab_size=5)
     assert (grown.untied_now.total, grown.untied_bigger.total, grown.untied_added) == (12, 20, 8)
     assert (grown.tied_now.total, grown.tied_bigger.total, grown.tied_added) == (6, 10, 4)
 

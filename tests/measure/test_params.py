@@ -26,25 +26,25 @@ def test_seed_numbers():
     untied = params.from_numbers(512, 64, tied=False).breakdown
     assert (tied.token, tied.head, tied.total, tied.tied) == (32768, 0, 32768, True)
     assert (untied.token, untied.head, untied.total, untied.tied) == (32768, 32768, 65536, False)
-    grown = params.growth(tied, factor=2)
+    grown = params.growth(tied, growth_factor=2)
     assert (grown.saved, grown.tied_bigger.total, grown.untied_bigger.total) == (32768, 65536, 131072)
     assert (grown.V, grown.bigger_V, grown.bigger_saved) == (512, 1024, 65536)
 
 
 def test_gpt2_small_from_public_sizes():
-    b = params.from_numbers(50257, 768, T_max=1024).breakdown
+    b = params.from_numbers(50257, 768, max_context_length=1024).breakdown
     assert (b.token, b.position, b.head) == (38_597_376, 786_432, 0)
-    assert params.from_numbers(50257, 768, T_max=1024).positions == "learned"
+    assert params.from_numbers(50257, 768, max_context_length=1024).positions == "learned"
 
 
 @pytest.mark.parametrize("kind", ["sinusoidal", "rotary", "none"])
 def test_computed_positions_have_no_parameters(kind):
-    count = params.from_numbers(100, 8, T_max=16, positions=kind)
+    count = params.from_numbers(100, 8, max_context_length=16, positions=kind)
     assert (count.breakdown.position, count.T_max, count.positions) == (0, 16, kind)
 
 
 def test_token_type_and_other():
-    b = params.from_numbers(10, 4, T_max=6, type_vocab=2, other=100).breakdown
+    b = params.from_numbers(10, 4, max_context_length=6, type_vocab=2, other=100).breakdown
     assert (b.token, b.position, b.token_type, b.other) == (40, 24, 8, 100)
     assert (b.tables, b.total, b.non_embedding) == (72, 172, 100)
 
@@ -75,7 +75,7 @@ def test_bytes_are_exact_past_float_precision():
 
 def test_share_of_the_tables_and_what_growth_does_to_it():
     # Tables 1000 x 10 = 10,000 beside 10,000 other: half. Doubled V: 20,000 of 30,000.
-    grown = params.growth(params.from_numbers(1000, 10, other=10_000).breakdown, factor=2)
+    grown = params.growth(params.from_numbers(1000, 10, other=10_000).breakdown, growth_factor=2)
     assert grown.tied_now.share == 0.5
     assert grown.tied_bigger.share == 20_000 / 30_000
     assert grown.untied_now.share == 20_000 / 30_000
@@ -84,20 +84,20 @@ def test_share_of_the_tables_and_what_growth_does_to_it():
 
 def test_growth_by_target_and_whole_float_factor():
     b = params.from_numbers(512, 64).breakdown
-    assert params.growth(b, target_V=1000).tied_added == (1000 - 512) * 64
-    assert params.growth(b, factor=2.0).factor == 2
+    assert params.growth(b, target_vocab_size=1000).tied_added == (1000 - 512) * 64
+    assert params.growth(b, growth_factor=2.0).factor == 2
 
 
 # -- bad input -------------------------------------------------------------------
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"V": 0, "D": 8}, "V must be >= 1, got 0"),
-    ({"V": 8, "D": -3}, "D must be >= 1, got -3"),
-    ({"V": 8, "D": 8, "T_max": 0}, "T_max must be >= 1, got 0"),
-    ({"V": 8, "D": 8, "type_vocab": -1}, "type_vocab must be >= 0, got -1"),
-    ({"V": 8, "D": 8, "other": -9}, "other must be >= 0, got -9"),
-    ({"V": 8.5, "D": 8}, "V must be a whole number, got 8.5"),
-    ({"V": 8, "D": 8, "positions": "learned"}, "learned positions need T_max"),
+    ({"vocab_size": 0, "d_model": 8}, "vocab_size must be >= 1, got 0"),
+    ({"vocab_size": 8, "d_model": -3}, "d_model must be >= 1, got -3"),
+    ({"vocab_size": 8, "d_model": 8, "max_context_length": 0}, "max_context_length must be >= 1, got 0"),
+    ({"vocab_size": 8, "d_model": 8, "type_vocab": -1}, "type_vocab must be >= 0, got -1"),
+    ({"vocab_size": 8, "d_model": 8, "other": -9}, "other must be >= 0, got -9"),
+    ({"vocab_size": 8.5, "d_model": 8}, "vocab_size must be a whole number, got 8.5"),
+    ({"vocab_size": 8, "d_model": 8, "positions": "learned"}, "learned positions need max_context_length"),
 ])
 def test_bad_sizes_name_the_value(kwargs, message):
     with pytest.raises(SizeError, match=message):
@@ -105,9 +105,9 @@ def test_bad_sizes_name_the_value(kwargs, message):
 
 
 def test_non_numbers_are_type_errors():
-    with pytest.raises(TypeError, match=r"V must be a whole number, got '512'"):
+    with pytest.raises(TypeError, match=r"vocab_size must be a whole number, got '512'"):
         params.from_numbers("512", 64)
-    with pytest.raises(TypeError, match=r"V must be a whole number, got True"):
+    with pytest.raises(TypeError, match=r"vocab_size must be a whole number, got True"):
         params.from_numbers(True, 64)
     with pytest.raises(TypeError, match=r"tied must be True or False, got 1"):
         params.from_numbers(8, 8, tied=1)
@@ -123,7 +123,7 @@ def test_non_numbers_are_type_errors():
 ])
 def test_bad_factor_names_the_value(factor, error, message):
     with pytest.raises(error, match=message):
-        params.growth(params.from_numbers(8, 8).breakdown, factor=factor)
+        params.growth(params.from_numbers(8, 8).breakdown, growth_factor=factor)
 
 
 def test_growth_needs_exactly_one_of_factor_and_target():
@@ -131,9 +131,9 @@ def test_growth_needs_exactly_one_of_factor_and_target():
     with pytest.raises(TypeError, match="exactly one"):
         params.growth(b)
     with pytest.raises(TypeError, match="exactly one"):
-        params.growth(b, factor=2, target_V=20)
-    with pytest.raises(SizeError, match="target_V must be >= 1, got 0"):
-        params.growth(b, target_V=0)
+        params.growth(b, growth_factor=2, target_vocab_size=20)
+    with pytest.raises(SizeError, match="target_vocab_size must be >= 1, got 0"):
+        params.growth(b, target_vocab_size=0)
 
 
 @pytest.mark.parametrize("dtype", ["fp8", "float32", "FP32", None])

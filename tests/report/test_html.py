@@ -99,7 +99,7 @@ RUN = run_record.Run(version="9.9.9", date="2026-09-17T08:00:00Z", command="embe
 
 @pytest.fixture(scope="module")
 def result():
-    measured = lab.measure(lab.ReferenceEngine(ROWS), lab.LabSettings(probe=3), figures=True)
+    measured = lab.measure(lab.ReferenceBackend(ROWS), lab.LabSettings(probe=3), figures=True)
     return replace(measured, run=RUN)
 
 
@@ -207,7 +207,7 @@ def test_cjk_tokens_are_text_in_the_svg_and_fonts_for_them_are_named():
 
 
 def test_a_result_measured_without_figures_is_refused():
-    plain = lab.measure(lab.ReferenceEngine(embed.make_table(16, 4, 1)), lab.LabSettings(probe=3))
+    plain = lab.measure(lab.ReferenceBackend(embed.make_table(16, 4, 1)), lab.LabSettings(probe=3))
     with pytest.raises(ValueError, match="figures=True"):
         html_report.report_html(plain)
 
@@ -215,7 +215,7 @@ def test_a_result_measured_without_figures_is_refused():
 @pytest.mark.parametrize("lang", list(WORDS))
 def test_a_left_out_figure_is_one_line_saying_why(lang):
     # D = 1: a PCA projection to 2-D needs D >= 2, so the projection is left out and says so.
-    narrow = lab.measure(lab.ReferenceEngine(embed.make_table(12, 1, 1)), lab.LabSettings(probe=3), figures=True)
+    narrow = lab.measure(lab.ReferenceBackend(embed.make_table(12, 1, 1)), lab.LabSettings(probe=3), figures=True)
     text = html_report.report_html(narrow, lang)
     line = WORDS[lang]["figure_left_out"].format(reason="a 2-D projection by pca needs D &gt;= 2, got D=1")
     assert text.count('<p class="left-out">') == 1 and f'<p class="left-out">{line}</p>' in text

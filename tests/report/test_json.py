@@ -29,7 +29,7 @@ def test_views_build_no_dicts_of_their_own():
 
 def test_params_result_to_dict_by_hand():
     count = params.from_numbers(512, 64)
-    data = params.ParamsResult(count, params.growth(count.breakdown, factor=2)).to_dict()
+    data = params.ParamsResult(count, params.growth(count.breakdown, growth_factor=2)).to_dict()
     assert (data["V"], data["D"], data["tied"], data["source"]) == (512, 64, True, "numbers")
     assert data["params"]["token"] == data["params"]["total"] == 512 * 64 and data["params"]["head"] == 0
     assert data["bytes"]["token"] == 512 * 64 * 4 and data["share"] == 1.0
@@ -40,13 +40,13 @@ def test_params_result_to_dict_by_hand():
     assert grown["untied"]["added"] == 2 * 512 * 64 and grown["untied"]["added_bytes"] == 2 * 512 * 64 * 4
     assert grown["saved"] == 512 * 64 and grown["bigger_saved"] == 1024 * 64
     assert list(data)[-1] == "growth"
-    assert json.loads(formats.to_json(params.ParamsResult(count, params.growth(count.breakdown, factor=2)))) == data
+    assert json.loads(formats.to_json(params.ParamsResult(count, params.growth(count.breakdown, growth_factor=2)))) == data
 
 
 def test_lab_result_to_dict_is_the_report_object():
     from embedlab import embed
 
-    result = lab.measure(lab.ReferenceEngine(embed.make_table(embed.VOCAB, embed.DIM, embed.SEED)),
+    result = lab.measure(lab.ReferenceBackend(embed.make_table(embed.VOCAB, embed.DIM, embed.SEED)),
                          lab.LabSettings(probe=137), seed=embed.SEED)
     data = result.to_dict()
     assert tuple(data) == lab.REPORT_KEYS  # the seed table: no tokens, no source

@@ -26,7 +26,7 @@ KOREAN_HEADINGS = [
 @pytest.fixture(scope="module")
 def result() -> lab.LabResult:
     rows = embed.make_table(embed.VOCAB, embed.DIM, embed.SEED)
-    return lab.measure(lab.ReferenceEngine(rows), lab.LabSettings(), seed=embed.SEED)
+    return lab.measure(lab.ReferenceBackend(rows), lab.LabSettings(), seed=embed.SEED)
 
 
 def _sections(markdown: str) -> list[tuple[str, str]]:

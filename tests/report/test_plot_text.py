@@ -39,7 +39,7 @@ def table():
 
 @pytest.fixture(scope="module")
 def result():
-    return lab.measure(lab.ReferenceEngine(embed.make_table(16, 4, 0)), lab.LabSettings(probe=1, k=3, stretch_rank=2))
+    return lab.measure(lab.ReferenceBackend(embed.make_table(16, 4, 0)), lab.LabSettings(probe=1, k=3, stretch_rank=2))
 
 
 def _draw(name, table, result, lang):
@@ -233,7 +233,7 @@ def _color(artist):
 def test_a_colour_means_one_thing_in_every_figure(table, result):
     sinusoidal, cosine, dot = (to_rgba(plots.PALETTE[k]) for k in ("sinusoidal", "cosine", "dot"))
     # sinusoidal positions: beside a learned table, alone, and in the bands figure
-    for maps in (position_maps(table), position_maps(EmbeddingTable(np.eye(4)), max_positions=16)):
+    for maps in (position_maps(table), position_maps(EmbeddingTable(np.eye(4)), max_context_length=16)):
         fig = plots.positions_figure(maps, lang="en")
         lines = [line for ax in fig.axes for line in ax.get_lines() if line.get_label() == "sinusoidal"]
         assert len(lines) == 2 and all(to_rgba(line.get_color()) == sinusoidal for line in lines)

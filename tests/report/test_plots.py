@@ -211,7 +211,7 @@ def test_scale_points_carry_their_tokens_without_overlap(table):
 
 
 def test_cost_and_params_figures_show_the_report_numbers():
-    result = lab.measure(lab.ReferenceEngine(embed.make_table(16, 4, 0)), lab.LabSettings(probe=1, k=3, stretch_rank=2))
+    result = lab.measure(lab.ReferenceBackend(embed.make_table(16, 4, 0)), lab.LabSettings(probe=1, k=3, stretch_rank=2))
     cost = plots.cost_figure(result, lang="en").axes[0]
     # Not one bar against zero: the numbers each route reads, D = 4 (one row) and V x D = 64 (every row),
     # each labelled with its multiplications (0 and 64).
@@ -247,7 +247,7 @@ def test_positions_figure_heatmaps_are_the_cosine_matrices():
 def test_positions_figure_without_a_learned_table():
     from embedlab.measure.positions import position_maps
 
-    maps = position_maps(EmbeddingTable(np.eye(4)), max_positions=32)
+    maps = position_maps(EmbeddingTable(np.eye(4)), max_context_length=32)
     assert maps.learned is None and maps.sinusoidal_cosines.shape == (32, 32)
     fig = plots.positions_figure(maps, lang="en")
     # no empty panel: every visible axes draws something, and the title says why one map is missing
@@ -274,7 +274,7 @@ def test_a_flat_sinusoidal_curve_has_plain_ticks_without_an_offset():
     from embedlab.measure.positions import position_maps
 
     # The seed table's case: no learned table, the sinusoidal adjacent cosine flat to 1e-12.
-    maps = position_maps(EmbeddingTable(np.eye(64)), max_positions=512)
+    maps = position_maps(EmbeddingTable(np.eye(64)), max_context_length=512)
     flat = maps.sinusoidal.adjacent
     assert np.ptp(flat) < 1e-9
     fig = plots.positions_figure(maps)

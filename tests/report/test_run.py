@@ -54,8 +54,8 @@ def test_command_line_quotes_and_shows_paths_relative(tmp_path):
 
 def test_the_python_api_records_its_call():
     assert embedlab.report().run.command == "embedlab.report()"
-    r = embedlab.report("seed", probe=3, k=2, growth=3)
-    assert r.run.command == "embedlab.report(probe=3, k=2, growth=3)"
+    r = embedlab.report("seed", probe=3, k=2, growth_factor=3)
+    assert r.run.command == "embedlab.report(probe=3, k=2, growth_factor=3)"
     assert r.run.version == embedlab.__version__
     assert embedlab.report(embed.make_table(8, 2, 1), probe=1).run.command is None  # rows: no literal form
 
@@ -69,7 +69,7 @@ RUN = run.Run(version="9.9.9", date="2026-09-17T08:00:00Z", command="embedlab re
 def result() -> lab.LabResult:
     from dataclasses import replace
 
-    measured = lab.measure(lab.ReferenceEngine(embed.make_table(embed.VOCAB, embed.DIM, embed.SEED)),
+    measured = lab.measure(lab.ReferenceBackend(embed.make_table(embed.VOCAB, embed.DIM, embed.SEED)),
                            lab.LabSettings(), seed=embed.SEED)
     return replace(measured, run=RUN)
 
@@ -93,7 +93,7 @@ def test_markdown_without_a_command_says_version_and_date():
     from dataclasses import replace
 
     rows = embed.make_table(16, 4, 1)
-    result = replace(lab.measure(lab.ReferenceEngine(rows), lab.LabSettings(probe=3)), run=replace(RUN, command=None))
+    result = replace(lab.measure(lab.ReferenceBackend(rows), lab.LabSettings(probe=3)), run=replace(RUN, command=None))
     last = lab_report.report_markdown(result, "en").rstrip("\n").splitlines()[-1]
     assert last == "Written by embedlab 9.9.9 on 2026-09-17T08:00:00Z (UTC)."
 

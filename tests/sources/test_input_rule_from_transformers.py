@@ -21,7 +21,7 @@ transformers = pytest.importorskip("transformers")
 
 import embedlab  # noqa: E402
 from embedlab import sources  # noqa: E402
-from embedlab.sources.input_rule import rule_from_config  # noqa: E402
+from embedlab.sources.family_rules import rule_from_config  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -167,14 +167,14 @@ def test_factorised_opt_widens_the_tokens_then_adds_its_positions(tmp_path):
 
 def test_the_hand_fallback_widens_a_factorised_opt_too(tmp_path, monkeypatch):
     """Without transformers' model (monkeypatched to fail), the table by hand names project_in and positions."""
-    from embedlab.sources import input_rule
+    from embedlab.sources import family_rules
 
     model = _factorised_opt(tmp_path)
 
     def fail(*args, **kwargs):
         raise ImportError("transformers is not installed")
 
-    monkeypatch.setattr(input_rule, "_from_transformers", fail)
+    monkeypatch.setattr(family_rules, "_from_transformers", fail)
     result = embedlab.encode(str(tmp_path), TEXTS, show=16)
     np.testing.assert_allclose(_output(result, "input"), _opt_first_block_input(model, _ids(result)), atol=1e-6)
     assert any("hand (fallback)" in note for note in result.notes)

@@ -14,6 +14,8 @@ terminal. Only the progress bars (tqdm, on stderr) write their own ``\r``.
 from __future__ import annotations
 
 import argparse
+import copy
+import functools
 import os
 import sys
 from typing import IO, Sequence
@@ -21,7 +23,7 @@ from typing import IO, Sequence
 from .. import __version__
 from ..report.formats import terminal_text
 from . import audit, compress, export, inputs, params, plot, projector, report, search
-from .errors import USER_ERRORS, message
+from .errors import USER_ERRORS, message, option_spellings
 
 __all__ = ["main", "build_parser"]
 
@@ -79,16 +81,48 @@ def build_parser() -> argparse.ArgumentParser:
     for add in COMMANDS:
         add(sub)
     for command in sub.choices.values():  # a figure of plot sets its own, which wins
-        command.set_defaults(usage_error=command.error)
+        command.set_defaults(usage_error=command.error, flags=option_spellings(command))
     return parser
 
 
 class Parser(argparse.ArgumentParser):
     """argparse's parser, whose every message (help, usage, a usage error echoing what was typed)
-    is printed through ``terminal_text``; its subcommands' parsers are of this class too."""
+    is printed through ``terminal_text``; its subcommands' parsers are of this class too.
+
+    Its help names each option once, by its flag (the library parameter's name), and lists the older
+    spellings it still accepts after the help text: ``--growth-factor N  ... (also --factor)``."""
 
     def _print_message(self, message: str, file: IO[str] | None = None) -> None:
         super()._print_message(terminal_text(message) if message else message, file)
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        return _one_name(self.formatter_class)(prog=self.prog)
+
+
+@functools.cache
+def _one_name(formatter: type[argparse.HelpFormatter]) -> type[argparse.HelpFormatter]:
+    """``formatter``, showing an option of several spellings by its first, the others after its help."""
+
+    class OneName(formatter):  # type: ignore[valid-type, misc]
+        def _format_action_invocation(self, action: argparse.Action) -> str:
+            if _older_spellings(action):
+                action = copy.copy(action)
+                action.option_strings = action.option_strings[:1]
+            return super()._format_action_invocation(action)
+
+        def _get_help_string(self, action: argparse.Action) -> str | None:
+            text = super()._get_help_string(action)
+            also = _older_spellings(action)
+            return f"{text} (also {', '.join(also)})" if text and also else text
+
+    return OneName
+
+
+def _older_spellings(action: argparse.Action) -> list[str]:
+    """The spellings an option accepts beside its flag (``--factor`` beside ``--growth-factor``); ``-h``, the
+    short form of ``--help``, is not one."""
+    strings = action.option_strings
+    return strings[1:] if len(strings) > 1 and all(s.startswith("--") for s in strings) else []
 
 
 # One module per command family; each adds its subcommands to the parser.

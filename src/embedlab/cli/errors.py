@@ -1,10 +1,14 @@
 """From the library's exceptions to one line for the user, in the CLI's own terms.
 
 The library names its Python parameters (``seq_len=0 must be an int of at
-least 1``); the user typed flags (``--seq 0``). An error that carries the
+least 1``); the user typed flags (``--seq-len 0``). A flag is its parameter's
+name: ``--`` + ``parameter.replace("_", "-")`` (``seq_len`` -> ``--seq-len``),
+the same word from the flag to the library call. An error that carries the
 structured fields ``parameter``, ``value`` and ``expected`` is written again
-from them, with the flag from ``FLAGS``: the one table from parameter to flag.
-The message text itself is never parsed.
+from them with that flag, where the command has it, and in the spelling the
+user typed (``--seq``, an older spelling still accepted, is named as typed).
+``FLAG_EXCEPTIONS`` holds the few places where a flag must differ from its
+parameter, each with its reason. The message text itself is never parsed.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import argparse
 
 from ..errors import MODULE_EXTRAS, EmbedlabError, MissingExtraError, brief, install_hint
 
-__all__ = ["USER_ERRORS", "COMMAND_EXTRAS", "FLAGS", "COMMAND_FLAGS", "flag", "message"]
+__all__ = ["USER_ERRORS", "COMMAND_EXTRAS", "FLAG_EXCEPTIONS", "flag", "flag_of", "option_spellings", "message"]
 
 # What the user got wrong rather than a bug: the builtins the library raises, and the
 # package EmbedlabError subclasses of them. Anything else is a bug and shows its
@@ -22,27 +26,11 @@ __all__ = ["USER_ERRORS", "COMMAND_EXTRAS", "FLAGS", "COMMAND_FLAGS", "flag", "m
 USER_ERRORS = (EmbedlabError, ValueError, IndexError, KeyError, TypeError, OSError, EOFError, ImportError,
                MemoryError)
 
-# Library parameter -> the flag that sets it, the same in every command that has it.
-FLAGS = {
-    "k": "--k", "top": "--top", "show": "--show", "seed": "--seed", "base": "--base", "sample": "--sample",
-    "method": "--method", "perplexity": "--perplexity", "metric": "--metric", "dtype": "--dtype", "positions": "--positions",
-    "stretch_factor": "--stretch-factor", "growth_factor": "--growth", "n_queries": "--queries",
-    "type_vocab": "--type-vocab", "other": "--other", "factor": "--factor", "target_V": "--target-vocab",
-    "V": "--vocab", "D": "--d-model", "T_max": "--max-positions", "max_positions": "--max-positions",
-    "vocab_size": "--vocab", "d_model": "--d-model", "max_context_length": "--max-context",
-    "batch_size": "--batch", "seq_len": "--seq", "max_offset": "--max-offset", "tensor": "--tensor",
-    "words": "--words", "memory": "--memory", "probe": "--probe", "heads": "--heads", "layers": "--layers",
-    "d_ff": "--d-ff", "dims": "--dims", "methods": "--methods", "rescore": "--rescore", "pq_m": "--pq-m",
-    "tokens": "--tokens", "limit": "--limit", "out": "--out", "metadata": "--metadata", "format": "--format",
-    "device": "--device", "scheduler": "--scheduler", "unused": "--unused", "percentile": "--percentile", "table": "--table",
-}
-# (command, parameter) -> flag, where a command spells a parameter its own way: in report
-# and plot, EmbeddingTable.stretch's `factor` is --stretch-factor (params has --factor);
-# plot bands draws one width of --widths per call (d_model), plot positions a sinusoidal
-# table of --max-positions rows (num_positions).
-COMMAND_FLAGS = {
-    ("report", "factor"): "--stretch-factor", ("plot", "factor"): "--stretch-factor",
-    ("plot", "d_model"): "--widths", ("plot", "num_positions"): "--max-positions",
+# (command, parameter) -> the flag that sets it, where a flag cannot be its parameter's name.
+FLAG_EXCEPTIONS = {
+    # plot bands draws the wavelength bands of several model widths at once (--widths 64,32); the library
+    # draws one width per call, engine.positional.wavelengths(d_model), and names that d_model.
+    ("plot", "d_model"): "--widths",
 }
 
 # The extras a command needs whatever its model (the model adds models or data, --html adds
@@ -66,7 +54,7 @@ def message(exc: BaseException, args: argparse.Namespace | None = None) -> str:
         hint = install_hint(command_extras(args) | set(exc.extras))
         return f"this command needs {exc.name or 'an optional package'}, which is not installed: {hint} {EVERY_EXTRA}"
     if isinstance(exc, EmbedlabError) and exc.expected is not None and args is not None:
-        given = flag(args.command, exc.parameter)
+        given = flag(args, exc.parameter)
         if given is not None:
             if exc.value is None:
                 return f"{given} is missing: expected {exc.expected}"
@@ -78,11 +66,42 @@ def message(exc: BaseException, args: argparse.Namespace | None = None) -> str:
     return str(exc)
 
 
-def flag(command: str, parameter: str | None) -> str | None:
-    """The flag that sets a library parameter in a command: ``("demo", "seq_len")`` -> ``"--seq"``; None if none does."""
+def flag_of(parameter: str) -> str:
+    """The flag of a library parameter: its name with dashes (``"growth_factor"`` -> ``"--growth-factor"``)."""
+    return "--" + parameter.replace("_", "-")
+
+
+def flag(args: argparse.Namespace, parameter: str | None) -> str | None:
+    """The flag that sets a library parameter in the command ``args`` were parsed for, as the user typed it.
+
+    ``flag_of(parameter)`` (or the command's ``FLAG_EXCEPTIONS`` entry) where the
+    command has that option (``args.flags``, set by the parser: ``option_spellings``);
+    an older spelling the user typed (``--seq`` for ``--seq-len``) is named as typed.
+    None where the command has no such option (a positional argument, a parameter
+    the command never sets).
+
+    >>> args = argparse.Namespace(command="demo", flags={"--seq-len": ("--seq-len", "--seq")}, argv=["--seq", "0"])
+    >>> flag(args, "seq_len"), flag(args, "d_model")
+    ('--seq', None)
+    """
     if parameter is None:
         return None
-    return COMMAND_FLAGS.get((command, parameter), FLAGS.get(parameter))
+    canonical = FLAG_EXCEPTIONS.get((getattr(args, "command", None), parameter), flag_of(parameter))
+    spellings = getattr(args, "flags", {}).get(canonical)
+    if spellings is None:
+        return None
+    typed = [word.split("=", 1)[0] for word in getattr(args, "argv", ()) if word.split("=", 1)[0] in spellings]
+    return typed[-1] if typed else canonical  # the last one wins, as argparse takes it
+
+
+def option_spellings(parser: argparse.ArgumentParser) -> dict[str, tuple[str, ...]]:
+    """A parser's options: the flag that names each (its first option string) -> every spelling it accepts.
+
+    Set on every command's parser as the default ``flags`` (``cli.build_parser``), so that ``flag`` knows
+    which flags the command has. ``--help`` is left out.
+    """
+    return {action.option_strings[0]: tuple(action.option_strings) for action in parser._actions
+            if action.option_strings and action.dest != "help"}
 
 
 def shown(value: object) -> str:

@@ -19,11 +19,14 @@ def add_demo(sub: argparse._SubParsersAction) -> None:
                "  embedlab demo --json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--vocab", type=int, default=320, help="V, vocabulary size (default 320)")
-    p.add_argument("--d-model", type=int, default=64, help="D, model width (default 64)")
-    p.add_argument("--max-context", type=int, default=128, help="T_max, rows of the position tables (default 128)")
-    p.add_argument("--batch", type=int, default=4, help="B, sequences in the batch (default 4)")
-    p.add_argument("--seq", type=int, default=32, help="T, tokens per sequence (default 32)")
+    p.add_argument("--vocab-size", "--vocab", type=int, default=320, metavar="V",
+                   help="V, vocabulary size (default 320)")
+    p.add_argument("--d-model", type=int, default=64, metavar="D", help="D, model width (default 64)")
+    p.add_argument("--max-context-length", "--max-context", type=int, default=128, metavar="T_max",
+                   help="T_max, maximum context: rows of the position tables (default 128)")
+    p.add_argument("--batch-size", "--batch", type=int, default=4, metavar="B",
+                   help="B, sequences in the batch (default 4)")
+    p.add_argument("--seq-len", "--seq", type=int, default=32, metavar="T", help="T, tokens per sequence (default 32)")
     p.add_argument("--seed", type=int, default=11, help="torch seed for the tables and the ids (default 11)")
     p.add_argument("--max-offset", type=int, help="largest offset k of the cosine curve (default 6; T_max - 1 when "
                                                   "smaller)")
@@ -37,8 +40,8 @@ def run_demo(args: argparse.Namespace) -> int:
     from ..report import formats, views
 
     given = {"max_offset": args.max_offset} if args.max_offset is not None else {}
-    result = api.demo(vocab_size=args.vocab, d_model=args.d_model, max_context_length=args.max_context,
-                      batch_size=args.batch, seq_len=args.seq, seed=args.seed, base=args.base, **given)
+    result = api.demo(vocab_size=args.vocab_size, d_model=args.d_model, max_context_length=args.max_context_length,
+                      batch_size=args.batch_size, seq_len=args.seq_len, seed=args.seed, base=args.base, **given)
     text = formats.to_json(result) if args.json else views.demo_terminal(result)
     print(terminal_text(text), end="")
     return 0

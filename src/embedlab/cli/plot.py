@@ -10,6 +10,7 @@ from ..errors import brief
 from ..figures import OPTIONS, PLOT_SAMPLE
 from ..report.formats import terminal_text
 from . import arguments
+from .errors import option_spellings
 
 
 PROJECTION_METHODS = ("pca", "tsne", "umap")  # projection.METHODS, without importing NumPy here
@@ -36,7 +37,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         f.add_argument("--size", type=arguments.pixels, help="WIDTHxHEIGHT in pixels (default 1200x800)")
         f.add_argument("--out", type=arguments.png_path, help=f"PNG file to write (default {name}.png{arguments.MAKES_FOLDER})")
         f.add_argument("--quiet", action="store_true", help="no progress bar")
-        f.set_defaults(run=run, usage_error=f.error)
+        f.set_defaults(run=run, usage_error=f.error, flags=option_spellings(f))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -117,8 +118,10 @@ ADD_OPTION = {
     "top": lambda p: p.add_argument("--top", type=arguments.at_least(1, "rows"), help="longest rows labelled (default 10, or V when smaller)"),
     "stretch_factor": lambda p: p.add_argument("--stretch-factor", type=arguments.above(0, "a stretch factor"),
                                                help="factor of the stretched row (default 4.0)"),
-    "max_positions": lambda p: p.add_argument("--max-positions", type=arguments.at_least(2, "positions"), help="T_max of the sinusoidal table for a "
-                                              "source without a position table (default 512)"),
+    "max_context_length": lambda p: p.add_argument("--max-context-length", "--max-positions",
+                                                   type=arguments.at_least(2, "positions"), metavar="T_max",
+                                                   help="T_max, the rows of the sinusoidal table for a source without "
+                                                        "a position table (default 512)"),
     "widths": lambda p: p.add_argument("--widths", type=arguments.widths,
                                        help="comma-separated model widths (default D and D/2)"),
     "base": lambda p: p.add_argument("--base", type=arguments.above(1, "a sinusoidal base"), help="sinusoidal base (default 10000)"),

@@ -29,7 +29,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--stretch-factor", type=float, default=4.0,
                    help="factor for the stretched row, the 5th cosine neighbour or the last when --k is "
                         "below 5 (default 4.0)")
-    p.add_argument("--growth", type=int, default=2, help="vocabulary growth factor (default 2)")
+    p.add_argument("--growth-factor", "--growth", type=int, default=2, metavar="N",
+                   help="vocabulary growth factor of the parameter count (default 2)")
     p.add_argument("--html", action="store_true",
                    help="also write embed_report.html: every section with its figures, one self-contained file "
                         "(needs the plots extra)")
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     names = ["embed_report.json", "embed_report.md"] + (["embed_report.html"] if args.html else [])
     files.check_writable(args.out / name for name in names)  # before the measurements: a bad --out costs nothing
     result = api.report(args.model, probe=args.probe, k=args.k, stretch_factor=args.stretch_factor,
-                        growth=args.growth, tensor=args.tensor, words=args.words, figures=args.html,
+                        growth_factor=args.growth_factor, tensor=args.tensor, words=args.words, figures=args.html,
                         table=args.table)
     # The report records the command line as typed (absolute paths shown relative), not the API call.
     result = replace(result, run=replace(result.run, command=run_record.command_line(["embedlab", *args.argv])))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..engine.neighbors.defaults import DEFAULT_K
+from ..engine.neighbors.defaults import DEFAULT_K, METRICS
 from ..measure.defaults import DEFAULT_TOP
 from ..report.formats import terminal_text
 from . import arguments
@@ -19,8 +19,8 @@ def add_neighbors(sub: argparse._SubParsersAction) -> None:
                     "by token or id leaves out exactly its own id; a vector leaves out nothing; equal scores "
                     "are listed by the smaller id.",
         epilog="Examples:\n  embedlab neighbors --model minilm king queen --k 5\n"
-               "  embedlab neighbors --model glove paris --by cosine --json\n"
-               "  embedlab neighbors --model minilm --vector probes.npy",
+               "  embedlab neighbors --model glove paris --metrics cosine --json\n"
+               "  embedlab neighbors --model minilm --vectors probes.npy",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     arguments.add_model_arguments(p)
@@ -28,8 +28,8 @@ def add_neighbors(sub: argparse._SubParsersAction) -> None:
                    help="token strings or token ids; id:N is always the id N, even where 'N' is also a token")
     p.add_argument("--k", type=arguments.at_least(1, "neighbours per list"),
                    help=f"neighbours per list (default {DEFAULT_K}; V - 1 on a smaller table, said in a note)")
-    p.add_argument("--by", choices=("cosine", "dot", "both"), default="both", help="which lists (default both)")
-    p.add_argument("--vector", type=arguments.given(Path, "a .npy file"), metavar="FILE.npy",
+    add_metrics_argument(p, "--by")
+    p.add_argument("--vectors", "--vector", type=arguments.given(Path, "a .npy file"), metavar="FILE.npy",
                    help="query vectors: a (D,) or (N, D) .npy array")
     arguments.add_memory_argument(p)
     add_device_argument(p)
@@ -41,9 +41,8 @@ def run_neighbors(args: argparse.Namespace) -> int:
     from .. import api
     from ..report import formats, views
 
-    metrics = ("cosine", "dot") if args.by == "both" else (args.by,)
     # Written a block of queries at a time as the lists come: 10^6 queries are never held as text or objects.
-    stream = api.neighbors_stream(args.model, args.queries, k=args.k, metrics=metrics, vectors=args.vector,
+    stream = api.neighbors_stream(args.model, args.queries, k=args.k, metrics=args.metrics, vectors=args.vectors,
                                   memory=args.memory, device=args.device, tensor=args.tensor, words=args.words,
                                   table=args.table)
     pieces = (formats.to_json_chunks(stream.to_dict, "queries", stream.query_dicts()) if args.json
@@ -117,16 +116,14 @@ def add_graph(sub: argparse._SubParsersAction) -> None:
                     "only when complete: Ctrl-C or an error leaves none. A progress bar (rows done, rate, time "
                     "left) shows on a terminal.",
         epilog="Examples:\n  embedlab graph --model minilm --out minilm-graph.parquet\n"
-               "  embedlab graph --model glove --k 5 --metric cosine --out glove-cos.parquet --memory 1G\n"
+               "  embedlab graph --model glove --k 5 --metrics cosine --out glove-cos.parquet --memory 1G\n"
                "  embedlab graph --model glove --scheduler tcp://10.0.0.5:8786 --out glove-graph.parquet",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     arguments.add_model_arguments(p)
     p.add_argument("--k", type=arguments.at_least(1, "neighbours per token"),
                    help=f"neighbours per token (default {DEFAULT_K}; V - 1 on a smaller table, said in a note)")
-    p.add_argument("--metric", type=metric_list, default=["cosine", "dot"],
-                   metavar="cosine,dot|dot,cosine|cosine|dot",
-                   help=f"which lists: {METRIC_CHOICES} (default cosine,dot)")
+    add_metrics_argument(p, "--metric")
     p.add_argument("--out", type=parquet_path, required=True, metavar="FILE.parquet",
                    help="the Parquet file to write, in an existing folder")
     arguments.add_memory_argument(p)
@@ -142,23 +139,34 @@ def run_graph(args: argparse.Namespace) -> int:
 
     api.graph_path(args.out)  # a missing folder is refused before the table loads
     table = sources.load(args.model, tensor=args.tensor, words=args.words, table=args.table)  # first: the bar's total
-    with arguments.progress_bar(total=table.V * len(args.metric), desc="graph") as advance:
-        result = api.graph(table, args.out, k=args.k, metrics=args.metric, memory=args.memory, progress=advance,
+    with arguments.progress_bar(total=table.V * len(args.metrics), desc="graph") as advance:
+        result = api.graph(table, args.out, k=args.k, metrics=args.metrics, memory=args.memory, progress=advance,
                            scheduler=args.scheduler, device=args.device)
     text = formats.to_json(result) if args.json else views.graph_terminal(result)
     print(terminal_text(text), end="")
     return 0
 
 
-METRIC_CHOICES = "cosine, dot, or both (cosine,dot or dot,cosine; the file follows that order)"
+METRIC_CHOICES = "cosine, dot, or both (both, cosine,dot or dot,cosine; the output follows that order)"
 
 
-def metric_list(text: str) -> list[str]:
-    """'cosine,dot' -> ['cosine', 'dot']: one or both metrics, each once, in the order given."""
-    items = [item.strip() for item in text.split(",")]
-    if not items or any(item not in ("cosine", "dot") for item in items) or len(set(items)) != len(items):
+def add_metrics_argument(p: argparse.ArgumentParser, *older: str) -> None:
+    """--metrics, which lists, the same in neighbors (older spelling --by) and graph (--metric): ``metrics``
+    of ``api.neighbors`` and ``api.graph``."""
+    p.add_argument("--metrics", *older, type=metric_list, default=METRICS,
+                   metavar="{cosine,dot,both}", help=f"which lists: {METRIC_CHOICES} (default both)")
+
+
+def metric_list(text: str) -> tuple[str, ...]:
+    """'cosine,dot' -> ('cosine', 'dot'): one or both metrics, each once, in the order given; 'both' is METRICS.
+
+    >>> metric_list("dot"), metric_list("both")
+    (('dot',), ('cosine', 'dot'))
+    """
+    items = list(METRICS) if text.strip() == "both" else [item.strip() for item in text.split(",")]
+    if not items or any(item not in METRICS for item in items) or len(set(items)) != len(items):
         raise argparse.ArgumentTypeError(f"{text!r}: expected {METRIC_CHOICES}")
-    return items
+    return tuple(items)
 
 
 def parquet_path(text: str) -> Path:

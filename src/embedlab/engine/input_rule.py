@@ -1,7 +1,7 @@
 """InputRule: how a model family turns its tables into the first block's input.
 
 The tables alone do not say how a family uses them. Three rules differ by
-family (``sources.input_rule`` reads them from transformers' classes)::
+family (``sources.family_rules`` reads them from transformers' classes)::
 
     pos[b, t] = offset + (number of non-padding tokens before t)   # RoBERTa: offset = padding_idx + 1; OPT: 2
     x[b, t]   = scale * W_E[ids[b, t]] + W_pos[pos[b, t]] (+ W_type[type_ids[b, t]])   # Gemma: scale = sqrt(D)
@@ -123,9 +123,9 @@ class InputRule:
     pad_token_id : int or None
         The config's ``pad_token_id``: the id padding slots take where
         tokenizer.json saves no padding.
-    max_positions : int or None
-        The config's ``max_position_embeddings``: the context the model was
-        trained for, which a family without a position table (rotary, ALiBi)
+    max_context_length : int or None
+        T_max, the config's ``max_position_embeddings``: the context the model
+        was trained for, which a family without a position table (rotary, ALiBi)
         does not enforce.
     notes : tuple of str
         Where each rule was read: a transformers class, or a fallback by hand.
@@ -140,7 +140,7 @@ class InputRule:
     layer_norm: LayerNorm | None = None
     projection: InputProjection | None = None
     pad_token_id: int | None = None
-    max_positions: int | None = None
+    max_context_length: int | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def usable_positions(self, T_max: int) -> int:

@@ -15,7 +15,7 @@ tells position 1 from position 17. Three families:
 Angles are always formed in float64: at position 10000 a float16 angle is off
 by several radians. Positions are 0-based ints; angles are in radians;
 wavelengths are in positions. The torch modules in ``embedlab.nn`` use these
-very functions, so both engines share one formula.
+very functions, so the array code and the torch modules share one formula.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..deprecation import renamed
 from ..errors import ShapeError, SizeError
 
 __all__ = [
@@ -36,7 +37,8 @@ DEFAULT_BASE = 10000.0  # Vaswani et al. 2017, section 3.5; Su et al. 2021 keep 
 PAIRINGS = ("interleaved", "half")
 
 
-def sinusoidal_table(num_positions: int, d_model: int, base: float = DEFAULT_BASE) -> np.ndarray:
+@renamed(num_positions="max_context_length")
+def sinusoidal_table(max_context_length: int, d_model: int, base: float = DEFAULT_BASE) -> np.ndarray:
     """The fixed sinusoidal position table of Vaswani et al. 2017, section 3.5.
 
     For position ``p`` and feature ``i``::
@@ -50,8 +52,9 @@ def sinusoidal_table(num_positions: int, d_model: int, base: float = DEFAULT_BAS
 
     Parameters
     ----------
-    num_positions : int
-        ``T_max``, rows of the table (positions 0 .. T_max - 1), >= 1.
+    max_context_length : int
+        ``T_max``, rows of the table (positions 0 .. T_max - 1), >= 1 (``num_positions=``, its old
+        name, still works with a ``DeprecationWarning``).
     d_model : int
         ``D``, columns, >= 1.
     base : float
@@ -65,19 +68,19 @@ def sinusoidal_table(num_positions: int, d_model: int, base: float = DEFAULT_BAS
     Raises
     ------
     ValueError
-        For num_positions < 1, d_model < 1 or base <= 1 (names the value).
+        For max_context_length < 1, d_model < 1 or base <= 1 (names the value).
     TypeError
         For a count that is not an int.
 
     >>> sinusoidal_table(2, 4).round(2).tolist()
     [[0.0, 1.0, 0.0, 1.0], [0.84, 0.54, 0.01, 1.0]]
     """
-    _check_count(num_positions, "num_positions")
+    _check_count(max_context_length, "max_context_length")
     _check_count(d_model, "d_model")
     _check_base(base)
     pair = np.arange(d_model) // 2  # (D,) the pair index k of each column: 0, 0, 1, 1, ...
     inv_freq = base ** (-2.0 * pair / d_model)  # (D,) per pair, never per column
-    angle = np.arange(num_positions, dtype=np.float64)[:, None] * inv_freq  # (T_max, D) radians
+    angle = np.arange(max_context_length, dtype=np.float64)[:, None] * inv_freq  # (T_max, D) radians
     return np.where(np.arange(d_model) % 2 == 0, np.sin(angle), np.cos(angle))  # (T_max, D)
 
 

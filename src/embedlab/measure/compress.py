@@ -36,6 +36,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from scipy.stats import rankdata
 
+from ..deprecation import renamed
 from ..engine import compression
 from ..engine.neighbors.defaults import DEFAULT_K, METRICS
 from ..engine.neighbors.search import Search, check_k
@@ -134,8 +135,9 @@ def default_dims(D: int) -> list[int]:
     return sorted({max(D // 2, 1), max(D // 4, 1), max(D // 8, 1)}, reverse=True)
 
 
+@renamed(n_queries="queries")
 def compress(table: EmbeddingTable, *, methods: Sequence[str] | None = None, dims: Sequence[int] | None = None,
-             n_queries: int | None = None, k: int | None = None, rescore: int = DEFAULT_RESCORE,
+             queries: int | None = None, k: int | None = None, rescore: int = DEFAULT_RESCORE,
              pq_m: int | None = None, seed: int = 0, memory: int | None = None,
              progress: Callable[[int], None] | None = None) -> CompressResult:
     """Measure neighbours kept against bytes for each reduction of a table.
@@ -150,9 +152,10 @@ def compress(table: EmbeddingTable, *, methods: Sequence[str] | None = None, dim
     dims : sequence of int, optional
         d' for pca and truncate, each in [1, D] (pca: [1, min(V, D)]);
         default ``default_dims(D)``.
-    n_queries : int, optional
+    queries : int, optional
         N rows sampled as queries (``numpy.random.default_rng(seed)``, without
-        replacement), 1 <= N <= V; default 1,000, shrunk to V with a note.
+        replacement), 1 <= N <= V; default 1,000, shrunk to V with a note
+        (``n_queries=``, its old name, still works, with a ``DeprecationWarning``).
     k : int, optional
         Neighbours compared, 1 <= k <= V - 1; default 10, shrunk with a note.
     rescore : int
@@ -188,14 +191,14 @@ def compress(table: EmbeddingTable, *, methods: Sequence[str] | None = None, dim
     d_list = _dims(dims, D, min(V, D) if "pca" in chosen else D)
     k, k_notes = fit_default(k, DEFAULT_K, V - 1, "k", "V - 1")
     check_k(k, V - 1, "V - 1 (each query leaves itself out)")
-    n_queries, n_notes = fit_default(n_queries, DEFAULT_QUERIES, V, "queries", "V")
+    queries, n_notes = fit_default(queries, DEFAULT_QUERIES, V, "queries", "V")
     notes[:0] = [*k_notes, *n_notes]
     for name, value, low in (("rescore", rescore, 1), ("seed", seed, 0)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
             raise SizeError(f"{name} must be an int >= {low}, got {value!r}", parameter=name, value=value,
                             expected=f"an int >= {low}")
     m = compression.pq_subquantizers(D) if pq_m is None else pq_m
-    queries = _queries(V, n_queries, seed)  # (N,)
+    queries = _queries(V, queries, seed)  # (N,) the query ids
     shortlist = min(rescore * k, V - 1)
     top = min(max(k, SPEARMAN_TOP), V - 1)
     exact_search = Search(table, top, METRICS, ids=queries, memory=memory)  # the full vectors: the truth
@@ -359,7 +362,7 @@ def _dims(dims: Sequence[int] | None, D: int, limit: int) -> list[int]:
 
 def _queries(V: int, n: int, seed: int) -> np.ndarray:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= V:
-        raise SizeError(f"queries must be a number from 1 to V={V}, got {n!r}", parameter="n_queries", value=n,
+        raise SizeError(f"queries must be a number from 1 to V={V}, got {n!r}", parameter="queries", value=n,
                         expected=f"a number from 1 to V={V}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise SizeError(f"seed must be an int >= 0, got {seed!r}", parameter="seed", value=seed,

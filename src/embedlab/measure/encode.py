@@ -449,12 +449,12 @@ def _pad(saved: Any, tk: Any, lengths: list[int], config_id: int | None = None) 
 def _beyond_training(table: EmbeddingTable, rule: InputRule, toks: Tokens) -> list[str]:
     """A note where a text is longer than the context the model was trained for and nothing refuses it
     (no position table: rotary or ALiBi positions run on)."""
-    if _position_table(table, rule) is not None or rule.max_positions is None:
+    if _position_table(table, rule) is not None or rule.max_context_length is None:
         return []
     longest = max(toks.lengths)
-    if longest <= rule.max_positions:
+    if longest <= rule.max_context_length:
         return []
-    return [f"a text has {longest} tokens, more than max_position_embeddings={rule.max_positions}, the context "
+    return [f"a text has {longest} tokens, more than max_position_embeddings={rule.max_context_length}, the context "
             "this model was trained for; without a position table nothing stops it here, but the model was never "
             "trained on positions that far"]
 

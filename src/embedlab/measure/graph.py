@@ -137,7 +137,7 @@ def measure_graph(
     Returns
     -------
     NeighbourGraph
-        Checked and ready; the scan runs as its ``blocks`` are read.
+        Checked and ready; the search (or ``scan``) runs as its ``blocks`` are read.
 
     Raises
     ------

@@ -22,6 +22,7 @@ from typing import Any, Callable
 import numpy as np
 from scipy.stats import skew, spearmanr
 
+from ..deprecation import renamed
 from ..errors import MissingExtraError, SizeError
 from ..engine.neighbors.defaults import DEFAULT_K, METRICS
 from ..engine.neighbors.search import Search, SearchMemory
@@ -143,11 +144,12 @@ class HubsResult:
         return out
 
 
+@renamed(n_queries="queries")
 def measure_hubs(
     table: EmbeddingTable,
     k: int | None = None,
     *,
-    n_queries: int | None = None,
+    queries: int | None = None,
     seed: int = 0,
     top: int | None = None,
     memory: int | None = None,
@@ -164,9 +166,10 @@ def measure_hubs(
     k : int, optional
         Neighbours per list, ``1 <= k <= V - 1``; each query leaves itself out.
         Default ``DEFAULT_K`` (10), shrunk to ``V - 1`` on a smaller table, with a note.
-    n_queries : int, optional
+    queries : int, optional
         N tokens sampled without replacement (``numpy.random.default_rng(seed)``)
-        as queries; ``None`` takes every token.
+        as queries; ``None`` takes every token (``n_queries=``, its old name, still works, with a
+        ``DeprecationWarning``).
     seed : int
         Seed of the sample; unused when every token is a query.
     top : int, optional
@@ -214,8 +217,8 @@ def measure_hubs(
     top, top_notes = fit_default(top, DEFAULT_TOP, V, "top", "V")
     if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
         raise SizeError(f"top must be an int >= 1, got {top!r}", parameter="top", value=top, expected="an int >= 1")
-    queries = _queries(V, n_queries, seed)  # (N,)
-    every = n_queries is None  # every token a query: the whole table's lists
+    every = queries is None  # every token a query: the whole table's lists; else N sampled
+    queries = _queries(V, queries, seed)  # (N,) the query ids
     # Checked, screened and planned once for both metrics: a budget too small is refused before any search.
     search = Search(table, k, METRICS, ids=None if every else queries, every_row=every, memory=memory,
                     device=device, scheduler=scheduler)
@@ -257,21 +260,21 @@ def measure_hubs(
         )
     return HubsResult(
         V=V, D=table.D, k=k, n_queries=len(queries), even_share=k * len(queries) / V,
-        seed=None if n_queries is None else seed,
+        seed=None if every else seed,
         metrics=summaries, longest=[hub(i) for i in longest], source=table.provenance.to_dict(),
         notes=k_notes + top_notes, k_occurrence=counts,
         memory=search.memory(),
     )
 
 
-def _queries(V: int, n_queries: int | None, seed: int) -> np.ndarray:
-    """Every id, or ``n_queries`` ids sampled without replacement, ascending."""
-    if n_queries is None:
+def _queries(V: int, queries: int | None, seed: int) -> np.ndarray:
+    """Every id, or ``queries`` ids sampled without replacement, ascending."""
+    if queries is None:
         return np.arange(V, dtype=np.int64)
-    if isinstance(n_queries, bool) or not isinstance(n_queries, (int, np.integer)) or not 1 <= n_queries <= V:
-        raise SizeError(f"queries must be 'all' or a number from 1 to V={V}, got {n_queries!r}",
-                        parameter="n_queries", value=n_queries, expected=f"'all' or a number from 1 to V={V}")
+    if isinstance(queries, bool) or not isinstance(queries, (int, np.integer)) or not 1 <= queries <= V:
+        raise SizeError(f"queries must be 'all' or a number from 1 to V={V}, got {queries!r}",
+                        parameter="queries", value=queries, expected=f"'all' or a number from 1 to V={V}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise SizeError(f"seed must be a whole number >= 0, got {seed!r}", parameter="seed", value=seed,
                         expected="a whole number >= 0")
-    return np.sort(np.random.default_rng(seed).choice(V, size=int(n_queries), replace=False))
+    return np.sort(np.random.default_rng(seed).choice(V, size=int(queries), replace=False))

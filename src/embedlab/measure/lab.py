@@ -1,6 +1,6 @@
-"""The lab measurement: one routine over either engine.
+"""The lab measurement: one routine over either backend.
 
-``measure(engine, settings)`` runs the lab's experiments on one table and
+``measure(table, settings)`` runs the lab's experiments on one table and
 returns a ``LabResult`` of plain values:
 
 1. lookup is a one-hot product (same numbers, ``V * D`` multiplications vs 0);
@@ -11,12 +11,12 @@ returns a ``LabResult`` of plain values:
 4. multiplying by sqrt(D) (Vaswani et al. 2017, section 3.4) changes size, not
    direction.
 
-The engine is ``ReferenceEngine`` (lists, ``embed.py``: the seed report runs on
-a bare Python) or ``ArrayEngine`` (an ``EmbeddingTable``: real tables). Both
+The backend is ``ReferenceBackend`` (lists, ``embed.py``: the seed report runs on
+a bare Python) or ``ArrayBackend`` (an ``EmbeddingTable``: real tables). Both
 give the measurement Python lists and floats, so the routine is written once.
 Scalar measures (cosine, rms, the scores beside each listed id) always use the
 reference's definitions. ``measure`` also takes an ``EmbeddingTable`` or a
-list-of-lists table and wraps it in the engine that fits.
+list-of-lists table and wraps it in the backend that fits (``measure.backends``).
 
 The result carries everything its renderers show: the scored lists before and
 after the stretch (``StretchComparison``), the lengths and cosines before and
@@ -32,14 +32,20 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Sequence
 
 from .. import embed
+from ..deprecation import renamed_names
 from ..engine.provenance import Provenance
 from ..errors import SizeError
-from .engines import ArrayEngine, Engine, ReferenceEngine, as_engine
+from .backends import ArrayBackend, Backend, ReferenceBackend, as_backend
 
 __all__ = [
-    "LabSettings", "LabResult", "LabViews", "ReferenceEngine", "ArrayEngine", "as_engine", "measure", "REPORT_KEYS",
+    "LabSettings", "LabResult", "LabViews", "ReferenceBackend", "ArrayBackend", "as_backend", "measure", "REPORT_KEYS",
     "ScoredList", "StretchComparison", "ScaleComparison", "compare_stretch", "compare_scale",
 ]
+
+# The backends were called engines, a word that also names the package embedlab.engine: the old names
+# still answer, with a DeprecationWarning.
+__getattr__ = renamed_names(__name__, globals(), {"ReferenceEngine": "ReferenceBackend",
+                                                  "ArrayEngine": "ArrayBackend", "as_engine": "as_backend"})
 
 
 
@@ -188,8 +194,8 @@ def measure(table: Any, settings: LabSettings = LabSettings(), *, seed: int | No
 
     Parameters
     ----------
-    table : EmbeddingTable, list of lists of float, ReferenceEngine or ArrayEngine
-        The (V, D) table; ``as_engine`` wraps a table in its engine.
+    table : EmbeddingTable, list of lists of float, ReferenceBackend or ArrayBackend
+        The (V, D) table; ``as_backend`` wraps a table in its backend.
     settings : LabSettings
         Probe, k, stretch and growth settings.
     seed : int, optional
@@ -215,23 +221,23 @@ def measure(table: Any, settings: LabSettings = LabSettings(), *, seed: int | No
     TypeError
         If ``table`` is none of the kinds above.
     """
-    engine = as_engine(table)
-    if source is None and isinstance(engine, ArrayEngine):
-        source = engine.table.provenance.to_dict()
+    backend = as_backend(table)
+    if source is None and isinstance(backend, ArrayBackend):
+        source = backend.table.provenance.to_dict()
     s = settings
-    V, D, p = engine.V, engine.D, s.probe
+    V, D, p = backend.V, backend.D, s.probe
     growth = embed.vocab_growth(V, D, s.growth_factor)
 
-    (vec,) = engine.lookup([p])  # (D,)
-    (via_one_hot,) = engine.lookup_via_one_hot([p])  # (D,)
-    first, again = engine.lookup([p, p])
+    (vec,) = backend.lookup([p])  # (D,)
+    (via_one_hot,) = backend.lookup_via_one_hot([p])  # (D,)
+    first, again = backend.lookup([p, p])
 
-    scores = engine.logits(vec)  # (V,) the tied head
+    scores = backend.logits(vec)  # (V,) the tied head
     argmax = max(range(V), key=lambda t: (scores[t], -t))  # the smaller id wins a tie
 
-    stretch = _stretch_experiment(engine, s)
+    stretch = _stretch_experiment(backend, s)
     cos_ids, dot_ids = stretch.cos_before.ids, stretch.dot_before.ids
-    scale = _scale_experiment(engine, p, list(dict.fromkeys([*cos_ids, *dot_ids])))
+    scale = _scale_experiment(backend, p, list(dict.fromkeys([*cos_ids, *dot_ids])))
     other = scale.ids.index(cos_ids[0])  # the probe's nearest token by cosine
     rms_plain, rms_scaled = scale.rms_before, scale.rms_after
 
@@ -248,27 +254,27 @@ def measure(table: Any, settings: LabSettings = LabSettings(), *, seed: int | No
         cos_neighbors=list(cos_ids), dot_neighbors=list(dot_ids), neighbors_differ=cos_ids != dot_ids,
         stretch_target=stretch.target, stretch_factor=float(s.stretch_factor),
         cos_after_stretch=list(stretch.cos_after.ids), dot_after_stretch=list(stretch.dot_after.ids),
-        cos_unchanged_by_scale=abs(scale.cos_before[other] - scale.cos_after[other]) <= _rounding_bound(engine),
+        cos_unchanged_by_scale=abs(scale.cos_before[other] - scale.cos_after[other]) <= _rounding_bound(backend),
         rms_plain=rms_plain, rms_scaled=rms_scaled,
         rms_ratio=rms_scaled / rms_plain if rms_plain else 0.0,
         source=source, settings=s, stretch=stretch, scale=scale,
     )
-    result = _with_tokens(result, engine)
-    return replace(result, views=_views(engine, result)) if figures else result
+    result = _with_tokens(result, backend)
+    return replace(result, views=_views(backend, result)) if figures else result
 
 
-def _rounding_bound(engine: Engine) -> float:
+def _rounding_bound(backend: Backend) -> float:
     """How far two cosines of the same direction may differ by rounding alone.
 
     A computed dot product of length D is off by at most about ``D * u * |a| |b|``
     (Higham, Accuracy and Stability of Numerical Algorithms, 2002, section 3.1),
-    with ``u = eps / 2``; scaled vectors are also rounded to the engine's dtype.
+    with ``u = eps / 2``; scaled vectors are also rounded to the backend's dtype.
     ``4 * D * eps`` covers both with room; a real change of direction is far larger.
     """
-    return 4 * engine.D * engine.eps
+    return 4 * backend.D * backend.eps
 
 
-def _with_tokens(result: LabResult, engine: Engine) -> LabResult:
+def _with_tokens(result: LabResult, backend: Backend) -> LabResult:
     """Add the token string beside every id and id list, where the table has a vocabulary."""
     named = {
         "probe_token": [result.probe],
@@ -281,7 +287,7 @@ def _with_tokens(result: LabResult, engine: Engine) -> LabResult:
     }
     tokens: dict[str, Any] = {}
     for key, ids in named.items():
-        strings = engine.tokens(ids)
+        strings = backend.tokens(ids)
         if strings is None:
             return result
         tokens[key] = strings[0] if key.endswith("_token") else strings
@@ -365,7 +371,7 @@ def compare_stretch(table: Any, settings: LabSettings = LabSettings()) -> Stretc
     multiplied by ``settings.stretch_factor``; lists hold ``settings.k`` ids.
     ``table`` is what ``measure`` takes. Raises as ``EmbeddingTable.nearest``.
     """
-    return _stretch_experiment(as_engine(table), settings)
+    return _stretch_experiment(as_backend(table), settings)
 
 
 def compare_scale(table: Any, probe: int, ids: Sequence[int]) -> ScaleComparison:
@@ -373,27 +379,27 @@ def compare_scale(table: Any, probe: int, ids: Sequence[int]) -> ScaleComparison
 
     ``table`` is what ``measure`` takes. Raises as ``EmbeddingTable.lookup``.
     """
-    return _scale_experiment(as_engine(table), probe, [int(i) for i in ids])
+    return _scale_experiment(as_backend(table), probe, [int(i) for i in ids])
 
 
-def _stretch_experiment(engine: Engine, s: LabSettings) -> StretchComparison:
-    cos_before = _scored(engine, s.probe, s.k, "cosine")
+def _stretch_experiment(backend: Backend, s: LabSettings) -> StretchComparison:
+    cos_before = _scored(backend, s.probe, s.k, "cosine")
     target = cos_before.ids[s.rank]
-    stretched = engine.stretch(target, s.stretch_factor)
-    (probe_token,) = engine.tokens([s.probe]) or [None]
+    stretched = backend.stretch(target, s.stretch_factor)
+    (probe_token,) = backend.tokens([s.probe]) or [None]
     return StretchComparison(
         probe=s.probe, probe_token=probe_token, target=target, factor=float(s.stretch_factor),
-        cos_before=cos_before, dot_before=_scored(engine, s.probe, s.k, "dot"),
+        cos_before=cos_before, dot_before=_scored(backend, s.probe, s.k, "dot"),
         cos_after=_scored(stretched, s.probe, s.k, "cosine"), dot_after=_scored(stretched, s.probe, s.k, "dot"),
     )
 
 
-def _scale_experiment(engine: Engine, probe: int, ids: list[int]) -> ScaleComparison:
-    plain = engine.lookup([probe, *ids])  # (1 + n, D)
-    scaled = engine.scaled_lookup([probe, *ids])  # (1 + n, D), times sqrt(D)
-    (probe_token,) = engine.tokens([probe]) or [None]
+def _scale_experiment(backend: Backend, probe: int, ids: list[int]) -> ScaleComparison:
+    plain = backend.lookup([probe, *ids])  # (1 + n, D)
+    scaled = backend.scaled_lookup([probe, *ids])  # (1 + n, D), times sqrt(D)
+    (probe_token,) = backend.tokens([probe]) or [None]
     return ScaleComparison(
-        probe=probe, probe_token=probe_token, ids=ids, tokens=engine.tokens(ids), factor=math.sqrt(engine.D),
+        probe=probe, probe_token=probe_token, ids=ids, tokens=backend.tokens(ids), factor=math.sqrt(backend.D),
         norms_before=[embed.norm(v) for v in plain[1:]], norms_after=[embed.norm(v) for v in scaled[1:]],
         cos_before=[embed.cosine(plain[0], v) for v in plain[1:]],
         cos_after=[embed.cosine(scaled[0], v) for v in scaled[1:]],
@@ -401,16 +407,16 @@ def _scale_experiment(engine: Engine, probe: int, ids: list[int]) -> ScaleCompar
     )
 
 
-def _scored(engine: Engine, probe: int, k: int, metric: str) -> ScoredList:
-    ids, scores = engine.scored(probe, k, metric)
-    return ScoredList(ids=ids, scores=scores, norms=engine.norms(ids), tokens=engine.tokens(ids))
+def _scored(backend: Backend, probe: int, k: int, metric: str) -> ScoredList:
+    ids, scores = backend.scored(probe, k, metric)
+    return ScoredList(ids=ids, scores=scores, norms=backend.norms(ids), tokens=backend.tokens(ids))
 
 
-def _views(engine: Engine, result: LabResult) -> LabViews:
+def _views(backend: Backend, result: LabResult) -> LabViews:
     """The norm distribution and the PCA projection the report's figures draw (NumPy, scikit-learn)."""
     from . import norms, projection
 
-    table = engine.array_table()
+    table = backend.array_table()
     if result.seed is not None:  # the seed table: named so in the figures, not by its in-memory kind ("array")
         from ..engine.table import EmbeddingTable
 

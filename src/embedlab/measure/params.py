@@ -4,7 +4,7 @@ The token table W_E is (V, D); an output head W_U is (V, D) too. Tied (W_U is
 W_E) the pair costs V*D parameters, untied 2*V*D, and both grow with V while D
 stays put. Three ways in, one ``Breakdown`` out:
 
-* ``from_numbers(V, D, ...)``: sizes given by hand (here);
+* ``from_numbers(vocab_size, d_model, ...)``: sizes given by hand (here);
 * ``model_params.from_config(path)``: a Hugging Face ``config.json`` alone
   (the tables only);
 * ``model_params.from_checkpoint(path)``: every tensor of a safetensors
@@ -20,7 +20,7 @@ int4 half a byte per parameter, rounded up per tensor (5 int4 parameters take
 >>> b = from_numbers(512, 64).breakdown
 >>> b.token, b.head, b.total
 (32768, 0, 32768)
->>> g = growth(b, factor=2)
+>>> g = growth(b, growth_factor=2)
 >>> g.untied_now.total, g.tied_bigger.total, g.untied_bigger.total
 (65536, 65536, 131072)
 """
@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from ..deprecation import renamed
 from ..errors import ChoiceError, DtypeError, SizeError
 from . import dimensions
 from .dimensions import DimensionPlan
@@ -401,22 +402,23 @@ class ParamsResult:
         return {**self.count.to_dict(), "growth": self.growth.to_dict()}
 
 
-def from_numbers(V: int, D: int, *, tied: bool = True, T_max: int | None = None, positions: str | None = None,
-                 type_vocab: int = 0, other: int = 0, dtype: str = "fp32", heads: int | None = None,
-                 layers: int | None = None, d_ff: int | None = None) -> Count:
+@renamed(V="vocab_size", D="d_model", T_max="max_context_length")
+def from_numbers(vocab_size: int, d_model: int, *, tied: bool = True, max_context_length: int | None = None,
+                 positions: str | None = None, type_vocab: int = 0, other: int = 0, dtype: str = "fp32",
+                 heads: int | None = None, layers: int | None = None, d_ff: int | None = None) -> Count:
     """Count the tables of a model described by its sizes.
 
     Parameters
     ----------
-    V, D : int
-        Vocabulary size and model width, each >= 1.
+    vocab_size, d_model : int
+        Vocabulary size V and model width D, each >= 1.
     tied : bool
         Whether the output head is the token table (default True).
-    T_max : int, optional
-        Maximum context; needed (>= 1) for learned positions.
+    max_context_length : int, optional
+        T_max, the rows of a learned position table; needed (>= 1) for learned positions.
     positions : str, optional
         "learned" (a (T_max, D) table), "sinusoidal", "rotary" or "none" (no
-        parameters). Default: "learned" when T_max is given, else "none".
+        parameters). Default: "learned" when max_context_length is given, else "none".
     type_vocab : int
         Rows of a token-type table, >= 0 (BERT: 2).
     other : int
@@ -436,7 +438,7 @@ def from_numbers(V: int, D: int, *, tied: bool = True, T_max: int | None = None,
     ------
     SizeError
         For a size that is zero or negative where it must be positive, or not
-        a whole number; for learned positions without T_max; for heads
+        a whole number; for learned positions without max_context_length; for heads
         without layers (or the reverse), d_ff without both, or ``other``
         given with them.
     TypeError
@@ -448,17 +450,18 @@ def from_numbers(V: int, D: int, *, tied: bool = True, T_max: int | None = None,
     >>> c.breakdown.total, c.breakdown.non_embedding
     (39, 24)
     """
-    V, D = _size(V, "V"), _size(D, "D")
+    V, D = _size(vocab_size, "vocab_size"), _size(d_model, "d_model")
     if not isinstance(tied, bool):
         raise TypeError(f"tied must be True or False, got {tied!r}")
-    T_max = None if T_max is None else _size(T_max, "T_max")
+    T_max = None if max_context_length is None else _size(max_context_length, "max_context_length")
     positions = positions or ("learned" if T_max is not None else "none")
     if positions not in POSITION_KINDS:
         raise ChoiceError(f"unknown position kind {positions!r}: expected one of {', '.join(POSITION_KINDS)}",
                           parameter="positions", value=positions, expected=f"one of {', '.join(POSITION_KINDS)}")
     if positions == "learned" and T_max is None:
-        raise SizeError("learned positions need T_max, the rows of the position table", parameter="T_max",
-                        value=None, expected="the rows of the position table, an int >= 1")
+        raise SizeError("learned positions need max_context_length (T_max), the rows of the position table",
+                        parameter="max_context_length", value=None,
+                        expected="the rows of the position table, an int >= 1")
     type_vocab, other = _size(type_vocab, "type_vocab", minimum=0), _size(other, "other", minimum=0)
     position = T_max * D if positions == "learned" and T_max is not None else 0
     plan = _plan(D, heads, layers, d_ff, other, tables=V * D + position + type_vocab * D, head=0 if tied else V * D)
@@ -490,7 +493,8 @@ def _plan(D: int, heads: int | None, layers: int | None, d_ff: int | None, other
 
 
 
-def growth(breakdown: Breakdown, *, factor: int | None = None, target_V: int | None = None) -> Growth:
+@renamed(factor="growth_factor", target_V="target_vocab_size")
+def growth(breakdown: Breakdown, *, growth_factor: int | None = None, target_vocab_size: int | None = None) -> Growth:
     """The same model at a bigger vocabulary, tied and untied, beside today's.
 
     Only the tables that grow with V change: the token table and a separate
@@ -500,10 +504,10 @@ def growth(breakdown: Breakdown, *, factor: int | None = None, target_V: int | N
     ----------
     breakdown : Breakdown
         Today's model.
-    factor : int, optional
+    growth_factor : int, optional
         Whole growth factor >= 1 (2.0 is taken as 2; 1.5 is refused).
-    target_V : int, optional
-        The bigger vocabulary size, >= 1. Give exactly one of factor and target_V.
+    target_vocab_size : int, optional
+        The bigger vocabulary size V, >= 1. Give exactly one of growth_factor and target_vocab_size.
 
     Raises
     ------
@@ -512,17 +516,18 @@ def growth(breakdown: Breakdown, *, factor: int | None = None, target_V: int | N
     TypeError
         For a factor or V that is not a number, or for neither/both given.
 
-    >>> g = growth(from_numbers(512, 64).breakdown, target_V=1000)
+    >>> g = growth(from_numbers(512, 64).breakdown, target_vocab_size=1000)
     >>> g.bigger_V, g.tied_added, g.untied_added
     (1000, 31232, 62464)
     """
-    if (factor is None) == (target_V is None):
-        raise TypeError("give exactly one of factor and target_V")
-    if factor is not None:
-        factor = _size(factor, "factor")
+    if (growth_factor is None) == (target_vocab_size is None):
+        raise TypeError("give exactly one of growth_factor and target_vocab_size")
+    factor = None
+    if growth_factor is not None:
+        factor = _size(growth_factor, "growth_factor")
         bigger = breakdown.V * factor
     else:
-        bigger = _size(target_V, "target_V")
+        bigger = _size(target_vocab_size, "target_vocab_size")
     tied, untied = breakdown.with_tied(True), breakdown.with_tied(False)
     return Growth(factor, tied, tied.with_vocab(bigger), untied, untied.with_vocab(bigger))
 

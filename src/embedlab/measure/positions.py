@@ -1,4 +1,4 @@
-"""Position similarity: how alike the vectors of nearby positions are.
+"""Learned positions against sinusoidal ones: how alike nearby positions are, and a verdict.
 
 A position table (T_max, D) is *smooth* when the vectors of neighbouring
 positions point the same way and the likeness fades with the distance between
@@ -8,10 +8,11 @@ the same for every p, and it falls as k grows. A learned table starts as
 independent random rows (cosine ~0 +- 1/sqrt(D) at any offset) and is smooth
 only if training made it so. This module measures that:
 
-* ``adjacent_cosine``: cosine of rows p and p + 1, along the table;
-* ``mean_cosine_by_offset``: the mean cosine of rows p and p + k, per k;
+* ``table_similarity``: the adjacent cosine along one table and its mean cosine
+  by offset (``engine.position_similarity``, the array functions);
 * ``compare_positions``: a learned table against the sinusoidal table of the
-  same size, with a smoothness verdict (``Smoothness``).
+  same size, with a smoothness verdict (``Smoothness``);
+* ``position_maps``: what the positions figure draws.
 
 Cosine follows the lab's rule: a zero-length row has cosine 0.0 with anything.
 A row holding NaN or infinity is refused (``ValueError`` naming the row), never
@@ -26,14 +27,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import ShapeError, SizeError, SourceError
-from ..engine.lengths import vector_norms
+from ..deprecation import renamed
+from ..errors import SizeError, SourceError
+from ..engine.position_similarity import adjacent_cosine, cosine_matrix, mean_cosine_by_offset, position_table
 from ..engine.positional import DEFAULT_BASE, sinusoidal_table
 
 __all__ = [
     "family_positions", "SMOOTH_ADJACENT", "TableSimilarity", "Smoothness", "PositionComparison",
-    "cosine_matrix", "adjacent_cosine", "mean_cosine_by_offset", "power_of_two_offsets",
-    "table_similarity", "smoothness", "compare_positions", "compare_table_positions",
+    "power_of_two_offsets", "table_similarity", "smoothness", "compare_positions", "compare_table_positions",
     "PositionMaps", "position_maps",
 ]
 
@@ -186,7 +187,7 @@ def compare_positions(learned: Any, *, base: float = DEFAULT_BASE, offsets: Sequ
         For an offset outside ``[1, T_max)``, windows < 1, or a table holding
         NaN or infinity (names the row and column).
     """
-    P = _table(learned)  # (T_max, D)
+    P = position_table(learned)  # (T_max, D)
     T_max, D = P.shape
     offsets = power_of_two_offsets(T_max) if offsets is None else [int(k) for k in offsets]
     mine = table_similarity(P, offsets, windows)
@@ -225,23 +226,25 @@ class PositionMaps:
     sinusoidal_cosines: np.ndarray
 
 
-def position_maps(table: Any, *, base: float = DEFAULT_BASE, max_positions: int = 512,
+@renamed(max_positions="max_context_length")
+def position_maps(table: Any, *, base: float = DEFAULT_BASE, max_context_length: int = 512,
                   rule: Any = None) -> PositionMaps:
     """Measure an ``EmbeddingTable``'s position table beside the sinusoidal one.
 
     A table with a learned position table is compared at its own (T_max, D)
     (a factorised OPT's D-wide one, with ``rule``: ``family_positions``);
     one without (word vectors, the seed table) gets the sinusoidal table of
-    ``(max_positions, D)`` alone.
+    ``(max_context_length, D)`` alone.
 
-    Raises ``SizeError`` (a ``ValueError``) for max_positions < 2 when it is used.
+    Raises ``SizeError`` (a ``ValueError``) for max_context_length < 2 when it is used.
     """
     positions, _ = family_positions(table, rule)
-    learned = None if positions is None else _table(positions)  # (T_max, D)
-    if learned is None and int(max_positions) < 2:
-        raise SizeError(f"max_positions={max_positions!r}: the sinusoidal table needs at least 2 positions for an "
-                        "offset", parameter="max_positions", value=max_positions, expected="an int of at least 2")
-    T_max = learned.shape[0] if learned is not None else int(max_positions)
+    learned = None if positions is None else position_table(positions)  # (T_max, D)
+    if learned is None and int(max_context_length) < 2:
+        raise SizeError(f"max_context_length={max_context_length!r}: the sinusoidal table needs at least 2 positions "
+                        "for an offset", parameter="max_context_length", value=max_context_length,
+                        expected="an int of at least 2")
+    T_max = learned.shape[0] if learned is not None else int(max_context_length)
     D = learned.shape[1] if learned is not None else table.D
     offsets = power_of_two_offsets(T_max)
     sinusoidal = sinusoidal_table(T_max, D, base)  # (T_max, D)
@@ -260,7 +263,7 @@ def table_similarity(table: Any, offsets: Sequence[int], windows: int = 8) -> Ta
     Raises ``ShapeError`` for fewer than 2 rows and ``ValueError`` for a bad
     offset, windows < 1, or NaN or infinity in the table (names the row).
     """
-    P = _table(table)  # (T_max, D)
+    P = position_table(table)  # (T_max, D)
     if isinstance(windows, bool) or not isinstance(windows, int) or windows < 1:
         raise ValueError(f"windows must be an int >= 1, got {windows!r}")
     adjacent = adjacent_cosine(P)  # (T_max - 1,)
@@ -287,110 +290,14 @@ def smoothness(similarity: TableSimilarity, d_model: int) -> Smoothness:
                       decreasing_steps=similarity.decreasing_steps, steps=max(len(similarity.by_offset) - 1, 0))
 
 
-def adjacent_cosine(table: Any) -> np.ndarray:
-    """Cosine of rows p and p + 1 for p = 0 .. T_max - 2.
-
-    Parameters
-    ----------
-    table : array_like, shape (T_max, D), T_max >= 2
-
-    Returns
-    -------
-    numpy.ndarray, shape (T_max - 1,), float64
-        In [-1, 1]; 0.0 where either row has zero length.
-
-    Raises
-    ------
-    ShapeError
-        (a ``ValueError``) for a table that is not 2-D with at least 2 rows.
-    ValueError
-        For a table holding NaN or infinity (names the row and column).
-
-    >>> adjacent_cosine([[1.0, 0.0], [1.0, 1.0], [0.0, 0.0]]).round(4).tolist()
-    [0.7071, 0.0]
-    """
-    unit = _unit_rows(_table(table))  # (T_max, D)
-    return _cosines_at(unit, 1)  # (T_max - 1,)
-
-
-def mean_cosine_by_offset(table: Any, offsets: Sequence[int]) -> np.ndarray:
-    """For each offset k, the cosine of rows p and p + k, averaged over p.
-
-    Parameters
-    ----------
-    table : array_like, shape (T_max, D), T_max >= 2
-    offsets : sequence of int, length K
-        Each ``1 <= k < T_max``.
-
-    Returns
-    -------
-    numpy.ndarray, shape (K,), float64
-
-    Raises
-    ------
-    ShapeError
-        For a table that is not 2-D with at least 2 rows.
-    ValueError
-        For an offset outside ``[1, T_max)`` (names it and T_max), or a table
-        holding NaN or infinity (names the row and column).
-
-    >>> mean_cosine_by_offset([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]], [1, 2]).tolist()
-    [0.0, 1.0]
-    """
-    unit = _unit_rows(_table(table))  # (T_max, D)
-    T_max = unit.shape[0]
-    for k in offsets:  # every offset is checked before any is measured
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k < T_max:
-            raise ValueError(f"offset {k!r} is out of range: expected an int with 1 <= k < T_max = {T_max}")
-    return np.array([_cosines_at(unit, k).mean() for k in offsets], dtype=np.float64)  # (K,)
-
-
-def cosine_matrix(table: Any) -> np.ndarray:
-    """Cosine of every pair of rows: (T_max, D) -> (T_max, T_max), float64.
-
-    Zero-length rows have cosine 0.0 with every row. Raises ``ShapeError`` for
-    a table that is not 2-D with at least 2 rows, ``ValueError`` for one
-    holding NaN or infinity (names the row).
-    """
-    unit = _unit_rows(_table(table))  # (T_max, D)
-    return np.clip(unit @ unit.T, -1.0, 1.0)  # (T_max, T_max)
-
-
-def power_of_two_offsets(num_positions: int) -> list[int]:
-    """1, 2, 4, ... up to the largest power of two below ``num_positions``.
+@renamed(num_positions="max_context_length")
+def power_of_two_offsets(max_context_length: int) -> list[int]:
+    """1, 2, 4, ... up to the largest power of two below ``max_context_length`` (T_max, the table's rows).
 
     >>> power_of_two_offsets(512)
     [1, 2, 4, 8, 16, 32, 64, 128, 256]
     """
-    if num_positions < 2:
-        raise SizeError(f"a table needs at least 2 positions for an offset, got {num_positions}",
-                        parameter="num_positions", value=num_positions, expected="an int of at least 2")
-    return [1 << i for i in range((num_positions - 1).bit_length())]
-
-
-# -- helpers -----------------------------------------------------------------
-
-def _cosines_at(unit: np.ndarray, k: int) -> np.ndarray:
-    return np.clip(np.einsum("pd,pd->p", unit[:-k], unit[k:]), -1.0, 1.0)  # (T_max - k,)
-
-
-def _table(table: Any) -> np.ndarray:
-    """A (T_max, D) float64 table, checked: 2-D, T_max >= 2, D >= 1, every entry finite.
-
-    NaN or infinity is refused, naming the row (as the table loaders do): a
-    NaN row would otherwise read as a zero row (cosine 0.0) and give a finite,
-    wrong curve.
-    """
-    P = np.asarray(table, dtype=np.float64)
-    if P.ndim != 2 or P.shape[0] < 2 or P.shape[1] < 1:
-        raise ShapeError(f"position table has shape {np.shape(table)}, expected (T_max, D) with T_max >= 2, D >= 1")
-    finite = np.isfinite(P)  # (T_max, D)
-    if not finite.all():
-        r, c = np.argwhere(~finite)[0]
-        raise ValueError(f"position table holds {P[r, c]} at row {r}, column {c}: NaN and infinity are refused")
-    return P
-
-
-def _unit_rows(P: np.ndarray) -> np.ndarray:
-    norms = vector_norms(P)[:, None]  # (T_max, 1) exact for rows near 1e-200 or 1e200 too
-    return np.divide(P, norms, out=np.zeros_like(P), where=norms > 0)  # (T_max, D) zero rows stay zero
+    if max_context_length < 2:
+        raise SizeError(f"a table needs at least 2 positions for an offset, got {max_context_length}",
+                        parameter="max_context_length", value=max_context_length, expected="an int of at least 2")
+    return [1 << i for i in range((max_context_length - 1).bit_length())]

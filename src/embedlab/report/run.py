@@ -111,8 +111,8 @@ def call_form(function: str, args: Sequence[Any] = (), kwargs: Mapping[str, Any]
 
     Keyword arguments left at ``None`` are left out; paths are written as ``command_line`` writes them.
 
-    >>> call_form("embedlab.report", ["minilm"], {"probe": "王", "k": None, "growth": 2})
-    "embedlab.report('minilm', probe='王', growth=2)"
+    >>> call_form("embedlab.report", ["minilm"], {"probe": "王", "k": None, "growth_factor": 2})
+    "embedlab.report('minilm', probe='王', growth_factor=2)"
     >>> call_form("embedlab.report", [[[1.0, 0.0], [0.0, 1.0]]]) is None
     True
     """

@@ -9,7 +9,8 @@ config.json, weight tying), ``gguf`` (llama.cpp files, through the gguf
 library), ``npy``, ``word_vectors`` (text vectors and word lists), ``word2vec``
 (the binary format), ``tokenizer`` (tokenizer.json and vocabulary files), ``head``
 (the output head as a table: its vocabulary, a tied head said once),
-``input_rule`` (a family's position offset, token scale and embedding LayerNorm),
+``family_rules`` (a family's input rule read from transformers: position offset, token scale,
+embedding LayerNorm, the Linear E -> D of a factorised table),
 ``config_limits`` (the largest sizes a config may declare);
 ``loaders`` dispatches. Nothing is read with pickle. Every file is untrusted
 input, opened under the rules of ``files`` (regular files only, bounded reads,
@@ -35,7 +36,7 @@ _PUBLIC = {
     "load_gguf": "gguf", "load_npy": "npy", "load_vectors": "npy",
     "load_text": "word_vectors", "read_words": "word_vectors", "load_word2vec_binary": "word2vec",
     "load_tokenizer": "tokenizer",
-    "read_input_rule": "input_rule",
+    "read_input_rule": "family_rules",
 }
 
 __all__ = list(_PUBLIC)

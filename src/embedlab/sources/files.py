@@ -2,7 +2,7 @@
 
 People run embedlab on folders downloaded from a model hub, so every name, size and
 byte in a model file is untrusted input. Each reader of this package opens a file the
-user named (``--model``, ``--words``, ``--config``, ``--vector``) or a file found in a
+user named (``--model``, ``--words``, ``--config``, ``--vectors``) or a file found in a
 model's folder (``config.json``, ``tokenizer.json``, ``vocab.txt``, the shard index,
 the shards) through this module, under four rules:
 

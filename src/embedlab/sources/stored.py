@@ -246,7 +246,7 @@ def _config_vocab_size(config: dict[str, Any] | None) -> tuple[int | None, str |
             value = holder["vocab_size"]
             if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
                 return value, f"config.json {prefix}vocab_size"
-            # No parameter field: the value is the file's, not one the user typed (--vocab is another thing).
+            # No parameter field: the value is the file's, not one the user typed (--vocab-size is another thing).
             raise SourceError(f"config.json {prefix}vocab_size must be a whole number, got {brief(value)}")
     return None, None
 

@@ -408,7 +408,7 @@ def test_k_is_checked_once_per_call(monkeypatch):
     table = EmbeddingTable(np.random.default_rng(2).standard_normal((60, 4)))
     for call in (lambda: table.nearest([1, 2], 3, "dot"), lambda: table.nearest_to_vector([1.0, 0, 0, 0], 3),
                  lambda: neighbor_lists(table, [1, 2], 3), lambda: measure_hubs(table, 3),
-                 lambda: measure_hubs(table, 3, n_queries=20), lambda: list(measure_graph(table, 3).blocks)):
+                 lambda: measure_hubs(table, 3, queries=20), lambda: list(measure_graph(table, 3).blocks)):
         checked.clear()
         call()
         assert len(checked) == 1

@@ -1,10 +1,11 @@
-"""The lab's two engines: one interface over the reference (lists) and the array engine (NumPy).
+"""The lab's two backends: one interface over the reference (lists) and the array code (NumPy).
 
-``measure.lab`` is written once against ``Engine``; ``ReferenceEngine`` runs it
+``measure.lab`` is written once against ``Backend``; ``ReferenceBackend`` runs it
 on a list-of-lists table with ``embed.py`` alone (the seed report on a bare
-Python), ``ArrayEngine`` on an ``EmbeddingTable`` at full size. Both hand back
-Python lists and floats. Token ids follow the reference's meanings
-(``0 <= id < V``; the engines raise what ``embed`` and ``EmbeddingTable`` raise).
+Python), ``ArrayBackend`` on an ``EmbeddingTable`` (``embedlab.engine``) at full
+size. Both hand back Python lists and floats. Token ids follow the reference's
+meanings (``0 <= id < V``; the backends raise what ``embed`` and ``EmbeddingTable``
+raise). The tests run every case over both through the ``backend`` fixture.
 
 Glossary: ``V`` vocabulary size, ``D`` model width.
 """
@@ -16,46 +17,46 @@ from typing import Any, Protocol, Sequence
 
 from .. import embed
 
-__all__ = ["Engine", "ReferenceEngine", "ArrayEngine", "as_engine"]
+__all__ = ["Backend", "ReferenceBackend", "ArrayBackend", "as_backend"]
 
 Vector = list[float]
 
 
-class Engine(Protocol):
+class Backend(Protocol):
     """What ``measure`` needs of a table; every value comes back as Python lists/floats."""
 
     V: int
     D: int
-    eps: float  # machine epsilon of the vectors the engine hands out
+    eps: float  # machine epsilon of the vectors the backend hands out
 
     def lookup(self, ids: Sequence[int]) -> list[Vector]: ...
     def lookup_via_one_hot(self, ids: Sequence[int]) -> list[Vector]: ...
     def logits(self, hidden: Vector) -> Vector: ...
     def scored(self, token_id: int, k: int, metric: str) -> tuple[list[int], list[float]]: ...
     def norms(self, ids: Sequence[int]) -> list[float]: ...
-    def stretch(self, token_id: int, factor: float) -> "Engine": ...
+    def stretch(self, token_id: int, factor: float) -> "Backend": ...
     def scaled_lookup(self, ids: Sequence[int]) -> list[Vector]: ...
     def tokens(self, ids: Sequence[int]) -> list[str] | None: ...
 
 
-def as_engine(table: Any) -> "ReferenceEngine | ArrayEngine":
-    """The lab engine for a table: an engine as it is, an ``EmbeddingTable`` in ``ArrayEngine``,
-    a list of lists of floats in ``ReferenceEngine`` (standard library only).
+def as_backend(table: Any) -> "ReferenceBackend | ArrayBackend":
+    """The lab's backend for a table: a backend as it is, an ``EmbeddingTable`` in ``ArrayBackend``,
+    a list of lists of floats in ``ReferenceBackend`` (standard library only).
 
     Raises ``TypeError`` for anything else, naming its type.
     """
-    if isinstance(table, (ReferenceEngine, ArrayEngine)):
+    if isinstance(table, (ReferenceBackend, ArrayBackend)):
         return table
     if isinstance(table, list):
-        return ReferenceEngine(table)
+        return ReferenceBackend(table)
     if type(table).__name__ == "EmbeddingTable":  # not imported here: it needs NumPy
-        return ArrayEngine(table)
-    raise TypeError(f"the lab measures an EmbeddingTable, a list of lists of floats or an engine, "
+        return ArrayBackend(table)
+    raise TypeError(f"the lab measures an EmbeddingTable, a list of lists of floats or a backend, "
                     f"got {type(table).__name__}")
 
 
-class ReferenceEngine:
-    """The engine over the reference module: a table as a list of lists of floats.
+class ReferenceBackend:
+    """The backend over the reference module: a table as a list of lists of floats.
 
     Needs nothing beyond the standard library. Raises ``ValueError`` for a
     ragged table.
@@ -84,8 +85,8 @@ class ReferenceEngine:
     def norms(self, ids: Sequence[int]) -> list[float]:
         return [embed.norm(self.rows[i]) for i in ids]
 
-    def stretch(self, token_id: int, factor: float) -> "ReferenceEngine":
-        return ReferenceEngine(embed.stretch(self.rows, token_id, factor))
+    def stretch(self, token_id: int, factor: float) -> "ReferenceBackend":
+        return ReferenceBackend(embed.stretch(self.rows, token_id, factor))
 
     def scaled_lookup(self, ids: Sequence[int]) -> list[Vector]:
         return embed.scaled_lookup(self.rows, ids, self.D)
@@ -100,8 +101,8 @@ class ReferenceEngine:
         return EmbeddingTable.from_rows(self.rows)
 
 
-class ArrayEngine:
-    """The engine over an ``EmbeddingTable`` (NumPy): real tables at full size."""
+class ArrayBackend:
+    """The backend over an ``EmbeddingTable`` (NumPy): real tables at full size."""
 
     def __init__(self, table: Any) -> None:
         import numpy as np
@@ -127,8 +128,8 @@ class ArrayEngine:
     def norms(self, ids: Sequence[int]) -> list[float]:
         return self.table.norms()[list(ids)].tolist()
 
-    def stretch(self, token_id: int, factor: float) -> "ArrayEngine":
-        return ArrayEngine(self.table.stretch(token_id, factor))
+    def stretch(self, token_id: int, factor: float) -> "ArrayBackend":
+        return ArrayBackend(self.table.stretch(token_id, factor))
 
     def scaled_lookup(self, ids: Sequence[int]) -> list[Vector]:
         return self.table.scaled_lookup(list(ids)).tolist()

@@ -1,4 +1,7 @@
-"""A checkpoint's input rule: position offset, token scale and embedding LayerNorm of its family.
+"""A family's rules for its input, read: position offset, token scale and embedding LayerNorm.
+
+``engine.input_rule`` holds the arithmetic (``InputRule``); this module reads a
+checkpoint's rule, which its tables alone do not say.
 
 Read from the family's own code where transformers is installed: the model
 is built from ``config.json`` on PyTorch's meta device (no weights, no
@@ -88,7 +91,7 @@ def read_input_rule(table: EmbeddingTable) -> InputRule:
     pad, limit = config.get("pad_token_id"), config.get("max_position_embeddings")
     return InputRule(**{**rule.__dict__, "layer_norm": layer_norm, "projection": projection, "notes": notes,
                         "pad_token_id": pad if _whole(pad, 0) else None,
-                        "max_positions": limit if _whole(limit, 1) else None})
+                        "max_context_length": limit if _whole(limit, 1) else None})
 
 
 def _whole(value: Any, low: int) -> bool:
