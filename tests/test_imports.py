@@ -12,13 +12,12 @@ only for a reason this file can check or names:
     here: the embedlab modules a fresh interpreter holds after running those calls, not a list.
 (b) an entry of ``ALLOWED`` below, (module file, imported module) with its reason: an optional
     dependency used on one path of a module that works without it (a missing one is a
-    ``MissingExtraError``), an import cycle, or ``pending: branch X`` for the files another
-    branch of issue 21 owns, until the lead's pass after the merge moves them and removes the entry.
+    ``MissingExtraError``), or a cost only one path should pay (numba's import and compilation).
 
 Everything else goes to the top of its module: package-internal imports that do not pull a
 third-party package onto the path, the standard library, and third-party imports of modules off
 the path (which then say a missing extra where the path imports them: ``figures.plot``,
-``api._module``, ``sources.__getattr__``, the CLI's one-line message).
+``api._extra``, ``sources.__getattr__``, the CLI's one-line message).
 """
 
 from __future__ import annotations
@@ -55,11 +54,12 @@ ALLOWED = {
     ("sources/tokenizer.py", "transformers"):
         "a folder without tokenizer.json only (the hf extra, AutoTokenizer); tokenizer.json, vocab.txt and "
         "GGUF token lists are read without it; MissingExtraError",
-    ("report/projector.py", "plotly"):
-        "pending: branch names (cli/projector.py calls page.require_plotly() before the search; with plotly at "
-        "the top of report/projector.py, importing the module says a missing extra as early, and that call and "
-        "require_plotly go)",
     # -- the k-nearest wing (branch wing) -------------------------------------------------------------------
+    ("sources/family_rules.py", "torch"):
+        "the hf extra: transformers builds the family's module on the meta device to read its rule; without "
+        "it the fallback written by hand (_by_hand) reads the config, and says so",
+    ("sources/family_rules.py", "transformers"):
+        "the hf extra, as torch above: the family's own library reads its rule where installed",
     ("engine/neighbors/cluster.py", "distributed"):
         "hubs/graph --scheduler only (the cluster extra); every search runs in-process without it; MissingExtraError",
     ("engine/neighbors/torch_screen.py", "torch"):
@@ -71,46 +71,7 @@ ALLOWED = {
         "the int16 screen only, as codes.py (numba's import and compilation)",
     ("engine/neighbors/threads.py", "threadpoolctl"):
         "optional: without it blocks of queries run on one worker (worker_count), so the search still runs",
-    ("cli/search.py", "embedlab.api"): "pending: branch names",
-    ("cli/search.py", "embedlab.sources"): "pending: branch names",
-    ("cli/search.py", "embedlab.report.formats"): "pending: branch names",
-    ("cli/search.py", "embedlab.report.views"): "pending: branch names",
     # -- one name per idea (branch names) -----------------------------------------------------------------
-    ("api.py", "embedlab"): "pending: branch names (from . import __version__)",
-    ("api.py", "embedlab.report.formats"): "pending: branch names",
-    ("cli/arguments.py", "embedlab.report.locales"): "pending: branch names",
-    ("cli/audit.py", "embedlab.api"): "pending: branch names",
-    ("cli/audit.py", "embedlab.report.audit"): "pending: branch names",
-    ("cli/audit.py", "embedlab.report.files"): "pending: branch names",
-    ("cli/audit.py", "embedlab.report.formats"): "pending: branch names",
-    ("cli/audit.py", "embedlab.report.run"): "pending: branch names",
-    ("cli/audit.py", "embedlab.report.views"): "pending: branch names",
-    ("cli/compress.py", "embedlab.api"): "pending: branch names",
-    ("cli/compress.py", "embedlab.report.files"): "pending: branch names",
-    ("cli/compress.py", "embedlab.report.formats"): "pending: branch names",
-    ("cli/compress.py", "embedlab.report.views"): "pending: branch names",
-    ("cli/export.py", "embedlab.api"): "pending: branch names",
-    ("cli/inputs.py", "embedlab.api"): "pending: branch names",
-    ("cli/inputs.py", "embedlab.report.formats"): "pending: branch names",
-    ("cli/inputs.py", "embedlab.report.views"): "pending: branch names",
-    ("cli/params.py", "embedlab.api"): "pending: branch names",
-    ("cli/params.py", "embedlab.report.formats"): "pending: branch names",
-    ("cli/params.py", "embedlab.report.views"): "pending: branch names",
-    ("cli/plot.py", "embedlab.figures"): "pending: branch names",
-    ("cli/plot.py", "embedlab.report.files"): "pending: branch names",
-    ("cli/projector.py", "embedlab.api"): "pending: branch names",
-    ("cli/projector.py", "embedlab.sources"): "pending: branch names",
-    ("cli/projector.py", "embedlab.report.files"): "pending: branch names",
-    ("cli/projector.py", "embedlab.report.projector"): "pending: branch names (with plotly at the top of "
-                                                       "report/projector.py it pulls plotly in: rule (a))",
-    ("cli/report.py", "embedlab.api"): "pending: branch names",
-    ("cli/report.py", "embedlab.report.files"): "pending: branch names",
-    ("cli/report.py", "embedlab.report.formats"): "pending: branch names",
-    ("cli/report.py", "embedlab.report.lab"): "pending: branch names",
-    ("cli/report.py", "embedlab.report.run"): "pending: branch names",
-    ("sources/family_rules.py", "inspect"): "pending: branch names",
-    ("sources/family_rules.py", "torch"): "pending: branch names",
-    ("sources/family_rules.py", "transformers"): "pending: branch names",
 }
 
 # Third-party packages the path may import where they are installed: each optional, with a fallback.

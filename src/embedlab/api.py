@@ -25,20 +25,21 @@ packages are imported by the call that needs them, and a missing one is a
 
 from __future__ import annotations
 
-import importlib
+import contextlib
 import inspect
 import numbers
 import os
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
-from . import embed, errors
+from . import __version__, embed, errors, sources
 from .deprecation import renamed
 from .engine.neighbors.defaults import DEFAULT_MEMORY, METRICS
 from .engine.vocabulary import resolve_id
-from .measure import lab
+from .measure import lab, model_params, params as param_counts
 from .measure.defaults import fit_default
 from .report import files, run
+from .report.formats import shown_source
 
 if TYPE_CHECKING:  # annotations only: these modules need NumPy / torch
     from .report.parquet import GraphFile
@@ -272,7 +273,8 @@ def neighbors(table_or_model: Table, queries: int | str | Sequence[int | str] = 
     >>> r.k, r.notes, [x.id for x in r.queries[0].lists["dot"]]
     (2, ('k = 2: the default 10 shrunk to V - 1',), [1, 0])
     """
-    measure = _module("measure.neighbors", "neighbour lists")
+    with _extra("neighbour lists"):
+        from .measure import neighbors as measure
     table, items, vectors = _neighbor_queries(table_or_model, queries, vectors, tensor, words, table)
     return measure.neighbor_lists(table, items, k, metrics, vectors=vectors, memory=memory, device=device)
 
@@ -293,7 +295,8 @@ def neighbors_stream(table_or_model: Table, queries: int | str | Sequence[int | 
     >>> [q.lists["dot"][0].id for block in s.blocks for q in block]
     [1, 0, 1]
     """
-    measure = _module("measure.neighbors", "neighbour lists")
+    with _extra("neighbour lists"):
+        from .measure import neighbors as measure
     loaded, items, vectors = _neighbor_queries(table_or_model, queries, vectors, tensor, words, table)
     return measure.neighbor_stream(loaded, items, k, metrics, vectors=vectors, memory=memory, device=device)
 
@@ -305,7 +308,7 @@ def _neighbor_queries(table_or_model: Table, queries: Any, vectors: Any, tensor:
     loaded = _table(table_or_model, tensor, words, table)
     items = [queries] if isinstance(queries, (str, numbers.Integral)) else list(queries)  # one query or many
     if isinstance(vectors, (str, os.PathLike)):
-        vectors = _module("sources", "query vectors").load_vectors(vectors)
+        vectors = sources.load_vectors(vectors)
     return loaded, items, vectors
 
 
@@ -342,7 +345,8 @@ def hubs(table_or_model: Table, *, k: int | None = None, queries: int | None = N
     HubsResult
         As ``measure.hubs.measure_hubs``; it names the errors it raises.
     """
-    measure = _module("measure.hubs", "hub counts")
+    with _extra("hub counts"):
+        from .measure import hubs as measure
     return measure.measure_hubs(_table(table_or_model, tensor, words, table), k, queries=queries, seed=seed, top=top,
                                 memory=memory, progress=progress, scheduler=scheduler, device=device)
 
@@ -383,7 +387,8 @@ def compress(table_or_model: Table, *, methods: Sequence[str] | None = None, dim
     CompressResult
         As ``measure.compress.compress``; it names the errors it raises.
     """
-    measure = _module("measure.compress", "compression measurements")
+    with _extra("compression measurements"):
+        from .measure import compress as measure
     return measure.compress(_table(table_or_model, tensor, words, table), methods=methods, dims=dims, queries=queries,
                             k=k, rescore=rescore, pq_m=pq_m, seed=seed, memory=memory, progress=progress)
 
@@ -437,25 +442,25 @@ def params(vocab_size: int | None = None, d_model: int | None = None, *,
     sizes = {"d_model": d_model, "tied": tied, "max_context_length": max_context_length, "positions": positions,
              "type_vocab": type_vocab, "other": other, "heads": heads, "layers": layers, "d_ff": d_ff}
     form = _params_form(given, sizes, tensor)
-    count_of = _module("measure.params", "parameter counts")
-    read_from = _module("measure.model_params", "parameter counts")  # a config or a checkpoint
     if form == "vocab_size":
-        count = count_of.from_numbers(vocab_size, d_model, tied=True if tied is None else tied,
+        count = param_counts.from_numbers(vocab_size, d_model, tied=True if tied is None else tied,
                                       max_context_length=max_context_length, positions=positions,
                                       type_vocab=type_vocab or 0, other=other or 0, dtype=dtype or "fp32",
                                       heads=heads, layers=layers, d_ff=d_ff)
     elif form == "config":
-        count = read_from.from_config(config, dtype=dtype or "fp32")
+        count = model_params.from_config(config, dtype=dtype or "fp32")
     else:
-        path = _module("sources", "checkpoints").checkpoint_path(model)
+        path = sources.checkpoint_path(model)
         if path.suffix.lower() == ".gguf":  # llama.cpp: counted from its tensor infos
-            count = _module("measure.gguf_params", "GGUF files").from_gguf(path, tensor=tensor, dtype=dtype)
+            with _extra("GGUF files"):
+                from .measure import gguf_params
+            count = gguf_params.from_gguf(path, tensor=tensor, dtype=dtype)
         else:
-            count = read_from.from_checkpoint(path, tensor=tensor, dtype=dtype)
+            count = model_params.from_checkpoint(path, tensor=tensor, dtype=dtype)
     if growth_factor is None and target_vocab_size is None:
         growth_factor = 2
-    grown = count_of.growth(count.breakdown, growth_factor=growth_factor, target_vocab_size=target_vocab_size)
-    return count_of.ParamsResult(count, grown)
+    grown = param_counts.growth(count.breakdown, growth_factor=growth_factor, target_vocab_size=target_vocab_size)
+    return param_counts.ParamsResult(count, grown)
 
 
 def _params_form(given: dict[str, Any], sizes: dict[str, Any], tensor: Any) -> str:
@@ -525,8 +530,9 @@ def audit(table_or_model: Table = "minilm", *, unused: Sequence[int | range] | r
         regular file, past its cap, nested too deep, one the library does not load).
     """
     call = _audit_call(table_or_model, unused=unused, percentile=percentile, tensor=tensor, words=words)
-    stored = _module("sources.stored", "the audit")
-    measure = _module("measure.audit", "the audit")
+    with _extra("the audit"):
+        from .sources import stored
+        from .measure import audit as measure
     if isinstance(table_or_model, (str, os.PathLike)):
         tables = stored.read_stored(table_or_model, tensor=tensor, words=words)
         inventory, reason = stored.read_tokenizer(table_or_model)
@@ -554,10 +560,11 @@ def positions(table_or_model: Table, *, base: float = DEFAULT_BASE, tensor: str 
     checkpoint whose family numbers positions from a later row (RoBERTa:
     padding_idx + 1, OPT: 2) is measured on the rows its tokens use.
     """
-    measure = _module("measure.positions", "position comparisons")
+    with _extra("position comparisons"):
+        from .measure import positions as measure
     table = _table(table_or_model, tensor, words)
     from_path = isinstance(table_or_model, (str, os.PathLike))
-    rule = _module("sources", "real tables").read_input_rule(table) if from_path else None
+    rule = sources.read_input_rule(table) if from_path else None
     return measure.compare_table_positions(table, base=base, rule=rule)
 
 
@@ -588,8 +595,8 @@ def encode(model: str | os.PathLike, texts: str | Sequence[str], *, truncate: bo
     if not isinstance(model, (str, os.PathLike)):
         raise TypeError(f"encode needs a model name or path (its tokenizer.json lies beside the checkpoint), got "
                         f"{type(model).__name__}")
-    sources = _module("sources", "tokenizers and checkpoints")
-    measure = _module("measure.encode", "input embeddings")
+    with _extra("input embeddings"):
+        from .measure import encode as measure
     tokenizer = sources.load_tokenizer(model)  # first: a file with no tokenizer beside it says so
     table = sources.load(model, tensor=tensor)
     return measure.encode(table, tokenizer, [texts] if isinstance(texts, str) else list(texts),
@@ -606,7 +613,8 @@ def demo(**settings: Any) -> DemoResult:
     table, with a note. Raises ``TypeError`` for another name and ``ValueError``
     for a size below 1; needs PyTorch (``MissingExtraError`` without it).
     """
-    measure = _module("measure.demo", "the torch modules")
+    with _extra("the torch modules"):
+        from .measure import demo as measure
     T_max = settings.get("max_context_length", measure.DemoSettings.max_context_length)
     limit = T_max - 1 if isinstance(T_max, int) and not isinstance(T_max, bool) else 0
     max_offset, notes = fit_default(settings.pop("max_offset", None), measure.DemoSettings.max_offset, limit,
@@ -672,7 +680,8 @@ def projector(table_or_model: Table = "seed", *, tokens: Sequence[int | str] | N
     >>> r.ids.tolist(), r.neighbor_ids["cosine"][0].tolist(), r.notes
     ([0, 1, 2, 3], [1, 2, 3], ('k = 3: the default 10 shrunk to V - 1', 'sample = 4: the default 2000 shrunk to V'))
     """
-    measure = _module("measure.projector", "projector pages")
+    with _extra("projector pages"):
+        from .measure import projector as measure
     loaded = _table(table_or_model, tensor, words, table)
     if tokens is not None and sample is not None:
         raise TypeError("give tokens (the rows to project) or sample (points in all), not both")
@@ -722,7 +731,8 @@ def export(table_or_model: Table, out: str | os.PathLike, *, format: str = "proj
         an ``out`` they cannot be written in (``report.files.check_writable``)
         before the table is read.
     """
-    writer = _module("report.export", "exports")
+    with _extra("exports"):
+        from .report import export as writer
     if format not in writer.FORMATS:
         raise errors.ChoiceError(f"unknown export format {format!r}: expected one of {', '.join(writer.FORMATS)}",
                                  parameter="format", value=format, expected=f"one of {', '.join(writer.FORMATS)}")
@@ -775,15 +785,13 @@ def graph(table_or_model: Table, out: str | os.PathLike, *, k: int | None = None
         As ``measure.graph.measure_graph``.
     """
     path = graph_path(out)
-    measure = _module("measure.graph", "the neighbour graph")
-    writer = _module("report.parquet", "Parquet output")
+    with _extra("the neighbour graph"):
+        from .measure import graph as measure
+    with _extra("Parquet output"):
+        from .report import parquet as writer
     loaded = _table(table_or_model, tensor, words, table)
     result = measure.measure_graph(loaded, k, metrics=metrics, memory=memory, progress=progress,
                                    scheduler=scheduler, device=device)
-    from . import __version__
-
-    from .report.formats import shown_source
-
     metadata = {"k": str(result.k), "V": str(result.V), "D": str(result.D), "metrics": ",".join(result.metrics),
                 # as the JSON and Markdown reports show it: never an absolute local path
                 "source": None if result.source is None else shown_source(result.source), "version": __version__}
@@ -817,11 +825,12 @@ def _table(source: Table, tensor: Any, words: Any, part: str = "input") -> Embed
     """An ``EmbeddingTable`` from a table, a model name or path, or a list of rows; ``part`` is the
     ``table`` argument ("input" or "head"), which only a model name or path can choose."""
     if isinstance(source, (str, os.PathLike)):
-        return _module("sources", "real tables").load(source, tensor=tensor, words=words, table=part)
+        return sources.load(source, tensor=tensor, words=words, table=part)
     if tensor is not None or words is not None:
         raise ValueError("tensor and words apply to a model name or path, not to a table")
     _check_table(source, part)
-    engine = _module("engine.table", "real tables")
+    with _extra("real tables"):
+        from .engine import table as engine
     if isinstance(source, (list, tuple)):
         return engine.EmbeddingTable.from_rows(source)
     if not isinstance(source, engine.EmbeddingTable):
@@ -842,10 +851,16 @@ def _check_table(source: Table, part: str) -> None:
                      "load the head with embedlab.load(model, table='head') and pass that table")
 
 
-def _module(name: str, what: str) -> Any:
-    """``embedlab.<name>``, imported now; a missing extra is a ``MissingExtraError`` that names it."""
+@contextlib.contextmanager
+def _extra(what: str) -> Iterator[None]:
+    """Around the imports of a module that needs an extra: a missing extra is a ``MissingExtraError`` naming it.
+
+    ``what`` says what needs it ("hub counts"). The imports stay inside the functions that need them, in
+    plain sight: this module is on the import-free path (``import embedlab``, the seed report), so NumPy,
+    torch and the data packages are imported by the call that needs them.
+    """
     try:
-        return importlib.import_module(f"{__package__}.{name}")
+        yield
     except ModuleNotFoundError as exc:
         missing = errors.missing_extra(exc, what)
         if missing is None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..engine.neighbors.defaults import DEFAULT_MEMORY
+from ..report.locales import DEFAULT_LANGUAGE, LANGUAGES
 
 
 ANY_TABLE = "seed, minilm, glove, or a path: a checkpoint folder, a .safetensors, .gguf, .npy or GloVe/word2vec text file"
@@ -43,7 +44,6 @@ def add_model_arguments(p: argparse.ArgumentParser, default: str = "seed", kinds
 def add_language_argument(p: argparse.ArgumentParser, what: str) -> None:
     """--lang: one of the report's languages (``report.locales.LANGUAGES``), the report's default
     when not given; argparse refuses another value with a usage error naming it and the choices."""
-    from ..report.locales import DEFAULT_LANGUAGE, LANGUAGES  # standard library only
 
     p.add_argument("--lang", choices=LANGUAGES, default=DEFAULT_LANGUAGE,
                    help=f"language of {what}: {', '.join(LANGUAGES)} (default {DEFAULT_LANGUAGE})")

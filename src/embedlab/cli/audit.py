@@ -7,7 +7,9 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+from .. import api
 from ..api import AUDIT_PERCENTILE
+from ..report import audit as audit_report, files, formats, run as run_record, views
 from ..report.audit import SHOWN
 from ..report.formats import terminal_text
 from ..sources.config_limits import MAX_TOKEN_ID
@@ -53,9 +55,6 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import api
-    from ..report import audit as audit_report, files, formats, run as run_record, views
-
     files.check_writable(p for p in (args.markdown, args.plot) if p is not None)  # before the audit: costs nothing
     result = api.audit(args.model, unused=args.unused, percentile=args.percentile, tensor=args.tensor,
                        words=args.words)

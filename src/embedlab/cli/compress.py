@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from .. import api
+from ..report import files, formats, views
 from ..report.formats import terminal_text
 from . import arguments
 
@@ -48,9 +50,6 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import api
-    from ..report import files, formats, views
-
     if args.plot is not None:
         files.check_writable([args.plot])  # before the searches: a --plot that cannot be written costs nothing
     n_dims = len(set(args.dims)) if args.dims else 3

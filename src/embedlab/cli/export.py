@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .. import api
 from ..report.formats import terminal_text
 from . import arguments
 
@@ -34,8 +35,6 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import api
-
     arguments.check_model_options(args)
     result = api.export(args.model, args.out, format=args.format, limit=args.limit, metadata=args.metadata,
                         tensor=args.tensor, words=args.words, table=args.table)

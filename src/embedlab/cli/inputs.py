@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from .. import api
+from ..report import formats, views
 from ..report.formats import terminal_text
 from . import arguments
 
@@ -36,9 +38,6 @@ def add_demo(sub: argparse._SubParsersAction) -> None:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from .. import api
-    from ..report import formats, views
-
     given = {"max_offset": args.max_offset} if args.max_offset is not None else {}
     result = api.demo(vocab_size=args.vocab_size, d_model=args.d_model, max_context_length=args.max_context_length,
                       batch_size=args.batch_size, seq_len=args.seq_len, seed=args.seed, base=args.base, **given)
@@ -67,9 +66,6 @@ def add_positions(sub: argparse._SubParsersAction) -> None:
 
 
 def run_positions(args: argparse.Namespace) -> int:
-    from .. import api
-    from ..report import formats, views
-
     result = api.positions(args.model, base=args.base, tensor=args.tensor, words=args.words)
     text = formats.to_json(result) if args.json else views.positions_terminal(result)
     print(terminal_text(text), end="")
@@ -106,9 +102,6 @@ def add_encode(sub: argparse._SubParsersAction) -> None:
 
 
 def run_encode(args: argparse.Namespace) -> int:
-    from .. import api
-    from ..report import formats, views
-
     result = api.encode(args.model, args.texts, truncate=args.truncate, show=args.show, tensor=args.tensor)
     text = formats.to_json(result) if args.json else views.encode_terminal(result)
     print(terminal_text(text), end="")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .. import api
+from ..report import formats, views
 from ..report.formats import terminal_text
 from . import arguments
 from .errors import flag, flag_of
@@ -63,9 +65,6 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import api
-    from ..report import formats, views
-
     _check_params_form(args)
     result = api.params(args.vocab_size, args.d_model, config=args.config, model=args.model,
                         tied=False if args.untied else None, max_context_length=args.max_context_length,

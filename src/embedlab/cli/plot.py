@@ -7,7 +7,8 @@ from pathlib import Path
 
 from ..engine.neighbors.defaults import DEFAULT_K
 from ..errors import brief
-from ..figures import OPTIONS, PLOT_SAMPLE
+from ..figures import OPTIONS, PLOT_SAMPLE, plot
+from ..report import files
 from ..report.formats import terminal_text
 from . import arguments
 from .errors import option_spellings
@@ -41,8 +42,7 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..figures import OPTIONS, plot
-    from ..report import files, fonts, plots
+    from ..report import fonts, plots
 
     _check_options(args)
     path = args.out or Path(f"{args.figure}.png")

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .. import api, sources
 from ..api import PROJECTOR_K
-from ..report.locales import DEFAULT_LANGUAGE, LANGUAGES
+from ..report import files, projector as page
 from ..report.formats import terminal_text
+from ..report.locales import DEFAULT_LANGUAGE, LANGUAGES
 from . import arguments
 from .plot import ADD_OPTION, PROJECTION_METHODS, check_metric
 
@@ -50,9 +52,6 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import api, sources
-    from ..report import files, projector as page
-
     arguments.check_model_options(args)
     check_metric(args)
     arguments.check_sample(args, PROJECTOR_K)

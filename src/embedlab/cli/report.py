@@ -6,6 +6,8 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
+from .. import api
+from ..report import files, formats, lab as lab_report, run as run_record
 from ..report.formats import terminal_text
 from . import arguments
 
@@ -38,9 +40,6 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import api
-    from ..report import files, formats, lab as lab_report, run as run_record
-
     arguments.check_model_options(args)
     names = ["embed_report.json", "embed_report.md"] + (["embed_report.html"] if args.html else [])
     files.check_writable(args.out / name for name in names)  # before the measurements: a bad --out costs nothing

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .. import api, sources
 from ..engine.neighbors.defaults import DEFAULT_K, METRICS
 from ..measure.defaults import DEFAULT_TOP
+from ..report import formats, views
 from ..report.formats import terminal_text
 from . import arguments
 
@@ -38,9 +40,6 @@ def add_neighbors(sub: argparse._SubParsersAction) -> None:
 
 
 def run_neighbors(args: argparse.Namespace) -> int:
-    from .. import api
-    from ..report import formats, views
-
     # Written a block of queries at a time as the lists come: 10^6 queries are never held as text or objects.
     stream = api.neighbors_stream(args.model, args.queries, k=args.k, metrics=args.metrics, vectors=args.vectors,
                                   memory=args.memory, device=args.device, tensor=args.tensor, words=args.words,
@@ -95,10 +94,6 @@ def add_hubs(sub: argparse._SubParsersAction) -> None:
 
 
 def run_hubs(args: argparse.Namespace) -> int:
-    from .. import api
-    from ..report import formats, views
-    from .. import sources
-
     table = sources.load(args.model, tensor=args.tensor, words=args.words, table=args.table)  # first: the bar's total
     with arguments.progress_bar(total=2 * (table.V if args.queries is None else args.queries), desc="hubs") as advance:
         result = api.hubs(table, k=args.k, queries=args.queries, seed=args.seed, top=args.top, memory=args.memory,
@@ -134,9 +129,6 @@ def add_graph(sub: argparse._SubParsersAction) -> None:
 
 
 def run_graph(args: argparse.Namespace) -> int:
-    from .. import api, sources
-    from ..report import formats, views
-
     api.graph_path(args.out)  # a missing folder is refused before the table loads
     table = sources.load(args.model, tensor=args.tensor, words=args.words, table=args.table)  # first: the bar's total
     with arguments.progress_bar(total=table.V * len(args.metrics), desc="graph") as advance:

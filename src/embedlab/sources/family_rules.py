@@ -36,6 +36,7 @@ it gets a note saying the step is left out.
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
@@ -207,8 +208,6 @@ def _widening(model: Any, learned: tuple[str, Any] | None) -> tuple[tuple[str, s
 
 
 def _forward_parameters(module: Any) -> tuple[str, ...]:
-    import inspect
-
     return tuple(inspect.signature(module.forward).parameters)
 
 
