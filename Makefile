@@ -1,10 +1,10 @@
-# The README's two commands: `make run` (the main job) and `make test`.
+# The README's two commands: `make run` (the main job) and `make test`; `make test-fast` is the inner loop.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip install --quiet --constraint constraints.txt
 
-.PHONY: run test clean
+.PHONY: run test test-fast clean
 
 ## run: set up .venv with the package alone and write the seed lab report to out/
 run: $(VENV)/.run-installed
@@ -13,6 +13,10 @@ run: $(VENV)/.run-installed
 ## test: set up .venv with every extra the tests need and run the whole suite
 test: $(VENV)/.test-installed
 	$(BIN)/python -m pytest
+
+## test-fast: the same .venv, the suite without the tests marked slow (the inner loop while editing)
+test-fast: $(VENV)/.test-installed
+	$(BIN)/python -m pytest -m "not slow"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
