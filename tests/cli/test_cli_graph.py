@@ -122,6 +122,8 @@ def test_a_budget_too_small_names_the_smallest_that_works_for_every_metric(tmp_p
     assert run("graph", "--memory", str(smallest), "--out", str(out)) == 0  # both metrics fit
 
 
+@pytest.mark.data
+@pytest.mark.slow  # a whole graph of minilm's 30,522 rows
 def test_the_files_source_is_shown_as_the_reports_show_it(tmp_path, capsys):
     out = tmp_path / "g.parquet"
     assert run("graph", "--k", "2", "--model", "minilm", "--metric", "cosine", "--out", str(out), "--json") == 0

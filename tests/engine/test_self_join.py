@@ -33,6 +33,7 @@ def same_bits(a, b):
     return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(W=dyadic_tables(max_rows=48, max_dim=6, max_pool=3), data=st.data())
 def test_equals_search_id_for_id_and_a_float64_full_sort(W, data):
@@ -147,6 +148,7 @@ def test_progress_counts_every_row_and_the_table_is_not_changed():
     assert np.array_equal(W, before)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_traced_memory_stays_within_the_budget(workers):
     import tracemalloc
