@@ -46,9 +46,21 @@ def traced_peak(call):
 
 @pytest.fixture(scope="module", autouse=True)
 def compiled_kernels():
-    """Compile (or load) the integer screen's kernels first: numba's own bookkeeping is not the search's."""
-    W = np.random.default_rng(0).standard_normal((64, 8)).astype(np.float32)
-    search(W, None, 3, "dot", exclude=np.arange(4), screen="int16")
+    """Compile (or load) the integer screen's kernels first: numba's own bookkeeping is not the search's.
+
+    numba compiles a kernel once per layout of its arrays, and a plan's blocks may pass a slice that is not
+    contiguous: the first table's searches of every kind run here, untraced, so that a cold numba cache (a
+    fresh clone, this file run on its own) compiles before any trace.
+    """
+    V, D, memory = TABLES[0]
+    W = np.random.default_rng(0).standard_normal((V, D)).astype(np.float32)
+    norms = vector_norms(W)
+    norms.flags.writeable = False  # as the tests pass them
+    codes = encode_rows(W, row_norms=norms)
+    for metric in ("cosine", "dot"):
+        for Q, exclude in ((None, np.arange(200)), (np.ones((200, D)), None)):
+            search(W, Q, 10, metric, exclude=exclude, row_norms=norms, memory=memory, codes=codes, screen="int16",
+                   workers=2)
 
 
 TABLES = [(20_000, 16, 2**20), (60_000, 24, 4 * 2**20), (200_000, 8, 8 * 2**20)]
