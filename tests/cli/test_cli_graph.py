@@ -114,6 +114,7 @@ def test_graph_of_minilm(tmp_path, capsys):
         assert [n for n, m in zip(rows["neighbor_id"], rows["metric"]) if m == metric] == want
 
 
+@pytest.mark.slow  # three graphs of the seed table, one at the smallest budget
 def test_a_budget_too_small_names_the_smallest_that_works_for_every_metric(tmp_path, capsys):
     out = tmp_path / "g.parquet"
     assert run("graph", "--memory", "1K", "--out", str(out)) == 1
