@@ -9,6 +9,7 @@ keeps the reference's meanings, as ``measure.backends`` does for the lab.
 from __future__ import annotations
 
 import importlib.util
+import os
 from types import SimpleNamespace
 
 import pytest
@@ -16,6 +17,13 @@ import pytest
 from embedlab import embed
 
 HAS_NUMPY = importlib.util.find_spec("numpy") is not None
+
+# OpenMP threads (scikit-learn's t-SNE, faiss) wait for the next parallel region by sleeping, not by spinning.
+# libgomp spins by default; on a machine whose cores are busy (2 cores, the suite, a Dask worker, a neighbour's
+# job) each of t-SNE's 1,000 gradient steps then waits on a spinning thread, and a 5-row t-SNE took from 5 to
+# 65 s instead of 0.1 s. Waiting changes no result. Set before any OpenMP library loads (test modules import
+# them after this file), and passed on to the children the tests start; a value already set is kept.
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 
 def _numpy_backend() -> SimpleNamespace:
@@ -47,6 +55,17 @@ def _reference_backend() -> SimpleNamespace:
         stretch=embed.stretch,
         scaled_lookup=embed.scaled_lookup,
     )
+
+
+# Doctests that run for more than a few seconds, by node id: the README's Python section loads minilm and
+# glove and draws figures. A doctest has no decorator to carry the marker.
+SLOW_DOCTESTS = {"README.md::README.md"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid in SLOW_DOCTESTS:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(params=["reference", "numpy"])
@@ -82,7 +101,7 @@ def word_tokenizer():
 
 @pytest.fixture(scope="session")
 def hf_families(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """name -> ``families.Truth``: each family of ``families.FAMILIES`` saved once per run (a few seconds)."""
+    """name -> ``families.Truth``: each family of ``families.FAMILIES`` saved once per test process (a few seconds)."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     import families

@@ -149,11 +149,16 @@ def test_the_readme_has_examples_of_every_kind():
     assert "embedlab neighbors --model glove paris --k 5" in {e.command for e in RUN}  # sh + text pair
 
 
+# Examples that run for more than a few seconds: compress fits PCA and product quantisers on all of minilm.
+SLOW = {"embedlab compress --model minilm"}
+
+
 def marks(command: str) -> list[pytest.MarkDecorator]:
-    """``data`` for a named real table, ``torch`` for the demo. Each run takes a few seconds at
-    most (a full-size table loads in 1-2 s), so none is marked slow."""
+    """``data`` for a named real table, ``torch`` for the demo, ``slow`` for the examples in ``SLOW``. The others
+    take a few seconds at most (a full-size table loads in 1-2 s)."""
     words = argv(command)
     found = [pytest.mark.data] if any(name in words for name in DATA_PACKAGES) else []
+    found += [pytest.mark.slow] if command.startswith(tuple(SLOW)) else []
     return found + ([pytest.mark.torch] if words[0] == "demo" else [])
 
 

@@ -114,6 +114,7 @@ def test_graph_of_minilm(tmp_path, capsys):
         assert [n for n, m in zip(rows["neighbor_id"], rows["metric"]) if m == metric] == want
 
 
+@pytest.mark.slow  # three graphs of the seed table, one at the smallest budget
 def test_a_budget_too_small_names_the_smallest_that_works_for_every_metric(tmp_path, capsys):
     out = tmp_path / "g.parquet"
     assert run("graph", "--memory", "1K", "--out", str(out)) == 1
@@ -122,6 +123,8 @@ def test_a_budget_too_small_names_the_smallest_that_works_for_every_metric(tmp_p
     assert run("graph", "--memory", str(smallest), "--out", str(out)) == 0  # both metrics fit
 
 
+@pytest.mark.data
+@pytest.mark.slow  # a whole graph of minilm's 30,522 rows
 def test_the_files_source_is_shown_as_the_reports_show_it(tmp_path, capsys):
     out = tmp_path / "g.parquet"
     assert run("graph", "--k", "2", "--model", "minilm", "--metric", "cosine", "--out", str(out), "--json") == 0

@@ -17,6 +17,12 @@ def graph_rows(tmp_path, name, *argv):
     return {c: table.column(c).to_pylist() for c in COLUMNS}
 
 
+@pytest.fixture(scope="module")
+def reference_graph():
+    """``reference_rows(3)``, computed once for the module: the pure-Python reference takes seconds on 512 rows."""
+    return reference_rows(3)
+
+
 def reference_rows(k):
     """The seed table's lists from the standard-library reference, in the file's order (cosine, then dot)."""
     W = embed.make_table(embed.VOCAB, embed.DIM, embed.SEED)
@@ -29,10 +35,11 @@ def reference_rows(k):
     return rows
 
 
-def test_graph_on_the_cluster_is_the_reference_graph(local_cluster, tmp_path, capsys):
+@pytest.mark.slow
+def test_graph_on_the_cluster_is_the_reference_graph(local_cluster, reference_graph, tmp_path, capsys):
     there = graph_rows(tmp_path, "there", "--k", "3", "--scheduler", local_cluster.scheduler_address)
     capsys.readouterr()
-    expected = reference_rows(3)
+    expected = reference_graph
     assert {c: there[c] for c in ("query_id", "rank", "neighbor_id", "metric")} == expected
     here = graph_rows(tmp_path, "here", "--k", "3")
     assert there == here  # scores too, bit for bit
@@ -47,8 +54,9 @@ def test_graph_of_minilm_on_the_cluster_matches_the_process(local_cluster, tmp_p
 
 
 @pytest.mark.torch
-def test_graph_with_the_screen_on_a_torch_device(tmp_path, capsys):
+@pytest.mark.slow
+def test_graph_with_the_screen_on_a_torch_device(reference_graph, tmp_path, capsys):
     pytest.importorskip("torch")
     on_torch = graph_rows(tmp_path, "torch", "--k", "3", "--device", "cpu")
-    assert {c: on_torch[c] for c in ("query_id", "rank", "neighbor_id", "metric")} == reference_rows(3)
+    assert {c: on_torch[c] for c in ("query_id", "rank", "neighbor_id", "metric")} == reference_graph
     assert on_torch == graph_rows(tmp_path, "numpy", "--k", "3")

@@ -22,6 +22,7 @@ def hubs_json(capsys, *argv):
 
 
 @pytest.mark.data
+@pytest.mark.slow
 def test_hubs_on_minilm_through_the_scheduler_matches_the_process(local_cluster, capsys):
     argv = ("--model", "minilm", "--queries", "200")
     there = hubs_json(capsys, *argv, "--scheduler", local_cluster.scheduler_address)
@@ -30,6 +31,7 @@ def test_hubs_on_minilm_through_the_scheduler_matches_the_process(local_cluster,
     assert there["n_queries"] == 200 and there["metrics"]["dot"]["top"]
 
 
+@pytest.mark.slow  # waits out the client's 10 s timeout
 def test_an_unreachable_scheduler_is_one_line_naming_it(capsys):
     # Nothing listens on port 9 (discard) here: the client gives up after its timeout.
     assert cli.main(["hubs", "--queries", "5", "--scheduler", "tcp://127.0.0.1:9"]) != 0

@@ -34,7 +34,8 @@ def test_every_figure_on_the_seed_table(tmp_path, figure):
 
 @pytest.mark.data
 @pytest.mark.parametrize("model", ["minilm", "glove"])
-@pytest.mark.parametrize("figure", ["projection", "norms", "neighbors", "scale", "positions", "bands"])
+@pytest.mark.parametrize("figure", [pytest.param("projection", marks=pytest.mark.slow), "norms", "neighbors", "scale",
+                                    "positions", "bands"])
 def test_every_figure_on_real_tables(tmp_path, model, figure):
     out = tmp_path / "f.png"
     probe = ["--probe", "king"] if figure in PROBED else []

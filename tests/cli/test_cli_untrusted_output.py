@@ -200,6 +200,7 @@ def test_every_print_of_the_cli_passes_through_terminal_text():
 
 
 @pytest.mark.plots
+@pytest.mark.slow
 def test_the_html_report_shows_every_acting_character_as_its_escape(tmp_path, monkeypatch, capsys):
     pytest.importorskip("matplotlib")
     monkeypatch.chdir(checkpoint(tmp_path / "m", TOKENS).parent)

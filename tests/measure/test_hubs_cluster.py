@@ -32,6 +32,7 @@ def full_sort_counts(W, k, metric):
     return np.bincount(lists.ravel(), minlength=len(W))
 
 
+@pytest.mark.slow
 def test_every_token_on_the_cluster_counts_what_the_process_counts(local_cluster):
     W = tied_table(V=CODED_QUERIES + 452, D=8, seed=0)  # every token a query: the int16 codes go to the workers too
     here = measure_hubs(EmbeddingTable(W), 10)
@@ -56,6 +57,8 @@ def test_a_sample_through_the_callers_client_with_progress(local_cluster):
         assert there.k_occurrence[metric].tolist() == here.k_occurrence[metric].tolist()
 
 
+@pytest.mark.torch
+@pytest.mark.slow
 def test_the_torch_screen_on_the_workers_counts_the_same(local_cluster):
     pytest.importorskip("torch")
     W = tied_table(V=500, D=6, seed=3)

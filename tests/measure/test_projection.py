@@ -12,6 +12,9 @@ from sklearn.decomposition import PCA  # noqa: E402
 from embedlab.measure import projection  # noqa: E402
 from embedlab.engine.table import EmbeddingTable  # noqa: E402
 
+# umap compiles its kernels with numba on its first call in a process (~15 s): every test that runs it is slow.
+UMAP = pytest.param("umap", marks=pytest.mark.slow)
+
 
 @pytest.fixture
 def table():
@@ -93,6 +96,7 @@ def test_tsne_is_sklearns_tsne_with_the_metric(table, metric):
     assert proj.parameters == {"metric": metric, "perplexity": 8.0, "seed": 4}
 
 
+@pytest.mark.slow  # umap: see UMAP
 @pytest.mark.parametrize("metric", ["cosine", "euclidean"])
 def test_umap_is_umaps_own_call_with_the_metric(table, metric):
     umap = pytest.importorskip("umap")
@@ -127,7 +131,7 @@ def test_options_that_do_not_fit_the_method(table, kwargs, match):
         projection.project(table, list(range(10)), **kwargs)
 
 
-@pytest.mark.parametrize("method", ["tsne", "umap"])
+@pytest.mark.parametrize("method", ["tsne", UMAP])
 def test_fixed_seed_same_picture(table, method):
     if method == "umap":
         pytest.importorskip("umap")
@@ -207,7 +211,7 @@ def test_pca_of_huge_or_tiny_rows_is_the_rows_transform_at_their_own_scale(unit_
     assert np.array_equal(proj.points, expected)
 
 
-@pytest.mark.parametrize("method", ["tsne", "umap"])
+@pytest.mark.parametrize("method", ["tsne", UMAP])
 @pytest.mark.parametrize("exponent", [700, -700, 60, -60])
 def test_tsne_and_umap_of_huge_or_tiny_rows_draw_the_unit_rows_picture(unit_rows, method, exponent):
     if method == "umap":
@@ -272,12 +276,16 @@ def test_the_same_call_draws_the_same_points_in_fresh_processes(tmp_path):
     import embedlab
 
     env = {**os.environ, "PYTHONPATH": str(Path(embedlab.__file__).parents[1])}
-    runs = []
-    for name in ("first", "second"):
-        out = tmp_path / f"{name}.npz"
-        subprocess.run([sys.executable, "-c", DRAW_TWICE, str(out)], check=True, env=env, timeout=600)
-        runs.append(np.load(out))
-    first, second = runs
+    outs = [tmp_path / "first.npz", tmp_path / "second.npz"]
+    # The two processes run side by side (each spends ~20 s compiling umap's kernels); neither sees the other.
+    children = [subprocess.Popen([sys.executable, "-c", DRAW_TWICE, str(out)], env=env) for out in outs]
+    try:
+        assert [child.wait(timeout=600) for child in children] == [0, 0]
+    finally:
+        for child in children:
+            child.kill()  # no-op for one that has exited
+            child.wait()
+    first, second = (np.load(out) for out in outs)
     assert sorted(first.files) == ["pca", "pca_sampled", "pca_wide", "tsne", "umap"]
     for key in first.files:
         assert first[key].shape[1] == 2 and np.array_equal(first[key], second[key]), key

@@ -97,6 +97,7 @@ def test_projection_points_are_the_projection(table):
     assert any("only a view" in t.get_text() for t in fig.texts)
 
 
+@pytest.mark.slow  # the umap title: umap compiles its kernels on its first call in a process (~15 s)
 def test_projection_titles_name_the_distance_kept_and_round_parameters(table):
     ids = list(range(20))
     pca = plots.projection_figure(projection.project(table, ids, "pca"), lang="en").axes[0].get_title()

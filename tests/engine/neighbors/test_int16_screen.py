@@ -23,12 +23,11 @@ from embedlab.engine.table import EmbeddingTable
 from embedlab.errors import ChoiceError, ShapeError
 from full_sort import full_sort
 from searching import search
+from strategies import dyadic_tables
 
 pytest.importorskip("numba")
 
 REFERENCE = {"cosine": embed.nearest_by_cosine, "dot": embed.nearest_by_dot}
-
-
 
 
 def both_screens(W, Q, k, metric, exclude=None, **kwargs):
@@ -39,21 +38,6 @@ def both_screens(W, Q, k, metric, exclude=None, **kwargs):
     for x, was in zip((W, Q, exclude), before):
         assert x is None or np.array_equal(x, was)  # never mutates its arguments
     return coded, plain
-
-
-@st.composite
-def dyadic_tables(draw):
-    """Tables of multiples of 1/4 with rows scaled by 2**e: duplicates, zero rows, huge and tiny lengths, ties."""
-    V = draw(st.integers(2, 60))
-    D = draw(st.integers(1, 9))
-    value = st.integers(-8, 8).map(lambda x: x / 4)
-    pool = draw(st.lists(st.lists(value, min_size=D, max_size=D), min_size=1, max_size=4))
-    rows = draw(st.lists(st.sampled_from(pool) | st.lists(value, min_size=D, max_size=D), min_size=V, max_size=V))
-    W = np.array(rows, dtype=np.float64).reshape(V, D)
-    exponents = draw(st.lists(st.sampled_from([0, 0, 0, 1, -3, 40, -40]), min_size=V, max_size=V))
-    W *= np.ldexp(1.0, np.array(exponents))[:, None]  # huge (2**40) and tiny (2**-40) lengths, exactly
-    dtype = draw(st.sampled_from([np.float64, np.float32]))
-    return W.astype(dtype)
 
 
 @settings(max_examples=120, deadline=None)

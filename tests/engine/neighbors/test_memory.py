@@ -103,6 +103,7 @@ def test_lengths_measured_by_the_search_are_counted_too(metric):
     assert got[:10].tolist() == brute_force_ids(W, W[:10], 5, metric, np.arange(10)).tolist()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("screen", ["float", "int16"])
 @pytest.mark.parametrize("by_id", [True, False])
 def test_the_named_minimum_is_accepted_and_one_byte_less_refused(screen, by_id):

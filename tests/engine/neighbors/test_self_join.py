@@ -23,23 +23,7 @@ from embedlab.engine.neighbors.search import Search
 from embedlab.engine.neighbors.self_join import self_join
 from full_sort import self_full_sort
 from searching import search
-
-
-
-
-
-@st.composite
-def dyadic_tables(draw):
-    """Multiples of 1/4 scaled by 2**e: duplicate rows, zero rows, huge and tiny lengths, exact ties."""
-    V = draw(st.integers(2, 48))
-    D = draw(st.integers(1, 6))
-    value = st.integers(-8, 8).map(lambda x: x / 4)
-    pool = draw(st.lists(st.lists(value, min_size=D, max_size=D), min_size=1, max_size=3))
-    rows = draw(st.lists(st.sampled_from(pool) | st.lists(value, min_size=D, max_size=D), min_size=V, max_size=V))
-    W = np.array(rows, dtype=np.float64).reshape(V, D)
-    exponents = draw(st.lists(st.sampled_from([0, 0, 0, 1, -3, 40, -40]), min_size=V, max_size=V))
-    W *= np.ldexp(1.0, np.array(exponents))[:, None]  # huge (2**40) and tiny (2**-40) lengths, exactly
-    return W.astype(draw(st.sampled_from([np.float64, np.float32])))
+from strategies import dyadic_tables
 
 
 def planned(W, k, metric, *, memory=DEFAULT_MEMORY, workers=1, block=None):
@@ -61,8 +45,9 @@ def same_bits(a, b):
     return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
-@given(W=dyadic_tables(), data=st.data())
+@given(W=dyadic_tables(max_rows=48, max_dim=6, max_pool=3), data=st.data())
 def test_equals_search_id_for_id_and_a_float64_full_sort(W, data):
     V = len(W)
     metric = data.draw(st.sampled_from(["cosine", "dot"]))
@@ -181,6 +166,7 @@ def test_progress_counts_every_row_and_the_table_is_not_changed():
     assert np.array_equal(W, before)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_traced_memory_stays_within_the_budget(workers):
     import tracemalloc
