@@ -62,7 +62,7 @@ def main() -> None:
             load = os.getloadavg()[0]
             before = _cpu_seconds() if client is None else client.run(_cpu_seconds)
             start = time.perf_counter()
-            result = measure_hubs(table, args.k, n_queries=args.queries, scheduler=client)
+            result = measure_hubs(table, args.k, queries=args.queries, scheduler=client)
             total = time.perf_counter() - start
             after = _cpu_seconds() if client is None else client.run(_cpu_seconds)
         finally:

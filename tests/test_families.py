@@ -80,5 +80,5 @@ def test_growth_counts_the_output_bias_and_keeps_a_factorised_projection(hf_fami
     family = truth.family
     bigger = getattr(transformers, family.model_class)(
         getattr(transformers, family.config_class)(**{**family.settings, "vocab_size": 2 * truth.token.shape[0]}))
-    g = embedlab.params(model=str(truth.path), factor=2).growth
+    g = embedlab.params(model=str(truth.path), growth_factor=2).growth
     assert g.tied_bigger.total == sum(p.numel() for p in bigger.parameters())

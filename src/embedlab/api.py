@@ -34,9 +34,10 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from . import __version__, embed, errors, sources
 from .deprecation import renamed
-from .engine.neighbors.defaults import DEFAULT_MEMORY, METRICS
+from .engine.neighbors.defaults import DEFAULT_K, DEFAULT_MEMORY, METRICS
 from .engine.vocabulary import resolve_id
 from .measure import lab, model_params, params as param_counts
+from .measure.lab import REPORT_K
 from .measure.defaults import fit_default
 from .report import files, run
 from .report.formats import shown_source
@@ -65,7 +66,6 @@ __all__ = ["report", "neighbors", "neighbors_stream", "hubs", "compress", "audit
 # the seed report as it was.
 DEFAULT_PROBE_TOKEN = "king"
 DEFAULT_PROBE_ID = 137
-REPORT_K = 5  # neighbours per list in the report when k is not given (V - 1 on a smaller table)
 # The engine's defaults, stated here so that importing the API needs no NumPy (a test keeps them equal).
 DEFAULT_BASE = 10000.0  # engine.positional.DEFAULT_BASE: the sinusoidal base
 
@@ -625,7 +625,7 @@ def demo(**settings: Any) -> DemoResult:
 # -- projector and export ------------------------------------------------------------
 
 PROJECTOR_SAMPLE = 2000  # points of a projector page when neither tokens nor sample is given (V on a smaller table)
-PROJECTOR_K = 10  # neighbours per list on the projector page (V - 1 on a smaller table)
+PROJECTOR_K = DEFAULT_K  # neighbours per list on the projector page: the search's default (V - 1 on a smaller table)
 
 
 def projector(table_or_model: Table = "seed", *, tokens: Sequence[int | str] | None = None,

@@ -45,7 +45,9 @@ class EmbedlabError(Exception):
     parameter : str, optional
         The library parameter whose value was wrong (``"seq_len"``), so that a
         front end can name it in its own terms (the CLI's flag ``--seq-len``, the
-        parameter's name) instead of rewriting the message.
+        parameter's name) instead of rewriting the message. A value read from a
+        file the parameter names is the dotted key (``"config.num_hidden_layers"``):
+        no flag sets it, so a front end shows the whole message.
     value : object, optional
         The value that was given for ``parameter``.
     expected : str, optional

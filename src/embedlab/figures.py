@@ -36,6 +36,7 @@ from .deprecation import renamed
 from .engine.neighbors.defaults import DEFAULT_K
 from .errors import missing_extra
 from .measure import lab
+from .measure.lab import REPORT_K
 from .report.locales import DEFAULT_LANGUAGE, check_language
 
 __all__ = ["OPTIONS", "PLOT_SAMPLE", "plot"]
@@ -160,7 +161,7 @@ def _norms(table: Any, fig: Any, lang: str, *, top: int | None) -> Any:
 def _neighbors(table: Any, fig: Any, lang: str, *, probe: Any, k: int | None, stretch_factor: float | None) -> Any:
     from .report import plots
 
-    settings = lab.LabSettings(probe=resolve_probe(table, probe), k=min(5, table.V - 1) if k is None else k,
+    settings = lab.LabSettings(probe=resolve_probe(table, probe), k=min(REPORT_K, table.V - 1) if k is None else k,
                                stretch_factor=4.0 if stretch_factor is None else stretch_factor)
     return plots.stretch_figure(lab.compare_stretch(table, settings), fig, lang=lang)
 

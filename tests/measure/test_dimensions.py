@@ -89,7 +89,7 @@ def test_t5_counts_encoder_and_decoder_layers(hf_families):
 
 def test_gpt2_small_from_numbers_is_the_published_count():
     """GPT-2 small (Radford et al. 2019): 124,439,808 parameters (transformers' GPT2LMHeadModel, tied)."""
-    count = params.from_numbers(50257, 768, T_max=1024, heads=12, layers=12)
+    count = params.from_numbers(50257, 768, max_context_length=1024, heads=12, layers=12)
     assert count.breakdown.total == 124_439_808 == count.plan.total
     assert (count.plan.head_dim, count.plan.d_ff) == (64, 3072)
 
@@ -97,7 +97,7 @@ def test_gpt2_small_from_numbers_is_the_published_count():
 def test_gpt2_from_numbers_matches_transformers_gpt2(hf_families):
     """The fixture's GPT-2 (transformers' own count) from its sizes alone."""
     truth = hf_families["gpt2"]
-    count = params.from_numbers(V, D, T_max=truth.positions.shape[0], heads=H, layers=L, d_ff=F)  # n_inner=128
+    count = params.from_numbers(V, D, max_context_length=truth.positions.shape[0], heads=H, layers=L, d_ff=F)  # n_inner=128
     assert count.breakdown.total == truth.total
 
 

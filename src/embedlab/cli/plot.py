@@ -8,6 +8,7 @@ from pathlib import Path
 from ..engine.neighbors.defaults import DEFAULT_K
 from ..errors import brief
 from ..figures import OPTIONS, PLOT_SAMPLE, plot
+from ..measure.lab import REPORT_K
 from ..report import files
 from ..report.formats import terminal_text
 from . import arguments
@@ -104,7 +105,7 @@ ADD_OPTION = {
     "tokens": lambda p: p.add_argument("--tokens", help="comma-separated tokens or ids to project, instead of the "
                                                         "probe's neighbours and a random sample (with --probe, the "
                                                         "probe is added and marked)"),
-    "k": lambda p: p.add_argument("--k", type=arguments.at_least(1, "neighbours per list"), help="neighbours per list (default 10, 5 in the neighbors "
+    "k": lambda p: p.add_argument("--k", type=arguments.at_least(1, "neighbours per list"), help=f"neighbours per list (default {DEFAULT_K}, {REPORT_K} in the neighbors "
                                                         "figure; V - 1 on a smaller table)"),
     "sample": lambda p: p.add_argument("--sample", type=arguments.sample_count,
                                        help=arguments.sample_help(PLOT_SAMPLE)),

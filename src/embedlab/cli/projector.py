@@ -6,14 +6,13 @@ import argparse
 from pathlib import Path
 
 from .. import api, sources
-from ..api import PROJECTOR_K
+from ..api import PROJECTOR_K, PROJECTOR_SAMPLE
 from ..report import files, projector as page
 from ..report.formats import terminal_text
 from ..report.locales import DEFAULT_LANGUAGE, LANGUAGES
 from . import arguments
 from .plot import ADD_OPTION, PROJECTION_METHODS, check_metric
 
-DEFAULT_SAMPLE = 2000  # api.PROJECTOR_SAMPLE, said in the help
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -33,7 +32,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     rows = p.add_mutually_exclusive_group()
     rows.add_argument("--tokens", help="comma-separated tokens or ids to project, instead of a sample")
     rows.add_argument("--sample", type=arguments.sample_count,
-                      help=arguments.sample_help(DEFAULT_SAMPLE))
+                      help=arguments.sample_help(PROJECTOR_SAMPLE))
     p.add_argument("--probe", type=arguments.given(str, "a token string or a token id"),
                    help=arguments.PROBE_HELP[:-1] + "; with --tokens, none unless given: then it is added and "
                                                      "selected first)")
@@ -59,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     files.check_writable([args.out])  # and a page that could not be written
     tokens = arguments.token_list(args.tokens) if args.tokens is not None else None
     table = sources.load(args.model, tensor=args.tensor, words=args.words, table=args.table)  # first, so the bar knows its total
-    n = len(tokens) + (args.probe is not None) if tokens is not None else args.sample or min(DEFAULT_SAMPLE, table.V)
+    n = len(tokens) + (args.probe is not None) if tokens is not None else args.sample or min(PROJECTOR_SAMPLE, table.V)
     with arguments.progress_bar(total=2 * n, desc="nearest tokens") as advance:
         result = api.projector(table, tokens=tokens, sample=args.sample, probe=args.probe, method=args.method,
                                dims=args.dims, k=args.k, seed=args.seed, metric=args.metric,

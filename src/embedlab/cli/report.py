@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import api
+from ..api import REPORT_K
 from ..report import files, formats, lab as lab_report, run as run_record
 from ..report.formats import terminal_text
 from . import arguments
@@ -27,7 +28,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=arguments.given(Path, "a folder"), default=Path("."), help="folder for the report files (default: .)")
     arguments.add_language_argument(p, "the Markdown and HTML reports and the HTML report's figures")
     p.add_argument("--k", type=arguments.at_least(1, "neighbours per list"),
-                   help="neighbours per list (default 5; V - 1 on a smaller table, said in a note)")
+                   help=f"neighbours per list (default {REPORT_K}; V - 1 on a smaller table, said in a note)")
     p.add_argument("--stretch-factor", type=float, default=4.0,
                    help="factor for the stretched row, the 5th cosine neighbour or the last when --k is "
                         "below 5 (default 4.0)")

@@ -38,7 +38,7 @@ from ..errors import SizeError
 from .backends import ArrayBackend, Backend, ReferenceBackend, as_backend
 
 __all__ = [
-    "LabSettings", "LabResult", "LabViews", "ReferenceBackend", "ArrayBackend", "as_backend", "measure", "REPORT_KEYS",
+    "LabSettings", "REPORT_K", "LabResult", "LabViews", "ReferenceBackend", "ArrayBackend", "as_backend", "measure", "REPORT_KEYS",
     "ScoredList", "StretchComparison", "ScaleComparison", "compare_stretch", "compare_scale",
 ]
 
@@ -47,6 +47,9 @@ __all__ = [
 __getattr__ = renamed_names(__name__, globals(), {"ReferenceEngine": "ReferenceBackend",
                                                   "ArrayEngine": "ArrayBackend", "as_engine": "as_backend"})
 
+
+
+REPORT_K = 5  # neighbours per list in the lab report when k is not given (V - 1 on a smaller table)
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,7 @@ class LabSettings:
     """
 
     probe: int = 137
-    k: int = 5
+    k: int = REPORT_K
     stretch_rank: int | None = None
     stretch_factor: float = 4.0
     growth_factor: int = 2

@@ -43,6 +43,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import ChoiceError, MissingExtraError, SizeError
+from ..engine.neighbors.defaults import DEFAULT_K
 from ..engine.table import EmbeddingTable
 
 __all__ = ["rows_from_lists", "METHODS", "METRICS", "PCA_FIT_SAMPLE", "Projection", "choose_rows", "pca_fit_rows", "sample_bounds",
@@ -105,7 +106,7 @@ class Projection:
                 "points": self.points.tolist()}
 
 
-def choose_rows(table: EmbeddingTable, probe: int | str, *, k: int = 10, sample: int = 60, seed: int = 0,
+def choose_rows(table: EmbeddingTable, probe: int | str, *, k: int = DEFAULT_K, sample: int = 60, seed: int = 0,
                 memory: int | None = None) -> tuple[np.ndarray, list[str]]:
     """The default rows to project: ``sample`` points in all, the probe, its k cosine and
     k dot neighbours, then random other rows drawn with ``seed``.

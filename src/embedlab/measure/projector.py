@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..engine.neighbors.defaults import METRICS
+from ..engine.neighbors.defaults import DEFAULT_K, METRICS
 from ..engine.neighbors.search import BY_ID, Search, check_k
 from ..engine.table import EmbeddingTable
 from ..engine.vocabulary import resolve_ids
@@ -116,7 +116,7 @@ class ProjectorResult:
 
 
 def measure_projector(table: EmbeddingTable, *, probe: int | None, tokens: Sequence[int | str] | None = None,
-                      sample: int | None = None, method: str = "pca", dims: int = 2, k: int = 10, seed: int = 0,
+                      sample: int | None = None, method: str = "pca", dims: int = 2, k: int = DEFAULT_K, seed: int = 0,
                       metric: str | None = None, memory: int | None = None, progress: Callable[[int], None] | None = None,
                       notes: Sequence[str] = ()) -> ProjectorResult:
     """Choose the rows, project them and list every row's exact neighbours.

@@ -128,8 +128,8 @@ def check(config: dict[str, Any], where: str = "config") -> None:
         limit = kind(key.rsplit(".", 1)[-1])
         if limit is not None and value > limit.maximum:
             raise ConfigSizeError(f"{where}: {key}={brief(value)} declares more {limit.what} than embedlab builds: "
-                              f"expected at most {limit.maximum:,} ({limit.room})", parameter="config",
-                              value={key: value}, expected=f"at most {limit.maximum:,}")
+                              f"expected at most {limit.maximum:,} ({limit.room})", parameter=f"config.{key}",
+                              value=value, expected=f"at most {limit.maximum:,}")
 
 
 # Every integer of a config lies within this: sizes, ids and limits of real models are far below
@@ -208,7 +208,7 @@ def bounded_build(where: str = "config") -> Iterator[None]:
         if count > MODULES.maximum:
             raise ConfigSizeError(f"{where}: the model it declares registers more than {MODULES.maximum:,} "
                               f"{MODULES.what} ({MODULES.room}): its layers and experts multiply beyond "
-                              "what embedlab builds", parameter="config", value=count,
+                              "what embedlab builds", parameter="config.modules", value=count,
                               expected=f"at most {MODULES.maximum:,} {MODULES.what}")
 
     hooks = (torch_module.register_module_module_registration_hook(counted),
