@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # annotations only: these modules need NumPy / torch
     from .measure.projector import ProjectorResult
     from .report.export import Export
 
-__all__ = ["report", "neighbors", "neighbors_stream", "hubs", "compress", "audit", "params", "positions", "encode", "demo", "projector", "export",
+__all__ = ["report", "neighbors", "neighbors_stream", "hubs", "graph", "compress", "audit", "params", "positions", "encode", "demo", "projector", "export",
            "resolve_probe", "default_probe", "PROJECTOR_SAMPLE", "PROJECTOR_K",
            "DEFAULT_PROBE_TOKEN", "DEFAULT_PROBE_ID", "REPORT_K", "DEFAULT_MEMORY",
            "DEFAULT_BASE", "AUDIT_PERCENTILE"]
@@ -727,7 +727,7 @@ def export(table_or_model: Table, out: str | os.PathLike, *, format: str = "proj
     Raises
     ------
     ChoiceError, SizeError, ValueError, OSError
-        As ``report.export.projector_files`` and ``report.files.write_atomic``;
+        As ``report.export.write_projector`` and ``report.files.write_atomic``;
         an ``out`` they cannot be written in (``report.files.check_writable``)
         before the table is read.
     """

@@ -8,6 +8,7 @@ behind one front door, ``neighbors.search.Search``: screens, plans, kernels,
 the self-join, a device or a Dask cluster; its ``__init__`` is the map);
 ``lengths`` (row lengths and rms); ``vocabulary`` (token id <-> token string),
 ``positional`` (sinusoidal tables, rotary angles, ALiBi slopes),
+``position_similarity`` (cosine between rows of a position table: adjacent, by offset, every pair),
 ``input_rule`` (how a family builds the first block's input) and
 ``compression`` (deployment reductions: PCA, truncation, int8, binary, PQ).
 """

@@ -26,7 +26,7 @@ class Section:
     ``key`` names it and its words in ``locales.WORDS`` (heading, prose);
     ``keys`` are the measured values its table shows, in order, each a
     ``LabResult`` field; ``figures`` the figures drawn for it in the HTML
-    report (names of ``report.plots.LAB_FIGURES`` and of the captions);
+    report (the names ``report.plots.lab_figure`` draws, and of the captions);
     ``summary`` the lines it gives the terminal summary: (label, the
     ``_summary`` writer's name).
     """

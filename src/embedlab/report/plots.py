@@ -406,7 +406,7 @@ def params_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE)
 
 
 def positions_figure(maps: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
-    """Learned vs sinusoidal positions (``position_similarity.PositionMaps``): cosine
+    """Learned vs sinusoidal positions (``measure.positions.PositionMaps``): cosine
     heatmaps side by side, adjacent-position cosine along the table, mean cosine by offset.
 
     A table without a learned position table (GloVe; a model with sinusoidal or

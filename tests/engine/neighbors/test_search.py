@@ -504,3 +504,28 @@ def test_a_device_is_a_place_the_session_runs_in():
         rows = np.concatenate([ids for _, _, ids, _ in Search(W, 6, metric, every_row=True, device="cpu")
                                .every_row(metric)])
         assert rows.tolist() == [REFERENCE[metric](W.tolist(), q, 6) for q in range(300)]
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_a_query_longer_than_float64_holds_is_refused_not_answered(metric):
+    # Its length, sqrt(1e308**2 + 1e308**2 + 1e308**2 + 5e307**2) ~ 1.80e308, is past float64's largest
+    # number (1.797e308): by hand, the cosine's unit vector would be 0 and every score 0.0, a wrong list.
+    import math
+
+    big = np.zeros(4)
+    big[:] = [1e308, 1e308, -1e308, 5e307]
+    assert math.sqrt(3 + 0.25) * 1e308 > np.finfo(np.float64).max
+    W = np.arange(80, dtype=np.float64).reshape(20, 4) - 40.0
+    with pytest.raises(ValueError, match=r"query vector 0 is too long for float64"):
+        Search(W, 3, metric, vectors=big)
+
+
+def test_a_block_of_vectors_outside_the_planned_lengths_is_refused():
+    W = np.random.default_rng(3).standard_normal((30, 4)).astype(np.float32)
+    planned = np.ones((5, 4))  # lengths 2.0
+    search_ = Search(W, 3, "dot", vectors=planned)
+    assert search_.nearest("dot", vectors=planned[:2]).ids.shape == (2, 3)  # a block of the planned queries
+    with pytest.raises(ValueError, match=r"query vector 0 of this block has length 1\.41421e\+200, outside"):
+        search_.nearest("dot", vectors=np.full((1, 4), 1e200) / np.sqrt(2))
+    with pytest.raises(ValueError, match=r"query vector 0 contains NaN"):
+        search_.nearest("dot", vectors=np.full((1, 4), np.nan))

@@ -163,12 +163,17 @@ def check_queries(q_norms: np.ndarray, row_norms: np.ndarray, metric: str, exclu
     Raises
     ------
     ValueError
-        For a length that is subnormal (too imprecise to divide by), or, for
+        For a length past float64's range (it overflows), a length that is
+        subnormal (too imprecise to divide by), or, for
         the dot product, products float64 cannot rank
         (``precision.check_dot_range``); each names the query.
 
     >>> check_queries(np.array([1.0, 2.0]), np.array([1.0, 3.0]), "dot")
     """
+    long = np.flatnonzero(~np.isfinite(q_norms))
+    if long.size:  # a length past float64's largest number: its unit vector would be 0, its products inf
+        raise ValueError(f"query vector {int(long[0])} is too long for float64: its length exceeds "
+                         f"{np.finfo(np.float64).max:.3g}")
     short = np.flatnonzero((q_norms > 0) & (q_norms < np.finfo(np.float64).tiny))
     if short.size:
         raise ValueError(f"query vector {int(short[0])} is too short for float64: its length "

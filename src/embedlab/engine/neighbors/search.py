@@ -445,7 +445,27 @@ class Search:
             raise ShapeError(f"query vectors have shape {block.shape}, expected (n, D) with D={self.D}")
         if len(block) > part.n:
             raise ValueError(f"{len(block)} queries asked for, {part.n} planned: a block of the planned queries, at most")
+        if ids is None:
+            _within_plan(check_vectors(block, self.D), part.norms)
         return (part, block, None) if ids is not None else (part, None, block)
+
+
+def _within_plan(block: np.ndarray, planned: np.ndarray) -> None:
+    """Refuse a block of query vectors (n, D) whose lengths the plan did not cover.
+
+    The plan (its GEMM dtype, its range checks) was made for the planned
+    queries' lengths ``planned`` (N,): a block's nonzero lengths must lie
+    within theirs, or the search would follow a plan made for other numbers.
+    Raises ``ValueError`` naming the vector and both ranges.
+    """
+    lengths = vector_norms(block)  # (n,)
+    live = planned[planned > 0]
+    low, high = (live.min(), live.max()) if live.size else (0.0, 0.0)
+    outside = np.flatnonzero((lengths > 0) & ((lengths < low) | (lengths > high)))
+    if outside.size:
+        i = int(outside[0])
+        raise ValueError(f"query vector {i} of this block has length {lengths[i]:.6g}, outside the planned queries' "
+                         f"lengths [{low:.6g}, {high:.6g}]: make a Search with these vectors")
 
 
 class ArrayTable:
