@@ -529,3 +529,14 @@ def test_a_block_of_vectors_outside_the_planned_lengths_is_refused():
         search_.nearest("dot", vectors=np.full((1, 4), 1e200) / np.sqrt(2))
     with pytest.raises(ValueError, match=r"query vector 0 contains NaN"):
         search_.nearest("dot", vectors=np.full((1, 4), np.nan))
+
+
+def test_a_plain_array_with_a_row_of_subnormal_length_is_refused_naming_the_row():
+    # 1e-320 * (1, 2, 3, 4) has length about 5.5e-320, below float64's smallest normal 2.2e-308:
+    # EmbeddingTable refuses that row when it is made; a plain array meets the same rule at the door.
+    W = np.random.default_rng(4).standard_normal((20, 4))
+    W[6] = 1e-320 * np.array([1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(ValueError, match=r"row 6 of the table is too short for float64"):
+        Search(W, 5, "cosine", ids=[0, 1])
+    with pytest.raises(ValueError, match=r"row 6 is too short for float64"):
+        EmbeddingTable(W)

@@ -139,12 +139,27 @@ def check_vectors(vectors: Any, D: int) -> np.ndarray:
 
 
 def check_rows(row_norms: np.ndarray) -> None:
-    """Refuse a table with a NaN or infinite entry, seen in its row lengths (V,) float64; names the first row.
+    """Refuse a table the search cannot rank, seen in its row lengths (V,) float64; names the first such row.
+
+    A NaN or infinite entry (or a length past float64's range) makes its row's
+    length non-finite; a nonzero length below float64's smallest normal number
+    is too imprecise to divide by (``EmbeddingTable`` refuses both rows when
+    it is made; a plain array meets the same rule here).
+
+    Raises
+    ------
+    ValueError
+        Naming the row.
 
     >>> check_rows(np.array([1.0, 0.0]))
     """
     if not np.isfinite(row_norms).all():  # a NaN or infinite entry makes its row's length so
-        raise ValueError(f"row {int(np.flatnonzero(~np.isfinite(row_norms))[0])} of the table contains NaN or infinity")
+        raise ValueError(f"row {int(np.flatnonzero(~np.isfinite(row_norms))[0])} of the table contains NaN or "
+                         "infinity, or its length overflows float64")
+    short = np.flatnonzero((row_norms > 0) & (row_norms < np.finfo(np.float64).tiny))
+    if short.size:
+        raise ValueError(f"row {int(short[0])} of the table is too short for float64: its length "
+                         f"{row_norms[short[0]]:.3g} is subnormal, too imprecise to divide by")
 
 
 def check_queries(q_norms: np.ndarray, row_norms: np.ndarray, metric: str, exclude: np.ndarray | None = None) -> None:
