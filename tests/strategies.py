@@ -65,3 +65,19 @@ def dyadic_tables(draw, max_rows: int = 60, max_dim: int = 9, max_pool: int = 4,
     if dtype == np.float16:
         W = np.clip(W, -FLOAT16_LIMIT, FLOAT16_LIMIT)
     return W.astype(dtype)
+
+
+def draw_queries(data, W):
+    """Queries for a search of W (V, D), drawn from ``data`` (``st.data()``): (Q, exclude, k).
+
+    Either ids of W (``Q`` None, ``exclude`` their ids, ``1 <= k <= V - 1``) or vectors (copies of rows of W
+    in float64, the first scaled by 1, 0 or 2**8: a zero or a long query; ``exclude`` None, ``1 <= k <= V``).
+    """
+    V = len(W)
+    if data.draw(st.booleans()):
+        exclude = np.array(data.draw(st.lists(st.integers(0, V - 1), min_size=1, max_size=6)), dtype=np.int64)
+        return None, exclude, data.draw(st.integers(1, V - 1))
+    k = data.draw(st.integers(1, V))
+    Q = W[data.draw(st.lists(st.integers(0, V - 1), min_size=1, max_size=6))].astype(np.float64)
+    Q[0] *= data.draw(st.sampled_from([1.0, 0.0, 2.0**8]))  # a zero or a long query vector
+    return Q, None, k

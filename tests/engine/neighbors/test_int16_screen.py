@@ -23,7 +23,7 @@ from embedlab.engine.table import EmbeddingTable
 from embedlab.errors import ChoiceError, ShapeError
 from full_sort import full_sort
 from searching import search
-from strategies import dyadic_tables
+from strategies import draw_queries, dyadic_tables
 
 pytest.importorskip("numba")
 
@@ -43,16 +43,9 @@ def both_screens(W, Q, k, metric, exclude=None, **kwargs):
 @settings(max_examples=120, deadline=None)
 @given(W=dyadic_tables(), data=st.data())
 def test_random_tables_match_a_float64_full_sort(W, data):
-    V = len(W)
     metric = data.draw(st.sampled_from(["cosine", "dot"]))
-    by_id = data.draw(st.booleans())
-    if by_id:
-        exclude = np.array(data.draw(st.lists(st.integers(0, V - 1), min_size=1, max_size=6)), dtype=np.int64)
-        Q, k = None, data.draw(st.integers(1, V - 1))
-    else:
-        exclude, k = None, data.draw(st.integers(1, V))
-        Q = W[data.draw(st.lists(st.integers(0, V - 1), min_size=1, max_size=6))].astype(np.float64)
-        Q[0] *= data.draw(st.sampled_from([1.0, 0.0, 2.0**8]))  # a zero or a long query vector
+    Q, exclude, k = draw_queries(data, W)
+    if Q is not None:
         lengths = vector_norms(Q)
         # screen="int16" certifies lengths in [1e-15, 1e15] only (it refuses others, tested apart): a 2**40 row
         # times 2**8 can leave that range

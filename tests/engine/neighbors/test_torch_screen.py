@@ -18,7 +18,7 @@ from embedlab.engine.neighbors.torch_screen import resolve_device
 from embedlab.errors import ChoiceError, MissingExtraError
 from full_sort import full_sort
 from searching import search
-from strategies import dyadic_tables
+from strategies import draw_queries, dyadic_tables
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
@@ -27,16 +27,9 @@ pytestmark = pytest.mark.torch
 @settings(max_examples=120, deadline=None)
 @given(W=dyadic_tables(dtypes=(np.float64, np.float32, np.float16)), data=st.data())
 def test_torch_screen_on_cpu_lists_what_numpy_lists(W, data):
-    V = len(W)
     metric = data.draw(st.sampled_from(["cosine", "dot"]))
     memory = data.draw(st.sampled_from([2**16, 2**20, 256 * 2**20]))  # many blocks of rows, or one
-    if data.draw(st.booleans()):
-        exclude = np.array(data.draw(st.lists(st.integers(0, V - 1), min_size=1, max_size=6)), dtype=np.int64)
-        Q, k = None, data.draw(st.integers(1, V - 1))
-    else:
-        exclude, k = None, data.draw(st.integers(1, V))
-        Q = W[data.draw(st.lists(st.integers(0, V - 1), min_size=1, max_size=6))].astype(np.float64)
-        Q[0] *= data.draw(st.sampled_from([1.0, 0.0, 2.0**8]))  # a zero or a long query vector
+    Q, exclude, k = draw_queries(data, W)
     before = np.array(W, copy=True)
     ids_t, scores_t = search(W, Q, k, metric, exclude=exclude, memory=memory, device="cpu")
     ids_n, scores_n = search(W, Q, k, metric, exclude=exclude, memory=memory, screen="float")
