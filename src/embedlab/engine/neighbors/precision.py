@@ -14,9 +14,12 @@ import numpy as np
 
 from ..lengths import SQUARES_LOW, length_range
 
-__all__ = ["gemm_dtype", "margin", "check_dot_range", "longest_other", "CHECK_CHUNK"]
+__all__ = ["gemm_dtype", "margin", "bf16_margin", "BF16_UNIT_ROUNDOFF", "check_dot_range", "longest_other", "CHECK_CHUNK"]
 
 CHECK_CHUNK = 1024  # entries of the row lengths that the range check masks at a time
+BF16_UNIT_ROUNDOFF = 2.0**-8  # bfloat16 keeps 8 significant bits: round-to-nearest is off by at most 2**-8 relative
+FLOAT32_UNIT_ROUNDOFF = 2.0**-24
+TINY32 = 2.0**-126  # the smallest normal float32 and bfloat16 (the same exponent range): flushed below it
 
 
 def gemm_dtype(table_dtype: np.dtype, metric: str, q_norms: np.ndarray, row_norms: np.ndarray) -> type:
@@ -59,6 +62,54 @@ def margin(metric: str, D: int, dtype: type, q_norms: np.ndarray, reach: np.ndar
     if metric == "cosine":
         return np.full(q_norms.shape, unit)
     return unit * q_norms * reach
+
+
+def bf16_margin(metric: str, D: int, q_norms: np.ndarray, reach: np.ndarray,
+                shortest: float = 1.0) -> np.ndarray:
+    """A bound on |bf16 screen score - exact score| per query, shape (m,), float64.
+
+    The bf16 screen's score of a query q against a row w (``bf16_screen``):
+
+    - dot: ``fl16(bf16(q) . bf16(w))``, the product of the two vectors rounded
+      to bfloat16, its D products summed in float32 in any order, and the
+      result rounded to bfloat16 (torch's CPU matmul returns bfloat16);
+    - cosine: the same product of ``bf16(q / |q|)`` and ``bf16(w)`` (the row as
+      it is, not scaled), then times ``float32(1 / |w|)``, rounded to float32.
+
+    ``reach`` (m,) is the length of the longest row each query is scored
+    against; ``shortest`` the length of the shortest nonzero row (cosine).
+
+    With u = 2**-8 (bfloat16's unit roundoff), v = 2**-24 (float32's) and
+    gamma_D = D v / (1 - D v) (Higham, Accuracy and Stability of Numerical
+    Algorithms, 2002, section 3.1, eq. 3.5):
+
+    1. rounding q and w to bfloat16 moves each product q_i w_i by at most
+       (2u + u^2) |q_i w_i|, so the dot product by (2u + u^2) sum|q_i w_i|;
+    2. a product of two bfloat16 values is exact in float32 (8 + 8 bits); their
+       sum in float32, in any order, blocked or split over threads, with or
+       without fused multiply-adds, is off by at most gamma_D sum|q^_i w^_i|;
+    3. rounding the float32 sum to bfloat16 adds u times its magnitude;
+    4. subnormals: the matrix units treat subnormal inputs as zero and flush
+       subnormal results (Intel's AMX and AVX512-BF16 do), so each element or
+       partial sum may lose up to 2**-126 more: at most 2**-126 (sqrt(D) (|q| +
+       |w|) + 2 D) in all (Cauchy-Schwarz: sum|w_i| <= sqrt(D) |w|).
+
+    With sum|q_i w_i| <= |q| |w|: ``c = (2u + u^2) + gamma_D (1 + u)^2 +
+    u (1 + u)^2 (1 + gamma_D)`` bounds steps 1-3 relative to ``|q| |w|``, about
+    3u = 0.0117. Cosine divides by |w| (steps 1-4 with |q| = 1), and the
+    scaling by the rounded ``1 / |w|`` adds 2v + v^2 relative. The result is
+    widened by 2**-20 relative to cover its own float64 evaluation.
+    """
+    u, v = BF16_UNIT_ROUNDOFF, FLOAT32_UNIT_ROUNDOFF
+    gamma = D * v / (1 - D * v)
+    c = (2 * u + u * u) + gamma * (1 + u) ** 2 + u * (1 + u) ** 2 * (1 + gamma)
+    root = float(np.sqrt(D))
+    if metric == "cosine":
+        low = shortest if shortest > 0 else 1.0
+        scaled = c * (1 + 2 * v + v * v) + (2 * v + v * v) + TINY32 * (root * (1 + 1 / low) + 2 * D / low)
+        return np.full(q_norms.shape, scaled * (1 + 2.0**-20))
+    slack = TINY32 * (root * (q_norms + reach) + 2 * D)
+    return (c * q_norms * reach + slack) * (1 + 2.0**-20)
 
 
 def check_dot_range(q_norms: np.ndarray, row_norms: np.ndarray, exclude: np.ndarray | None) -> None:
