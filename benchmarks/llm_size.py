@@ -23,7 +23,10 @@ and reads its peak resident set from ``getrusage(RUSAGE_CHILDREN).ru_maxrss`` (t
 other child, so that is the command's own high-water mark). The tools take turns, best of
 ``--repeats`` rounds with a short rest before each run; the peak RSS shown is the largest of the runs.
 The page cache is **warm**: one untimed run of each command comes first (it reads the files into the
-page cache; without root the cache cannot be dropped, so no cold-cache figure is given). That first
+page cache). ``--drop-caches`` adds one cold-cache run of each command of (a) and (b), after
+``sync`` and ``echo 3 > /proc/sys/vm/drop_caches`` (root only, and it empties the page cache of the
+whole machine: only on a machine of your own); where the cache cannot be dropped the script says
+so and gives no cold figure. That first
 run is also the kernel probe: it runs with ``ONEDNN_VERBOSE=1`` and ``MKL_VERBOSE=1``, and the
 oneDNN primitives and MKL calls it made are listed (the kernel each process ran), and, for embedlab,
 with ``--json``, whose plans name the screen each search ran.
@@ -98,6 +101,7 @@ class Tool:
     peaks: list[int] = field(default_factory=list)
     probe: dict | None = None
     output: str = ""
+    cold: bool = False  # runs after the page cache was dropped
 
 
 def main() -> None:
@@ -107,6 +111,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=_positive, default=3, help="timed rounds of (a) and (b); best kept (default 3)")
     parser.add_argument("--hubs", action="store_true", help="also (c): embedlab hubs over every token, run once (minutes)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["first-answer", "report"], help="cases to leave out")
+    parser.add_argument("--drop-caches", action="store_true",
+                        help="also a cold-cache run of (a) and (b): drops the whole machine's page cache first (root)")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (for the README)")
     args = parser.parse_args()
     V, D, dtype = token_table_shape(args.folder)
@@ -115,7 +121,8 @@ def main() -> None:
     print(f"load average at the start: {load_average()}")
     print(f"checkpoint: {args.folder}: token table {V:,} x {D:,} {dtype}; float32 table {table_bytes / 2**30:.2f} GiB "
           f"({table_bytes / 1e9:.2f} GB), RSS goal {GOAL_RSS_RATIO} x that = {GOAL_RSS_RATIO * table_bytes / 1e9:.2f} GB")
-    print("page cache: warm (an untimed run of each command first; dropping the cache needs root)\n")
+    print("page cache: warm (an untimed run of each command first)"
+          + ("; and cold: one run each after dropping it" if args.drop_caches else "") + "\n")
     embedlab = [sys.executable, "-m", "embedlab"]
     tools, hubs = [], None
     with tempfile.TemporaryDirectory(prefix="llm_size_") as out:
@@ -139,6 +146,8 @@ def main() -> None:
                 tool.seconds.append(result["seconds"])
                 tool.peaks.append(result["peak"])
                 tool.output = result["stdout"]
+        if args.drop_caches:
+            tools += cold_runs(tools)
         if args.hubs:
             hubs = Tool("hubs", "embedlab hubs", embedlab + ["hubs", "--model", str(args.folder)],
                         embedlab + ["hubs", "--model", str(args.folder), "--queries", "2048", "--json"])
@@ -153,7 +162,8 @@ def main() -> None:
             tools.append(hubs)
     print(f"load average at the end: {load_average()}\n")
     for tool in tools:
-        print(kernels(tool))
+        if tool.probe is not None:  # the cold-cache runs have none: the same commands
+            print(kernels(tool))
     answers = same_answers(tools)
     if answers:
         print(answers)
@@ -187,6 +197,25 @@ def run(argv: list[str], extra_env: dict[str, str] | None = None) -> dict:
     wrapped = subprocess.run([sys.executable, "-c", WRAPPER, json.dumps(argv), json.dumps(env)],
                              capture_output=True, text=True, check=True)
     return json.loads(wrapped.stdout)
+
+
+def cold_runs(tools: list[Tool]) -> list[Tool]:
+    """One run of each tool after ``sync`` and dropping the page cache; [] (and a line) where it cannot be dropped."""
+    cold = []
+    for tool in tools:
+        time.sleep(SETTLE)
+        try:
+            os.sync()
+            with open("/proc/sys/vm/drop_caches", "w", encoding="ascii") as handle:
+                handle.write("3\n")
+        except OSError as exc:
+            print(f"page cache not dropped ({exc.strerror}): cold-cache runs not measured")
+            return []
+        result = run(tool.argv)
+        check(tool, result)
+        cold.append(Tool(tool.case, f"{tool.name}, cold cache", tool.argv, seconds=[result["seconds"]],
+                         peaks=[result["peak"]], output=result["stdout"], cold=True))
+    return cold
 
 
 def check(tool: Tool, result: dict) -> None:
@@ -292,19 +321,19 @@ def script_ids(output: str) -> dict[tuple[int, str], list[int]]:
 # -- the table ---------------------------------------------------------------------------------------
 
 def table_rows(tools: list[Tool], table_bytes: int, *, amx: bool) -> list[list[str]]:
-    script = next((t for t in tools if t.name == "ten-line script"), None)
     rows = []
     for tool in tools:
+        script = next((t for t in tools if t.name.startswith("ten-line script") and t.cold == tool.cold), None)
         best, peak = min(tool.seconds), max(tool.peaks)
         rss_ratio = peak / table_bytes
         ratio, goal, met = "", "", ""
-        if tool.name == "embedlab neighbors":
+        if tool.name.startswith("embedlab neighbors"):
             time_ratio = best / min(script.seconds) if script else float("nan")
             ratio = f"{time_ratio:.2f}x"
             goal = f"time <= {GOAL_TIME_RATIO}x script, RSS <= {GOAL_RSS_RATIO}x float32 table"
             met = (f"time {'met' if time_ratio <= GOAL_TIME_RATIO else 'not met'}, "
                    f"RSS {'met' if rss_ratio <= GOAL_RSS_RATIO else 'not met'}")
-        elif tool.name == "ten-line script":
+        elif tool.name.startswith("ten-line script"):
             ratio = "1.00x"
         elif tool.case == "report":
             goal, met = f"< {GOAL_REPORT_S:.0f} s", "met" if best < GOAL_REPORT_S else "not met"
