@@ -58,6 +58,7 @@ QUERIES, K = (5, 17), 5
 SETTLE = 1.0  # seconds of rest before each run: BLAS/OpenMP threads of the last process die down
 FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
 GOAL_TIME_RATIO, GOAL_RSS_RATIO, GOAL_REPORT_S, GOAL_HUBS_S = 0.5, 1.25, 10.0, 300.0
+LLAMA3 = (128_256, 4_096)  # (V, D): the goals are set for this shape only
 VERBOSE = {"ONEDNN_VERBOSE": "1", "MKL_VERBOSE": "1"}
 
 # The issue's ten-line script, as a user would write it: read the token table, widen it, and search.
@@ -168,7 +169,7 @@ def main() -> None:
     if answers:
         print(answers)
     print()
-    rows = table_rows(tools, table_bytes, amx="amx_bf16" in cpu_flags())
+    rows = table_rows(tools, table_bytes, amx="amx_bf16" in cpu_flags(), full=(V, D) == LLAMA3)
     headers = ["case", "command", "seconds (best)", "runs", "peak RSS GB (largest)", "RSS / float32 table",
                "time / ten-line script", "goal", "met"]
     if args.markdown:
@@ -320,7 +321,8 @@ def script_ids(output: str) -> dict[tuple[int, str], list[int]]:
 
 # -- the table ---------------------------------------------------------------------------------------
 
-def table_rows(tools: list[Tool], table_bytes: int, *, amx: bool) -> list[list[str]]:
+def table_rows(tools: list[Tool], table_bytes: int, *, amx: bool, full: bool = True) -> list[list[str]]:
+    """The table's rows; ``full``: the checkpoint has the Llama-3 shape the goals are set for (else "met" is n/a)."""
     rows = []
     for tool in tools:
         script = next((t for t in tools if t.name.startswith("ten-line script") and t.cold == tool.cold), None)
@@ -340,6 +342,8 @@ def table_rows(tools: list[Tool], table_bytes: int, *, amx: bool) -> list[list[s
         elif tool.case == "hubs":
             goal = f"< {GOAL_HUBS_S / 60:.0f} min (CPU with AMX)" if amx else "none (no AMX here: time stated)"
             met = ("met" if best < GOAL_HUBS_S else "not met") if amx else ""
+        if met and not full:
+            met = f"n/a (goals are for {LLAMA3[0]:,} x {LLAMA3[1]:,})"
         rows.append([tool.case, tool.name, f"{best:.2f}", str(len(tool.seconds)), f"{peak / 1e9:.2f}",
                      f"{rss_ratio:.2f}x", ratio, goal, met])
     return rows

@@ -82,6 +82,7 @@ from embedlab import sources
 from embedlab.engine.neighbors import capability, rescore
 from embedlab.engine.neighbors.search import ArrayTable, Search
 from embedlab.engine.table import EmbeddingTable
+from llm_size import onednn_isa  # benchmarks/llm_size.py, beside this script
 
 TORCH_BLOCK = 256
 # Seconds of rest before each timed run: BLAS and OpenMP worker threads spin for a
@@ -119,6 +120,8 @@ def main() -> None:
     flags = capability.cpu_flags()
     print("CPU flags: " + ", ".join(f"{f} {'yes' if f in flags else 'no'}" for f in FLAGS))
     print(f"embedlab's screen here (capability.describe()): {capability.describe()}")
+    if importlib.util.find_spec("torch") is not None:
+        print(f"oneDNN (one bf16 matmul, ONEDNN_VERBOSE=1): {onednn_isa()}")
     print(f"load average at the start: {load_average()}\n")
     missing = [name for name in ("faiss", "torch", "gensim") if importlib.util.find_spec(name) is None]
     if missing:
