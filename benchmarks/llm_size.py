@@ -124,42 +124,16 @@ def main() -> None:
           f"({table_bytes / 1e9:.2f} GB), RSS goal {GOAL_RSS_RATIO} x that = {GOAL_RSS_RATIO * table_bytes / 1e9:.2f} GB")
     print("page cache: warm (an untimed run of each command first)"
           + ("; and cold: one run each after dropping it" if args.drop_caches else "") + "\n")
-    embedlab = [sys.executable, "-m", "embedlab"]
-    tools, hubs = [], None
     with tempfile.TemporaryDirectory(prefix="llm_size_") as out:
-        ids = [str(q) for q in QUERIES]
-        if "first-answer" not in args.skip:
-            command = embedlab + ["neighbors", "--model", str(args.folder), *ids, "--k", str(K)]
-            tools += [Tool("first answer", "embedlab neighbors", command, command + ["--json"]),
-                      Tool("first answer", "ten-line script", [sys.executable, "-c", TEN_LINES, str(args.folder),
-                                                               *ids, str(K)])]
-        if "report" not in args.skip:
-            tools.append(Tool("report", "embedlab report", embedlab + ["report", "--model", str(args.folder),
-                                                                       "--out", out]))
-        for tool in tools:  # the kernel probes, which warm the page cache
-            tool.probe = run(tool.probe_argv or tool.argv, VERBOSE)
-            check(tool, tool.probe)
-        for _ in range(args.repeats):  # the timed runs, taking turns
-            for tool in tools:
-                time.sleep(SETTLE)
-                result = run(tool.argv)
-                check(tool, result)
-                tool.seconds.append(result["seconds"])
-                tool.peaks.append(result["peak"])
-                tool.output = result["stdout"]
+        tools = commands(args.folder, out, args.skip)
+        measure(tools, args.repeats)  # probes first (warm cache), then the timed rounds
         if args.drop_caches:
             tools += cold_runs(tools)
         if args.hubs:
-            hubs = Tool("hubs", "embedlab hubs", embedlab + ["hubs", "--model", str(args.folder)],
-                        embedlab + ["hubs", "--model", str(args.folder), "--queries", "2048", "--json"])
-            hubs.probe = run(hubs.probe_argv, VERBOSE)  # a sample of 2,048 queries: the kernels, not the time
-            check(hubs, hubs.probe)
-            time.sleep(SETTLE)
-            result = run(hubs.argv)
-            check(hubs, result)
-            hubs.seconds.append(result["seconds"])
-            hubs.peaks.append(result["peak"])
-            hubs.output = result["stdout"]
+            embedlab = [sys.executable, "-m", "embedlab", "hubs", "--model", str(args.folder)]
+            # the probe: a sample of 2,048 queries, for the kernels and screens, not the time
+            hubs = Tool("hubs", "embedlab hubs", embedlab, embedlab + ["--queries", "2048", "--json"])
+            measure([hubs], 1)
             tools.append(hubs)
     print(f"load average at the end: {load_average()}\n")
     for tool in tools:
@@ -188,6 +162,35 @@ def _positive(text: str) -> int:
 
 
 # -- running -----------------------------------------------------------------------------------------
+
+def commands(folder: Path, out: str, skip: list[str]) -> list[Tool]:
+    """The commands of (a) and (b), as a user types them (``out``: the report's folder)."""
+    embedlab = [sys.executable, "-m", "embedlab"]
+    ids = [str(q) for q in QUERIES]
+    tools = []
+    if "first-answer" not in skip:
+        command = embedlab + ["neighbors", "--model", str(folder), *ids, "--k", str(K)]
+        tools += [Tool("first answer", "embedlab neighbors", command, command + ["--json"]),
+                  Tool("first answer", "ten-line script", [sys.executable, "-c", TEN_LINES, str(folder), *ids, str(K)])]
+    if "report" not in skip:
+        tools.append(Tool("report", "embedlab report", embedlab + ["report", "--model", str(folder), "--out", out]))
+    return tools
+
+
+def measure(tools: list[Tool], repeats: int) -> None:
+    """Each tool's probe (untimed, verbose: the kernels; it warms the page cache), then ``repeats`` timed rounds."""
+    for tool in tools:
+        tool.probe = run(tool.probe_argv or tool.argv, VERBOSE)
+        check(tool, tool.probe)
+    for _ in range(repeats):  # the tools take turns
+        for tool in tools:
+            time.sleep(SETTLE)
+            result = run(tool.argv)
+            check(tool, result)
+            tool.seconds.append(result["seconds"])
+            tool.peaks.append(result["peak"])
+            tool.output = result["stdout"]
+
 
 def run(argv: list[str], extra_env: dict[str, str] | None = None) -> dict:
     """One run of ``argv`` in a fresh wrapper process -> seconds, peak (bytes), rc, stdout, stderr."""
@@ -230,18 +233,7 @@ def check(tool: Tool, result: dict) -> None:
 def kernels(tool: Tool) -> str:
     """The kernels ``tool``'s probe run used: oneDNN primitives and MKL calls, counted; embedlab's screens."""
     lines = (tool.probe or {}).get("stdout", "").splitlines() + (tool.probe or {}).get("stderr", "").splitlines()
-    onednn = collections.Counter()
-    mkl = collections.Counter()
-    for line in lines:
-        if line.startswith("onednn_verbose") and ",primitive,exec," in line:
-            parts = line.split(",")
-            # onednn_verbose,v1,primitive,exec,cpu,matmul,brg_matmul:avx10_1_512_amx,undef,src:bf16:... wei:... dst:...
-            dtypes = "/".join(m.group(1) for m in re.finditer(r"(?:src|wei|dst):(\w+):", line))
-            onednn[f"{parts[5]} {parts[6]} ({dtypes})"] += 1
-        elif line.startswith("MKL_VERBOSE") and "(" in line and "oneMKL" not in line and "Intel(R) MKL" not in line:
-            mkl[line.split()[1].split("(")[0]] += 1
-    said = [f"oneDNN {name} x{n}" for name, n in onednn.most_common()]
-    said += [f"MKL {name} x{n}" for name, n in mkl.most_common()]
+    said = kernel_counts(lines)
     screens = screens_of(tool)
     if screens:
         said.append(f"embedlab screens {screens}")
@@ -249,6 +241,27 @@ def kernels(tool: Tool) -> str:
              and not line.startswith(("onednn_verbose", "MKL_VERBOSE"))][:4]
     probe = " (probe: a sample of 2,048 queries)" if tool.case == "hubs" else ""
     return f"kernels of {tool.name}{probe}: {'; '.join(said) or 'no oneDNN or MKL call (NumPy BLAS: see above)'}"
+
+
+def kernel_counts(lines: list[str]) -> list[str]:
+    """The oneDNN primitives (implementation, dtypes) and MKL functions that verbose lines name, with counts.
+
+    >>> kernel_counts(["onednn_verbose,v1,primitive,exec,cpu,matmul,brg_matmul:avx10_1_512_amx,undef,"
+    ...                "src:bf16::blocked:ab::f0 wei:bf16::blocked:ab::f0 dst:f32::blocked:ab::f0,,,64x256:256x512,7.7",
+    ...                "MKL_VERBOSE SGEMM(N,N,512,64,256,...) 8.01ms CNR:OFF Dyn:1 FastMM:1 TID:0  NThr:2"])
+    ['oneDNN matmul brg_matmul:avx10_1_512_amx (bf16/bf16/f32) x1', 'MKL SGEMM x1']
+    """
+    onednn: collections.Counter[str] = collections.Counter()
+    mkl: collections.Counter[str] = collections.Counter()
+    for line in lines:
+        if line.startswith("onednn_verbose") and ",primitive,exec," in line:
+            parts = line.split(",")  # onednn_verbose,v1,primitive,exec,cpu,<primitive>,<implementation>,...
+            dtypes = "/".join(m.group(1) for m in re.finditer(r"(?:src|wei|dst):(\w+):", line))
+            onednn[f"{parts[5]} {parts[6]} ({dtypes})"] += 1
+        elif line.startswith("MKL_VERBOSE") and "(" in line and "oneMKL" not in line and "Intel(R) MKL" not in line:
+            mkl[line.split()[1].split("(")[0]] += 1
+    return ([f"oneDNN {name} x{n}" for name, n in onednn.most_common()]
+            + [f"MKL {name} x{n}" for name, n in mkl.most_common()])
 
 
 def screens_of(tool: Tool) -> dict[str, str]:
@@ -296,7 +309,12 @@ def embedlab_ids(tool: Tool) -> dict[tuple[int, str], list[int]]:
 
 
 def embedlab_text_ids(output: str) -> dict[tuple[int, str], list[int]]:
-    """(query id, metric) -> ids, from the timed run's table (rows: rank, cosine token (id) score norm, dot ...)."""
+    """(query id, metric) -> ids, from the timed run's table (rows: rank, cosine token (id) score norm, dot ...).
+
+    >>> embedlab_text_ids("query tok5 (5), norm 0.666\\n#  cosine  score  norm  dot  score  norm\\n"
+    ...                   "1  tok(9) (9)  0.1255  0.622  tok7 (7)  -0.0520  0.622")
+    {(5, 'cosine'): [9], (5, 'dot'): [7]}
+    """
     found: dict[tuple[int, str], list[int]] = {}
     query = None
     for line in output.splitlines():
@@ -311,6 +329,11 @@ def embedlab_text_ids(output: str) -> dict[tuple[int, str], list[int]]:
 
 
 def script_ids(output: str) -> dict[tuple[int, str], list[int]]:
+    """(query id, metric) -> ids, from the ten-line script's lines.
+
+    >>> script_ids("query 5 cosine: 9 3 1\\nquery 5 dot: 3 9 1")
+    {(5, 'cosine'): [9, 3, 1], (5, 'dot'): [3, 9, 1]}
+    """
     found = {}
     for line in output.splitlines():
         m = re.match(r"query (\d+) (\w+): ([\d ]+)$", line.strip())
