@@ -57,6 +57,12 @@ agrees, and, where the order differs, whether the swapped rows tie exactly
 for faiss and torch: their time / ours at least 1.5 ("met"). "rescored" is the
 share of the table's rows that ``embedlab.neighbors`` scores again in float64,
 per query (counted in an untimed run).
+
+The kernels ``embedlab.neighbors`` runs are listed from a probe process of
+their own per table and number of queries (the same call, untimed, with
+``ONEDNN_VERBOSE=1`` and ``MKL_VERBOSE=1``: the oneDNN primitives, e.g. an
+AMX bf16 matmul, and the MKL calls it made; none where it runs NumPy's BLAS
+and numba only), so that the timed processes print nothing.
 """
 
 from __future__ import annotations
@@ -82,7 +88,7 @@ from embedlab import sources
 from embedlab.engine.neighbors import capability, rescore
 from embedlab.engine.neighbors.search import ArrayTable, Search
 from embedlab.engine.table import EmbeddingTable
-from llm_size import onednn_isa  # benchmarks/llm_size.py, beside this script
+from llm_size import VERBOSE, kernel_counts, onednn_isa  # benchmarks/llm_size.py, beside this script
 
 TORCH_BLOCK = 256
 # Seconds of rest before each timed run: BLAS and OpenMP worker threads spin for a
@@ -134,6 +140,8 @@ def main() -> None:
     for name in args.tables:
         for count in args.queries:
             live = [t for t in tools if t not in SLOW_TOOLS or count <= args.slow_tools_up_to]
+            if OURS in live:
+                print(f"{name}, {count:,} queries: kernels of {OURS}: {probe_kernels(name, count, args)}")
             neighbor_rows += bench_table(name, count, live, envs, args)
         if not args.no_lookup:
             lookup_rows += bench_lookup(name, sources.load(name), args.repeats)
@@ -235,6 +243,22 @@ def load_average() -> str:
         return ", ".join(f"{x:.2f}" for x in os.getloadavg()) + " (1, 5, 15 min)"
     except OSError:
         return "unknown"
+
+
+def probe_kernels(name: str, count: int, args) -> str:
+    """The oneDNN primitives and MKL calls of ``embedlab.neighbors``'s search, both metrics, in a verbose child."""
+    code = ("import sys, numpy as np, embedlab\nfrom embedlab import sources\n"
+            "name, count, seed, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])\n"
+            "table = sources.load(name)\n"
+            "ids = np.sort(np.random.default_rng(seed).choice(table.V, min(count, table.V), replace=False)).tolist()\n"
+            "for metric in ('cosine', 'dot'):\n"
+            "    embedlab.neighbors(table, ids, k=k, metrics=[metric])\n")
+    result = subprocess.run([sys.executable, "-c", code, name, str(count), str(args.seed), str(args.k)],
+                            env={**child_environment({}), **VERBOSE}, capture_output=True, text=True)
+    if result.returncode != 0:
+        return f"probe failed: {(result.stderr.strip().splitlines() or ['?'])[-1]}"
+    found = kernel_counts(result.stdout.splitlines() + result.stderr.splitlines())
+    return "; ".join(found) or "no oneDNN or MKL call (NumPy's BLAS, numba)"
 
 
 # -- one process per tool ----------------------------------------------------------------------
