@@ -1,19 +1,31 @@
-"""Which screen a neighbour search runs: integer codes where this CPU multiplies them fast, the float GEMM otherwise.
+"""Which screen a neighbour search runs: bfloat16 on the matrix units, integer codes, or the float GEMM, by CPU and shape.
 
 The room of the wing that decides, for the front door (``search.Search``),
-between the screens beside it: ``float_screen`` (the float GEMM),
-``int16_screen`` (integer codes) and ``torch_screen`` (a device, asked for by
-name). It also says when a table's integer codes are worth building
-(``builds_codes``, ``int16_runs``); the codes themselves are ``codes``'.
+between the screens beside it: ``bf16_screen`` (bfloat16 products on AMX or
+AVX512-BF16), ``float_screen`` (the float GEMM), ``int16_screen`` (integer
+codes) and ``torch_screen`` (a device, asked for by name). It also says when
+a table's integer codes are worth building (``builds_codes``,
+``int16_runs``), and why a plan runs the screen it runs (``reason``).
 
-The exact answer never depends on the screen; the time does. The integer
-screen (``int16_screen``) multiplies int16 pairs with ``vpmaddwd``, twice the
-multiply-adds per instruction of a float32 FMA, on any CPU with AVX2; where
-AVX2 is missing it would still be exact but slower than the BLAS GEMM, so
-``"auto"`` keeps the float screen there. (On a CPU with AVX-VNNI or
-AVX512-VNNI, LLVM fuses the multiply-add and the add into ``vpdpwssd``.)
-The CPU's flags come from ``/proc/cpuinfo`` (Linux); elsewhere they are
-unknown and ``"auto"`` keeps the float screen.
+The exact answer never depends on the screen; the time does. ``"auto"``:
+
+- ``"bf16"`` where this CPU multiplies bfloat16 on its matrix units
+  (``fast_bf16``: AMX-BF16 or AVX512-BF16, and torch with oneDNN) and the
+  search is large enough to win: D >= ``BF16_WIDTH`` and N >=
+  ``BF16_QUERIES`` (benchmarks/neighbors.py, measured on a 2-core Xeon with
+  AMX: at D = 384 and 1,000 queries the bf16 product is 2.5-3x the float32
+  GEMM; at GloVe's D = 50 and for a few queries, which read the table once
+  whatever the product, it gains nothing);
+- else ``"int16"`` where the caller has the table's codes and this CPU
+  multiplies them fast (``fast_int16``: ``vpmaddwd``, twice the multiply-adds
+  per instruction of a float32 FMA, on any CPU with AVX2; on a CPU with
+  AVX-VNNI or AVX512-VNNI, LLVM fuses it into ``vpdpwssd``);
+- else the float GEMM.
+
+Every screen but the float one certifies lengths in [1e-15, 1e15] only
+(``codes.codes_fit``); outside, ``"auto"`` keeps the float screen. The CPU's
+flags come from ``/proc/cpuinfo`` (Linux); elsewhere they are unknown and
+``"auto"`` keeps the float screen.
 """
 
 from __future__ import annotations
@@ -26,13 +38,18 @@ import numpy as np
 
 from .codes import HIGH, LOW, codes_fit
 
-__all__ = ["SCREENS", "CODED_QUERIES", "cpu_flags", "fast_int16", "choose_screen", "builds_codes", "int16_runs",
-           "describe"]
+__all__ = ["SCREENS", "CODED_QUERIES", "BF16_QUERIES", "BF16_WIDTH", "cpu_flags", "fast_int16", "fast_bf16",
+           "bf16_pays", "choose_screen", "builds_codes", "int16_runs", "describe", "reason"]
 
-SCREENS = ("auto", "int16", "float")
+SCREENS = ("auto", "bf16", "int16", "float")
 # Queries from which a search builds the table's integer codes (``EmbeddingTable.codes``): building them
 # costs about one search of 1,000 queries, which the integer screen wins back over a few thousand.
 CODED_QUERIES = 2048
+# Where "auto" takes the bf16 screen (on matrix units): at least this many queries of at least this width.
+# Below them the product is not where the time goes (a few queries read the table once; D = 50 pads the
+# matrix units' tiles), and rounding the rows to bfloat16 costs more than it saves (benchmarks/neighbors.py).
+BF16_QUERIES = 256
+BF16_WIDTH = 128
 
 
 @functools.lru_cache(maxsize=1)
@@ -53,44 +70,102 @@ def fast_int16() -> bool:
     return "avx2" in cpu_flags() and importlib.util.find_spec("numba") is not None
 
 
-def describe() -> str:
-    """One line for benchmarks and reports: the screen ``"auto"`` picks here, and why.
+def fast_bf16() -> bool:
+    """Whether bfloat16 products run on this CPU's matrix units: AMX-BF16 or AVX512-BF16, and torch with oneDNN."""
+    flags = cpu_flags()
+    if not flags & {"amx_bf16", "avx512_bf16"} or importlib.util.find_spec("torch") is None:
+        return False
+    import torch
+    return bool(torch.backends.mkldnn.is_available())
 
-    >>> describe().startswith(("int16", "float"))
+
+def bf16_pays(n_queries: int, D: int) -> bool:
+    """Whether ``"auto"`` takes the bf16 screen for n queries of width D: large enough, on the matrix units.
+
+    The shape is looked at first: a small search never imports torch.
+
+    >>> bf16_pays(2, 4096), bf16_pays(1000, 50)
+    (False, False)
+    """
+    return n_queries >= BF16_QUERIES and D >= BF16_WIDTH and fast_bf16()
+
+
+def describe() -> str:
+    """One line for benchmarks and reports: the screens ``"auto"`` picks here, and why.
+
+    >>> describe().startswith(("bf16", "int16", "float"))
     True
     """
     flags = cpu_flags()
     vnni = sorted(flags & {"avx512_vnni", "avx_vnni"})
     cpu = f"AVX2 {'yes' if 'avx2' in flags else 'no'}, VNNI {'yes (' + ', '.join(vnni) + ')' if vnni else 'no'}"
     if fast_int16():
-        return f"int16 codes, vpmaddwd ({cpu})"
-    return f"float GEMM ({cpu}{'' if importlib.util.find_spec('numba') else '; numba not installed'})"
+        rest = f"int16 codes, vpmaddwd ({cpu})"
+    else:
+        rest = f"float GEMM ({cpu}{'' if importlib.util.find_spec('numba') else '; numba not installed'})"
+    if fast_bf16():
+        return (f"bf16 {_units()} for D >= {BF16_WIDTH} and N >= {BF16_QUERIES}; else {rest}")
+    return f"{rest}; no bf16 screen: {_no_bf16()}"
 
 
-def choose_screen(screen: str, *, codes_given: bool, fits: bool) -> str:
-    """The screen a search runs: ``"int16"`` or ``"float"``.
+def reason(chosen: str, screen: str, *, codes_given: bool, fits: bool, queries: int, width: int) -> str:
+    """Why a search of ``queries`` queries of width D runs the screen ``chosen`` when asked for ``screen``.
+
+    One line for the plan (``BlockPlan.why``): the screen, the units it runs
+    on, and what decided it.
+
+    >>> reason("float", "float", codes_given=False, fits=True, queries=2, width=64)
+    "float GEMM: screen='float' asked for"
+    """
+    if chosen == "bf16":
+        how = f"bf16 {_units()}" if fast_bf16() else f"bf16 in software ({_no_bf16()})"
+        if screen == "bf16":
+            return f"{how}: screen='bf16' asked for; D={width}"
+        return f"{how}: D={width} >= {BF16_WIDTH}, N={queries:,} >= {BF16_QUERIES}"
+    if chosen == "int16":
+        how = "int16 codes, vpmaddwd" + (" (AVX2, numba)" if fast_int16() else " without AVX2 (slower than the GEMM)")
+        return f"{how}: screen='int16' asked for" if screen == "int16" else f"{how}: {_why_not_bf16(queries, width)}"
+    if screen == "float":
+        return "float GEMM: screen='float' asked for"
+    if not fits:
+        return "float GEMM: some length is outside [1e-15, 1e15], where only float certifies"
+    why = [_why_not_bf16(queries, width)]
+    if not fast_int16():
+        why.append("no AVX2" if "avx2" not in cpu_flags() else "numba not installed")
+    elif not codes_given:
+        why.append(f"no int16 codes (built from N={CODED_QUERIES:,})")
+    return "float GEMM: " + "; ".join(why)
+
+
+def choose_screen(screen: str, *, codes_given: bool, fits: bool, queries: int = 0, width: int = 0) -> str:
+    """The screen a search runs: ``"bf16"``, ``"int16"`` or ``"float"``.
 
     Parameters
     ----------
-    screen : {"auto", "int16", "float"}
-        ``"auto"``: the integer screen where the caller has the table's codes,
-        their bound holds (``fits``) and this CPU multiplies them fast
-        (``fast_int16``); else the float screen. ``"int16"``: the integer
-        screen whatever the CPU (the codes are built if not given).
-        ``"float"``: the float GEMM screen.
+    screen : {"auto", "bf16", "int16", "float"}
+        ``"auto"``: the bf16 screen where the bound holds (``fits``) and it
+        pays (``bf16_pays``: N queries of width D on the matrix units); else
+        the integer screen where the caller has the table's codes, their
+        bound holds and this CPU multiplies them fast (``fast_int16``); else
+        the float screen. ``"bf16"``: the bf16 screen whatever the CPU
+        (torch's bfloat16 matmul runs everywhere, in software where the
+        units are missing). ``"int16"``: the integer screen whatever the CPU
+        (the codes are built if not given). ``"float"``: the float GEMM screen.
     codes_given : bool
         Whether the caller passed the table's codes.
     fits : bool
         Whether every nonzero length lies where the bound is certified (``codes.codes_fit``).
+    queries, width : int
+        N and D of the search (0: ``"auto"`` never takes the bf16 screen).
 
     Raises
     ------
     ChoiceError
         (a ``ValueError``) for another screen.
     ValueError
-        For ``"int16"`` on lengths outside [1e-15, 1e15].
+        For ``"bf16"`` or ``"int16"`` on lengths outside [1e-15, 1e15].
     MissingExtraError
-        (an ``ImportError``) for ``"int16"`` without numba.
+        (an ``ImportError``) for ``"int16"`` without numba, ``"bf16"`` without torch.
 
     >>> choose_screen("auto", codes_given=False, fits=True), choose_screen("float", codes_given=True, fits=True)
     ('float', 'float')
@@ -100,6 +175,13 @@ def choose_screen(screen: str, *, codes_given: bool, fits: bool) -> str:
                           value=screen, expected=", ".join(SCREENS))
     if screen == "float":
         return "float"
+    if screen == "bf16":
+        if not fits:
+            raise ValueError(f"screen='bf16' certifies lengths from {LOW:g} to {HIGH:g} only; some query or row "
+                             f"is outside: use screen='auto' or 'float'")
+        if importlib.util.find_spec("torch") is None:
+            raise MissingExtraError.for_module("torch", "bf16 screens", ("torch",))
+        return "bf16"
     if screen == "int16":
         if not fits:
             raise ValueError(f"screen='int16' certifies lengths from {LOW:g} to {HIGH:g} only; some query or row "
@@ -107,16 +189,19 @@ def choose_screen(screen: str, *, codes_given: bool, fits: bool) -> str:
         if importlib.util.find_spec("numba") is None:
             raise MissingExtraError.for_module("numba", "integer screens", ("models",))
         return "int16"
+    if fits and bf16_pays(queries, width):
+        return "bf16"
     return "int16" if codes_given and fits and fast_int16() else "float"
 
 
-def builds_codes(n_queries: int) -> bool:
-    """Whether a search of ``n_queries`` queries builds the table's codes: enough queries, and a CPU that multiplies them fast.
+def builds_codes(n_queries: int, width: int = 0) -> bool:
+    """Whether a search of ``n_queries`` queries of width D builds the table's codes: enough queries, a CPU
+    that multiplies them fast, and no bf16 screen that runs instead (``bf16_pays``).
 
     >>> builds_codes(10)
     False
     """
-    return n_queries >= CODED_QUERIES and fast_int16()
+    return n_queries >= CODED_QUERIES and fast_int16() and not bf16_pays(n_queries, width)
 
 
 def int16_runs(row_norms: np.ndarray) -> bool:
@@ -126,3 +211,31 @@ def int16_runs(row_norms: np.ndarray) -> bool:
     False
     """
     return choose_screen("auto", codes_given=True, fits=codes_fit(row_norms, row_norms)) == "int16"
+
+
+def _units() -> str:
+    """The matrix units bfloat16 products run on here, and the software that drives them, in words."""
+    import torch
+
+    flags = cpu_flags()
+    units = "on AMX" if "amx_bf16" in flags else "on AVX512-BF16"
+    have = ", ".join(sorted(flags & {"amx_bf16", "avx512_bf16"}))
+    return f"{units} ({have}, torch {torch.__version__.split('+')[0]} oneDNN)"
+
+
+def _no_bf16() -> str:
+    """Why bfloat16 products do not run on matrix units here, in words."""
+    if not cpu_flags() & {"amx_bf16", "avx512_bf16"}:
+        return "no AMX-BF16 or AVX512-BF16"
+    return "torch not installed" if importlib.util.find_spec("torch") is None else "torch without oneDNN"
+
+
+def _why_not_bf16(queries: int, width: int) -> str:
+    """Why ``"auto"`` did not take the bf16 screen for N queries of width D (N = 0: not tried), in words."""
+    if queries == 0:
+        return "bf16 not tried for this scan"
+    if queries >= BF16_QUERIES and width >= BF16_WIDTH:
+        return f"no bf16 screen: {_no_bf16()}"
+    if width < BF16_WIDTH:
+        return f"bf16 does not pay at D={width} < {BF16_WIDTH}"
+    return f"bf16 does not pay for N={queries:,} < {BF16_QUERIES} queries"
