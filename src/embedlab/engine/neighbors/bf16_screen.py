@@ -42,12 +42,27 @@ import numpy as np
 
 from ...errors import MissingExtraError
 from ..lengths import length_range
-from .precision import bf16_margin, longest_other
+from .plan import BlockPlan
+from .pool import CandidatePool
+from .precision import bf16_margin, longest_other, margin
+from .rescore import Rescorer
 from .torch_screen import TorchScreen
 
-__all__ = ["Bf16Screen", "bf16_rows", "round_bf16", "bar32", "ROWS_BLOCK"]
+__all__ = ["Bf16Screen", "bf16_rows", "round_bf16", "bar32", "bf16_slots", "ROWS_BLOCK"]
 
 ROWS_BLOCK = 4096  # rows rounded to bfloat16 at a time by ``bf16_rows``
+
+
+def bf16_slots(k: int) -> int:
+    """Candidates the bf16 screen's pool keeps per query: its margin (about 2 * 3 * 2**-8 relative to
+    ``|q| |w|``, ``precision.bf16_margin``) lets more near-ties through than the float screen's pool
+    holds (measured on minilm and GloVe: 18-25 rows per query at the end for k = 10, 40 at the 90th
+    percentile); each overflow is settled exactly, one query at a time.
+
+    >>> bf16_slots(10)
+    104
+    """
+
 
 
 class Bf16Screen(TorchScreen):
@@ -73,6 +88,94 @@ class Bf16Screen(TorchScreen):
         shortest = length_range(self.row_norms)[0]  # the shortest nonzero row: inf where there is none
         self.eps = bf16_margin(self.metric, W.shape[1], q_norms, reach,
                                shortest=shortest if np.isfinite(shortest) else 1.0)  # (m,)
+        self.eps64 = margin(self.metric, W.shape[1], np.float64, q_norms, reach)  # (m,) of a float64 score
+        self.rescorer = Rescorer(W, q64, q_norms, self.row_norms, self.metric, self.exclude, self.k)
+
+    def _first_bar(self) -> np.ndarray:
+        """A first bar from a block's worth of rows spread over the table, shape (m,).
+
+        The bf16 margin is wide (about 0.023 for cosine), so a bar from a
+        small sample lets hundreds of rows per query into the pool. Here
+        ``plan.rows`` rows (as many as a block, ``plan.plan_bytes``) are
+        screened, each query's k best of them scored in float64 (on the
+        CPU), and the least of those exact scores, less one bf16 margin (and
+        float64's), is the bar: k rows score at least that.
+        """
+        V, k = len(self.W), self.k
+        sample = np.unique(np.linspace(0, V - 1, min(V, max(self.plan.sample, self.plan.rows))).astype(np.int64))
+        S = self._device_scores(sample)  # (m, s) float32
+        s = S.shape[1]
+        if self.device.type != "cpu":
+            kth = self.torch.kthvalue(S, s - k + 1, dim=1).values.cpu().numpy()
+            return kth.astype(np.float64) - 2 * self.eps
+        S = S.numpy()
+        best = np.argpartition(S, s - k, axis=1)[:, s - k:]  # (m, k) each query's k best screening scores
+        qi, ids = np.repeat(np.arange(len(S)), k), sample[best.ravel()]  # (m k,) pairs
+        step = max(1, self.plan.rescore)
+        exact = np.concatenate([self.rescorer.scores(qi[a:a + step], ids[a:a + step])
+                                for a in range(0, qi.size, step)]).reshape(-1, k)  # (m, k) float64
+        exact[np.take_along_axis(S, best, axis=1) == -np.inf] = -np.inf  # a query's own id is no witness
+        return exact.min(axis=1) - self.eps - self.eps64
+
+    def _scan(self, plan: BlockPlan) -> CandidatePool:
+        """Screen every row, block by block, the filter in NumPy on the scores' memory (CPU); else on the device.
+
+        On the CPU the product writes into a buffer made once, NumPy widens
+        it to float32 (and scales it for cosine) in another (``_cpu_scores``),
+        and each survivor is scored in float64 at once (``_pool_exact``): the
+        pool holds exact scores, so near-ties within the wide bf16 margin do
+        not crowd it, and its k-th best raises the bar by one bf16 margin
+        (not two). On another device, ``TorchScreen._scan``.
+        """
+        if self.device.type != "cpu":
+            return super()._scan(plan)
+        torch, k = self.torch, self.k
+        m, V = len(self.queries), len(self.W)
+        pool = CandidatePool(m, k, slots=bf16_slots(k))
+        bar = self._first_bar()  # (m,)
+        inv32 = None if self.inv_t is None else self.inv_t.numpy()  # (V,) float32
+        product = torch.empty(m * plan.rows, dtype=torch.bfloat16)  # reused: (m, v) views of it
+        scores = np.empty(m * plan.rows, dtype=np.float32)
+        mask_buf = np.empty(m * plan.rows, dtype=bool)
+        for v0 in range(0, V, plan.rows):
+            v1 = min(V, v0 + plan.rows)
+            S = scores[:m * (v1 - v0)].reshape(m, v1 - v0)  # (m, v) float32
+            self._cpu_scores(v0, v1, product[:S.size].view(S.shape), S, inv32)
+            # k pooled rows score at least the pool's k-th exact score (less float64's own margin): a row whose
+            # screening score is more than one bf16 margin below it is beaten by k others.
+            bar = np.maximum(bar, pool.scores[:, k - 1] - self.eps - self.eps64)
+            mask = np.greater_equal(S, bar32(bar)[:, None], out=mask_buf[:S.size].reshape(S.shape))
+            self._pool_exact(mask, v0, pool)
+        return pool
+
+    def _pool_exact(self, mask: np.ndarray, v0: int, pool: CandidatePool) -> None:
+        """Score the marked entries of the block (m, v) in float64, ``plan.rescore`` at a time, and pool them.
+
+        The pool's margin is then float64's (``eps64``), which covers any
+        difference of the last bit between this scoring and the final one.
+        """
+        found = np.flatnonzero(mask)  # survivors, by query then by id
+        step = max(1, self.plan.rescore)
+        for s in range(0, found.size, step):
+            r, c = np.divmod(found[s:s + step], mask.shape[1])
+            c += v0
+            pool.add(r, c, self.rescorer.scores(r, c), self.eps64, self._settle)
+
+    def _cpu_scores(self, v0: int, v1: int, product: Any, S: np.ndarray, inv32: np.ndarray | None) -> None:
+        """The scores of rows [v0, v1) into S (m, v) float32, through ``product`` (m, v) bfloat16 (CPU).
+
+        As ``_device_scores``: a bfloat16's bits are the top half of the
+        float32 of the same value, so the widening is a shift (exact).
+        """
+        torch = self.torch
+        self.torch.matmul(self.queries_t, self._rows(slice(v0, v1), v1 - v0).T, out=product)  # (m, v) bfloat16
+        bits = product.view(torch.int16).numpy().view(np.uint16)  # (m, v)
+        np.left_shift(bits, 16, out=S.view(np.uint32), dtype=np.uint32)  # widened: exact
+        if inv32 is not None:
+            np.multiply(S, inv32[v0:v1], out=S)  # float32(product) * float32(1 / |w|), rounded once
+        if self.exclude is not None:
+            own = np.flatnonzero((self.exclude >= v0) & (self.exclude < v1))
+            S[own, self.exclude[own] - v0] = -np.inf
 
     def _bar_tensor(self, bar: np.ndarray) -> Any:
         """The bar (m,) float64 as float32 rounded down: a float32 score reaches one as it reaches the other."""
@@ -83,13 +186,15 @@ class Bf16Screen(TorchScreen):
 
         ``bf16(q) . bf16(w)`` summed in float32 and returned in bfloat16 by
         the matmul, widened to float32 (exactly); cosine times the row's
-        ``float32(1 / |w|)`` (zero rows stay 0). The query's own id scores -inf.
+        ``float32(1 / |w|)`` (zero rows stay 0), rounded once. The query's own
+        id scores -inf.
         """
         torch = self.torch
         run = slice(ids[0], ids[-1] + 1) if ids[-1] - ids[0] + 1 == ids.size else ids
-        S = (self.queries_t @ self._rows(run, ids.size).T).float()  # (m, s) bfloat16 products, widened
-        if self.inv_t is not None:
-            S *= self.inv_t[torch.as_tensor(ids, device=self.device)][None, :]  # float32 products, rounded once
+        product = self.queries_t @ self._rows(run, ids.size).T  # (m, s) bfloat16
+        S = product.float()  # widened: exact
+        if self.inv_t is not None:  # float32(product) * float32(1 / |w|), rounded once
+            S *= self.inv_t[run if isinstance(run, slice) else torch.as_tensor(ids, device=self.device)]
         if self.exclude is not None:
             at = np.minimum(np.searchsorted(ids, self.exclude), ids.size - 1)  # (m,)
             own = np.flatnonzero(ids[at] == self.exclude)

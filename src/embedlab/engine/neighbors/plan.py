@@ -157,7 +157,7 @@ def plan_search(V: int, D: int, k: int, metric: str, memory: int, *, q_norms: np
             why += f" (the {chosen} screen's memory does not fit the budget)"
         try:
             plan = plan_blocks(V, D, k, 4 if one == "bf16" else itemsize, memory, n_queries=N,
-                               workers=1 if one == "bf16" else workers, fixed=sum(fixed.values()), screen=one)
+                               workers=workers, fixed=sum(fixed.values()), screen=one)
             return dataclasses.replace(plan, why=why)
         except BudgetError as exc:
             errors.append(exc)
