@@ -38,8 +38,11 @@ CPU capability.)
   inside the clock: what one ``embedlab neighbors`` process pays after the read.
 - embedlab prebuilt codes: the front door (``engine.neighbors.search.Search``)
   with the table's integer codes built by hand before the clock (the integer
-  screen where the CPU has AVX2), and ``embedlab float`` with ``screen="float"``
-  (the float32 GEMM screen); all exact, equal scores by the smaller id.
+  screen where the CPU has AVX2), ``embedlab float`` with ``screen="float"``
+  (the float32 GEMM screen), and ``embedlab bf16`` with ``screen="bf16"``
+  (bfloat16 products on AMX / AVX512-BF16 through torch's oneDNN, torch's own
+  kernels elsewhere; the table's bfloat16 rows built before the clock, like
+  the codes); all exact, equal scores by the smaller id.
 - faiss: ``IndexFlatIP`` over the rows (unit rows for cosine), k + 1, own id dropped.
 - torch: ``Q @ W.T`` and ``torch.topk`` over blocks of 256 queries (its fastest
   block size here), k + 1, own id dropped.
@@ -95,7 +98,8 @@ TORCH_BLOCK = 256
 # while after a call, and would otherwise steal cores from the next tool.
 SETTLE = 0.5
 OURS = "embedlab.neighbors"
-TOOLS = (OURS, "embedlab.neighbors, new table", "embedlab prebuilt codes", "embedlab float", "faiss IndexFlatIP",
+TOOLS = (OURS, "embedlab.neighbors, new table", "embedlab prebuilt codes", "embedlab float", "embedlab bf16",
+         "faiss IndexFlatIP",
          "torch matmul+topk", "numpy naive", "gensim most_similar", "GEMM floor")
 SLOW_TOOLS = ("numpy naive", "gensim most_similar")
 GOAL_TOOLS, GOAL = ("faiss IndexFlatIP", "torch matmul+topk"), 1.5  # issue 22: their time / ours >= 1.5
@@ -438,6 +442,10 @@ def make_run(tool, table, queries, k, metric) -> Callable[[], np.ndarray] | None
     if tool == "embedlab float":
         rows = ArrayTable(table.W_E, norms=norms)
         return lambda: lists(rows, queries, k, metric, screen="float")
+    if tool == "embedlab bf16":
+        rows = ArrayTable(table.W_E, norms=norms)
+        rows.bf16_rows()  # built before the clock, as the codes are for "embedlab prebuilt codes"
+        return lambda: lists(rows, queries, k, metric, screen="bf16")
     if tool == "GEMM floor":
         return gemm_floor(W, queries)
     return {"faiss IndexFlatIP": faiss_run, "torch matmul+topk": torch_run, "numpy naive": numpy_run,

@@ -181,13 +181,13 @@ def exact_scores(Q, W, metric):
 
 
 def adversarial(D, rng):
-    """Queries and rows whose products cancel: large terms of both signs summing to a small score, and
-    entries at bfloat16 midpoints (the most rounding), a spread of lengths, subnormal-sized entries."""
+    """Queries and rows whose products cancel: large terms of both signs summing to a small score, entries
+    between bfloat16's values, a spread of lengths, subnormal-sized entries."""
     half = D // 2
     big = rng.uniform(0.5, 1.0, size=(40, D))
     sign = np.where(np.arange(D) < half, 1.0, -1.0)
     W = big * sign  # rows of alternating sign halves
-    W[:10] *= 1 + 2.0**-9  # bfloat16 midpoints: each entry rounds by the most
+    W[:10] *= 1 + 2.0**-9  # entries between bfloat16's values: each one rounds
     W[10:20] = rng.standard_normal((10, D)) * 10.0 ** rng.integers(-6, 7, size=(10, 1))
     W[20, : D // 3] = 1e-39  # subnormal in float32: flushed by the matrix units
     Q = np.abs(rng.uniform(0.5, 1.0, size=(6, D)))  # all positive: q . w cancels between the halves
@@ -316,3 +316,17 @@ def test_forced_bf16_runs_on_a_device():
     ids = np.arange(0, 400, 9)
     got = search(W, None, 4, "cosine", exclude=ids, screen="bf16", device="cpu")
     assert got[0].tolist() == full_sort(W, W[ids], 4, "cosine", ids)[0].tolist()
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_the_plan_travels_to_the_cluster_workers(local_cluster, metric):
+    pytest.importorskip("distributed")
+    rng = np.random.default_rng(6)
+    W = rng.integers(-3, 4, size=(700, 24)).astype(np.float32)
+    W[rng.integers(0, 700, size=30)] = W[5]  # exact ties
+    queries = np.arange(0, 700, 11)
+    with Search(W, 8, metric, ids=queries, scheduler=local_cluster.scheduler_address, screen="bf16") as search_:
+        assert search_.plan(metric).screen == "bf16"  # the plan each task runs (cluster._block_task)
+        found = search_.nearest(metric)
+    assert found.ids.tolist() == full_sort(W, W[queries], 8, metric, queries)[0].tolist()
+    assert np.array_equal(found.scores, search(W, None, 8, metric, exclude=queries, screen="float")[1])

@@ -48,21 +48,9 @@ from .precision import bf16_margin, longest_other, margin
 from .rescore import Rescorer
 from .torch_screen import TorchScreen
 
-__all__ = ["Bf16Screen", "bf16_rows", "round_bf16", "bar32", "bf16_slots", "ROWS_BLOCK"]
+__all__ = ["Bf16Screen", "bf16_rows", "round_bf16", "bar32", "ROWS_BLOCK"]
 
 ROWS_BLOCK = 4096  # rows rounded to bfloat16 at a time by ``bf16_rows``
-
-
-def bf16_slots(k: int) -> int:
-    """Candidates the bf16 screen's pool keeps per query: its margin (about 2 * 3 * 2**-8 relative to
-    ``|q| |w|``, ``precision.bf16_margin``) lets more near-ties through than the float screen's pool
-    holds (measured on minilm and GloVe: 18-25 rows per query at the end for k = 10, 40 at the 90th
-    percentile); each overflow is settled exactly, one query at a time.
-
-    >>> bf16_slots(10)
-    104
-    """
-
 
 
 class Bf16Screen(TorchScreen):
@@ -131,7 +119,7 @@ class Bf16Screen(TorchScreen):
             return super()._scan(plan)
         torch, k = self.torch, self.k
         m, V = len(self.queries), len(self.W)
-        pool = CandidatePool(m, k, slots=bf16_slots(k))
+        pool = CandidatePool(m, k)  # exact scores: near-ties within the bf16 margin do not crowd it
         bar = self._first_bar()  # (m,)
         inv32 = None if self.inv_t is None else self.inv_t.numpy()  # (V,) float32
         product = torch.empty(m * plan.rows, dtype=torch.bfloat16)  # reused: (m, v) views of it
@@ -249,8 +237,8 @@ def round_bf16(x: np.ndarray) -> np.ndarray:
     float32 would be subnormal are what the matrix units flush anyway
     (``precision.bf16_margin``, step 4).
 
-    >>> round_bf16(np.array([1 + 2**-9 + 2**-40, 1 + 2**-9, 1 + 3 * 2**-9])).tolist()
-    [1.00390625, 1.0, 1.0078125]
+    >>> round_bf16(np.array([1 + 2**-8 + 2**-40, 1 + 2**-8, 1 + 3 * 2**-8])).tolist()  # 1 + 2**-8: a midpoint
+    [1.0078125, 1.0, 1.015625]
     """
     if x.dtype != np.float64:
         return x

@@ -25,9 +25,9 @@ class CandidatePool:
     it has seen.
     """
 
-    def __init__(self, m: int, k: int, slots: int | None = None) -> None:
+    def __init__(self, m: int, k: int) -> None:
         self.k = k
-        P = pool_slots(k) if slots is None else slots  # a looser margin (the bf16 screen's) keeps more near-ties
+        P = pool_slots(k)
         self.ids = np.full((m, P), -1, dtype=np.int64)  # (m, P) -1: an empty slot
         self.scores = np.full((m, P), -np.inf)  # (m, P) descending; [:, k-1] is the k-th best
 
