@@ -72,6 +72,7 @@ class Bf16Screen(TorchScreen):
             self.inv_norms.astype(np.float32), device=self.device)  # (V,) float32(1 / |w|)
         self.rows_t = None if rows is None else torch.from_numpy(rows).view(torch.bfloat16).to(self.device)
         self._buf = None  # (v, D) float32: a block of rows on its way to bfloat16, reused
+        self.eps32 = self.eps  # (m,) the float screen's margin: of a survivor's float32 score (``_pool_float32``)
         reach = self.row_norms[longest_other(self.row_norms, self.exclude, len(q_norms))]  # (m,)
         shortest = length_range(self.row_norms)[0]  # the shortest nonzero row: inf where there is none
         self.eps = bf16_margin(self.metric, W.shape[1], q_norms, reach,
@@ -110,10 +111,12 @@ class Bf16Screen(TorchScreen):
 
         On the CPU the product writes into a buffer made once, NumPy widens
         it to float32 (and scales it for cosine) in another (``_cpu_scores``),
-        and each survivor is scored in float64 at once (``_pool_exact``): the
-        pool holds exact scores, so near-ties within the wide bf16 margin do
-        not crowd it, and its k-th best raises the bar by one bf16 margin
-        (not two). On another device, ``TorchScreen._scan``.
+        and each survivor is scored again in float32 at once, as the float
+        screen scores it (``_pool_float32``): the pool holds scores within
+        the float screen's margin, so near-ties within the wide bf16 margin
+        do not crowd it, and its k-th best raises the bar by one bf16 margin
+        and one float margin (not two bf16 margins). On another device,
+        ``TorchScreen._scan``.
         """
         if self.device.type != "cpu":
             return super()._scan(plan)
@@ -129,25 +132,31 @@ class Bf16Screen(TorchScreen):
             v1 = min(V, v0 + plan.rows)
             S = scores[:m * (v1 - v0)].reshape(m, v1 - v0)  # (m, v) float32
             self._cpu_scores(v0, v1, product[:S.size].view(S.shape), S, inv32)
-            # k pooled rows score at least the pool's k-th exact score (less float64's own margin): a row whose
-            # screening score is more than one bf16 margin below it is beaten by k others.
-            bar = np.maximum(bar, pool.scores[:, k - 1] - self.eps - self.eps64)
+            # k pooled rows score at least the pool's k-th float32 score less the float margin: a row whose
+            # screening score is more than one bf16 margin below that is beaten by k others.
+            bar = np.maximum(bar, pool.scores[:, k - 1] - self.eps32 - self.eps)
             mask = np.greater_equal(S, bar32(bar)[:, None], out=mask_buf[:S.size].reshape(S.shape))
-            self._pool_exact(mask, v0, pool)
+            self._pool_float32(mask, v0, pool, inv32)
         return pool
 
-    def _pool_exact(self, mask: np.ndarray, v0: int, pool: CandidatePool) -> None:
-        """Score the marked entries of the block (m, v) in float64, ``plan.rescore`` at a time, and pool them.
+    def _pool_float32(self, mask: np.ndarray, v0: int, pool: CandidatePool, inv32: np.ndarray | None) -> None:
+        """Score the marked entries of the block (m, v) again in float32, ``plan.rescore`` at a time; pool them.
 
-        The pool's margin is then float64's (``eps64``), which covers any
-        difference of the last bit between this scoring and the final one.
+        ``q . w`` of the float32 (unit) query and the row in float32, cosine
+        times ``float32(1 / |w|)``: within the float screen's margin
+        (``precision.margin``, ``eps32``) of the exact score, whatever the
+        order of the sum, so the pool prunes as the float screen's does.
         """
         found = np.flatnonzero(mask)  # survivors, by query then by id
         step = max(1, self.plan.rescore)
         for s in range(0, found.size, step):
             r, c = np.divmod(found[s:s + step], mask.shape[1])
             c += v0
-            pool.add(r, c, self.rescorer.scores(r, c), self.eps64, self._settle)
+            rows = np.asarray(self.W[c], dtype=np.float32)  # (f, D)
+            scores = np.einsum("ij,ij->i", self.queries[r], rows)  # (f,) float32
+            if inv32 is not None:
+                scores *= inv32[c]
+            pool.add(r, c, scores, self.eps32, self._settle)
 
     def _cpu_scores(self, v0: int, v1: int, product: Any, S: np.ndarray, inv32: np.ndarray | None) -> None:
         """The scores of rows [v0, v1) into S (m, v) float32, through ``product`` (m, v) bfloat16 (CPU).
