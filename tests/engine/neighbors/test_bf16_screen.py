@@ -289,14 +289,14 @@ def test_the_plan_says_which_screen_and_why(monkeypatch):
     search = Search(table, 5, ids=np.arange(300))
     plan = search.plan("cosine")
     assert plan.screen == "bf16" and plan.why.startswith("bf16 on AMX (amx_bf16, torch ")
-    assert "D=256 >= 128, N=300 >= 256" in plan.why
+    assert f"D=256 >= {capability.BF16_WIDTH}, N=300 >= {capability.BF16_QUERIES}" in plan.why
     assert search.nearest("cosine").ids.tolist() == full_sort(W, W[:300], 5, "cosine", np.arange(300))[0].tolist()
     memory = search.memory()
     assert memory.plans["cosine"]["why"] == plan.why
     assert memory.resident["bf16"] == 3000 * 256 * 2  # the table's bfloat16 rows, resident like its codes
     assert table.resident().codes == 0  # no int16 codes built beside them
     few = Search(table, 5, ids=[1, 2]).plan("dot")
-    assert few.screen != "bf16" and "bf16 does not pay for N=2 < 256 queries" in few.why
+    assert few.screen != "bf16" and f"bf16 does not pay for N=2 < {capability.BF16_QUERIES} queries" in few.why
 
 
 def test_a_plain_array_caches_nothing_beyond_the_search():

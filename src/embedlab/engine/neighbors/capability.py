@@ -12,10 +12,14 @@ The exact answer never depends on the screen; the time does. ``"auto"``:
 - ``"bf16"`` where this CPU multiplies bfloat16 on its matrix units
   (``fast_bf16``: AMX-BF16 or AVX512-BF16, and torch with oneDNN) and the
   search is large enough to win: D >= ``BF16_WIDTH`` and N >=
-  ``BF16_QUERIES`` (benchmarks/neighbors.py, measured on a 2-core Xeon with
-  AMX: at D = 384 and 1,000 queries the bf16 product is 2.5-3x the float32
-  GEMM; at GloVe's D = 50 and for a few queries, which read the table once
-  whatever the product, it gains nothing);
+  ``BF16_QUERIES``. Measured through the front door on the 2-core Xeon
+  with AMX (under a load of 4-6, best of 7, float screen's time / bf16's):
+  minilm (D = 384) 1.06-1.5 at 256 queries, 0.94-1.07 at 1,000; a random
+  32,000 x 1,024 table 1.2-2.1 at 256, 1.1-1.35 at 1,000; GloVe (D = 50)
+  0.76-0.94 at 1,000; 2 queries of D = 1,024: 0.6 by dot. The bfloat16
+  product itself is 2.5-3x the float32 GEMM at D = 384, but its margin
+  (about 1.2% of ``|q| |w|``) lets tens of rows per query through to be
+  scored again, which the float screen's (about 1e-5) does not;
 - else ``"int16"`` where the caller has the table's codes and this CPU
   multiplies them fast (``fast_int16``: ``vpmaddwd``, twice the multiply-adds
   per instruction of a float32 FMA, on any CPU with AVX2; on a CPU with
@@ -49,7 +53,7 @@ CODED_QUERIES = 2048
 # Below them the product is not where the time goes (a few queries read the table once; D = 50 pads the
 # matrix units' tiles), and rounding the rows to bfloat16 costs more than it saves (benchmarks/neighbors.py).
 BF16_QUERIES = 256
-BF16_WIDTH = 128
+BF16_WIDTH = 256
 
 
 @functools.lru_cache(maxsize=1)
