@@ -303,7 +303,11 @@ def memory_lines(memory: Any) -> list[str]:
     parts += [f"{name} {human_bytes(r[key])}" for name, key in (("position tables", "positions"),
                                                                    ("lengths", "norms"), ("int16 codes", "codes"),
                                                                    ("bf16 rows", "bf16")) if r.get(key)]
-    why = "; ".join(f"{m} {p['why']}" for m, p in memory.plans.items() if p.get("why"))
+    reasons: dict[str, list[str]] = {}  # why -> the metrics it is said of, each said once
+    for m, p in memory.plans.items():
+        if p.get("why"):
+            reasons.setdefault(p["why"], []).append(m)
+    why = "; ".join(f"{' and '.join(ms)}: {text}" for text, ms in reasons.items())
     return [f"working memory of each search, planned at most (budget {human_bytes(memory.budget)}): {plans}; "
             f"outputs {human_bytes(memory.outputs)}, not counted",
             f"resident, outside the budget: {' + '.join(parts)} = {human_bytes(r['total'])}"] + (

@@ -13,6 +13,7 @@ No timing here: speed is claimed in benchmarks/ only.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 
 import numpy as np
@@ -330,3 +331,16 @@ def test_the_plan_travels_to_the_cluster_workers(local_cluster, metric):
         found = search_.nearest(metric)
     assert found.ids.tolist() == full_sort(W, W[queries], 8, metric, queries)[0].tolist()
     assert np.array_equal(found.scores, search(W, None, 8, metric, exclude=queries, screen="float")[1])
+
+
+def test_the_neighbors_command_says_which_screen_ran_and_why(capsys):
+    from embedlab import cli
+
+    assert cli.main(["neighbors", "137", "--k", "4", "--memory", "1M"]) == 0
+    out = capsys.readouterr().out
+    line = next(text for text in out.splitlines() if text.startswith("screen: "))
+    assert line.startswith("screen: cosine and dot: float GEMM: ")  # the seed table: D=64, one query
+    assert f"bf16 does not pay at D=64 < {capability.BF16_WIDTH}" in line
+    assert cli.main(["neighbors", "137", "--k", "4", "--memory", "1M", "--json"]) == 0
+    plans = json.loads(capsys.readouterr().out)["memory"]["plans"]
+    assert {p["why"] for p in plans.values()} == {line.split(": ", 2)[2]}
