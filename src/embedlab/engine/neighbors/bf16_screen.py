@@ -122,7 +122,7 @@ class Bf16Screen(TorchScreen):
             return super()._scan(plan)
         torch, k = self.torch, self.k
         m, V = len(self.queries), len(self.W)
-        pool = CandidatePool(m, k)  # exact scores: near-ties within the bf16 margin do not crowd it
+        pool = CandidatePool(m, k)  # float32 scores: near-ties within the bf16 margin do not crowd it
         bar = self._first_bar()  # (m,)
         inv32 = None if self.inv_t is None else self.inv_t.numpy()  # (V,) float32
         product = torch.empty(m * plan.rows, dtype=torch.bfloat16)  # reused: (m, v) views of it

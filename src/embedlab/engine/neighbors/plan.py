@@ -254,8 +254,9 @@ def plan_bytes(n: int, v: int, D: int, k: int, itemsize: int, batch: int, rescor
     being pooled; the integer screen adds its queries' codes and encoding
     temporaries, candidate slots and the sample of rows (codes, terms) that
     sets the first bar. The bf16 screen counts as the float one, with its
-    score block three times (the bfloat16 product, its float32 widening, the
-    mask) and one block of rows twice (float32 on the way, then bfloat16).
+    score block as the bfloat16 product, its float32 widening and the mask
+    (or the sample's partition indices), and one block of rows three times
+    (gathered, float32 on the way, then bfloat16).
     All rescore ``rescore`` candidates at once, and make some Python objects
     (``objects``).
     """
@@ -268,8 +269,9 @@ def plan_bytes(n: int, v: int, D: int, k: int, itemsize: int, batch: int, rescor
             "objects": _OBJECTS,
         }
     P = pool_slots(k)
-    if screen == "bf16":  # bfloat16 scores widened to float32 (with a k-th value copy, or a mask); rows 4 + 2 bytes
-        sample, scan, rows = n * v * (2 + 2 * 4), n * v * (2 + 4 + 1) + 8 * v, v * D * (4 + 2)
+    if screen == "bf16":  # bfloat16 scores widened to float32, and the sample's argpartition (int64) or the mask;
+        # rows gathered (the sample), in float32 and in bfloat16
+        sample, scan, rows = n * v * (2 + 4 + 8), n * v * (2 + 4 + 1) + 8 * v, v * D * (4 + 4 + 2)
     else:
         sample = n * v * 2 * itemsize  # the first bar: scores of at most v rows and a partition copy
         scan = n * v * (itemsize + 1) + 8 * v  # the score block and its mask; one query's survivors
