@@ -264,13 +264,18 @@ def test_the_bar_rounds_down_so_no_comparison_changes():
 def test_auto_takes_bf16_by_capability_and_shape(monkeypatch):
     monkeypatch.setattr(capability, "fast_bf16", lambda: True)
     pick = capability.choose_screen
-    assert pick("auto", codes_given=False, fits=True, queries=1000, width=384) == "bf16"
-    assert pick("auto", codes_given=True, fits=True, queries=1000, width=384) == "bf16"
-    assert pick("auto", codes_given=False, fits=True, queries=2, width=4096) == "float"  # a few queries
-    assert pick("auto", codes_given=False, fits=False, queries=1000, width=384) == "float"
-    assert pick("auto", codes_given=False, fits=True, queries=1000, width=capability.BF16_WIDTH - 1) == "float"
+    minilm = dict(queries=1000, width=384, rows=30522)
+    assert pick("auto", codes_given=False, fits=True, **minilm) == "bf16"  # torch loaded here: its import is paid
+    assert pick("auto", codes_given=True, fits=True, **minilm) == "bf16"
+    assert pick("auto", codes_given=False, fits=True, queries=2, width=4096, rows=128256) == "float"  # 2 queries
+    assert pick("auto", codes_given=False, fits=False, **minilm) == "float"
+    assert pick("auto", codes_given=False, fits=True, queries=1000, width=capability.BF16_WIDTH - 1,
+                rows=30522) == "float"
+    monkeypatch.setattr(capability, "_torch_loaded", lambda: False)  # a fresh process: loading torch must pay
+    assert pick("auto", codes_given=False, fits=True, **minilm) == "float"
+    assert pick("auto", codes_given=False, fits=True, queries=1000, width=4096, rows=128256) == "bf16"
     monkeypatch.setattr(capability, "fast_bf16", lambda: False)
-    assert pick("auto", codes_given=False, fits=True, queries=1000, width=384) == "float"
+    assert pick("auto", codes_given=False, fits=True, queries=1000, width=4096, rows=128256) == "float"
     assert pick("bf16", codes_given=False, fits=True) == "bf16"  # forced: runs everywhere
 
 
@@ -290,7 +295,7 @@ def test_the_plan_says_which_screen_and_why(monkeypatch):
     search = Search(table, 5, ids=np.arange(300))
     plan = search.plan("cosine")
     assert plan.screen == "bf16" and plan.why.startswith("bf16 on AMX (amx_bf16, torch ")
-    assert f"D=256 >= {capability.BF16_WIDTH}, N=300 >= {capability.BF16_QUERIES}" in plan.why
+    assert f"D=256 >= {capability.BF16_WIDTH}, N=300 >= {capability.BF16_QUERIES}, torch loaded" in plan.why
     assert search.nearest("cosine").ids.tolist() == full_sort(W, W[:300], 5, "cosine", np.arange(300))[0].tolist()
     memory = search.memory()
     assert memory.plans["cosine"]["why"] == plan.why

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import sys
 
 from ...errors import ChoiceError, MissingExtraError
 import numpy as np
@@ -54,6 +55,11 @@ CODED_QUERIES = 2048
 # matrix units' tiles), and rounding the rows to bfloat16 costs more than it saves (benchmarks/neighbors.py).
 BF16_QUERIES = 256
 BF16_WIDTH = 256
+# Multiply-adds (N * V * D) from which the bf16 screen pays for loading torch in a process that has not: torch
+# takes about 3 s to import on the 2-core Xeon, which the float32 GEMM (about 7e10 multiply-adds a second
+# there) would spend on 2e11; the bf16 screen saves at most half of it. (The 2-query search of a Llama-3-sized
+# table, 1e9, stays far below; 1,000 queries of it, 5e11, reach it.)
+BF16_WORK = 5e11
 
 
 @functools.lru_cache(maxsize=1)
@@ -83,15 +89,25 @@ def fast_bf16() -> bool:
     return bool(torch.backends.mkldnn.is_available())
 
 
-def bf16_pays(n_queries: int, D: int) -> bool:
-    """Whether ``"auto"`` takes the bf16 screen for n queries of width D: large enough, on the matrix units.
+def bf16_pays(n_queries: int, D: int, V: int) -> bool:
+    """Whether ``"auto"`` takes the bf16 screen for n queries of width D against V rows, on the matrix units.
 
-    The shape is looked at first: a small search never imports torch.
+    At least ``BF16_QUERIES`` queries of width ``BF16_WIDTH``, and torch
+    already loaded in this process or a search big enough to pay for loading
+    it (``BF16_WORK`` multiply-adds). The shape is looked at first: a small
+    search never imports torch.
 
-    >>> bf16_pays(2, 4096), bf16_pays(1000, 50)
+    >>> bf16_pays(2, 4096, 128256), bf16_pays(1000, 50, 400000)
     (False, False)
     """
-    return n_queries >= BF16_QUERIES and D >= BF16_WIDTH and fast_bf16()
+    if n_queries < BF16_QUERIES or D < BF16_WIDTH:
+        return False
+    return (_torch_loaded() or n_queries * D * V >= BF16_WORK) and fast_bf16()
+
+
+def _torch_loaded() -> bool:
+    """Whether this process has imported torch already (its import, about 3 s, is then paid)."""
+    return "torch" in sys.modules
 
 
 def describe() -> str:
@@ -108,32 +124,36 @@ def describe() -> str:
     else:
         rest = f"float GEMM ({cpu}{'' if importlib.util.find_spec('numba') else '; numba not installed'})"
     if fast_bf16():
-        return (f"bf16 {_units()} for D >= {BF16_WIDTH} and N >= {BF16_QUERIES}; else {rest}")
+        return (f"bf16 {_units()} for D >= {BF16_WIDTH} and N >= {BF16_QUERIES} (and N*V*D >= {BF16_WORK:.2g} "
+                f"where torch is not loaded yet); else {rest}")
     return f"{rest}; no bf16 screen: {_no_bf16()}"
 
 
-def reason(chosen: str, screen: str, *, codes_given: bool, fits: bool, queries: int, width: int) -> str:
+def reason(chosen: str, screen: str, *, codes_given: bool, fits: bool, queries: int, width: int,
+           rows: int = 0) -> str:
     """Why a search of ``queries`` queries of width D runs the screen ``chosen`` when asked for ``screen``.
 
     One line for the plan (``BlockPlan.why``): the screen, the units it runs
     on, and what decided it.
 
-    >>> reason("float", "float", codes_given=False, fits=True, queries=2, width=64)
+    >>> reason("float", "float", codes_given=False, fits=True, queries=2, width=64, rows=512)
     "float GEMM: screen='float' asked for"
     """
     if chosen == "bf16":
         how = f"bf16 {_units()}" if fast_bf16() else f"bf16 in software ({_no_bf16()})"
         if screen == "bf16":
             return f"{how}: screen='bf16' asked for; D={width}"
-        return f"{how}: D={width} >= {BF16_WIDTH}, N={queries:,} >= {BF16_QUERIES}"
+        work = "torch loaded" if _torch_loaded() else f"N*V*D={queries * rows * width:.2g} >= {BF16_WORK:.2g}"
+        return f"{how}: D={width} >= {BF16_WIDTH}, N={queries:,} >= {BF16_QUERIES}, {work}"
     if chosen == "int16":
         how = "int16 codes, vpmaddwd" + (" (AVX2, numba)" if fast_int16() else " without AVX2 (slower than the GEMM)")
-        return f"{how}: screen='int16' asked for" if screen == "int16" else f"{how}: {_why_not_bf16(queries, width)}"
+        return (f"{how}: screen='int16' asked for" if screen == "int16"
+                else f"{how}: {_why_not_bf16(queries, width, rows)}")
     if screen == "float":
         return "float GEMM: screen='float' asked for"
     if not fits:
         return "float GEMM: some length is outside [1e-15, 1e15], where only float certifies"
-    why = [_why_not_bf16(queries, width)]
+    why = [_why_not_bf16(queries, width, rows)]
     if not fast_int16():
         why.append("no AVX2" if "avx2" not in cpu_flags() else "numba not installed")
     elif not codes_given:
@@ -141,14 +161,15 @@ def reason(chosen: str, screen: str, *, codes_given: bool, fits: bool, queries: 
     return "float GEMM: " + "; ".join(why)
 
 
-def choose_screen(screen: str, *, codes_given: bool, fits: bool, queries: int = 0, width: int = 0) -> str:
+def choose_screen(screen: str, *, codes_given: bool, fits: bool, queries: int = 0, width: int = 0,
+                  rows: int = 0) -> str:
     """The screen a search runs: ``"bf16"``, ``"int16"`` or ``"float"``.
 
     Parameters
     ----------
     screen : {"auto", "bf16", "int16", "float"}
         ``"auto"``: the bf16 screen where the bound holds (``fits``) and it
-        pays (``bf16_pays``: N queries of width D on the matrix units); else
+        pays (``bf16_pays``: N queries of width D against V rows on the matrix units); else
         the integer screen where the caller has the table's codes, their
         bound holds and this CPU multiplies them fast (``fast_int16``); else
         the float screen. ``"bf16"``: the bf16 screen whatever the CPU
@@ -159,8 +180,8 @@ def choose_screen(screen: str, *, codes_given: bool, fits: bool, queries: int = 
         Whether the caller passed the table's codes.
     fits : bool
         Whether every nonzero length lies where the bound is certified (``codes.codes_fit``).
-    queries, width : int
-        N and D of the search (0: ``"auto"`` never takes the bf16 screen).
+    queries, width, rows : int
+        N, D and V of the search (N = 0: ``"auto"`` never takes the bf16 screen).
 
     Raises
     ------
@@ -193,19 +214,19 @@ def choose_screen(screen: str, *, codes_given: bool, fits: bool, queries: int = 
         if importlib.util.find_spec("numba") is None:
             raise MissingExtraError.for_module("numba", "integer screens", ("models",))
         return "int16"
-    if fits and bf16_pays(queries, width):
+    if fits and bf16_pays(queries, width, rows):
         return "bf16"
     return "int16" if codes_given and fits and fast_int16() else "float"
 
 
-def builds_codes(n_queries: int, width: int = 0) -> bool:
-    """Whether a search of ``n_queries`` queries of width D builds the table's codes: enough queries, a CPU
-    that multiplies them fast, and no bf16 screen that runs instead (``bf16_pays``).
+def builds_codes(n_queries: int, width: int = 0, rows: int = 0) -> bool:
+    """Whether a search of ``n_queries`` queries of width D against V rows builds the table's codes: enough
+    queries, a CPU that multiplies them fast, and no bf16 screen that runs instead (``bf16_pays``).
 
     >>> builds_codes(10)
     False
     """
-    return n_queries >= CODED_QUERIES and fast_int16() and not bf16_pays(n_queries, width)
+    return n_queries >= CODED_QUERIES and fast_int16() and not bf16_pays(n_queries, width, rows)
 
 
 def int16_runs(row_norms: np.ndarray) -> bool:
@@ -234,12 +255,14 @@ def _no_bf16() -> str:
     return "torch not installed" if importlib.util.find_spec("torch") is None else "torch without oneDNN"
 
 
-def _why_not_bf16(queries: int, width: int) -> str:
-    """Why ``"auto"`` did not take the bf16 screen for N queries of width D (N = 0: not tried), in words."""
+def _why_not_bf16(queries: int, width: int, rows: int) -> str:
+    """Why ``"auto"`` did not take the bf16 screen for N queries of width D against V rows (N = 0: not tried)."""
     if queries == 0:
         return "bf16 not tried for this scan"
     if queries >= BF16_QUERIES and width >= BF16_WIDTH:
-        return f"no bf16 screen: {_no_bf16()}"
+        if not cpu_flags() & {"amx_bf16", "avx512_bf16"} or not fast_bf16():
+            return f"no bf16 screen: {_no_bf16()}"
+        return (f"bf16 does not pay for loading torch: N*V*D={queries * rows * width:.2g} < {BF16_WORK:.2g}")
     if width < BF16_WIDTH:
         return f"bf16 does not pay at D={width} < {BF16_WIDTH}"
     return f"bf16 does not pay for N={queries:,} < {BF16_QUERIES} queries"
