@@ -260,9 +260,10 @@ def _why_not_bf16(queries: int, width: int, rows: int) -> str:
     if queries == 0:
         return "bf16 not tried for this scan"
     if queries >= BF16_QUERIES and width >= BF16_WIDTH:
-        if not cpu_flags() & {"amx_bf16", "avx512_bf16"} or not fast_bf16():
-            return f"no bf16 screen: {_no_bf16()}"
-        return (f"bf16 does not pay for loading torch: N*V*D={queries * rows * width:.2g} < {BF16_WORK:.2g}")
+        if cpu_flags() & {"amx_bf16", "avx512_bf16"} and not _torch_loaded() and queries * rows * width < BF16_WORK:
+            # said without importing torch, which is what does not pay
+            return f"bf16 does not pay for loading torch: N*V*D={queries * rows * width:.2g} < {BF16_WORK:.2g}"
+        return f"no bf16 screen: {_no_bf16()}"
     if width < BF16_WIDTH:
         return f"bf16 does not pay at D={width} < {BF16_WIDTH}"
     return f"bf16 does not pay for N={queries:,} < {BF16_QUERIES} queries"
