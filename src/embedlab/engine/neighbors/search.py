@@ -109,9 +109,10 @@ class Search:
     ----------
     table : EmbeddingTable, ArrayTable or array_like, shape (V, D)
         The table. An ``EmbeddingTable`` (or ``ArrayTable``) lends its cached
-        row lengths and int16 codes (resident, outside the budget); a plain
-        array is wrapped here, its lengths measured for this search (counted
-        in the budget) and its codes never cached.
+        row lengths, int16 codes and bfloat16 rows (resident, outside the
+        budget); a plain array is wrapped here, its lengths measured for this
+        search (counted in the budget) and its codes and bfloat16 rows never
+        cached (the bf16 screen rounds a block of rows at a time, counted).
     k : int
         Neighbours per query: ``1 <= k <= V - 1`` where a query is a row of
         the table (``ids``, ``exclude``, ``every_row``), ``1 <= k <= V`` for
