@@ -269,8 +269,10 @@ def test_auto_takes_bf16_by_capability_and_shape(monkeypatch):
     assert pick("auto", codes_given=True, fits=True, **minilm) == "bf16"
     assert pick("auto", codes_given=False, fits=True, queries=2, width=4096, rows=128256) == "float"  # 2 queries
     assert pick("auto", codes_given=False, fits=False, **minilm) == "float"
-    assert pick("auto", codes_given=False, fits=True, queries=1000, width=capability.BF16_WIDTH - 1,
+    assert pick("auto", codes_given=False, fits=True, queries=1000, width=capability.BF16_WIDTH["cosine"] - 1,
                 rows=30522) == "float"
+    assert pick("auto", codes_given=False, fits=True, metric="dot", **minilm) == "float"  # dot: from D = 1024
+    assert pick("auto", codes_given=False, fits=True, metric="dot", queries=1000, width=4096, rows=128256) == "bf16"
     monkeypatch.setattr(capability, "_torch_loaded", lambda: False)  # a fresh process: loading torch must pay
     assert pick("auto", codes_given=False, fits=True, **minilm) == "float"
     assert pick("auto", codes_given=False, fits=True, queries=1000, width=4096, rows=128256) == "bf16"
@@ -295,13 +297,14 @@ def test_the_plan_says_which_screen_and_why(monkeypatch):
     search = Search(table, 5, ids=np.arange(300))
     plan = search.plan("cosine")
     assert plan.screen == "bf16" and plan.why.startswith("bf16 on AMX (amx_bf16, torch ")
-    assert f"D=256 >= {capability.BF16_WIDTH}, N=300 >= {capability.BF16_QUERIES}, torch loaded" in plan.why
+    assert f"D=256 >= {capability.BF16_WIDTH['cosine']}, N=300 >= {capability.BF16_QUERIES}, torch loaded" in plan.why
+    assert search.plan("dot").screen != "bf16"  # dot's margin follows the longest row: bf16 from D = 1024
     assert search.nearest("cosine").ids.tolist() == full_sort(W, W[:300], 5, "cosine", np.arange(300))[0].tolist()
     memory = search.memory()
     assert memory.plans["cosine"]["why"] == plan.why
     assert memory.resident["bf16"] == 3000 * 256 * 2  # the table's bfloat16 rows, resident like its codes
     assert table.resident().codes == 0  # no int16 codes built beside them
-    few = Search(table, 5, ids=[1, 2]).plan("dot")
+    few = Search(table, 5, ids=[1, 2]).plan("cosine")
     assert few.screen != "bf16" and f"bf16 does not pay for N=2 < {capability.BF16_QUERIES} queries" in few.why
 
 
@@ -344,8 +347,8 @@ def test_the_neighbors_command_says_which_screen_ran_and_why(capsys):
     assert cli.main(["neighbors", "137", "--k", "4", "--memory", "1M"]) == 0
     out = capsys.readouterr().out
     line = next(text for text in out.splitlines() if text.startswith("screen: "))
-    assert line.startswith("screen: cosine and dot: float GEMM: ")  # the seed table: D=64, one query
-    assert f"bf16 does not pay at D=64 < {capability.BF16_WIDTH}" in line
+    assert line.startswith("screen: cosine: float GEMM: ")  # the seed table: D=64, one query
+    assert f"bf16 does not pay at D=64 < {capability.BF16_WIDTH['cosine']}" in line
     assert cli.main(["neighbors", "137", "--k", "4", "--memory", "1M", "--json"]) == 0
     plans = json.loads(capsys.readouterr().out)["memory"]["plans"]
-    assert {p["why"] for p in plans.values()} == {line.split(": ", 2)[2]}
+    assert line == "screen: " + "; ".join(f"{m}: {p['why']}" for m, p in plans.items())

@@ -11,12 +11,15 @@ The exact answer never depends on the screen; the time does. ``"auto"``:
 
 - ``"bf16"`` where this CPU multiplies bfloat16 on its matrix units
   (``fast_bf16``: AMX-BF16 or AVX512-BF16, and torch with oneDNN) and the
-  search is large enough to win: D >= ``BF16_WIDTH`` and N >=
-  ``BF16_QUERIES``. Measured through the front door on the 2-core Xeon
+  search is large enough to win: D >= ``BF16_WIDTH`` (256 by cosine, 1,024 by
+  dot, whose margin follows the longest row) and N >= ``BF16_QUERIES``, with
+  torch loaded already or the search big enough to pay for loading it
+  (``BF16_WORK``). Measured through the front door on the 2-core Xeon
   with AMX (under a load of 4-6, best of 7, float screen's time / bf16's):
-  minilm (D = 384) 1.06-1.5 at 256 queries, 0.94-1.07 at 1,000; a random
-  32,000 x 1,024 table 1.2-2.1 at 256, 1.1-1.35 at 1,000; GloVe (D = 50)
-  0.76-0.94 at 1,000; 2 queries of D = 1,024: 0.6 by dot. The bfloat16
+  minilm (D = 384) by cosine 1.34-1.52 at 256 queries, 0.92-1.31 at 1,000,
+  by dot 0.98-1.06 and 0.63-1.07; a random 32,000 x 1,024 table by cosine
+  2.08 and 1.35, by dot 1.22 and 1.10; GloVe (D = 50) 0.57-0.94 at 1,000;
+  2 queries of D = 1,024: 2.2-2.7 by cosine, 0.6 by dot (benchmarks/README.md). The bfloat16
   product itself is 2.5-3x the float32 GEMM at D = 384, but its margin
   (about 1.2% of ``|q| |w|``) lets tens of rows per query through to be
   scored again, which the float screen's (about 1e-5) does not;
@@ -54,7 +57,7 @@ CODED_QUERIES = 2048
 # Below them the product is not where the time goes (a few queries read the table once; D = 50 pads the
 # matrix units' tiles), and rounding the rows to bfloat16 costs more than it saves (benchmarks/neighbors.py).
 BF16_QUERIES = 256
-BF16_WIDTH = 256
+BF16_WIDTH = {"cosine": 256, "dot": 1024}  # dot's margin follows the longest row: more survivors at D = 384
 # Multiply-adds (N * V * D) from which the bf16 screen pays for loading torch in a process that has not: torch
 # takes about 3 s to import on the 2-core Xeon, which the float32 GEMM (about 7e10 multiply-adds a second
 # there) would spend on 2e11; the bf16 screen saves at most half of it. (The 2-query search of a Llama-3-sized
@@ -89,18 +92,18 @@ def fast_bf16() -> bool:
     return bool(torch.backends.mkldnn.is_available())
 
 
-def bf16_pays(n_queries: int, D: int, V: int) -> bool:
+def bf16_pays(n_queries: int, D: int, V: int, metric: str = "cosine") -> bool:
     """Whether ``"auto"`` takes the bf16 screen for n queries of width D against V rows, on the matrix units.
 
-    At least ``BF16_QUERIES`` queries of width ``BF16_WIDTH``, and torch
-    already loaded in this process or a search big enough to pay for loading
-    it (``BF16_WORK`` multiply-adds). The shape is looked at first: a small
-    search never imports torch.
+    At least ``BF16_QUERIES`` queries of width ``BF16_WIDTH[metric]``, and
+    torch already loaded in this process or a search big enough to pay for
+    loading it (``BF16_WORK`` multiply-adds). The shape is looked at first: a
+    small search never imports torch.
 
-    >>> bf16_pays(2, 4096, 128256), bf16_pays(1000, 50, 400000)
-    (False, False)
+    >>> bf16_pays(2, 4096, 128256), bf16_pays(1000, 50, 400000), bf16_pays(1000, 384, 30522, "dot")
+    (False, False, False)
     """
-    if n_queries < BF16_QUERIES or D < BF16_WIDTH:
+    if n_queries < BF16_QUERIES or D < BF16_WIDTH[metric]:
         return False
     return (_torch_loaded() or n_queries * D * V >= BF16_WORK) and fast_bf16()
 
@@ -124,13 +127,13 @@ def describe() -> str:
     else:
         rest = f"float GEMM ({cpu}{'' if importlib.util.find_spec('numba') else '; numba not installed'})"
     if fast_bf16():
-        return (f"bf16 {_units()} for D >= {BF16_WIDTH} and N >= {BF16_QUERIES} (and N*V*D >= {BF16_WORK:.2g} "
-                f"where torch is not loaded yet); else {rest}")
+        return (f"bf16 {_units()} for N >= {BF16_QUERIES} and D >= {BF16_WIDTH['cosine']} (cosine), "
+                f"{BF16_WIDTH['dot']} (dot), and N*V*D >= {BF16_WORK:.2g} where torch is not loaded yet; else {rest}")
     return f"{rest}; no bf16 screen: {_no_bf16()}"
 
 
 def reason(chosen: str, screen: str, *, codes_given: bool, fits: bool, queries: int, width: int,
-           rows: int = 0) -> str:
+           rows: int = 0, metric: str = "cosine") -> str:
     """Why a search of ``queries`` queries of width D runs the screen ``chosen`` when asked for ``screen``.
 
     One line for the plan (``BlockPlan.why``): the screen, the units it runs
@@ -144,16 +147,16 @@ def reason(chosen: str, screen: str, *, codes_given: bool, fits: bool, queries: 
         if screen == "bf16":
             return f"{how}: screen='bf16' asked for; D={width}"
         work = "torch loaded" if _torch_loaded() else f"N*V*D={queries * rows * width:.2g} >= {BF16_WORK:.2g}"
-        return f"{how}: D={width} >= {BF16_WIDTH}, N={queries:,} >= {BF16_QUERIES}, {work}"
+        return f"{how}: D={width} >= {BF16_WIDTH[metric]}, N={queries:,} >= {BF16_QUERIES}, {work}"
     if chosen == "int16":
         how = "int16 codes, vpmaddwd" + (" (AVX2, numba)" if fast_int16() else " without AVX2 (slower than the GEMM)")
         return (f"{how}: screen='int16' asked for" if screen == "int16"
-                else f"{how}: {_why_not_bf16(queries, width, rows)}")
+                else f"{how}: {_why_not_bf16(queries, width, rows, metric)}")
     if screen == "float":
         return "float GEMM: screen='float' asked for"
     if not fits:
         return "float GEMM: some length is outside [1e-15, 1e15], where only float certifies"
-    why = [_why_not_bf16(queries, width, rows)]
+    why = [_why_not_bf16(queries, width, rows, metric)]
     if not fast_int16():
         why.append("no AVX2" if "avx2" not in cpu_flags() else "numba not installed")
     elif not codes_given:
@@ -162,7 +165,7 @@ def reason(chosen: str, screen: str, *, codes_given: bool, fits: bool, queries: 
 
 
 def choose_screen(screen: str, *, codes_given: bool, fits: bool, queries: int = 0, width: int = 0,
-                  rows: int = 0) -> str:
+                  rows: int = 0, metric: str = "cosine") -> str:
     """The screen a search runs: ``"bf16"``, ``"int16"`` or ``"float"``.
 
     Parameters
@@ -182,6 +185,8 @@ def choose_screen(screen: str, *, codes_given: bool, fits: bool, queries: int = 
         Whether every nonzero length lies where the bound is certified (``codes.codes_fit``).
     queries, width, rows : int
         N, D and V of the search (N = 0: ``"auto"`` never takes the bf16 screen).
+    metric : {"cosine", "dot"}
+        The metric searched (the bf16 screen pays from a larger D for dot).
 
     Raises
     ------
@@ -214,19 +219,21 @@ def choose_screen(screen: str, *, codes_given: bool, fits: bool, queries: int = 
         if importlib.util.find_spec("numba") is None:
             raise MissingExtraError.for_module("numba", "integer screens", ("models",))
         return "int16"
-    if fits and bf16_pays(queries, width, rows):
+    if fits and bf16_pays(queries, width, rows, metric):
         return "bf16"
     return "int16" if codes_given and fits and fast_int16() else "float"
 
 
-def builds_codes(n_queries: int, width: int = 0, rows: int = 0) -> bool:
+def builds_codes(n_queries: int, width: int = 0, rows: int = 0, metrics: tuple[str, ...] = ("cosine",)) -> bool:
     """Whether a search of ``n_queries`` queries of width D against V rows builds the table's codes: enough
-    queries, a CPU that multiplies them fast, and no bf16 screen that runs instead (``bf16_pays``).
+    queries, a CPU that multiplies them fast, and no bf16 screen that runs instead for every one of the
+    ``metrics`` (``bf16_pays``).
 
     >>> builds_codes(10)
     False
     """
-    return n_queries >= CODED_QUERIES and fast_int16() and not bf16_pays(n_queries, width, rows)
+    return (n_queries >= CODED_QUERIES and fast_int16()
+            and not all(bf16_pays(n_queries, width, rows, m) for m in metrics))
 
 
 def int16_runs(row_norms: np.ndarray) -> bool:
@@ -255,15 +262,15 @@ def _no_bf16() -> str:
     return "torch not installed" if importlib.util.find_spec("torch") is None else "torch without oneDNN"
 
 
-def _why_not_bf16(queries: int, width: int, rows: int) -> str:
+def _why_not_bf16(queries: int, width: int, rows: int, metric: str) -> str:
     """Why ``"auto"`` did not take the bf16 screen for N queries of width D against V rows (N = 0: not tried)."""
     if queries == 0:
         return "bf16 not tried for this scan"
-    if queries >= BF16_QUERIES and width >= BF16_WIDTH:
+    if queries >= BF16_QUERIES and width >= BF16_WIDTH[metric]:
         if cpu_flags() & {"amx_bf16", "avx512_bf16"} and not _torch_loaded() and queries * rows * width < BF16_WORK:
             # said without importing torch, which is what does not pay
             return f"bf16 does not pay for loading torch: N*V*D={queries * rows * width:.2g} < {BF16_WORK:.2g}"
         return f"no bf16 screen: {_no_bf16()}"
-    if width < BF16_WIDTH:
-        return f"bf16 does not pay at D={width} < {BF16_WIDTH}"
+    if width < BF16_WIDTH[metric]:
+        return f"bf16 does not pay at D={width} < {BF16_WIDTH[metric]}"
     return f"bf16 does not pay for N={queries:,} < {BF16_QUERIES} queries"

@@ -145,7 +145,7 @@ def plan_search(V: int, D: int, k: int, metric: str, memory: int, *, q_norms: np
     N = len(q_norms)
     itemsize = np.dtype(gemm_dtype(table_dtype, metric, q_norms, row_norms)).itemsize
     fits = codes_fit(q_norms, row_norms)
-    shape = dict(queries=N if auto_bf16 or screen == "bf16" else 0, width=D, rows=V)
+    shape = dict(queries=N if auto_bf16 or screen == "bf16" else 0, width=D, rows=V, metric=metric)
     chosen = choose_screen(screen, codes_given=codes_given, fits=fits, **shape)
     tried = [chosen] + (["float"] if screen == "auto" and chosen != "float" else [])
     errors = []

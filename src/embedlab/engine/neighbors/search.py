@@ -406,14 +406,14 @@ class Search:
         if self._own or screen in ("float", "bf16") or self._device_name is not None:
             return False  # a plain array caches none: screen="int16" builds them per search, counted
         n_queries = len(q_norms)
-        if (screen == "auto" and not self._every and bf16_pays(n_queries, self.D, self.V)
-                and codes_fit(q_norms, self._norms)):
+        if (screen == "auto" and not self._every and codes_fit(q_norms, self._norms)
+                and all(bf16_pays(n_queries, self.D, self.V, m) for m in self.metrics)):
             return False  # the bf16 screen runs instead
         if self._table.resident().codes > 0 or screen == "int16":
             return True
         if self._every and self._scheduler is None:
             return int16_runs(self._norms)  # every row as a query: codes wherever the integer screen runs
-        return builds_codes(n_queries, self.D, self.V)  # they pay for themselves over many queries
+        return builds_codes(n_queries, self.D, self.V, self.metrics)  # they pay for themselves over many queries
 
     def _plan_every_row(self, workers: int | None) -> tuple[str | None, dict[str, PairPlan]]:
         """In this process, without a device: the self-join or one query per row (``every_row``), and the
