@@ -50,6 +50,14 @@ class EmbeddingTable:
         A token-type (segment) table, where the checkpoint has one.
     provenance : Provenance, optional
         Where the table came from; ``Provenance("array")`` by default.
+    norms : np.ndarray, shape (V,), float64, optional
+        The rows' lengths exactly as ``lengths.vector_norms(matrix)`` measures
+        them, where the caller has them (a loader measures each block while
+        it widens it, ``sources.tensor_data``): kept (copied, read-only) as
+        ``norms()`` instead of measured again, and, all finite, they show a
+        float16/float32 matrix free of NaN and infinity, so it is not scanned
+        again (``storage.readonly_matrix``). A sample of rows is measured and
+        compared bit for bit; the rest are taken as given.
 
     Raises
     ------
@@ -60,7 +68,8 @@ class EmbeddingTable:
         If the matrix is not of a floating dtype.
     ValueError
         If a table holds NaN or infinity (names row and column), or a float64
-        row whose length overflows or is a nonzero subnormal (names the row).
+        row whose length overflows or is a nonzero subnormal (names the row);
+        if ``norms`` is not (V,) float64 or a sampled row's length differs.
 
     >>> t = EmbeddingTable([[1.0, 0.0], [0.0, 2.0]], vocabulary=["a", "b"])
     >>> t.V, t.D, t.lookup([1]).tolist()
@@ -75,10 +84,12 @@ class EmbeddingTable:
         positions: Any = None,
         token_types: Any = None,
         provenance: Provenance | None = None,
+        norms: np.ndarray | None = None,
     ) -> None:
         self._provenance = provenance or Provenance("array")
         where = _where(self._provenance)
-        self._W = readonly_matrix(matrix, f"table{where}")  # (V, D)
+        finite = isinstance(norms, np.ndarray) and norms.dtype == np.float64 and bool(np.isfinite(norms).all())
+        self._W = readonly_matrix(matrix, f"table{where}", finite=finite)  # (V, D)
         V, D = self._W.shape
         if vocabulary is not None and not isinstance(vocabulary, Vocabulary):
             vocabulary = Vocabulary(vocabulary)
@@ -88,7 +99,7 @@ class EmbeddingTable:
         self._positions = None if positions is None else readonly_matrix(positions, f"position table{where}", D)
         self._token_types = (None if token_types is None
                              else readonly_matrix(token_types, f"token-type table{where}", D))
-        self._norms: np.ndarray | None = None  # (V,) float64, computed on first use
+        self._norms = None if norms is None else _given_norms(self._W, norms)  # (V,) float64, else computed on first use
         self._codes: RowCodes | None = None  # the integer screen's codes, built on first use
 
     @classmethod
@@ -467,6 +478,23 @@ class EmbeddingTable:
                 bad = lo if lo < 0 else hi
                 raise TokenIdError(f"token id {int(bad)} is out of range for V={self.V}")
         return arr.astype(np.int64, copy=False)
+
+
+def _given_norms(W: np.ndarray, norms: Any) -> np.ndarray:
+    """``norms`` checked against the table W (V, D): (V,) float64, a sample of 64 rows' lengths equal bit for bit
+    to ``vector_norms``; returned as a read-only copy (8 V bytes)."""
+    if not isinstance(norms, np.ndarray) or norms.dtype != np.float64 or norms.shape != (len(W),):
+        shape = getattr(norms, "shape", None)
+        raise ShapeError(f"norms must be a float64 array of shape ({len(W)},), the table's V, got "
+                         f"{getattr(norms, 'dtype', type(norms).__name__)} {shape}")
+    sample = np.unique(np.linspace(0, len(W) - 1, min(64, len(W))).astype(np.int64))  # (s,) first and last included
+    wrong = np.flatnonzero(vector_norms(W[sample]).view(np.int64) != norms[sample].view(np.int64))
+    if wrong.size:
+        r = int(sample[wrong[0]])
+        raise ValueError(f"norms[{r}] = {norms[r]!r} is not the length of row {r}, {float(vector_norms(W[r:r + 1])[0])!r}")
+    out = np.array(norms)  # (V,) a copy nobody else holds
+    out.flags.writeable = False
+    return out
 
 
 def _where(provenance: Provenance) -> str:
