@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from embedlab import embed
 from embedlab.errors import ShapeError, TokenIdError, UnknownTokenError
-from embedlab.engine.lengths import rms
+from embedlab.engine.lengths import rms, vector_norms
 from embedlab.engine.table import EmbeddingTable
 from embedlab.engine.vocabulary import Vocabulary
 
@@ -369,3 +369,55 @@ def test_a_table_without_vocabulary_takes_digit_strings_as_ids():
     assert bare.lookup(["2", "id:0"]).tolist() == [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
     with pytest.raises(TypeError, match="no vocabulary"):
         bare.lookup(["king"])
+
+
+# -- lengths over the cores, and lengths handed to the table (load lean) ---------------------------------------------
+
+def _rows_of_every_kind(dtype) -> np.ndarray:
+    """Random rows of many scales, a zero row and, in float64, rows whose sums of squares leave float64's range."""
+    rng = np.random.default_rng(5)
+    W = rng.standard_normal((211, 37)) * 10.0 ** rng.integers(-3, 4, size=(211, 1))  # (V, D)
+    W[17] = 0.0
+    if dtype == np.float64:
+        W[40] *= 1e-170  # squares underflow: measured again, scaled
+        W[90] *= 1e170  # squares overflow
+    return W.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("block_bytes", [8 * 37, 8 * 37 * 5, 2**20])
+def test_lengths_over_the_cores_equal_one_thread_bit_for_bit(dtype, block_bytes):
+    W = _rows_of_every_kind(dtype)
+    one = vector_norms(W, block_bytes=block_bytes, parallel=False)  # (V,)
+    assert np.array_equal(vector_norms(W, block_bytes=block_bytes).view(np.int64), one.view(np.int64))
+    assert np.array_equal(vector_norms(W, block_bytes=2**30, parallel=False).view(np.int64), one.view(np.int64))
+    for n, row in zip(one, W.astype(np.float64).tolist()):  # each length by hand: math.fsum of squares, scaled
+        top = max(abs(x) for x in row)
+        exact = top * math.sqrt(math.fsum((x / top) ** 2 for x in row)) if top else 0.0
+        assert math.isclose(n, exact, rel_tol=1e-14, abs_tol=0.0)
+
+
+def test_lengths_handed_to_the_table_are_kept_and_skip_nothing_they_do_not_show():
+    W = _rows_of_every_kind(np.float32)
+    W.flags.writeable = False
+    lengths = vector_norms(W)
+    table = EmbeddingTable(W, norms=lengths)
+    assert table.W_E is W  # a frozen array is kept as it is, not copied
+    assert np.array_equal(table.norms().view(np.int64), lengths.view(np.int64)) and not table.norms().flags.writeable
+    assert table.resident().norms == 8 * len(W)
+    bad = np.array(W)
+    bad[150, 3] = np.nan
+    with pytest.raises(ValueError, match=r"holds nan at row 150, column 3"):
+        EmbeddingTable(bad, norms=vector_norms(bad))
+
+
+def test_lengths_that_are_not_the_rows_are_refused():
+    W = _rows_of_every_kind(np.float32)
+    with pytest.raises(ShapeError, match=r"shape \(211,\)"):
+        EmbeddingTable(W, norms=vector_norms(W)[:-1])
+    with pytest.raises(ShapeError, match="float64"):
+        EmbeddingTable(W, norms=vector_norms(W).astype(np.float32))
+    wrong = vector_norms(W)
+    wrong[-1] *= 2
+    with pytest.raises(ValueError, match=r"norms\[210\]"):
+        EmbeddingTable(W, norms=wrong)
