@@ -421,3 +421,34 @@ def test_lengths_that_are_not_the_rows_are_refused():
     wrong[-1] *= 2
     with pytest.raises(ValueError, match=r"norms\[210\]"):
         EmbeddingTable(W, norms=wrong)
+
+
+@pytest.mark.parametrize("shape", [(2048,), (3, 2048)])  # one vector in blocks; a batch as before
+def test_logits_widened_a_block_at_a_time_equal_the_whole_table_widened_bit_for_bit(shape):
+    rng = np.random.default_rng(2)
+    W = rng.standard_normal((1000, 2048)).astype(np.float32)  # (V, D): blocks of 128 rows (2 MiB widened), the last short
+    h = rng.standard_normal(shape)  # float64: the product runs in float64
+    whole = h @ W.astype(np.float64).T  # (V,) or (N, V), the formula before blocks
+    got = EmbeddingTable(W).logits(h)
+    assert got.dtype == np.float64 and np.array_equal(got.view(np.int64), whole.view(np.int64))
+
+
+def test_logits_that_overflow_name_the_token_without_a_warning():
+    W = np.ones((300, 2048), dtype=np.float32)  # (V, D): three blocks of 128 rows
+    W[170] = 1e38
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="token 170"):
+            EmbeddingTable(W).logits(np.full(2048, 1e300))
+
+
+def test_a_stretched_table_keeps_its_copy_and_its_lengths_are_those_of_its_rows():
+    W = np.random.default_rng(4).standard_normal((700, 3000)).astype(np.float32)  # (V, D): copied in many blocks
+    table = EmbeddingTable(W)
+    stretched = table.stretch(321, 2.5)
+    expected = np.array(W)
+    expected[321] = W[321].astype(np.float64) * 2.5
+    assert np.array_equal(stretched.W_E, expected) and not stretched.W_E.flags.writeable
+    assert np.array_equal(table.W_E, W) and not np.shares_memory(stretched.W_E, table.W_E)
+    fresh = vector_norms(expected, parallel=False)  # (V,) measured from scratch
+    assert np.array_equal(stretched.norms().view(np.int64), fresh.view(np.int64))

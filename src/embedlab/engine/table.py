@@ -25,6 +25,7 @@ from .neighbors.codes import RowCodes, encode_rows
 from .neighbors.footprint import ResidentCost
 from .neighbors.search import Neighbors, Search
 from .provenance import Provenance
+from .row_blocks import map_row_blocks
 from .storage import readonly_matrix
 from .vocabulary import Vocabulary, resolve_id, resolve_ids
 
@@ -268,7 +269,15 @@ class EmbeddingTable:
         """Score every token with the tied head: ``hidden @ W_E.T``.
 
         (D,) -> (V,) or (N, D) -> (N, V), float32 at least. The very table that
-        ``lookup`` reads is the head (weight tying); nothing is copied.
+        ``lookup`` reads is the head (weight tying); it is never copied whole.
+        Where one hidden vector (D,) is scored in a wider dtype than the
+        table's (a float64 vector and a float32 table), the table's rows are
+        widened a block of about 2 MiB at a time, the blocks spread over the
+        cores (``row_blocks``): a matrix-vector product computes each logit as
+        one dot product of length D, whatever the block, so they are the very
+        values the whole widened table gives (tested bit for bit). A batch
+        (N, D) is scored against the whole widened table, as before: a
+        matrix-matrix product's rounding depends on the blocks.
 
         Raises
         ------
@@ -284,8 +293,14 @@ class EmbeddingTable:
         if not np.isfinite(h).all():
             raise ValueError("hidden vector holds NaN or infinity")
         dtype = np.result_type(self._W.dtype, h.dtype, np.float32)
+        h = h.astype(dtype, copy=False)  # (D,) or (N, D)
         with np.errstate(over="ignore", invalid="ignore"):  # refused below, with the token named
-            out = h.astype(dtype, copy=False) @ self._W.T.astype(dtype, copy=False)  # (V,) or (N, V)
+            if self._W.dtype == dtype or h.ndim == 2:
+                out = h @ self._W.T.astype(dtype, copy=False)  # (V,) or (N, V)
+            else:  # a float64 copy of a real table would be twice its size: widened a block at a time
+                out = np.empty(self.V, dtype=dtype)  # (V,)
+                step = max(64, (2**21 // (8 * self.D)) // 64 * 64)  # rows per block, a multiple of 64
+                map_row_blocks(lambda a, b: _widened_product(h, self._W[a:b], out[a:b]), self.V, step)
         if not np.isfinite(out).all():
             where = np.argwhere(~np.isfinite(np.atleast_2d(out)))[0]
             raise ValueError(f"logits overflow {np.dtype(dtype).name}: token {int(where[1])} (row length "
@@ -338,6 +353,10 @@ class EmbeddingTable:
     def stretch(self, token_id: int | str, factor: float) -> "EmbeddingTable":
         """A new table with one row multiplied by ``factor``; this table is unchanged.
 
+        The copy is made over the cores and kept by the new table as it is;
+        its row lengths are this table's, with row ``token_id``'s measured
+        again (the rest are unchanged), so nothing is scanned twice.
+
         Raises ``TokenIdError``/``UnknownTokenError`` for a bad token and
         ``ValueError`` for a factor that is not a finite number or that would
         overflow the table's dtype.
@@ -349,11 +368,15 @@ class EmbeddingTable:
         row = self._W[i].astype(np.float64) * factor  # (D,)
         if np.abs(row).max() > np.finfo(self.dtype).max:
             raise ValueError(f"stretching token {i} by {factor!r} overflows {self.dtype}: its values would be inf")
-        W = np.array(self._W)  # (V, D) a writable copy
+        W = np.empty(self._W.shape, dtype=self._W.dtype)  # (V, D) the new table, copied over the cores, then frozen: kept, not copied again
+        map_row_blocks(lambda a, b: np.copyto(W[a:b], self._W[a:b]), self.V, max(1, 2**20 // W[:1].nbytes))
         W[i] = row
+        W.flags.writeable = False
+        norms = np.array(self.norms())  # (V,) every other row's length is unchanged: measured again for row i only
+        norms[i] = vector_norms(W[i:i + 1])[0]
         return EmbeddingTable(
             W, vocabulary=self._vocabulary, positions=self._positions,
-            token_types=self._token_types, provenance=self._provenance,
+            token_types=self._token_types, provenance=self._provenance, norms=norms,
         )
 
     def scaled_lookup(self, ids: Any) -> np.ndarray:
@@ -478,6 +501,15 @@ class EmbeddingTable:
                 bad = lo if lo < 0 else hi
                 raise TokenIdError(f"token id {int(bad)} is out of range for V={self.V}")
         return arr.astype(np.int64, copy=False)
+
+
+def _widened_product(h: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
+    """``out = h @ rows.T`` with rows (b, D) widened to h's dtype first: (D,) -> (b,).
+
+    Runs on a worker thread: NumPy's error state is not inherited there, so it is set here too.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):  # the caller refuses non-finite logits, naming the token
+        np.matmul(h, rows.astype(h.dtype).T, out=out)
 
 
 def _given_norms(W: np.ndarray, norms: Any) -> np.ndarray:
