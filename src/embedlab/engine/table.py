@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import ShapeError, SizeError, TokenIdError
 from .gather import gather_rows
 from .lengths import vector_norms
+from .load_cost import LoadCost
 from .neighbors.checks import check_vectors
 from .neighbors.codes import RowCodes, encode_rows
 from .neighbors.footprint import ResidentCost
@@ -59,6 +60,9 @@ class EmbeddingTable:
         float16/float32 matrix free of NaN and infinity, so it is not scanned
         again (``storage.readonly_matrix``). A sample of rows is measured and
         compared bit for bit; the rest are taken as given.
+    load_cost : LoadCost, optional
+        What reading the matrix from its file cost (a loader records it;
+        ``resident().load`` reports it).
 
     Raises
     ------
@@ -86,6 +90,7 @@ class EmbeddingTable:
         token_types: Any = None,
         provenance: Provenance | None = None,
         norms: np.ndarray | None = None,
+        load_cost: LoadCost | None = None,
     ) -> None:
         self._provenance = provenance or Provenance("array")
         where = _where(self._provenance)
@@ -102,6 +107,7 @@ class EmbeddingTable:
                              else readonly_matrix(token_types, f"token-type table{where}", D))
         self._norms = None if norms is None else _given_norms(self._W, norms)  # (V,) float64, else computed on first use
         self._codes: RowCodes | None = None  # the integer screen's codes, built on first use
+        self._load_cost = load_cost
 
     @classmethod
     def from_rows(cls, rows: Sequence[Sequence[float]], **kwargs: Any) -> "EmbeddingTable":
@@ -155,6 +161,11 @@ class EmbeddingTable:
     def provenance(self) -> Provenance:
         """Where the table came from."""
         return self._provenance
+
+    @property
+    def load_cost(self) -> LoadCost | None:
+        """What reading the table from its file cost (seconds and bytes of each step), or None where not recorded."""
+        return self._load_cost
 
     def __repr__(self) -> str:
         return f"EmbeddingTable(V={self.V}, D={self.D}, dtype={self.dtype}, source={self._provenance.source!r})"
@@ -348,7 +359,8 @@ class EmbeddingTable:
         return ResidentCost(table=self._W.nbytes, positions=extra,
                             norms=0 if self._norms is None else self._norms.nbytes,
                             codes=0 if self._codes is None else self._codes.nbytes,
-                            mapped=isinstance(self._W, np.memmap))
+                            mapped=isinstance(self._W, np.memmap),
+                            load=None if self._load_cost is None else self._load_cost.to_dict())
 
     def stretch(self, token_id: int | str, factor: float) -> "EmbeddingTable":
         """A new table with one row multiplied by ``factor``; this table is unchanged.

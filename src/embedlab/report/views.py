@@ -289,7 +289,8 @@ def hubs_terminal(result: HubsResult, *, memory: bool = False) -> str:
 
 
 def memory_lines(memory: Any) -> list[str]:
-    """Two lines: each search's working memory against the budget, and the table's resident cost beside it.
+    """Two lines: each search's working memory against the budget, and the table's resident cost beside it;
+    a third where a source recorded what reading the table cost (``load_line``).
 
     ``memory`` is a ``footprint.SearchMemory`` (or None: no lines).
     """
@@ -303,7 +304,18 @@ def memory_lines(memory: Any) -> list[str]:
                                                                    ("lengths", "norms"), ("int16 codes", "codes")) if r[key]]
     return [f"working memory of each search, planned at most (budget {human_bytes(memory.budget)}): {plans}; "
             f"outputs {human_bytes(memory.outputs)}, not counted",
-            f"resident, outside the budget: {' + '.join(parts)} = {human_bytes(r['total'])}"]
+            f"resident, outside the budget: {' + '.join(parts)} = {human_bytes(r['total'])}",
+            *([load_line(r["load"])] if r.get("load") else [])]
+
+
+def load_line(load: dict[str, Any]) -> str:
+    """One line: what reading the table cost (``load_cost.LoadCost.to_dict()``), seconds and bytes of each step."""
+    lengths = ", row lengths in the same pass" if load["lengths"] else ""
+    vocabulary = ("" if load.get("vocabulary_seconds") is None
+                  else f"; vocabulary {load['vocabulary_seconds']:.2f} s")
+    return (f"load: {human_bytes(load['file_bytes'])} of {load['dtype']} read into the {human_bytes(load['table_bytes'])} "
+            f"table in {load['read_seconds']:.2f} s on {load['threads']} thread{'s' * (load['threads'] != 1)}"
+            f"{lengths} (at most {human_bytes(load['scratch_bytes'])} beside it){vocabulary}")
 
 
 _VECTOR_HEADERS = {"token": "token vector", "position": "position vector", "token_type": "type vector",

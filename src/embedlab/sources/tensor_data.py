@@ -31,17 +31,18 @@ from typing import TYPE_CHECKING, BinaryIO
 import numpy as np
 
 from ..engine.lengths import vector_norms
-from ..engine.row_blocks import map_row_blocks
+from ..engine.row_blocks import CORES, map_row_blocks, row_edges
 from ..errors import SourceError
 from . import files
 
 if TYPE_CHECKING:  # safetensors reads headers without NumPy and imports this module only to read data
     from .safetensors import TensorInfo
 
-__all__ = ["read_data", "READ_DTYPES", "BLOCK_BYTES"]
+__all__ = ["read_data", "block_threads", "scratch_bytes", "READ_DTYPES", "BLOCK_BYTES"]
 
 # The file's dtype -> the dtype of the array it becomes (safetensors is little-endian).
 READ_DTYPES = {"F64": np.dtype("<f8"), "F32": np.dtype("<f4"), "F16": np.dtype("<f2"), "BF16": np.dtype("<f4")}
+DTYPE_SIZES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2}  # bytes per value in the file
 # Bytes of the file per block: a block and its float64 copy (the lengths) stay in a core's cache,
 # and 2 GB of table make a few thousand blocks, a few ms of handing them to threads (measured).
 BLOCK_BYTES = 1 << 19
@@ -90,14 +91,36 @@ def read_data(info: TensorInfo, *, lengths: bool = False, parallel: bool = True)
     if not info.numel:
         return data, norms
     flat = data.reshape(rows, width)  # (rows, width) a view of data
-    stored = 2 if info.dtype == "BF16" else data.itemsize  # bytes per value in the file
-    step = max(1, BLOCK_BYTES // (stored * width))  # rows per block
+    step = _rows_per_block(info)
     try:
         with files.open_regular(info.path, "checkpoint file") as handle:
             map_row_blocks(lambda a, b: _read_rows(handle, info, flat, a, b, norms), rows, step, parallel=parallel)
     except OSError as exc:
         raise SourceError(f"cannot read tensor {info.name!r} from {info.path}: {exc}") from None
     return data, norms
+
+
+def block_threads(info: TensorInfo) -> int:
+    """Threads ``read_data`` reads the tensor on: one per core, at most one per block."""
+    rows = info.shape[0] if info.shape else 1
+    return max(1, min(CORES, len(row_edges(rows, _rows_per_block(info)))))
+
+
+def scratch_bytes(info: TensorInfo, *, lengths: bool) -> int:
+    """Most bytes ``read_data`` holds beside its output: per thread, a BF16 block's file bytes and, where
+    the lengths are measured, the block widened to float64 (``vector_norms``), with the (block,) lengths."""
+    rows = info.shape[0] if info.shape else 1
+    block = min(rows, _rows_per_block(info))  # rows
+    width = info.numel // rows if rows else 0
+    per_thread = (2 * block * width if info.dtype == "BF16" else 0) + (8 * block * width + 8 * block if lengths else 0)
+    return block_threads(info) * per_thread
+
+
+def _rows_per_block(info: TensorInfo) -> int:
+    """Rows of a block: about ``BLOCK_BYTES`` of the file, at least one row."""
+    rows = info.shape[0] if info.shape else 1
+    width = info.numel // rows if rows else 0
+    return max(1, BLOCK_BYTES // max(1, DTYPE_SIZES[info.dtype] * width))
 
 
 def _read_rows(handle: BinaryIO, info: TensorInfo, flat: np.ndarray, a: int, b: int, norms: np.ndarray | None) -> None:

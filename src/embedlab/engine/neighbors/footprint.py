@@ -45,6 +45,10 @@ class ResidentCost:
     mapped : bool
         Whether the matrix is a memory map: its pages are read from the file
         as they are touched and the system may drop them again.
+    load : dict or None
+        What reading the table from its file cost (``load_cost.LoadCost.to_dict``),
+        where a source recorded it; not counted in ``total``, and left out of
+        ``to_dict`` where None.
     """
 
     table: int
@@ -52,6 +56,7 @@ class ResidentCost:
     norms: int
     codes: int
     mapped: bool
+    load: dict[str, Any] | None = None
 
     @property
     def total(self) -> int:
@@ -59,8 +64,11 @@ class ResidentCost:
         return self.table + self.positions + self.norms + self.codes
 
     def to_dict(self) -> dict[str, Any]:
-        """The fields and ``total``, JSON-able."""
-        return {**asdict(self), "total": self.total}
+        """The fields and ``total``, JSON-able (``load`` only where recorded)."""
+        fields = asdict(self)
+        if self.load is None:
+            del fields["load"]
+        return {**fields, "total": self.total}
 
 
 @dataclass(frozen=True)
