@@ -63,7 +63,9 @@ class FloatScreen:
     def __init__(self, W, q64, q_norms, exclude, k, metric, row_norms, inv_norms, dtype):
         self.W, self.q64, self.q_norms, self.exclude = W, q64, q_norms, exclude
         self.k, self.metric, self.row_norms, self.inv_norms, self.dtype = k, metric, row_norms, inv_norms, dtype
-        self.scale_after = inv_norms is not None and dtype == np.float32  # cosine: scores scaled, not rows (_scores)
+        # Cosine: the scores scaled by 1 / |w| (m multiplies a row), not the rows (D a row), where that is fewer
+        # multiplies and the GEMM is float32 (_scores; benchmarks/README.md, "Cosine's row rescaling").
+        self.scale_after = inv_norms is not None and dtype == np.float32 and len(q64) < W.shape[1]
         unit = q64 / q_norms[:, None] if metric == "cosine" else q64
         self.queries = unit.astype(dtype)  # (m, D) what the GEMM sees
         reach = row_norms[longest_other(row_norms, exclude, len(q_norms))]  # (m,) the longest row each may meet
@@ -133,13 +135,14 @@ class FloatScreen:
 
         ``out`` (s, m), C-contiguous, receives the product ``rows @ queries.T``;
         the scores returned are its transposed view. A run of ids is sliced
-        (a view); a sample is gathered. A float32 GEMM
-        reads the table's rows as they are: cosine scores ``dot(q / |q|, w)``
+        (a view); a sample is gathered. A float32 GEMM of fewer queries than
+        D reads the table's rows as they are: cosine scores ``dot(q / |q|, w)``
         and multiplies each column by ``1 / |w|`` afterwards (``scale_after``:
-        m x s values, not a scaled copy of s x D rows). A float64 GEMM scales
-        the rows to unit length first: float64 tables may hold rows so short
-        (lengths near 1e-308) that their products with a unit query lose
-        relative precision in float64's subnormals. Rows scaled, or of
+        m x s multiplies, not a scaled copy of s x D rows). Otherwise the rows
+        are scaled to unit length first: with m >= D that is fewer multiplies,
+        and float64 tables may hold rows so short (lengths near 1e-308) that
+        their products with a unit query lose relative precision in float64's
+        subnormals. Rows scaled, or of
         another dtype than the GEMM's (float16 rows), go to ``rows_buf`` (s, D)
         where given: a fresh array per block would cost a page fault per 4 KiB.
         The query's own id, where it is among them, scores -inf.
