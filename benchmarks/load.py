@@ -6,7 +6,8 @@
 Steps, each best of ``--repeats`` in this process (page cache warm: say so), in the order
 ``embedlab neighbors --model DIR 5 17 --k 5`` runs them:
 
-1. imports: ``python -c "import embedlab.cli, embedlab.api"`` in a fresh process (wall time);
+1. imports: the modules ``neighbors --model DIR`` imports (NumPy, tokenizers included), in a fresh process
+   (wall time, the interpreter's start included);
 2. read: the token table's bytes read in blocks over the cores into the float32 array it becomes,
    BF16 widened on the way (``sources.tensor_data.read_data``), without and with the row lengths
    measured in the same pass;
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     info = safetensors.tensor_infos(args.folder)["model.embed_tokens.weight"]
     V, D = info.shape
     rows = []
-    code = "import embedlab.cli, embedlab.api"
+    code = "import embedlab.cli, embedlab.api, embedlab.sources.loaders, embedlab.measure.neighbors"
     imports, _ = best(args.repeats, lambda: subprocess.run([sys.executable, "-c", code], check=True))
     rows.append(("imports (a fresh process)", imports, "", ""))
     plain, _ = best(args.repeats, lambda: tensor_data.read_data(info))
@@ -91,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, seconds, kept, beside in rows:
         print(f"| {name} | {seconds:.3f} | {_bytes(kept)} | {_bytes(beside)} |")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(f"peak RSS of this process {peak / 2**30:.2f} GiB (float32 table {V * D * 4 / 2**30:.2f} GiB); "
+    print(f"peak RSS of this process {peak / 2**30:.2f} GiB (it held two tables at once; float32 table "
+          f"{V * D * 4 / 2**30:.2f} GiB); "
           f"load average at end {os.getloadavg()[0]:.2f}")
     return 0
 
