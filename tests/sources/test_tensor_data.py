@@ -154,11 +154,3 @@ def test_the_loaded_table_is_the_array_read_not_a_copy_and_keeps_the_lengths_rea
     assert np.array_equal(table.norms().view(np.int64), vector_norms(_widen(bits), parallel=False).view(np.int64))
 
 
-
-@pytest.mark.parametrize("madvise", ["libc", None])
-def test_the_output_is_a_plain_array_whether_or_not_small_pages_can_be_asked(monkeypatch, madvise):
-    if madvise is None:
-        monkeypatch.setattr(tensor_data, "_madvise", None)
-    data = tensor_data._fresh((1024, 1025), np.dtype("<f4"))  # 4.0 MiB: large enough to be advised
-    data[...] = 1.5
-    assert data.shape == (1024, 1025) and data.base is None and float(data.sum()) == 1.5 * 1024 * 1025

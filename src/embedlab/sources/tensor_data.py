@@ -25,39 +25,19 @@ truncated, naming the tensor.
 
 from __future__ import annotations
 
-import ctypes
-import mmap
 import os
-import sys
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
 from ..engine.lengths import norms_bytes, vector_norms
+from ..engine.pages import fresh_table
 from ..engine.row_blocks import CORES, map_row_blocks, row_edges
 from ..errors import SourceError
 from . import files
 
 if TYPE_CHECKING:  # safetensors reads headers without NumPy and imports this module only to read data
     from .safetensors import TensorInfo
-
-SMALL_PAGES = True  # the output in small pages (``_fresh``)
-MADV_NOHUGEPAGE = 15  # linux/mman.h
-
-
-def _libc_madvise() -> Any:
-    """libc's ``madvise(addr, length, advice)`` where there is one (Linux), else None."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        function = ctypes.CDLL(None, use_errno=True).madvise
-    except (OSError, AttributeError):
-        return None
-    function.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    return function
-
-
-_madvise = _libc_madvise()
 
 __all__ = ["read_data", "block_threads", "scratch_bytes", "READ_DTYPES", "BLOCK_BYTES"]
 
@@ -108,7 +88,7 @@ def read_data(info: TensorInfo, *, lengths: bool = False, parallel: bool = True)
                           + ("" if info.span is not None else " (no byte span)"))
     if lengths and (len(info.shape) != 2 or info.shape[1] < 1):
         raise ValueError(f"row lengths need a 2-D tensor with a column, {info.name!r} has shape {info.shape}")
-    data = _fresh(info.shape, READ_DTYPES[info.dtype])  # the one array it becomes
+    data = fresh_table(info.shape, READ_DTYPES[info.dtype])  # the one array it becomes, in small pages
     rows = info.shape[0] if info.shape else 1
     width = info.numel // rows if rows else 0  # values per row
     norms = np.empty(rows, dtype=np.float64) if lengths else None  # (V,)
@@ -147,23 +127,6 @@ def _rows_per_block(info: TensorInfo) -> int:
     rows = info.shape[0] if info.shape else 1
     width = info.numel // rows if rows else 0
     return max(1, BLOCK_BYTES // max(1, DTYPE_SIZES[info.dtype] * width))
-
-
-def _fresh(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """``np.empty(shape, dtype)`` in small pages where it is large: the blocks that fill it then fault its pages in
-    one at a time while they write them, instead of the kernel clearing 2 MiB at a time ahead of them.
-
-    NumPy asks Linux for transparent huge pages for every array of 4 MiB or more; here a fresh float32
-    table faulted in by huge pages cost more, 1.6-2.4 s of CPU for 2 GiB against 1.3-1.4 s in small pages
-    (measured under load, the machine's THP setting "madvise"). Best effort: where ``madvise`` is missing
-    the array is NumPy's as it is.
-    """
-    data = np.empty(shape, dtype=dtype)
-    if SMALL_PAGES and data.nbytes >= 1 << 22 and _madvise is not None:
-        start = -data.ctypes.data % mmap.PAGESIZE  # the whole pages inside the array
-        span = (data.nbytes - start) // mmap.PAGESIZE * mmap.PAGESIZE
-        _madvise(data.ctypes.data + start, span, MADV_NOHUGEPAGE)
-    return data
 
 
 def _read_rows(handle: BinaryIO, info: TensorInfo, flat: np.ndarray, a: int, b: int, norms: np.ndarray | None) -> None:
