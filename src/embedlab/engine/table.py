@@ -21,11 +21,11 @@ from ..errors import ShapeError, SizeError, TokenIdError
 from .gather import gather_rows
 from .lengths import vector_norms
 from .load_cost import LoadCost
-from .pages import fresh_table
 from .neighbors.checks import check_vectors
 from .neighbors.codes import RowCodes, encode_rows
 from .neighbors.footprint import ResidentCost
 from .neighbors.search import Neighbors, Search
+from .pages import fresh_table
 from .provenance import Provenance
 from .row_blocks import map_row_blocks
 from .storage import readonly_matrix
@@ -381,7 +381,7 @@ class EmbeddingTable:
         row = self._W[i].astype(np.float64) * factor  # (D,)
         if np.abs(row).max() > np.finfo(self.dtype).max:
             raise ValueError(f"stretching token {i} by {factor!r} overflows {self.dtype}: its values would be inf")
-        W = fresh_table(self._W.shape, self._W.dtype)  # (V, D) the new table, in small pages, copied over the cores, then frozen: kept, not copied again
+        W = fresh_table(self._W.shape, self._W.dtype)  # (V, D) the new table: copied over the cores, then frozen
         map_row_blocks(lambda a, b: np.copyto(W[a:b], self._W[a:b]), self.V, max(1, 2**20 // W[:1].nbytes))
         W[i] = row
         W.flags.writeable = False
