@@ -50,3 +50,18 @@ def test_a_scan_inside_a_block_runs_on_that_blocks_thread(monkeypatch):
         return map_row_blocks(lambda c, d: threading.current_thread().name == here, 4, 1)
 
     assert map_row_blocks(outer, 8, 1) == [[True] * 4] * 8
+
+
+def test_a_forked_child_scans_on_threads_of_its_own(monkeypatch):
+    import multiprocessing
+
+    monkeypatch.setattr(row_blocks, "CORES", 2)
+    map_row_blocks(lambda a, b: a, 4, 1)  # the parent's pool is running
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        assert pool.apply_async(_scan_in_child).get(timeout=60) == [0, 1, 2, 3]  # a pool forgotten: a hang
+
+
+def _scan_in_child():
+    row_blocks.CORES = 2
+    return map_row_blocks(lambda a, b: a, 4, 1)

@@ -9,7 +9,7 @@ divides its time by their number. ``map_row_blocks(work, rows, step)`` calls
 results in block order; the result never depends on the number of threads.
 
 The threads start on the first call that has more than one block and are
-kept. A ``work`` that itself calls ``map_row_blocks`` (a reader measuring the
+kept (a forked child starts its own). A ``work`` that itself calls ``map_row_blocks`` (a reader measuring the
 lengths of the block it just read) runs its inner blocks on its own thread,
 never waiting for a thread of the same pool.
 """
@@ -93,3 +93,13 @@ def _pool() -> ThreadPoolExecutor:
 
 def _mark() -> None:
     _inside.active = True
+
+
+def _forget_pool() -> None:
+    """In a forked child the pool's threads do not exist: start a new pool there on first use (never wait on it)."""
+    global _threads, _start_lock
+    _threads, _start_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
