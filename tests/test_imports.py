@@ -71,6 +71,13 @@ ALLOWED = {
         "the int16 screen only, as codes.py (numba's import and compilation)",
     ("engine/neighbors/threads.py", "threadpoolctl"):
         "optional: without it blocks of queries run on one worker (worker_count), so the search still runs",
+    # -- load lean (branch load-lean) ---------------------------------------------------------------------
+    ("sources/gguf.py", "gguf"):
+        "a .gguf file only: every load imported the library (~60 ms) through loaders, tokenizer and stored; "
+        "MissingExtraError at first use (_library)",
+    ("sources/word_vectors.py", "pyarrow"):
+        "glove's parquet word list only: every safetensors load imported pyarrow (~60 ms) through loaders; "
+        "MissingExtraError at first use, as before",
     # -- one name per idea (branch names) -----------------------------------------------------------------
 }
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from embedlab import embed
 from embedlab.errors import ShapeError, TokenIdError, UnknownTokenError
-from embedlab.engine.lengths import rms
+from embedlab.engine.lengths import rms, vector_norms
 from embedlab.engine.table import EmbeddingTable
 from embedlab.engine.vocabulary import Vocabulary
 
@@ -369,3 +369,86 @@ def test_a_table_without_vocabulary_takes_digit_strings_as_ids():
     assert bare.lookup(["2", "id:0"]).tolist() == [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
     with pytest.raises(TypeError, match="no vocabulary"):
         bare.lookup(["king"])
+
+
+# -- lengths over the cores, and lengths handed to the table (load lean) ---------------------------------------------
+
+def _rows_of_every_kind(dtype) -> np.ndarray:
+    """Random rows of many scales, a zero row and, in float64, rows whose sums of squares leave float64's range."""
+    rng = np.random.default_rng(5)
+    W = rng.standard_normal((211, 37)) * 10.0 ** rng.integers(-3, 4, size=(211, 1))  # (V, D)
+    W[17] = 0.0
+    if dtype == np.float64:
+        W[40] *= 1e-170  # squares underflow: measured again, scaled
+        W[90] *= 1e170  # squares overflow
+    return W.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("block_bytes", [8 * 37, 8 * 37 * 5, 2**20])
+def test_lengths_over_the_cores_equal_one_thread_bit_for_bit(dtype, block_bytes):
+    W = _rows_of_every_kind(dtype)
+    one = vector_norms(W, block_bytes=block_bytes, parallel=False)  # (V,)
+    assert np.array_equal(vector_norms(W, block_bytes=block_bytes).view(np.int64), one.view(np.int64))
+    assert np.array_equal(vector_norms(W, block_bytes=2**30, parallel=False).view(np.int64), one.view(np.int64))
+    for n, row in zip(one, W.astype(np.float64).tolist()):  # each length by hand: math.fsum of squares, scaled
+        top = max(abs(x) for x in row)
+        exact = top * math.sqrt(math.fsum((x / top) ** 2 for x in row)) if top else 0.0
+        assert math.isclose(n, exact, rel_tol=1e-14, abs_tol=0.0)
+
+
+def test_lengths_handed_to_the_table_are_kept_and_skip_nothing_they_do_not_show():
+    W = _rows_of_every_kind(np.float32)
+    W.flags.writeable = False
+    lengths = vector_norms(W)
+    table = EmbeddingTable(W, norms=lengths)
+    assert table.W_E is W  # a frozen array is kept as it is, not copied
+    assert np.array_equal(table.norms().view(np.int64), lengths.view(np.int64)) and not table.norms().flags.writeable
+    assert table.resident().norms == 8 * len(W)
+    bad = np.array(W)
+    bad[150, 3] = np.nan
+    with pytest.raises(ValueError, match=r"holds nan at row 150, column 3"):
+        EmbeddingTable(bad, norms=vector_norms(bad))
+
+
+def test_lengths_that_are_not_the_rows_are_refused():
+    W = _rows_of_every_kind(np.float32)
+    with pytest.raises(ShapeError, match=r"shape \(211,\)"):
+        EmbeddingTable(W, norms=vector_norms(W)[:-1])
+    with pytest.raises(ShapeError, match="float64"):
+        EmbeddingTable(W, norms=vector_norms(W).astype(np.float32))
+    wrong = vector_norms(W)
+    wrong[-1] *= 2
+    with pytest.raises(ValueError, match=r"norms\[210\]"):
+        EmbeddingTable(W, norms=wrong)
+
+
+@pytest.mark.parametrize("shape", [(2048,), (3, 2048)])  # one vector in blocks; a batch as before
+def test_logits_widened_a_block_at_a_time_equal_the_whole_table_widened_bit_for_bit(shape):
+    rng = np.random.default_rng(2)
+    W = rng.standard_normal((1000, 2048)).astype(np.float32)  # (V, D): blocks of 128 rows (2 MiB widened), the last short
+    h = rng.standard_normal(shape)  # float64: the product runs in float64
+    whole = h @ W.astype(np.float64).T  # (V,) or (N, V), the formula before blocks
+    got = EmbeddingTable(W).logits(h)
+    assert got.dtype == np.float64 and np.array_equal(got.view(np.int64), whole.view(np.int64))
+
+
+def test_logits_that_overflow_name_the_token_without_a_warning():
+    W = np.ones((300, 2048), dtype=np.float32)  # (V, D): three blocks of 128 rows
+    W[170] = 1e38
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="token 170"):
+            EmbeddingTable(W).logits(np.full(2048, 1e300))
+
+
+def test_a_stretched_table_keeps_its_copy_and_its_lengths_are_those_of_its_rows():
+    W = np.random.default_rng(4).standard_normal((700, 3000)).astype(np.float32)  # (V, D): copied in many blocks
+    table = EmbeddingTable(W)
+    stretched = table.stretch(321, 2.5)
+    expected = np.array(W)
+    expected[321] = W[321].astype(np.float64) * 2.5
+    assert np.array_equal(stretched.W_E, expected) and not stretched.W_E.flags.writeable
+    assert np.array_equal(table.W_E, W) and not np.shares_memory(stretched.W_E, table.W_E)
+    fresh = vector_norms(expected, parallel=False)  # (V,) measured from scratch
+    assert np.array_equal(stretched.norms().view(np.int64), fresh.view(np.int64))

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from .row_blocks import CORES, map_row_blocks
+
 __all__ = ["vector_norms", "norms_bytes", "length_range", "rms", "inverse_norms", "NORM_LOW", "NORM_HIGH", "SQUARES_LOW", "SQUARES_HIGH"]
 
 # A sum of squares in this range lost nothing to overflow or underflow (as in
@@ -26,41 +28,50 @@ SQUARES_LOW, SQUARES_HIGH = 1e-280, 1e300
 NORM_LOW, NORM_HIGH = 1e-140, 1e150
 
 
-def vector_norms(X: np.ndarray, *, block_bytes: int = 32 * 2**20) -> np.ndarray:
+def vector_norms(X: np.ndarray, *, block_bytes: int = 32 * 2**20, parallel: bool = True) -> np.ndarray:
     """Euclidean length of every row: (M, D) -> (M,), float64.
 
-    Accumulated in float64 whatever the dtype, in blocks of at most
-    ``block_bytes`` of float64 rows (at least one row; none where X is
-    float64 already: its blocks are views), so float16 rows do not overflow
-    and a huge table is never copied whole. Rows whose sum of squares leaves
+    Accumulated in float64 whatever the dtype, in blocks of float64 rows
+    (at least one row; none where X is float64 already: its blocks are
+    views), so float16 rows do not overflow and a huge table is never copied
+    whole. The blocks run on one thread per core (``row_blocks``), each
+    holding a block of ``block_bytes / CORES``, so together they hold at most
+    ``block_bytes`` as one thread did. Rows whose sum of squares leaves
     float64's range (entries near 1e-160 or 1e160, and zero rows) are
-    measured again scaled by their largest entry, a block at a time too, so
-    a tiny row is not given length 0 nor a huge finite one length inf.
-    Identical rows get bit-identical lengths. Besides the result (8 M
-    bytes), it holds at most ``block_bytes`` plus 2 bytes per row
-    (``norms_bytes``).
+    measured again scaled by their largest entry, a quarter block at a time,
+    so a tiny row is not given length 0 nor a huge finite one length inf.
+    Each row's length depends on that row alone: identical rows get
+    bit-identical lengths, whatever the blocks and threads (``parallel=False``
+    runs them on this thread, in order). Besides the result (8 M bytes), it
+    holds at most ``block_bytes`` plus 2 bytes per row (``norms_bytes``).
 
     >>> vector_norms(np.array([[3.0, 4.0], [0.0, 0.0], [3e-300, 4e-300]])).tolist()
     [5.0, 0.0, 5e-300]
     """
     out = np.empty(len(X), dtype=np.float64)  # (M,)
-    step = max(1, block_bytes // (8 * max(X.shape[1], 1)))
-    for start in range(0, len(X), step):
-        rows = np.asarray(X[start:start + step], dtype=np.float64)  # (b, D)
-        with np.errstate(over="ignore", under="ignore"):  # out-of-range sums are measured again below
-            out[start:start + len(rows)] = np.sqrt(np.einsum("ij,ij->i", rows, rows))
-    for start in range(0, len(X), step):  # zero, underflowed or overflowed rows, a block at a time
-        part = out[start:start + step]  # (b,) a view
-        found = np.flatnonzero((part < NORM_LOW) | (part > NORM_HIGH))
-        for s in range(0, found.size, max(1, step // 4)):  # a quarter block at a time: 3 copies fit in one
-            odd = found[s:s + max(1, step // 4)]
-            rows = np.asarray(X[start + odd], dtype=np.float64)  # (r, D)
-            top = np.abs(rows).max(axis=1)  # (r,) 0 for a zero row, inf/nan for a row holding them
-            fine = (top > 0) & np.isfinite(top)
-            unit = rows[fine] / top[fine, None]  # entries in [-1, 1]: the sum of squares stays in range
-            with np.errstate(over="ignore"):  # a length beyond float64's largest value is inf
-                part[odd[fine]] = top[fine] * np.sqrt(np.einsum("ij,ij->i", unit, unit))
+    rows = max(1, block_bytes // (8 * max(X.shape[1], 1)))  # rows of one block on one thread
+    threads = CORES if parallel and rows >= CORES else 1  # each thread takes a share of the budget
+    step = max(1, rows // threads)
+    map_row_blocks(lambda a, b: _measure(X, a, b, out), len(X), step, parallel=threads > 1)
     return out
+
+
+def _measure(X: np.ndarray, a: int, b: int, out: np.ndarray) -> None:
+    """``out[a:b]`` = the lengths of rows [a, b) of X: summed squares, then the rows out of range again, scaled."""
+    rows = np.asarray(X[a:b], dtype=np.float64)  # (b, D)
+    part = out[a:b]  # (b,) a view
+    with np.errstate(over="ignore", under="ignore"):  # out-of-range sums are measured again below
+        part[...] = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    found = np.flatnonzero((part < NORM_LOW) | (part > NORM_HIGH))  # zero, underflowed or overflowed rows
+    quarter = max(1, (b - a) // 4)
+    for s in range(0, found.size, quarter):  # a quarter block at a time: 3 copies fit in one
+        odd = found[s:s + quarter]
+        rows = np.asarray(X[a + odd], dtype=np.float64)  # (r, D)
+        top = np.abs(rows).max(axis=1)  # (r,) 0 for a zero row, inf/nan for a row holding them
+        fine = (top > 0) & np.isfinite(top)
+        unit = rows[fine] / top[fine, None]  # entries in [-1, 1]: the sum of squares stays in range
+        with np.errstate(over="ignore"):  # a length beyond float64's largest value is inf
+            part[odd[fine]] = top[fine] * np.sqrt(np.einsum("ij,ij->i", unit, unit))
 
 
 def norms_bytes(M: int, D: int, block_bytes: int) -> int:

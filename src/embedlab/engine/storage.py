@@ -15,11 +15,12 @@ import numpy as np
 
 from ..errors import ShapeError
 from .lengths import NORM_HIGH, NORM_LOW, vector_norms
+from .row_blocks import map_row_blocks
 
 __all__ = ["readonly_matrix"]
 
 
-def readonly_matrix(matrix: Any, what: str, width: int | None = None) -> np.ndarray:
+def readonly_matrix(matrix: Any, what: str, width: int | None = None, *, finite: bool = False) -> np.ndarray:
     """The matrix as the table keeps it: (rows, D), floating, finite, row-major, read-only.
 
     Parameters
@@ -31,6 +32,13 @@ def readonly_matrix(matrix: Any, what: str, width: int | None = None) -> np.ndar
         How messages name the matrix (``"table (glove, /path)"``).
     width : int, optional
         The D it must have (the token table's), for position and token-type tables.
+    finite : bool
+        True where the caller has shown every entry finite: a float16 or
+        float32 matrix whose row lengths, measured in float64, are all finite
+        (a NaN or an infinity makes its row's length NaN or inf; a float32
+        row's sum of squares cannot overflow float64). The scan for NaN and
+        infinity is skipped then; a float64 matrix is always scanned (its
+        rows' lengths may leave float64's range).
 
     Raises
     ------
@@ -55,7 +63,8 @@ def readonly_matrix(matrix: Any, what: str, width: int | None = None) -> np.ndar
         raise TypeError(f"{what} must be floating point, got dtype {arr.dtype}")
     if width is not None and arr.shape[1] != width:
         raise ShapeError(f"{what} has width {arr.shape[1]}, the token table has D={width}")
-    _check_finite(arr, what)
+    if not finite or arr.dtype == np.float64:
+        _check_finite(arr, what)
     if arr.flags.writeable:
         arr.flags.writeable = False
     return arr
@@ -83,28 +92,37 @@ def _check_finite(arr: np.ndarray, what: str) -> None:
 
     Also refuses a row whose length overflows float64 (finite entries near
     1e308) or is a nonzero subnormal (entries near 1e-310); only float64
-    tables can hold them, and every length is measured in float64. Scanned in blocks of rows, so a memory-mapped table is read once
-    and no full-size boolean array is made.
+    tables can hold them, and every length is measured in float64. Scanned in
+    blocks of rows on one thread per core (``row_blocks``), so a
+    memory-mapped table is read once and no full-size boolean array is made;
+    the error names the first bad row of the table, whichever thread met it.
     """
-    block = max(1, 2**22 // arr.shape[1])  # rows per block, ~4M values
-    for start in range(0, arr.shape[0], block):
-        rows = arr[start:start + block]  # (b, D)
-        finite = np.isfinite(rows)
-        if not finite.all():
-            r, c = np.argwhere(~finite)[0]
-            value = arr[start + r, c]
-            raise ValueError(f"{what} holds {value} at row {start + r}, column {c}: NaN and infinity are refused")
-        if arr.dtype == np.float64 and np.abs(rows).max() > NORM_HIGH:
-            too_long = np.flatnonzero(~np.isfinite(vector_norms(rows)))
-            if too_long.size:
-                r = int(too_long[0])
-                raise ValueError(f"{what}: row {start + r} is too long for float64, its length overflows (largest "
-                                 f"entry {np.abs(rows[r]).max():.3g}); lengths are measured in float64")
-        if arr.dtype == np.float64 and ((rows != 0) & (np.abs(rows) < NORM_LOW)).any():
-            lengths = vector_norms(rows)  # (b,)
-            too_short = np.flatnonzero((lengths > 0) & (lengths < np.finfo(np.float64).tiny))
-            if too_short.size:
-                r = int(too_short[0])
-                raise ValueError(f"{what}: row {start + r} is too short for float64, its length is subnormal "
-                                 f"(largest entry {np.abs(rows[r]).max():.3g}), too imprecise to divide by; lengths "
-                                 f"are measured in float64")
+    step = max(1, 2**22 // arr.shape[1])  # rows per block, ~4M values
+    for problem in map_row_blocks(lambda a, b: _first_problem(arr, a, b, what), arr.shape[0], step):
+        if problem is not None:
+            raise problem
+
+
+def _first_problem(arr: np.ndarray, start: int, stop: int, what: str) -> ValueError | None:
+    """The error for the first bad row among rows [start, stop), or None when they are all fine."""
+    rows = arr[start:stop]  # (b, D)
+    finite = np.isfinite(rows)
+    if not finite.all():
+        r, c = np.argwhere(~finite)[0]
+        value = arr[start + r, c]
+        return ValueError(f"{what} holds {value} at row {start + r}, column {c}: NaN and infinity are refused")
+    if arr.dtype == np.float64 and np.abs(rows).max() > NORM_HIGH:
+        too_long = np.flatnonzero(~np.isfinite(vector_norms(rows)))
+        if too_long.size:
+            r = int(too_long[0])
+            return ValueError(f"{what}: row {start + r} is too long for float64, its length overflows (largest "
+                              f"entry {np.abs(rows[r]).max():.3g}); lengths are measured in float64")
+    if arr.dtype == np.float64 and ((rows != 0) & (np.abs(rows) < NORM_LOW)).any():
+        lengths = vector_norms(rows)  # (b,)
+        too_short = np.flatnonzero((lengths > 0) & (lengths < np.finfo(np.float64).tiny))
+        if too_short.size:
+            r = int(too_short[0])
+            return ValueError(f"{what}: row {start + r} is too short for float64, its length is subnormal "
+                              f"(largest entry {np.abs(rows[r]).max():.3g}), too imprecise to divide by; lengths "
+                              f"are measured in float64")
+    return None

@@ -20,12 +20,15 @@ import numpy as np
 from ..errors import ShapeError, SizeError, TokenIdError
 from .gather import gather_rows
 from .lengths import vector_norms
+from .load_cost import LoadCost
 from .neighbors.checks import check_vectors
 from .neighbors.bf16_screen import bf16_rows
 from .neighbors.codes import RowCodes, encode_rows
 from .neighbors.footprint import ResidentCost
 from .neighbors.search import Neighbors, Search
+from .pages import fresh_table
 from .provenance import Provenance
+from .row_blocks import map_row_blocks
 from .storage import readonly_matrix
 from .vocabulary import Vocabulary, resolve_id, resolve_ids
 
@@ -51,6 +54,17 @@ class EmbeddingTable:
         A token-type (segment) table, where the checkpoint has one.
     provenance : Provenance, optional
         Where the table came from; ``Provenance("array")`` by default.
+    norms : np.ndarray, shape (V,), float64, optional
+        The rows' lengths exactly as ``lengths.vector_norms(matrix)`` measures
+        them, where the caller has them (a loader measures each block while
+        it widens it, ``sources.tensor_data``): kept (copied, read-only) as
+        ``norms()`` instead of measured again, and, all finite, they show a
+        float16/float32 matrix free of NaN and infinity, so it is not scanned
+        again (``storage.readonly_matrix``). A sample of rows is measured and
+        compared bit for bit; the rest are taken as given.
+    load_cost : LoadCost, optional
+        What reading the matrix from its file cost (a loader records it;
+        ``resident().load`` reports it).
 
     Raises
     ------
@@ -61,7 +75,8 @@ class EmbeddingTable:
         If the matrix is not of a floating dtype.
     ValueError
         If a table holds NaN or infinity (names row and column), or a float64
-        row whose length overflows or is a nonzero subnormal (names the row).
+        row whose length overflows or is a nonzero subnormal (names the row);
+        if ``norms`` is not (V,) float64 or a sampled row's length differs.
 
     >>> t = EmbeddingTable([[1.0, 0.0], [0.0, 2.0]], vocabulary=["a", "b"])
     >>> t.V, t.D, t.lookup([1]).tolist()
@@ -76,10 +91,13 @@ class EmbeddingTable:
         positions: Any = None,
         token_types: Any = None,
         provenance: Provenance | None = None,
+        norms: np.ndarray | None = None,
+        load_cost: LoadCost | None = None,
     ) -> None:
         self._provenance = provenance or Provenance("array")
         where = _where(self._provenance)
-        self._W = readonly_matrix(matrix, f"table{where}")  # (V, D)
+        finite = isinstance(norms, np.ndarray) and norms.dtype == np.float64 and bool(np.isfinite(norms).all())
+        self._W = readonly_matrix(matrix, f"table{where}", finite=finite)  # (V, D)
         V, D = self._W.shape
         if vocabulary is not None and not isinstance(vocabulary, Vocabulary):
             vocabulary = Vocabulary(vocabulary)
@@ -89,9 +107,10 @@ class EmbeddingTable:
         self._positions = None if positions is None else readonly_matrix(positions, f"position table{where}", D)
         self._token_types = (None if token_types is None
                              else readonly_matrix(token_types, f"token-type table{where}", D))
-        self._norms: np.ndarray | None = None  # (V,) float64, computed on first use
+        self._norms = None if norms is None else _given_norms(self._W, norms)  # (V,) float64, else computed on first use
         self._codes: RowCodes | None = None  # the integer screen's codes, built on first use
         self._bf16: np.ndarray | None = None  # the bf16 screen's rows (V, D) uint16, built on first use
+        self._load_cost = load_cost
 
     @classmethod
     def from_rows(cls, rows: Sequence[Sequence[float]], **kwargs: Any) -> "EmbeddingTable":
@@ -145,6 +164,11 @@ class EmbeddingTable:
     def provenance(self) -> Provenance:
         """Where the table came from."""
         return self._provenance
+
+    @property
+    def load_cost(self) -> LoadCost | None:
+        """What reading the table from its file cost (seconds and bytes of each step), or None where not recorded."""
+        return self._load_cost
 
     def __repr__(self) -> str:
         return f"EmbeddingTable(V={self.V}, D={self.D}, dtype={self.dtype}, source={self._provenance.source!r})"
@@ -259,7 +283,15 @@ class EmbeddingTable:
         """Score every token with the tied head: ``hidden @ W_E.T``.
 
         (D,) -> (V,) or (N, D) -> (N, V), float32 at least. The very table that
-        ``lookup`` reads is the head (weight tying); nothing is copied.
+        ``lookup`` reads is the head (weight tying); it is never copied whole.
+        Where one hidden vector (D,) is scored in a wider dtype than the
+        table's (a float64 vector and a float32 table), the table's rows are
+        widened a block of about 2 MiB at a time, the blocks spread over the
+        cores (``row_blocks``): a matrix-vector product computes each logit as
+        one dot product of length D, whatever the block, so they are the very
+        values the whole widened table gives (tested bit for bit). A batch
+        (N, D) is scored against the whole widened table, as before: a
+        matrix-matrix product's rounding depends on the blocks.
 
         Raises
         ------
@@ -275,8 +307,14 @@ class EmbeddingTable:
         if not np.isfinite(h).all():
             raise ValueError("hidden vector holds NaN or infinity")
         dtype = np.result_type(self._W.dtype, h.dtype, np.float32)
+        h = h.astype(dtype, copy=False)  # (D,) or (N, D)
         with np.errstate(over="ignore", invalid="ignore"):  # refused below, with the token named
-            out = h.astype(dtype, copy=False) @ self._W.T.astype(dtype, copy=False)  # (V,) or (N, V)
+            if self._W.dtype == dtype or h.ndim == 2:
+                out = h @ self._W.T.astype(dtype, copy=False)  # (V,) or (N, V)
+            else:  # a float64 copy of a real table would be twice its size: widened a block at a time
+                out = np.empty(self.V, dtype=dtype)  # (V,)
+                step = max(64, (2**21 // (8 * self.D)) // 64 * 64)  # rows per block, a multiple of 64
+                map_row_blocks(lambda a, b: _widened_product(h, self._W[a:b], out[a:b]), self.V, step)
         if not np.isfinite(out).all():
             where = np.argwhere(~np.isfinite(np.atleast_2d(out)))[0]
             raise ValueError(f"logits overflow {np.dtype(dtype).name}: token {int(where[1])} (row length "
@@ -336,10 +374,15 @@ class EmbeddingTable:
                             norms=0 if self._norms is None else self._norms.nbytes,
                             codes=0 if self._codes is None else self._codes.nbytes,
                             mapped=isinstance(self._W, np.memmap),
-                            bf16=0 if self._bf16 is None else self._bf16.nbytes)
+                            bf16=0 if self._bf16 is None else self._bf16.nbytes,
+                            load=None if self._load_cost is None else self._load_cost.to_dict())
 
     def stretch(self, token_id: int | str, factor: float) -> "EmbeddingTable":
         """A new table with one row multiplied by ``factor``; this table is unchanged.
+
+        The copy is made over the cores and kept by the new table as it is;
+        its row lengths are this table's, with row ``token_id``'s measured
+        again (the rest are unchanged), so nothing is scanned twice.
 
         Raises ``TokenIdError``/``UnknownTokenError`` for a bad token and
         ``ValueError`` for a factor that is not a finite number or that would
@@ -352,11 +395,15 @@ class EmbeddingTable:
         row = self._W[i].astype(np.float64) * factor  # (D,)
         if np.abs(row).max() > np.finfo(self.dtype).max:
             raise ValueError(f"stretching token {i} by {factor!r} overflows {self.dtype}: its values would be inf")
-        W = np.array(self._W)  # (V, D) a writable copy
+        W = fresh_table(self._W.shape, self._W.dtype)  # (V, D) the new table: copied over the cores, then frozen
+        map_row_blocks(lambda a, b: np.copyto(W[a:b], self._W[a:b]), self.V, max(1, 2**20 // W[:1].nbytes))
         W[i] = row
+        W.flags.writeable = False
+        norms = np.array(self.norms())  # (V,) every other row's length is unchanged: measured again for row i only
+        norms[i] = vector_norms(W[i:i + 1])[0]
         return EmbeddingTable(
             W, vocabulary=self._vocabulary, positions=self._positions,
-            token_types=self._token_types, provenance=self._provenance,
+            token_types=self._token_types, provenance=self._provenance, norms=norms,
         )
 
     def scaled_lookup(self, ids: Any) -> np.ndarray:
@@ -481,6 +528,32 @@ class EmbeddingTable:
                 bad = lo if lo < 0 else hi
                 raise TokenIdError(f"token id {int(bad)} is out of range for V={self.V}")
         return arr.astype(np.int64, copy=False)
+
+
+def _widened_product(h: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
+    """``out = h @ rows.T`` with rows (b, D) widened to h's dtype first: (D,) -> (b,).
+
+    Runs on a worker thread: NumPy's error state is not inherited there, so it is set here too.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):  # the caller refuses non-finite logits, naming the token
+        np.matmul(h, rows.astype(h.dtype).T, out=out)
+
+
+def _given_norms(W: np.ndarray, norms: Any) -> np.ndarray:
+    """``norms`` checked against the table W (V, D): (V,) float64, a sample of 64 rows' lengths equal bit for bit
+    to ``vector_norms``; returned as a read-only copy (8 V bytes)."""
+    if not isinstance(norms, np.ndarray) or norms.dtype != np.float64 or norms.shape != (len(W),):
+        shape = getattr(norms, "shape", None)
+        raise ShapeError(f"norms must be a float64 array of shape ({len(W)},), the table's V, got "
+                         f"{getattr(norms, 'dtype', type(norms).__name__)} {shape}")
+    sample = np.unique(np.linspace(0, len(W) - 1, min(64, len(W))).astype(np.int64))  # (s,) first and last included
+    wrong = np.flatnonzero(vector_norms(W[sample]).view(np.int64) != norms[sample].view(np.int64))
+    if wrong.size:
+        r = int(sample[wrong[0]])
+        raise ValueError(f"norms[{r}] = {norms[r]!r} is not the length of row {r}, {float(vector_norms(W[r:r + 1])[0])!r}")
+    out = np.array(norms)  # (V,) a copy nobody else holds
+    out.flags.writeable = False
+    return out
 
 
 def _where(provenance: Provenance) -> str:

@@ -289,8 +289,9 @@ def hubs_terminal(result: HubsResult, *, memory: bool = False) -> str:
 
 
 def memory_lines(memory: Any) -> list[str]:
-    """Three lines: each search's working memory against the budget, the table's resident cost beside it, and
-    which screen each search runs and why (where its plan says).
+    """Each search's working memory against the budget, and the table's resident cost beside it; a line
+    for what reading the table cost where a source recorded it (``load_line``), and one for which screen
+    each search runs and why (where its plan says).
 
     ``memory`` is a ``footprint.SearchMemory`` (or None: no lines).
     """
@@ -310,8 +311,19 @@ def memory_lines(memory: Any) -> list[str]:
     why = "; ".join(f"{' and '.join(ms)}: {text}" for text, ms in reasons.items())
     return [f"working memory of each search, planned at most (budget {human_bytes(memory.budget)}): {plans}; "
             f"outputs {human_bytes(memory.outputs)}, not counted",
-            f"resident, outside the budget: {' + '.join(parts)} = {human_bytes(r['total'])}"] + (
-            [f"screen: {why}"] if why else [])
+            f"resident, outside the budget: {' + '.join(parts)} = {human_bytes(r['total'])}",
+            *([load_line(r["load"])] if r.get("load") else []),
+            *([f"screen: {why}"] if why else [])]
+
+
+def load_line(load: dict[str, Any]) -> str:
+    """One line: what reading the table cost (``load_cost.LoadCost.to_dict()``), seconds and bytes of each step."""
+    lengths = ", row lengths in the same pass" if load["lengths"] else ""
+    vocabulary = ("" if load.get("vocabulary_seconds") is None
+                  else f"; vocabulary {load['vocabulary_seconds']:.2f} s")
+    return (f"load: {human_bytes(load['file_bytes'])} of {load['dtype']} read into the {human_bytes(load['table_bytes'])} "
+            f"table in {load['read_seconds']:.2f} s on {load['threads']} thread{'s' * (load['threads'] != 1)}"
+            f"{lengths} (at most {human_bytes(load['scratch_bytes'])} beside it){vocabulary}")
 
 
 _VECTOR_HEADERS = {"token": "token vector", "position": "position vector", "token_type": "type vector",

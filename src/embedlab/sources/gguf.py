@@ -9,7 +9,8 @@ touched) and dequantised to float32 with ``gguf.quants.dequantize``; nothing
 is read with pickle, nothing is downloaded. The reader trusts the counts a file
 declares, so ``gguf_header.check_header`` walks them first against the file's
 size, and refuses an impossible one by name. The library (the ``models`` extra)
-is imported with this module; ``sources.load`` names the extra when it is missing.
+is imported on first use (``_library``), so a safetensors load never pays its
+import; a missing one is a ``MissingExtraError`` naming the extra.
 
 GGUF lists a tensor's dimensions fastest-varying first (ggml's ``ne``): the
 token table ``token_embd.weight`` of a model with V tokens of width D is
@@ -38,12 +39,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import gguf
 import numpy as np
 
 from ..engine.provenance import Provenance
 from ..engine.table import EmbeddingTable
-from ..errors import SourceError, brief
+from ..errors import SourceError, brief, missing_extra
 from . import gguf_header
 from .head import fit_rows, tied_note
 
@@ -119,7 +119,7 @@ class GGUFFile:
         # The reader trusts the counts it reads (2^40 array items loop for hours): walk them first.
         gguf_header.check_header(self.path, _types())
         try:
-            self._reader = gguf.GGUFReader(self.path, "r")
+            self._reader = _library().GGUFReader(self.path, "r")
         except (OSError, ValueError, KeyError, IndexError) as exc:  # the reader's words for a bad file
             raise SourceError(f"cannot read {self.path} as GGUF: {exc or type(exc).__name__}") from None
         self._by_name = {t.name: t for t in self._reader.tensors}
@@ -136,7 +136,7 @@ class GGUFFile:
         field = self._reader.get_field(key)
         if field is None or len(field.types) != 1:
             return None
-        if field.types[0] == gguf.GGUFValueType.STRING:
+        if field.types[0] == _library().GGUFValueType.STRING:
             return _text(field.parts[field.data[0]])
         return field.contents()
 
@@ -169,7 +169,7 @@ class GGUFFile:
         field = self._reader.get_field(TOKENS_KEY)
         if field is None:
             return None
-        value_type = gguf.GGUFValueType
+        value_type = _library().GGUFValueType
         if field.types != [value_type.ARRAY, value_type.STRING]:
             raise SourceError(f"{self.path}: {TOKENS_KEY} must be an array of strings, got "
                               f"{'/'.join(t.name for t in field.types)}")
@@ -185,13 +185,13 @@ class GGUFFile:
         field = self._reader.get_field(TOKEN_TYPES_KEY)
         if field is None:
             return None
-        value_type = gguf.GGUFValueType
+        value_type = _library().GGUFValueType
         integers = {value_type.INT8, value_type.INT16, value_type.INT32, value_type.INT64, value_type.UINT8,
                     value_type.UINT16, value_type.UINT32, value_type.UINT64}
         if len(field.types) != 2 or field.types[0] != value_type.ARRAY or field.types[1] not in integers:
             raise SourceError(f"{self.path}: {TOKEN_TYPES_KEY} must be an array of integers, got "
                               f"{'/'.join(t.name for t in field.types)}")
-        known = {int(kind): kind.name.lower() for kind in gguf.TokenType}
+        known = {int(kind): kind.name.lower() for kind in _library().TokenType}
         return [known.get(k, f"type {k}") for k in (int(field.parts[i][0]) for i in field.data)]
 
     def read(self, name: str) -> np.ndarray:
@@ -210,7 +210,7 @@ class GGUFFile:
         tensor = self._by_name[name]
         try:
             # F64 is read as it is: the gguf library dequantises the float types up to F32 only.
-            array = tensor.data if info.type == "F64" else gguf.quants.dequantize(tensor.data, tensor.tensor_type)
+            array = tensor.data if info.type == "F64" else _library().quants.dequantize(tensor.data, tensor.tensor_type)
         except NotImplementedError:
             raise SourceError(f"tensor {name!r} of {self.path} is stored as {info.type}, which the gguf library "
                               "cannot dequantise") from None
@@ -335,8 +335,9 @@ def bits_per_weight(kind: str) -> float:
     >>> bits_per_weight("F16"), bits_per_weight("Q8_0"), bits_per_weight("Q4_0")
     (16.0, 8.5, 4.5)
     """
+    lib = _library()
     try:
-        block, size = gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType[kind]]
+        block, size = lib.GGML_QUANT_SIZES[lib.GGMLQuantizationType[kind]]
     except KeyError:
         raise SourceError(f"unknown GGML type {brief(kind)}") from None
     return 8 * size / block
@@ -346,8 +347,9 @@ def bits_per_weight(kind: str) -> float:
 
 def _types() -> dict[int, tuple[str, int, int]]:
     """GGML type id -> (name, weights per block, bytes per block), from ``gguf.GGML_QUANT_SIZES``."""
-    return {int(kind): (kind.name, *gguf.GGML_QUANT_SIZES[kind]) for kind in gguf.GGMLQuantizationType
-            if kind in gguf.GGML_QUANT_SIZES}
+    lib = _library()
+    return {int(kind): (kind.name, *lib.GGML_QUANT_SIZES[kind]) for kind in lib.GGMLQuantizationType
+            if kind in lib.GGML_QUANT_SIZES}
 
 
 def _info(tensor: Any) -> GGUFTensor:
@@ -358,3 +360,18 @@ def _info(tensor: Any) -> GGUFTensor:
 
 def _text(part: np.ndarray) -> str:
     return bytes(part).decode("utf-8", errors="replace")
+
+
+def _library() -> Any:
+    """The gguf library, imported on first use: only a GGUF file needs it (its import costs ~60 ms).
+
+    Raises ``MissingExtraError`` (an ``ImportError``) naming the extra that installs it.
+    """
+    try:
+        import gguf
+    except ModuleNotFoundError as exc:
+        missing = missing_extra(exc, "GGUF files")
+        if missing is None:
+            raise
+        raise missing from exc
+    return gguf

@@ -5,8 +5,9 @@ object of name -> {dtype, shape, data_offsets}; then the tensors' data.
 ``tensor_infos`` reads the headers only (names, shapes, dtypes, where the
 bytes lie) of a ``.safetensors`` file or of a folder holding one or more
 (``model.safetensors``, or shards listed in ``model.safetensors.index.json``),
-checked against the file size. ``read_tensor`` reads one tensor through the
-``safetensors`` library (BF16 by hand, widened to float32), and
+checked against the file size. ``read_tensor`` reads one tensor (floats in
+blocks over the cores, ``tensor_data``; BF16 widened to float32; other dtypes
+through the ``safetensors`` library), and
 ``same_bytes`` compares two tensors' raw bytes in the file. Nothing is ever
 read with pickle.
 """
@@ -35,7 +36,7 @@ FLOAT_DTYPES = ("F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2")
 MAX_HEADER_BYTES = 100_000_000
 INDEX = "model.safetensors.index.json"  # the shard index of a sharded checkpoint folder
 ENTRY_KEYS = ("dtype", "shape", "data_offsets")  # what every tensor's header entry holds
-BF16_BLOCK = 1 << 22  # BF16 values read and widened at a time (8 MiB of the file)
+BLOCK_READ = ("F64", "F32", "F16", "BF16")  # read by ``tensor_data`` (BF16 widened to float32), the rest by the library
 
 
 @dataclass(frozen=True)
@@ -107,17 +108,21 @@ def tensor_infos(path: str | Path) -> dict[str, TensorInfo]:
 def read_tensor(info: TensorInfo) -> Any:
     """The data of one tensor as a NumPy array (only that tensor is read).
 
-    BF16 has no NumPy dtype: its bytes are read at the tensor's span and
-    widened to float32 (a bfloat16 is the top half of a float32's bits, so
-    every value is kept exactly).
+    F64, F32, F16 and BF16 tensors are read in blocks over the cores into a
+    fresh array only the caller holds (``tensor_data.read_data``); BF16 has
+    no NumPy dtype, so its values are widened to float32 on the way (a
+    bfloat16 is the top half of a float32's bits, so every value is kept
+    exactly). Other dtypes are read through the ``safetensors`` library.
 
     Raises
     ------
     SourceError
-        If the file cannot be read.
+        If the file cannot be read or ends before the tensor's data does.
     """
-    if info.dtype == "BF16":
-        return _read_bf16(info)
+    if info.span is not None and info.dtype in BLOCK_READ:
+        from . import tensor_data  # NumPy: headers are read without it (params --model FILE.safetensors)
+
+        return tensor_data.read_data(info)[0]
     with _open(info.path) as handle:
         try:
             return handle.get_tensor(info.name)
@@ -292,33 +297,6 @@ def _tensor_info(file: Path, name: str, entry: Any, start: int, data_size: int) 
         raise SourceError(f"{file}: truncated: tensor {brief(name)} ends at data byte {end:,} "
                           f"but the file holds {data_size:,} data bytes")
     return info
-
-
-def _read_bf16(info: TensorInfo) -> Any:
-    """A BF16 tensor widened to float32, read a block at a time into the one float32 array it becomes:
-    the file's bytes never sit in memory beside a full-size intermediate (a 128k x 4k table peaks at its
-    float32 size, not three times that)."""
-    import numpy as np
-
-    if info.span is None:
-        raise SourceError(f"tensor {info.name!r} in {info.path}: no byte span to read bfloat16 from")
-    start = info.span[0]
-    out = np.empty(info.numel, dtype=np.uint32)  # (numel,) the float32 bits, filled block by block
-    block = BF16_BLOCK
-    try:
-        with files.open_regular(info.path, "checkpoint file") as handle:
-            handle.seek(start)
-            for first in range(0, info.numel, block):
-                n = min(block, info.numel - first)
-                raw = np.frombuffer(handle.read(2 * n), dtype="<u2")  # (n,)
-                if raw.size != n:
-                    raise SourceError(f"{info.path}: truncated: tensor {info.name!r} ends before its data does")
-                part = out[first:first + n]
-                part[...] = raw
-                part <<= 16  # bfloat16 bits on top, zeros below: every value kept exactly
-    except OSError as exc:
-        raise SourceError(f"cannot read tensor {info.name!r} from {info.path}: {exc}") from None
-    return out.view(np.float32).reshape(info.shape)
 
 
 def _open(file: Path) -> Any:

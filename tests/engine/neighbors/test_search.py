@@ -23,6 +23,7 @@ from embedlab.engine.neighbors.defaults import METRICS
 from embedlab.engine.neighbors.plan import plan_blocks
 from embedlab.engine.neighbors.search import Search
 from embedlab.engine.table import EmbeddingTable
+from full_sort import full_sort
 from searching import search
 
 REFERENCE = {"cosine": embed.nearest_by_cosine, "dot": embed.nearest_by_dot}
@@ -540,3 +541,20 @@ def test_a_plain_array_with_a_row_of_subnormal_length_is_refused_naming_the_row(
         Search(W, 5, "cosine", ids=[0, 1])
     with pytest.raises(ValueError, match=r"row 6 is too short for float64"):
         EmbeddingTable(W)
+
+
+@pytest.mark.parametrize("n_queries", [1, 2, 15, 16, 40])  # fewer queries than D = 16 (scores scaled), then more (rows)
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_the_float_screen_scaling_scores_or_rows_lists_what_a_float64_full_sort_lists(n_queries, metric):
+    rng = np.random.default_rng(n_queries)
+    W = rng.integers(-4, 5, size=(900, 16)).astype(np.float32)  # small integers: every float64 score exact
+    W[::7] *= 64.0  # long rows, each the same direction as a short one: exact cosine ties between ids
+    W[3::11] = W[5]  # duplicated rows: exact ties of both metrics
+    W[10] = 0.0  # a zero row: cosine 0.0
+    ids = rng.choice(900, n_queries, replace=False)
+    # 600 kB: one block of the queries (m of them) against blocks of 225 rows
+    got_ids, got_scores = search(W, None, 12, metric, exclude=ids, screen="float", memory=600_000, workers=1)
+    want_ids, want_scores = full_sort(W, W[ids], 12, metric, exclude=ids)
+    assert got_ids.tolist() == want_ids.tolist()
+    assert np.allclose(got_scores, want_scores, rtol=1e-15, atol=0) if metric == "cosine" else (
+        np.array_equal(got_scores, want_scores))  # dot: integers, exact

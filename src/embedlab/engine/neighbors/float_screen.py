@@ -63,6 +63,9 @@ class FloatScreen:
     def __init__(self, W, q64, q_norms, exclude, k, metric, row_norms, inv_norms, dtype):
         self.W, self.q64, self.q_norms, self.exclude = W, q64, q_norms, exclude
         self.k, self.metric, self.row_norms, self.inv_norms, self.dtype = k, metric, row_norms, inv_norms, dtype
+        # Cosine: the scores scaled by 1 / |w| (m multiplies a row), not the rows (D a row), where that is fewer
+        # multiplies and the GEMM is float32 (_scores; benchmarks/README.md, "Cosine's row rescaling").
+        self.scale_after = inv_norms is not None and dtype == np.float32 and len(q64) < W.shape[1]
         unit = q64 / q_norms[:, None] if metric == "cosine" else q64
         self.queries = unit.astype(dtype)  # (m, D) what the GEMM sees
         reach = row_norms[longest_other(row_norms, exclude, len(q_norms))]  # (m,) the longest row each may meet
@@ -101,11 +104,13 @@ class FloatScreen:
         bar = self._first_bar()  # (m,)
         S_buf = np.empty(m * plan.rows, dtype=self.dtype)  # reused: (m, v) views of it
         mask_buf = np.empty(m * plan.rows, dtype=bool)
-        rows_buf = np.empty((plan.rows, self.W.shape[1]), dtype=self.dtype)  # scaled rows, reused
+        copies = self.W.dtype != self.dtype or (self.inv_norms is not None and not self.scale_after)
+        rows_buf = (np.empty((plan.rows, self.W.shape[1]), dtype=self.dtype) if copies
+                    else None)  # (v, D) rows scaled or converted, reused; none where the GEMM reads W as it is
         for v0 in range(0, V, plan.rows):
             v1 = min(V, v0 + plan.rows)
-            S = self._scores(np.arange(v0, v1), out=S_buf[:m * (v1 - v0)].reshape(m, v1 - v0),
-                             rows_buf=rows_buf)  # (m, v)
+            S = self._scores(np.arange(v0, v1), out=S_buf[:m * (v1 - v0)].reshape(v1 - v0, m),
+                             rows_buf=rows_buf)  # (m, v) a view of the (v, m) product
             bar = np.maximum(bar, pool.scores[:, self.k - 1] - 2 * self.eps)  # the pool's k-th best raises it
             mask = np.greater_equal(S, bar.astype(self.dtype)[:, None], out=mask_buf[:S.size].reshape(S.shape))
             self._pool_marked(S, mask, v0, pool, 0, m)
@@ -122,21 +127,44 @@ class FloatScreen:
         found = np.flatnonzero(mask[a:b])  # survivors, by query then by id
         for s in range(0, found.size, batch):
             r, c = np.divmod(found[s:s + batch], S.shape[1])
-            pool.add(r + a, c + v0, S[a:b].ravel()[found[s:s + batch]], self.eps, self._settle)
+            pool.add(r + a, c + v0, S[r + a, c], self.eps, self._settle)  # S may be a transposed view
 
     def _scores(self, ids: np.ndarray, out: np.ndarray | None = None,
                 rows_buf: np.ndarray | None = None) -> np.ndarray:
         """GEMM scores of the queries against rows ``ids`` (s,), ascending -> (m, s).
 
-        A run of ids is sliced (a view); a sample is gathered. Rows scaled to
-        unit length (cosine) or to the GEMM's dtype go to ``rows_buf`` (s, D)
+        ``out`` (s, m), C-contiguous, receives the product ``rows @ queries.T``;
+        the scores returned are its transposed view. A run of ids is sliced
+        (a view); a sample is gathered. A float32 GEMM of fewer queries than
+        D reads the table's rows as they are: cosine scores ``dot(q / |q|, w)``
+        and multiplies each column by ``1 / |w|`` afterwards (``scale_after``:
+        m x s multiplies, not a scaled copy of s x D rows). Otherwise the rows
+        are scaled to unit length first: with m >= D that is fewer multiplies,
+        and float64 tables may hold rows so short (lengths near 1e-308) that
+        their products with a unit query lose relative precision in float64's
+        subnormals. Rows scaled, or of
+        another dtype than the GEMM's (float16 rows), go to ``rows_buf`` (s, D)
         where given: a fresh array per block would cost a page fault per 4 KiB.
         The query's own id, where it is among them, scores -inf.
+
+        Why ``precision.margin`` bounds the float32 cosine score (u = 2**-24,
+        gamma_D = D u / (1 - D u); Higham 2002, section 3.1):
+        the query is rounded to the GEMM's dtype, q' = q/|q| (1 + d) with
+        |d| <= u entrywise, so ``|q'.w - q.w/|q|| <= u |w|``; the GEMM's sum, in
+        any order, is off by at most ``gamma_D sum|q'_i w_i| <= gamma_D (1 + u) |w|``;
+        the product with ``1 / |w|`` (a float64 value, relative error 2**-53) is
+        rounded once to the GEMM's dtype (u relative). Divided by |w|, the
+        score is off by at most ``(D + 3) u`` to first order, within the
+        margin's ``(D + 8) eps = (2 D + 16) u``. Where products underflow (the
+        GEMM runs in float32 only for lengths in [1e-15, 1e15],
+        ``precision.gemm_dtype``), each loses at most 2**-150 absolute, at
+        most ``D 2**-150 / 1e-15`` after the division: far below u. A zero row
+        scores ``0 * 0 = 0``, as the reference's cosine of a zero vector.
         """
         run = slice(ids[0], ids[-1] + 1) if ids[-1] - ids[0] + 1 == ids.size else ids
         rows = self.W[run]  # (s, D)
         scaled = None if rows_buf is None else rows_buf[:len(ids)]
-        if self.inv_norms is not None:  # unit rows; zero rows stay 0
+        if self.inv_norms is not None and not self.scale_after:  # a float64 GEMM: unit rows; zero rows stay 0
             rows = np.multiply(rows, self.inv_norms[run, None], out=scaled, dtype=self.dtype)
         elif rows.dtype != self.dtype and scaled is not None:  # float16 rows: the GEMM runs in float32
             np.copyto(scaled, rows)
@@ -144,8 +172,13 @@ class FloatScreen:
         elif rows.dtype != self.dtype:
             rows = rows.astype(self.dtype)
         # Only a query's own row can overflow (precision.check_dot_range): it is set to -inf below.
+        # rows @ queries.T, not queries @ rows.T: for a few queries OpenBLAS runs the (s, D) x (D, m)
+        # product about twice as fast (measured: 2 to 128 queries, D = 4,096); its rounding differs, within
+        # the margin, which holds for any order of summation.
         with np.errstate(over="ignore"):
-            S = np.matmul(self.queries, rows.T, out=out)  # (m, s)
+            S = np.matmul(rows, self.queries.T, out=out).T  # (m, s) a view of the (s, m) product
+        if self.scale_after:  # float32 cosine: each column times 1 / |w| (0 for a zero row), rounded once
+            np.multiply(S, self.inv_norms[run], out=S, casting="unsafe")
         if self.exclude is not None:
             at = np.minimum(np.searchsorted(ids, self.exclude), ids.size - 1)  # (m,)
             own = np.flatnonzero(ids[at] == self.exclude)

@@ -49,6 +49,10 @@ class ResidentCost:
     bf16 : int
         Cached bfloat16 rows (V x D x 2 bytes) of the bf16 screen; 0 until a
         search builds them.
+    load : dict or None
+        What reading the table from its file cost (``load_cost.LoadCost.to_dict``),
+        where a source recorded it; not counted in ``total``, and left out of
+        ``to_dict`` where None.
     """
 
     table: int
@@ -57,6 +61,7 @@ class ResidentCost:
     codes: int
     mapped: bool
     bf16: int = 0
+    load: dict[str, Any] | None = None
 
     @property
     def total(self) -> int:
@@ -64,8 +69,11 @@ class ResidentCost:
         return self.table + self.positions + self.norms + self.codes + self.bf16
 
     def to_dict(self) -> dict[str, Any]:
-        """The fields and ``total``, JSON-able."""
-        return {**asdict(self), "total": self.total}
+        """The fields and ``total``, JSON-able (``load`` only where recorded)."""
+        fields = asdict(self)
+        if self.load is None:
+            del fields["load"]
+        return {**fields, "total": self.total}
 
 
 @dataclass(frozen=True)

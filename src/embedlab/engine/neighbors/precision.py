@@ -53,7 +53,9 @@ def margin(metric: str, D: int, dtype: type, q_norms: np.ndarray, reach: np.ndar
     Accuracy and Stability of Numerical Algorithms, 2002, section 3.1).
     Scaling rows and queries to unit length and rounding the float64 queries
     and the bar to the GEMM's dtype add a few u more; (D + 8) * eps covers it
-    with room to spare. Cosine scores use unit vectors, so |q| |w| <= 1.
+    with room to spare. Cosine scores use unit vectors, so |q| |w| <= 1; the
+    float32 screen's cosine, ``dot(q / |q|, w)`` times ``1 / |w|`` rounded once,
+    is off by at most (D + 3) u (derived in ``float_screen.FloatScreen._scores``).
     The bound holds whatever the order of summation (blocked, pairwise, split
     over threads, with fused multiply-adds), so it covers any BLAS and a GPU's
     float32 products too, as long as they are not rounded to TF32 (``torch_screen``).

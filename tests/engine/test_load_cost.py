@@ -1,0 +1,39 @@
+"""What reading a table cost: recorded by the loader, reported in the resident cost and the --memory output."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from embedlab.cli import main
+from embedlab.engine.table import EmbeddingTable
+from embedlab.sources import loaders
+from safetensors_writer import write_safetensors
+
+
+def _bf16_checkpoint(folder, V=300, D=16):
+    bits = (np.random.default_rng(0).standard_normal((V, D)).astype("<f4").view("<u4") >> 16).astype("<u2")
+    return write_safetensors(folder / "model.safetensors", {"embed_tokens.weight": ("BF16", (V, D), bits.tobytes())})
+
+
+def test_a_checkpoints_table_records_the_bytes_of_each_step(tmp_path):
+    table = loaders.load(str(_bf16_checkpoint(tmp_path)))
+    cost = table.load_cost
+    assert (cost.dtype, cost.file_bytes, cost.table_bytes) == ("BF16", 300 * 16 * 2, 300 * 16 * 4)
+    assert cost.lengths and cost.read_seconds >= 0 and cost.vocabulary_seconds is None
+    # one block holds every row here, on one thread: its bfloat16 bytes, its float64 copy (twice: einsum may
+    # buffer it) with 48 bytes a row of vector_norms' own arrays, and its lengths
+    assert cost.threads == 1 and cost.scratch_bytes == 300 * 16 * 2 + (2 * 300 * 16 * 8 + 48 * 300) + 300 * 8
+    assert table.resident().to_dict()["load"] == cost.to_dict()
+
+
+def test_a_table_built_from_an_array_records_none_and_its_resident_cost_says_nothing_of_it():
+    table = EmbeddingTable(np.ones((4, 2), dtype=np.float32))
+    assert table.load_cost is None and "load" not in table.resident().to_dict()
+
+
+def test_the_memory_output_says_what_the_load_cost(tmp_path, capsys):
+    path = _bf16_checkpoint(tmp_path)
+    assert main(["neighbors", "--model", str(path), "5", "--k", "2", "--memory", "64M"]) == 0
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert line.startswith("load: 9.375 KiB of BF16 read into the 18.75 KiB table in ")
+    assert "row lengths in the same pass" in line

@@ -1,0 +1,156 @@
+"""The block reader: a tensor read over the cores equals the file's bytes read plainly, bit for bit.
+
+Files are written by hand (``safetensors_writer``); each expected array is
+computed from the bytes the test wrote, by NumPy on the whole buffer at once
+(bfloat16: the 16 bits moved to the top of a float32), by torch's own bfloat16
+where installed, and by the safetensors library for the dtypes NumPy has.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from embedlab.engine.lengths import vector_norms
+from embedlab.errors import SourceError
+from embedlab.sources import loaders, safetensors, tensor_data
+from safetensors_writer import write_safetensors
+
+# Shapes whose rows do not divide into blocks: one row, one column, a prime count, a row wider than a block.
+SHAPES = [(1, 1), (7, 3), (101, 13), (3, 5003), (257, 64)]
+
+
+def _bf16_bits(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Random finite bfloat16 bit patterns (every exponent but the all-ones one, both signs, subnormals too)."""
+    bits = rng.integers(0, 1 << 16, size=shape, dtype=np.uint16)
+    exponent_all_ones = (bits & 0x7F80) == 0x7F80
+    return np.where(exponent_all_ones, bits & 0xBFFF, bits).astype("<u2")  # (shape) NaN/inf made finite
+
+
+def _widen(bits: np.ndarray) -> np.ndarray:
+    """bfloat16 bits -> float32, the whole array at once: the 16 bits on top, zeros below."""
+    return (bits.astype("<u4") << 16).view("<f4")
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of 64 bytes: every tensor below is read in many blocks, the last one short."""
+    monkeypatch.setattr(tensor_data, "BLOCK_BYTES", 64)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("parallel", [False, True])
+def test_bf16_read_over_the_cores_equals_the_whole_buffer_widened_bit_for_bit(tmp_path, small_blocks, shape, parallel):
+    bits = _bf16_bits(np.random.default_rng(sum(shape)), shape)
+    path = write_safetensors(tmp_path / "t.safetensors", {"w": ("BF16", shape, bits.tobytes())})
+    data, norms = tensor_data.read_data(safetensors.tensor_infos(path)["w"], parallel=parallel)
+    assert data.dtype == np.float32 and data.shape == shape and data.base is None and norms is None
+    assert np.array_equal(data.view(np.uint32), _widen(bits).view(np.uint32))
+
+
+def test_bf16_read_equals_torch_bfloat16_widened(tmp_path, small_blocks):
+    torch = pytest.importorskip("torch")
+    bits = _bf16_bits(np.random.default_rng(3), (211, 17))
+    path = write_safetensors(tmp_path / "t.safetensors", {"w": ("BF16", bits.shape, bits.tobytes())})
+    data = safetensors.read_tensor(safetensors.tensor_infos(path)["w"])
+    expected = torch.frombuffer(bytearray(bits.tobytes()), dtype=torch.bfloat16).float().numpy().reshape(bits.shape)
+    assert np.array_equal(data.view(np.uint32), expected.view(np.uint32))
+
+
+def test_nan_and_infinity_bits_are_kept_as_they_are(tmp_path, small_blocks):
+    bits = np.array([[0x7FC0, 0x7F80], [0xFF80, 0x7FC1]], dtype="<u2")  # NaN, inf, -inf, a NaN with a payload
+    path = write_safetensors(tmp_path / "t.safetensors", {"w": ("BF16", (2, 2), bits.tobytes())})
+    data = safetensors.read_tensor(safetensors.tensor_infos(path)["w"])
+    assert data.view(np.uint32).tolist() == [[0x7FC00000, 0x7F800000], [0xFF800000, 0x7FC10000]]
+
+
+@pytest.mark.parametrize("dtype, numpy_dtype", [("F16", "<f2"), ("F32", "<f4"), ("F64", "<f8")])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_float_tensors_are_read_as_the_file_holds_them(tmp_path, small_blocks, dtype, numpy_dtype, shape):
+    values = np.random.default_rng(7).standard_normal(shape).astype(numpy_dtype)  # (shape)
+    path = write_safetensors(tmp_path / "t.safetensors", {"pad": ("I8", (3,), b"abc"), "w": (dtype, shape, values.tobytes())})
+    data, _ = tensor_data.read_data(safetensors.tensor_infos(path)["w"])
+    assert data.dtype == np.dtype(numpy_dtype) and data.base is None
+    assert data.tobytes() == values.tobytes()
+    from safetensors.numpy import load_file  # the format's own reader
+    assert load_file(str(path))["w"].tobytes() == values.tobytes()
+
+
+@pytest.mark.parametrize("dtype, shape", [("BF16", (101, 13)), ("BF16", (3, 5003)), ("F32", (257, 64)), ("F16", (7, 3)),
+                                          ("F64", (50, 9))])
+def test_lengths_measured_while_reading_equal_vector_norms_bit_for_bit(tmp_path, small_blocks, dtype, shape):
+    rng = np.random.default_rng(11)
+    if dtype == "BF16":
+        raw = _bf16_bits(rng, shape).tobytes()
+    else:
+        raw = (rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4, size=(shape[0], 1))).astype(
+            {"F32": "<f4", "F16": "<f2", "F64": "<f8"}[dtype]).tobytes()
+    path = write_safetensors(tmp_path / "t.safetensors", {"w": (dtype, shape, raw)})
+    data, norms = tensor_data.read_data(safetensors.tensor_infos(path)["w"], lengths=True)
+    assert norms.dtype == np.float64 and norms.shape == (shape[0],)
+    whole = vector_norms(data, parallel=False)  # the whole table on one thread, as the table measures it
+    assert np.array_equal(norms.view(np.int64), whole.view(np.int64))
+    assert np.allclose(norms, np.linalg.norm(data.astype(np.float64), axis=1), rtol=1e-14, atol=0)
+
+
+def test_a_file_that_shrank_after_its_header_was_read_is_refused_as_truncated(tmp_path, small_blocks):
+    bits = _bf16_bits(np.random.default_rng(5), (64, 8))
+    path = write_safetensors(tmp_path / "t.safetensors", {"w": ("BF16", (64, 8), bits.tobytes())})
+    info = safetensors.tensor_infos(path)["w"]
+    os.truncate(path, os.path.getsize(path) - 100)
+    with pytest.raises(SourceError, match=r"truncated: tensor 'w' ends before its data does"):
+        tensor_data.read_data(info)
+
+
+def test_only_a_regular_file_is_read(tmp_path):
+    bits = _bf16_bits(np.random.default_rng(5), (4, 2))
+    path = write_safetensors(tmp_path / "t.safetensors", {"w": ("BF16", (4, 2), bits.tobytes())})
+    info = safetensors.tensor_infos(path)["w"]
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(SourceError, match="fifo"):
+        tensor_data.read_data(safetensors.TensorInfo("w", info.shape, "BF16", fifo, info.span))
+
+
+def test_lengths_need_a_table(tmp_path):
+    path = write_safetensors(tmp_path / "t.safetensors", {"w": ("F32", (4,), np.ones(4, "<f4").tobytes())})
+    with pytest.raises(ValueError, match="2-D"):
+        tensor_data.read_data(safetensors.tensor_infos(path)["w"], lengths=True)
+
+
+def test_an_empty_tensor_is_an_empty_array(tmp_path):
+    path = write_safetensors(tmp_path / "t.safetensors", {"w": ("BF16", (0, 4), b"")})
+    data, norms = tensor_data.read_data(safetensors.tensor_infos(path)["w"], lengths=True)
+    assert data.shape == (0, 4) and norms.shape == (0,)
+
+
+@pytest.mark.parametrize("bad, shown", [(0x7FC0, "nan"), (0xFF80, "-inf")])
+def test_a_bf16_table_holding_nan_or_infinity_is_refused_naming_row_and_column(tmp_path, small_blocks, bad, shown):
+    bits = _bf16_bits(np.random.default_rng(9), (40, 6))
+    bits[29, 4] = bad
+    write_safetensors(tmp_path / "model.safetensors", {"embed_tokens.weight": ("BF16", (40, 6), bits.tobytes())})
+    with pytest.raises(ValueError, match=rf"holds {shown} at row 29, column 4"):
+        loaders.load(str(tmp_path / "model.safetensors"))
+
+
+def test_the_loaded_table_is_the_array_read_not_a_copy_and_keeps_the_lengths_read(tmp_path, monkeypatch):
+    read = []
+
+    def recording(info, **options):
+        data, norms = real(info, **options)
+        read.append((data, norms))
+        return data, norms
+
+    real = tensor_data.read_data
+    monkeypatch.setattr(tensor_data, "read_data", recording)
+    bits = _bf16_bits(np.random.default_rng(1), (300, 16))
+    write_safetensors(tmp_path / "model.safetensors", {"embed_tokens.weight": ("BF16", (300, 16), bits.tobytes())})
+    table = loaders.load(str(tmp_path / "model.safetensors"))
+    (data, norms), = read
+    assert table.W_E is data and not table.W_E.flags.writeable
+    assert np.array_equal(table.norms().view(np.int64), norms.view(np.int64))
+    assert np.array_equal(table.norms().view(np.int64), vector_norms(_widen(bits), parallel=False).view(np.int64))
+
+
