@@ -62,6 +62,10 @@ ALLOWED = {
         "the hf extra, as torch above: the family's own library reads its rule where installed",
     ("engine/neighbors/cluster.py", "distributed"):
         "hubs/graph --scheduler only (the cluster extra); every search runs in-process without it; MissingExtraError",
+    ("engine/neighbors/bf16_screen.py", "torch"):
+        "the bf16 screen only (the torch extra); the other screens run without it; importing torch costs seconds",
+    ("engine/neighbors/capability.py", "torch"):
+        "asked only where the CPU has AMX-BF16 or AVX512-BF16 and torch is installed: whether oneDNN is there",
     ("engine/neighbors/torch_screen.py", "torch"):
         "--device only (the torch extra); the CPU screens run without it; MissingExtraError",
     ("engine/neighbors/codes.py", "embedlab.engine.neighbors.int16_kernel"):

@@ -34,6 +34,8 @@ def test_a_table_built_from_an_array_records_none_and_its_resident_cost_says_not
 def test_the_memory_output_says_what_the_load_cost(tmp_path, capsys):
     path = _bf16_checkpoint(tmp_path)
     assert main(["neighbors", "--model", str(path), "5", "--k", "2", "--memory", "64M"]) == 0
-    line = capsys.readouterr().out.splitlines()[-1]
+    lines = capsys.readouterr().out.splitlines()
+    line = next(line for line in lines if line.startswith("load: "))
+    assert lines.index(line) == len(lines) - 2 and lines[-1].startswith("screen: ")  # after the resident cost
     assert line.startswith("load: 9.375 KiB of BF16 read into the 18.75 KiB table in ")
     assert "row lengths in the same pass" in line
