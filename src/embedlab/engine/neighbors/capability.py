@@ -26,10 +26,10 @@ import numpy as np
 
 from .codes import HIGH, LOW, codes_fit
 
-__all__ = ["SCREENS", "CODED_QUERIES", "cpu_flags", "fast_int16", "choose_screen", "builds_codes", "int16_runs",
-           "describe"]
+__all__ = ["SCREENS", "CODED_QUERIES", "cpu_flags", "fast_int16", "fast_bf16", "choose_screen", "builds_codes",
+           "int16_runs", "describe"]
 
-SCREENS = ("auto", "int16", "float")
+SCREENS = ("auto", "int16", "float", "bf16")
 # Queries from which a search builds the table's integer codes (``EmbeddingTable.codes``): building them
 # costs about one search of 1,000 queries, which the integer screen wins back over a few thousand.
 CODED_QUERIES = 2048
@@ -53,6 +53,15 @@ def fast_int16() -> bool:
     return "avx2" in cpu_flags() and importlib.util.find_spec("numba") is not None
 
 
+def fast_bf16() -> bool:
+    """Whether bfloat16 products run on this CPU's matrix units: AMX-BF16 or AVX512-BF16, and torch with oneDNN."""
+    flags = cpu_flags()
+    if not flags & {"amx_bf16", "avx512_bf16"} or importlib.util.find_spec("torch") is None:
+        return False
+    import torch
+    return bool(torch.backends.mkldnn.is_available())
+
+
 def describe() -> str:
     """One line for benchmarks and reports: the screen ``"auto"`` picks here, and why.
 
@@ -72,12 +81,13 @@ def choose_screen(screen: str, *, codes_given: bool, fits: bool) -> str:
 
     Parameters
     ----------
-    screen : {"auto", "int16", "float"}
+    screen : {"auto", "int16", "float", "bf16"}
         ``"auto"``: the integer screen where the caller has the table's codes,
         their bound holds (``fits``) and this CPU multiplies them fast
         (``fast_int16``); else the float screen. ``"int16"``: the integer
         screen whatever the CPU (the codes are built if not given).
-        ``"float"``: the float GEMM screen.
+        ``"float"``: the float GEMM screen. ``"bf16"``: the float screen here;
+        every row's lists take bfloat16 products (``every_row.choose_method``).
     codes_given : bool
         Whether the caller passed the table's codes.
     fits : bool
@@ -98,7 +108,7 @@ def choose_screen(screen: str, *, codes_given: bool, fits: bool) -> str:
     if screen not in SCREENS:
         raise ChoiceError(f"unknown screen {screen!r}: expected one of {', '.join(SCREENS)}", parameter="screen",
                           value=screen, expected=", ".join(SCREENS))
-    if screen == "float":
+    if screen in ("float", "bf16"):  # "bf16": the self-join's products (every_row); one query at a time screens in float
         return "float"
     if screen == "int16":
         if not fits:

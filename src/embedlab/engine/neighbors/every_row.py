@@ -5,12 +5,18 @@ Two exact ways give the same lists, id for id and score for score:
 
 - ``"self-join"`` (``self_join``): each block pair of W W^T scored once with the
   float32 GEMM, both sides fed; half the products, O(V K) pools;
+- ``"bf16 self-join"`` (``bf16_join``): the same pairs scored by bfloat16
+  products on the CPU's matrix units (AMX, AVX512-BF16: ``capability.fast_bf16``),
+  with the bound of ``precision.bf16_value_margin``;
 - ``"per-query"`` (``per_query_blocks``): blocks of query ids, each row a query
   against the whole table (``per_query``), with the integer screen where this
   CPU runs it (``capability``), the float GEMM screen otherwise.
 
-``choose_method`` picks from benchmarks/selfjoin.py's measurements: where the
-integer screen runs (AVX2, numba, lengths it certifies), one query per row,
+``choose_method`` picks from benchmarks/selfjoin.py's measurements. Where
+bfloat16 products run on matrix units, the bf16 self-join (measured on an
+Intel Xeon with AMX: torch's bf16 matmul did 2,048 x 16,384 x 4,096 in 329 ms
+against NumPy float32's 1,353 ms; benchmarks/README.md, "hubs at LLM size").
+Elsewhere, where the integer screen runs (AVX2, numba, lengths it certifies), one query per row,
 which took 0.75-0.94x the self-join's time on minilm (D = 384) and GloVe
 (D = 50): it scores from int16 codes without writing a score matrix, which
 the self-join's GEMM must write and filter on both sides. Elsewhere the
@@ -29,27 +35,42 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ...errors import SizeError
-from .capability import int16_runs
+from .capability import fast_bf16, int16_runs
 from .codes import RowCodes
 from .per_query import search_queries
 from .plan import BlockPlan, plan_self_join
+from .precision import gemm_dtype
 from .self_join import ListBlock
 
 __all__ = ["choose_method", "per_query_blocks", "METHODS", "QUERY_BLOCK"]
 
-METHODS = ("self-join", "per-query")
+METHODS = ("bf16 self-join", "self-join", "per-query")
 QUERY_BLOCK = 4096  # rows per call of the per-query search: its lists are handed out this often
 
 
-def choose_method(V: int, D: int, k: int, row_norms: np.ndarray, *, memory: int, workers: int) -> str:
-    """``"per-query"`` where the integer screen runs or the self-join's pools do not fit, else ``"self-join"``.
+def choose_method(V: int, D: int, k: int, row_norms: np.ndarray, *, memory: int, workers: int,
+                  screen: str = "auto") -> str:
+    """One of ``METHODS``: the bf16 self-join on matrix units, else one query per row where the integer
+    screen runs or the self-join's pools do not fit, else the (float) self-join.
 
     ``row_norms`` (V,) float64; ``memory`` the budget in bytes and ``workers``
-    the threads, as ``plan.plan_self_join`` takes them.
+    the threads, as ``plan.plan_self_join`` takes them. ``screen="bf16"``
+    asks for the bf16 self-join on any CPU (torch's bfloat16 matmul runs in
+    software where the units are missing: the same lists, slowly);
+    ``"auto"`` takes it where ``capability.fast_bf16``. Either needs float32
+    scores (every nonzero length in [1e-15, 1e15], ``precision.gemm_dtype``)
+    and its plan to fit; else the choice is made as without it.
 
     >>> choose_method(3, 3, 1, np.ones(3), memory=64, workers=1)  # pools of 3 rows do not fit in 64 bytes
     'per-query'
     """
+    if screen == "bf16" or (screen == "auto" and fast_bf16()):
+        if gemm_dtype(np.dtype(np.float32), "cosine", row_norms, row_norms) == np.float32:
+            try:
+                plan_self_join(V, D, k, 4, memory, workers=workers, screen="bf16")
+                return "bf16 self-join"
+            except SizeError:
+                pass
     if int16_runs(row_norms):
         return "per-query"
     try:

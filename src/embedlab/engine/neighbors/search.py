@@ -143,9 +143,11 @@ class Search:
     workers : int, optional
         Threads running blocks of queries at once (default one per core;
         1 with a device or a scheduler); the result does not depend on it.
-    screen : {"auto", "int16", "float"}
+    screen : {"auto", "int16", "float", "bf16"}
         How candidates are found (``capability.choose_screen``); ``"auto"``
-        chooses per the CPU. The result does not depend on it.
+        chooses per the CPU. ``"bf16"``: every row's lists by the self-join
+        on bfloat16 products, here or on the cluster (``every_row``,
+        ``bf16_join``), on any CPU. The result does not depend on it.
 
     Raises
     ------
@@ -200,8 +202,8 @@ class Search:
                               parameter="screen", value=screen, expected="'auto' or 'float' with a device")
         choose_screen(screen, codes_given=False, fits=True)  # refuses an unknown screen now
         self._device_name, self._scheduler = device, scheduler
+        self._method, self._pairs = self._plan_every_row(workers, screen)  # first: the codes follow the method
         uses_codes = self._plan(screen, workers)
-        self._method, self._pairs = self._plan_every_row(workers)
         self._codes: RowCodes | None = self._table.codes() if uses_codes and not self._own else None
         self._device = None if device is None else resolve_device(device)
         self._cluster: ScatteredTable | None = None
@@ -305,10 +307,12 @@ class Search:
 
     def _every_row(self, metric: str, progress: Callable[[int], None] | None) -> Iterator[ListBlock]:
         plan = self._sets["ids"].plans[metric]
-        if self._scheduler is not None:
+        if self._scheduler is not None and self._method == "bf16 self-join":
+            yield from self._scattered().bands(self.k, metric, self._pairs[metric], progress=progress)
+        elif self._scheduler is not None:
             yield from self._scattered().blocks(self._sets["ids"].exclude, self.k, metric, plan, memory=self.budget,
                                                 device=self._device_name, progress=progress)
-        elif self._method == "self-join":
+        elif self._method in ("self-join", "bf16 self-join"):
             yield from self_join(self._W, self.k, metric, self._pairs[metric], row_norms=self._norms,
                                  progress=progress)
         else:
@@ -396,21 +400,30 @@ class Search:
             return False  # a plain array caches none: screen="int16" builds them per search, counted
         if self._table.resident().codes > 0 or screen == "int16":
             return True
-        if self._every and self._scheduler is None:
-            return int16_runs(self._norms)  # every row as a query: codes wherever the integer screen runs
+        if self._every and self._scheduler is None:  # every row as a query: codes wherever the integer screen runs
+            return self._method == "per-query" and int16_runs(self._norms)
         return builds_codes(n_queries)  # they pay for themselves over many queries
 
-    def _plan_every_row(self, workers: int | None) -> tuple[str | None, dict[str, PairPlan]]:
-        """In this process, without a device: the self-join or one query per row (``every_row``), and the
-        self-join's plan per metric."""
-        if not self._every or self._scheduler is not None or self._device_name is not None:
+    def _plan_every_row(self, workers: int | None, screen: str) -> tuple[str | None, dict[str, PairPlan]]:
+        """In this process, without a device: the self-join (bf16 or float) or one query per row
+        (``every_row.choose_method``), and the self-join's plan per metric (bf16 where its scores fit float32)."""
+        if not self._every or self._device_name is not None:
             return None, {}
         threads = worker_count(workers)
-        method = choose_method(self.V, self.D, self.k, self._norms, memory=self.budget, workers=threads)
-        if method != "self-join":
+        if self._scheduler is not None:  # on the cluster: the bf16 self-join's bands, or the queries' blocks
+            if choose_method(self.V, self.D, self.k, self._norms, memory=self.budget, workers=1,
+                             screen=screen) != "bf16 self-join":
+                return None, {}
+            threads = 1
+        method = choose_method(self.V, self.D, self.k, self._norms, memory=self.budget, workers=threads,
+                               screen=screen)
+        if method == "per-query":
             return method, {}
         itemsize = {m: np.dtype(gemm_dtype(self._W.dtype, m, self._norms, self._norms)).itemsize for m in self.metrics}
-        return method, {m: plan_self_join(self.V, self.D, self.k, itemsize[m], self.budget, workers=threads)
+        bf16 = {m: method == "bf16 self-join" and gemm_dtype(np.dtype(np.float32), m, self._norms, self._norms) == np.float32
+                for m in self.metrics}
+        return method, {m: plan_self_join(self.V, self.D, self.k, 4 if bf16[m] else itemsize[m], self.budget,
+                                          workers=threads, screen="bf16" if bf16[m] else "float")
                         for m in self.metrics}
 
     # -- asked for ------------------------------------------------------------------------
