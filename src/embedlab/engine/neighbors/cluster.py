@@ -15,7 +15,7 @@ which worker runs what.
 Every row's lists where the front door planned the bf16 self-join
 (``every_row``) come from ``bands``: one task per block of the plan's rows,
 each that block's queries against every row on the same bfloat16 products and
-certified bound as on one machine (``self_join.query_band``: one side of each
+certified bound as on one machine (``every_row.query_band``: one side of each
 block pair, so twice the products of the self-join, spread over the workers).
 
 With ``row_shards=S`` the table's rows are cut into S runs of ids as well, and
@@ -43,7 +43,7 @@ from .codes import RowCodes
 from .defaults import DEFAULT_MEMORY
 from .per_query import search_queries
 from .plan import BlockPlan, PairPlan, plan_search
-from .self_join import query_band
+from .every_row import query_band
 from .torch_screen import resolve_device
 
 __all__ = ["ScatteredTable", "check_address", "DEFAULT_TIMEOUT", "merge_partial", "shard_bounds"]
@@ -221,7 +221,7 @@ class ScatteredTable:
               progress: Callable[[int], None] | None = None) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
         """Every row's exact top-k, one task per block of ``plan.block`` rows, handed out in row order.
 
-        Each task runs ``self_join.query_band`` (the plan's products: bfloat16
+        Each task runs ``every_row.query_band`` (the plan's products: bfloat16
         for ``plan.screen == "bf16"``) on one worker thread; yields ``(start,
         stop, ids (n, K) int64, scores (n, K) float64)`` as ``self_join`` does,
         the same lists. ``progress`` is called with each block's rows.
@@ -311,7 +311,7 @@ def _block_task(W, row_norms, codes, ids, *, k, metric, plan, device):
 
 
 def _band_task(W, row_norms, i, *, k, metric, plan):
-    """Block i of the plan's rows against the whole table (``self_join.query_band``) -> start, stop, ids, scores."""
+    """Block i of the plan's rows against the whole table (``every_row.query_band``) -> start, stop, ids, scores."""
     return query_band(W, k, metric, plan, i, row_norms=row_norms)
 
 

@@ -38,11 +38,11 @@ from ...errors import SizeError
 from .capability import fast_bf16, int16_runs
 from .codes import RowCodes
 from .per_query import search_queries
-from .plan import BlockPlan, plan_self_join
+from .plan import BlockPlan, PairPlan, plan_self_join
 from .precision import gemm_dtype
-from .self_join import ListBlock
+from .self_join import ListBlock, SelfJoin
 
-__all__ = ["choose_method", "per_query_blocks", "METHODS", "QUERY_BLOCK"]
+__all__ = ["choose_method", "join_blocks", "query_band", "per_query_blocks", "METHODS", "QUERY_BLOCK"]
 
 METHODS = ("bf16 self-join", "self-join", "per-query")
 QUERY_BLOCK = 4096  # rows per call of the per-query search: its lists are handed out this often
@@ -78,6 +78,40 @@ def choose_method(V: int, D: int, k: int, row_norms: np.ndarray, *, memory: int,
     except SizeError:
         return "per-query"
     return "self-join"
+
+
+def join_blocks(W: np.ndarray, k: int, metric: str, plan: PairPlan, *, row_norms: np.ndarray,
+                progress: Callable[[int], None] | None = None) -> Iterator[ListBlock]:
+    """The self-join's lists (``self_join.self_join``'s arguments and blocks) on the plan's products.
+
+    ``plan.screen`` ``"bf16"``: ``bf16_join`` (torch's bfloat16 matmul); ``"float"``: ``self_join``.
+    """
+    return _scan(W, k, metric, row_norms, plan).run(progress)
+
+
+def query_band(W: np.ndarray, k: int, metric: str, plan: PairPlan, i: int, *, row_norms: np.ndarray) -> ListBlock:
+    """The lists of the plan's block i of rows (``[i b, (i + 1) b)``) against every row: one ``join_blocks`` block.
+
+    The arguments are ``join_blocks``'s and the result is its block i, id for
+    id and score for score, computed alone (``SelfJoin.band``): what a
+    cluster's task runs (``cluster.ScatteredTable.bands``).
+
+    >>> from embedlab.engine.neighbors.plan import plan_self_join
+    >>> W = np.array([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]])
+    >>> plan = plan_self_join(3, 2, 2, 8, 2**20, block=2)
+    >>> [x.tolist() for x in query_band(W, 2, "dot", plan, 1, row_norms=np.linalg.norm(W, axis=1))[2:]]
+    [[[1, 0]], [[1.0, 0.0]]]
+    """
+    return _scan(W, k, metric, row_norms, plan).band(i)
+
+
+def _scan(W: np.ndarray, k: int, metric: str, row_norms: np.ndarray, plan: PairPlan) -> SelfJoin:
+    """The scan's state for the plan's products: ``bf16_join.Bf16SelfJoin`` or ``self_join.SelfJoin``."""
+    if plan.screen == "bf16":
+        from .bf16_join import Bf16SelfJoin  # torch, lazily: ``import embedlab`` stays free of it
+
+        return Bf16SelfJoin(W, k, metric, row_norms, plan)
+    return SelfJoin(W, k, metric, row_norms, np.float32 if plan.itemsize == 4 else np.float64, plan)
 
 
 def per_query_blocks(W: np.ndarray, k: int, metric: str, plan: BlockPlan, *, row_norms: np.ndarray,

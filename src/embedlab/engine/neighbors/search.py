@@ -48,12 +48,12 @@ from .checks import check_ids, check_k, check_metrics, check_queries, check_rows
 from .cluster import ScatteredTable
 from .codes import RowCodes, encode_rows
 from .defaults import DEFAULT_MEMORY, METRICS
-from .every_row import choose_method, per_query_blocks
+from .every_row import choose_method, join_blocks, per_query_blocks
 from .footprint import ResidentCost, SearchMemory, search_memory
 from .per_query import search_queries
 from .plan import NORMS_BLOCK, BlockPlan, PairPlan, plan_search, plan_self_join
 from .precision import gemm_dtype
-from .self_join import ListBlock, self_join
+from .self_join import ListBlock
 from .threads import worker_count
 from .torch_screen import resolve_device
 
@@ -313,7 +313,7 @@ class Search:
             yield from self._scattered().blocks(self._sets["ids"].exclude, self.k, metric, plan, memory=self.budget,
                                                 device=self._device_name, progress=progress)
         elif self._method in ("self-join", "bf16 self-join"):
-            yield from self_join(self._W, self.k, metric, self._pairs[metric], row_norms=self._norms,
+            yield from join_blocks(self._W, self.k, metric, self._pairs[metric], row_norms=self._norms,
                                  progress=progress)
         else:
             yield from per_query_blocks(self._W, self.k, metric, plan, row_norms=self._norms,

@@ -47,7 +47,7 @@ from .precision import longest_other, margin
 from .rescore import Rescorer
 from .threads import block_runner
 
-__all__ = ["self_join", "query_band", "SelfJoin", "ListBlock"]
+__all__ = ["self_join", "SelfJoin", "ListBlock"]
 
 ListBlock = tuple[int, int, np.ndarray, np.ndarray]  # start, stop, ids (n, K) int64, scores (n, K) float64
 
@@ -89,32 +89,7 @@ def self_join(W: np.ndarray, k: int, metric: str, plan: PairPlan, *, row_norms: 
     >>> [ids.tolist() for _, _, ids, _ in self_join(W, 2, "dot", plan, row_norms=np.linalg.norm(W, axis=1))]
     [[[1, 2], [0, 2], [1, 0]]]
     """
-    return _scan(W, k, metric, row_norms, plan).run(progress)
-
-
-def query_band(W: np.ndarray, k: int, metric: str, plan: PairPlan, i: int, *, row_norms: np.ndarray) -> ListBlock:
-    """The lists of the plan's block i of rows (``[i b, (i + 1) b)``) against every row: one ``self_join`` block.
-
-    The arguments are ``self_join``'s and the result is its block i, id for
-    id and score for score, computed alone (``SelfJoin.band``): what a
-    cluster's task runs (``cluster.ScatteredTable.bands``).
-
-    >>> from embedlab.engine.neighbors.plan import plan_self_join
-    >>> W = np.array([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]])
-    >>> plan = plan_self_join(3, 2, 2, 8, 2**20, block=2)
-    >>> [x.tolist() for x in query_band(W, 2, "dot", plan, 1, row_norms=np.linalg.norm(W, axis=1))[2:]]
-    [[[1, 0]], [[1.0, 0.0]]]
-    """
-    return _scan(W, k, metric, row_norms, plan).band(i)
-
-
-def _scan(W: np.ndarray, k: int, metric: str, row_norms: np.ndarray, plan: PairPlan) -> "SelfJoin":
-    """The scan's state for the plan's products: ``bf16_join.Bf16SelfJoin`` or ``SelfJoin``."""
-    if plan.screen == "bf16":
-        from .bf16_join import Bf16SelfJoin  # torch, lazily: ``import embedlab`` stays free of it
-
-        return Bf16SelfJoin(W, k, metric, row_norms, plan)
-    return SelfJoin(W, k, metric, row_norms, np.float32 if plan.itemsize == 4 else np.float64, plan)
+    return SelfJoin(W, k, metric, row_norms, np.float32 if plan.itemsize == 4 else np.float64, plan).run(progress)
 
 
 class SelfJoin:
@@ -157,7 +132,8 @@ class SelfJoin:
         """Block i's queries against every block of rows, one side only: their lists, as ``run`` hands them out.
 
         Twice the products of ``run`` per query (nothing is fed to the other
-        side), but blocks are independent: the cluster runs one per task (``cluster``).
+        side), but blocks are independent: the cluster runs one per task
+        (``every_row.query_band``, ``cluster``).
         """
         a, b = self.edges[i], self.edges[i + 1]
         self.bar = self._first_bars({a})  # (V,) +inf outside the band
