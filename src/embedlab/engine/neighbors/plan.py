@@ -24,7 +24,7 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -326,9 +326,8 @@ def plan_self_join(V: int, D: int, k: int, itemsize: int, memory: int, *, worker
     pairs, torch's ops running on ``workers`` threads: one score block in
     bfloat16 (2 bytes), its float32 scaled copy (cosine; 4) and a mask (1),
     the two blocks of rows in float32 and bfloat16 with room for torch's
-    packed copy; and, where it fits with the 2048-row blocks, the whole
-    table in bfloat16 (V D 2 bytes, ``whole``), made once instead of a
-    block per pair.
+    packed copy; and, where it fits beside that plan, the whole table in
+    bfloat16 (V D 2 bytes, ``whole``), made once instead of a block per pair.
 
     Parameters
     ----------
@@ -367,32 +366,27 @@ def plan_self_join(V: int, D: int, k: int, itemsize: int, memory: int, *, worker
                          f"scores), got screen={screen!r} with {itemsize}-byte scores")
     P = pool_slots(k)
     pools = V * (P * 16 + 3 * 8 + 24)  # pool slots; bar, margin, inverse length; about one waiting survivor
-    if screen == "bf16":
-        whole, _, _ = _pair_plan(V, D, k, itemsize, memory - V * D * 2, workers, block, screen, pools, shrink=False)
-        if whole is not None:
-            return PairPlan(**{**whole.__dict__, "bytes": whole.bytes + V * D * 2, "pools": pools + V * D * 2,
-                               "whole": True})
-    plan, need, b = _pair_plan(V, D, k, itemsize, memory, workers, block, screen, pools, shrink=True)
+    plan, need, b = _pair_plan(V, D, k, itemsize, memory, workers, block, screen, pools)
     if plan is None:
         raise BudgetError(f"memory={memory:,} bytes is too small for the whole table's scan: the pools of its "
                           f"V={V:,} queries and one block of {b} rows need {need:,} bytes ({_kib(need)})",
                           minimum=need, parameter="memory", value=memory,
                           expected=f"at least {need:,} bytes for V={V:,} pools and one block of {b} rows")
+    if screen == "bf16" and plan.bytes + V * D * 2 <= memory:  # the table in bfloat16 fits beside the plan
+        return replace(plan, bytes=plan.bytes + V * D * 2, pools=plan.pools + V * D * 2, whole=True)
     return plan
 
 
 def _pair_plan(V: int, D: int, k: int, itemsize: int, memory: int, workers: int, block: int | None, screen: str,
-               pools: int, *, shrink: bool) -> tuple[PairPlan | None, int, int]:
+               pools: int) -> tuple[PairPlan | None, int, int]:
     """``plan_self_join``'s search: (the plan, or None where even the smallest does not fit; its bytes; its block).
 
-    Halves the parts that need the most until they fit; ``shrink=False``
-    keeps the block size (the whole table in bfloat16 is worth it only with
-    full-size blocks).
+    Halves the parts that need the most until they fit.
     """
     P = pool_slots(k)
     b = max(1, min(V, block or _PREFERRED_PAIR_BLOCK))
     batch = rescore = 8192
-    min_b = min(V, k + 1) if block is None and shrink else b
+    min_b = min(V, k + 1) if block is None else b
     while True:
         w = max(1, min(workers, -(-V // b)))
         if screen == "bf16":  # one score block on one thread; torch's ops use the w threads
