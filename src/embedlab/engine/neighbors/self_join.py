@@ -89,6 +89,9 @@ def self_join(W: np.ndarray, k: int, metric: str, plan: PairPlan, *, row_norms: 
     >>> [ids.tolist() for _, _, ids, _ in self_join(W, 2, "dot", plan, row_norms=np.linalg.norm(W, axis=1))]
     [[[1, 2], [0, 2], [1, 0]]]
     """
+    if plan.screen != "float":
+        raise ValueError(f"self_join scores with the float GEMM; a plan for {plan.screen!r} products runs through "
+                         f"every_row.join_blocks")
     return SelfJoin(W, k, metric, row_norms, np.float32 if plan.itemsize == 4 else np.float64, plan).run(progress)
 
 
