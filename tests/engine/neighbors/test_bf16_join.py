@@ -234,3 +234,31 @@ def test_bf16_exact():
     W[4999, 6] = np.nextafter(W[4999, 6], np.float32(9))  # one float32 step: not a bfloat16
     assert not bf16_join.bf16_exact(W)
     assert not bf16_join.bf16_exact(np.array([[1.0 + 2**-30]]))  # float64 beyond float32
+
+
+# -- both metrics from one product per pair ----------------------------------------------
+
+def test_joint_scan_equals_each_metric_alone_in_any_order():
+    W = hostile(seed=8, V=350, D=16, bf16=True)
+    search = Search(W, 6, every_row=True, screen="bf16", memory=2**26)
+    assert search._joint is not None  # both metrics fit one scan
+    seen = []
+    got = {m: np.concatenate([b[2] for b in search.every_row(m, progress=seen.append)]) for m in ("dot", "cosine")}
+    assert sum(seen) == 2 * 350  # the held metric's blocks are counted when handed out
+    again = np.concatenate([b[2] for b in search.every_row("dot")])  # asked again: the scan runs again
+    for m in ("cosine", "dot"):
+        assert got[m].tolist() == oracle(W, 6, m)[0].tolist()
+    assert again.tolist() == got["dot"].tolist()
+
+
+def test_joint_scan_counts_its_memory_and_is_skipped_where_it_does_not_fit():
+    W = hostile(seed=9, V=300, D=16)
+    alone = {m: plan_self_join(300, 16, 5, 4, 2**26, screen="bf16") for m in ("cosine", "dot")}
+    need = every_row.joint_plans(alone, 300, 16, 5, 2**26)["dot"].bytes
+    table = 300 * 16 * 2
+    assert need == alone["dot"].bytes + alone["dot"].pools - table + 16 * 300 * 5
+    assert every_row.joint_plans(alone, 300, 16, 5, need - 1) is None
+    assert every_row.joint_plans({"dot": alone["dot"]}, 300, 16, 5, 2**26) is None  # one metric: nothing to share
+    search = Search(W, 5, every_row=True, screen="bf16", memory=2**18)
+    assert search._joint is None or search._pairs["dot"].bytes <= 2**18
+    assert np.concatenate([b[2] for b in search.every_row("cosine")]).tolist() == oracle(W, 5, "cosine")[0].tolist()

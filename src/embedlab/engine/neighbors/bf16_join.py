@@ -50,7 +50,7 @@ from .plan import PairPlan
 from .precision import bf16_value_margin, longest_other
 from .self_join import ListBlock, SelfJoin
 
-__all__ = ["Bf16SelfJoin", "bf16_exact"]
+__all__ = ["Bf16SelfJoin", "joint_blocks", "bf16_exact"]
 
 _CHECK_ROWS = 4096  # rows checked for bfloat16 values (``bf16_exact``) at a time
 
@@ -61,14 +61,19 @@ class Bf16SelfJoin(SelfJoin):
     Parameters are ``self_join``'s; ``plan.screen`` is ``"bf16"``.
     """
 
-    def __init__(self, W: np.ndarray, k: int, metric: str, row_norms: np.ndarray, plan: PairPlan) -> None:
+    def __init__(self, W: np.ndarray, k: int, metric: str, row_norms: np.ndarray, plan: PairPlan, *,
+                 share: "Bf16SelfJoin | None" = None) -> None:
         super().__init__(W, k, metric, row_norms, np.float32, plan)
         torch = self.torch = _torch()
         V, D = W.shape
         self.threads, self.pair_workers = plan.workers, 1  # torch's threads; one Python thread scores the pairs
+        self.products: _Products | None = None  # the block pairs' products, shared with another metric's scan
         with self._torch_threads():
-            exact = bf16_exact(W, torch)
-            self.table = self._convert(slice(0, V)) if plan.whole else None  # (V, D) bfloat16, or per block
+            if share is not None:  # another metric's scan of the same table: its check and its bfloat16 table
+                exact, self.table = share.exact_inputs, share.table
+            else:
+                exact = bf16_exact(W, torch)
+                self.table = self._convert(slice(0, V)) if plan.whole else None  # (V, D) bfloat16, or per block
         reach = row_norms[longest_other(row_norms, np.arange(V), V)]  # (V,) the longest row each may meet
         nonzero = row_norms[row_norms > 0]
         shortest = float(nonzero.min()) if nonzero.size else 1.0
@@ -128,9 +133,7 @@ class Bf16SelfJoin(SelfJoin):
         The pass is ``bf16_filter.filter_block`` (numba) over the block's
         bits in place; without numba, torch's ops (``_side``).
         """
-        S = self._block(a, b) @ self._bf16(slice(c, d)).T  # (n_i, n_j) bfloat16
-        if a == c:
-            S.fill_diagonal_(-np.inf)  # a query never lists itself
+        S = self._product(a, b, c, d)  # (n_i, n_j) bfloat16
         if self.kernel is None:
             yield from self._side(0, S, bar_i, slice(a, b), slice(c, d))
             if bar_j is not None:  # the transpose: block j's queries, rows of block i as candidates
@@ -150,6 +153,16 @@ class Bf16SelfJoin(SelfJoin):
                 keep = (side & bit) > 0
                 if keep.any():
                     yield one, r[keep], cc[keep], approx[keep].astype(np.float64)
+
+    def _product(self, a: int, b: int, c: int, d: int) -> Any:
+        """S_ij = bf16(W[a:b]) @ bf16(W[c:d]).T (n_i, n_j) bfloat16, its diagonal -inf where a == c; shared where set."""
+        def compute() -> Any:
+            S = self._block(a, b) @ self._bf16(slice(c, d)).T  # (n_i, n_j)
+            if a == c:
+                S.fill_diagonal_(-np.inf)  # a query never lists itself
+            return S
+
+        return compute() if self.products is None else self.products.get((a, c), compute)
 
     def _side(self, side: int, S: Any, bar: np.ndarray, rows: slice, cols: slice
               ) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
@@ -206,6 +219,58 @@ class Bf16SelfJoin(SelfJoin):
             yield
         finally:
             torch.set_num_threads(before)
+
+
+class _Products:
+    """One block pair's product for several scans that take the pairs in the same order: made by the first, dropped after the last."""
+
+    def __init__(self, users: int) -> None:
+        self.users = users
+        self.key: tuple[int, int] | None = None
+        self.S: Any = None
+        self.left = 0
+
+    def get(self, key: tuple[int, int], compute: Callable[[], Any]) -> Any:
+        if self.key != key:
+            self.key, self.S, self.left = key, compute(), self.users
+        S = self.S
+        self.left -= 1
+        if self.left == 0:
+            self.key, self.S = None, None
+        return S
+
+
+def joint_blocks(W: np.ndarray, k: int, plans: dict[str, PairPlan], row_norms: np.ndarray
+                 ) -> Iterator[dict[str, ListBlock]]:
+    """Every row's lists under several metrics from ONE bfloat16 product per block pair: {metric: block} in row order.
+
+    The products do not depend on the metric (rows are rounded as they are;
+    cosine scales the product afterwards), so the scans of ``plans``'
+    metrics (each a bf16 plan with the same block) take the pairs in
+    lockstep and share each product and the bfloat16 table: the matmuls of
+    one scan, the filters, pools and rescoring of each. The blocks are each
+    metric's ``join_blocks`` blocks, id for id and score for score.
+    """
+    first, *rest = plans
+    scans = [Bf16SelfJoin(W, k, first, row_norms, plans[first])]
+    scans += [Bf16SelfJoin(W, k, m, row_norms, plans[m], share=scans[0]) for m in rest]
+    products = _Products(len(scans))
+    for scan in scans:
+        scan.products = products
+    lead = scans[0]
+    with lead._torch_threads():
+        for scan in scans:
+            scan.bar = scan._first_bars()  # (V,)
+    nb = len(lead.edges) - 1
+    for i in range(nb):
+        with lead._torch_threads():  # torch's threads for this block of queries, the caller's between
+            for scan in scans:
+                scan.found = []
+            for j in range(i, nb):
+                for scan in scans:
+                    scan._pair(i, j)
+            out = {scan.metric: scan._close(i, None) for scan in scans}
+        yield out
 
 
 def bf16_exact(W: np.ndarray, torch: Any = None) -> bool:

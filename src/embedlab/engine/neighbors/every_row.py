@@ -30,6 +30,7 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -42,7 +43,8 @@ from .plan import BlockPlan, PairPlan, plan_self_join
 from .precision import gemm_dtype
 from .self_join import ListBlock, SelfJoin
 
-__all__ = ["choose_method", "join_blocks", "query_band", "per_query_blocks", "METHODS", "QUERY_BLOCK"]
+__all__ = ["choose_method", "join_blocks", "query_band", "joint_plans", "JointLists", "per_query_blocks", "METHODS",
+           "QUERY_BLOCK"]
 
 METHODS = ("bf16 self-join", "self-join", "per-query")
 QUERY_BLOCK = 4096  # rows per call of the per-query search: its lists are handed out this often
@@ -103,6 +105,62 @@ def query_band(W: np.ndarray, k: int, metric: str, plan: PairPlan, i: int, *, ro
     [[[1, 0]], [[1.0, 0.0]]]
     """
     return _scan(W, k, metric, row_norms, plan).band(i)
+
+
+def joint_plans(plans: dict[str, PairPlan], V: int, D: int, k: int, memory: int) -> dict[str, PairPlan] | None:
+    """The plans of one bf16 scan for every metric (``JointLists``), where it fits ``memory``; else None.
+
+    Needs a bf16 plan per metric, two or more, with the same blocks. Counted:
+    the largest plan, the other scans' pools (their bfloat16 table is the
+    first's, counted once), and the lists held for the metrics not yet
+    asked for (16 bytes a neighbour, V K each). Each returned plan carries
+    that total in ``bytes``.
+
+    >>> from embedlab.engine.neighbors.plan import plan_self_join
+    >>> one = plan_self_join(1000, 64, 10, 4, 2**24, screen="bf16")
+    >>> joint_plans({"cosine": one, "dot": one}, 1000, 64, 10, 2**24)["dot"].bytes > one.bytes
+    True
+    """
+    if len(plans) < 2 or any(p.screen != "bf16" for p in plans.values()) or len({p.block for p in plans.values()}) > 1:
+        return None
+    table = V * D * 2
+    own = [p.pools - (table if p.whole else 0) for p in plans.values()]  # each scan's pools without the table
+    need = max(p.bytes for p in plans.values()) + sum(own) - max(own) + (len(plans) - 1) * 16 * V * k
+    if need > memory:
+        return None
+    return {m: replace(p, bytes=need) for m, p in plans.items()}
+
+
+class JointLists:
+    """Every metric's lists from one bf16 scan (``bf16_join.joint_blocks``), handed out a metric at a time.
+
+    ``blocks(metric)`` runs the scan and hands out that metric's blocks as
+    they come, holding the others' (V, K) lists until they are asked for
+    (then handed out from memory, the scan not run again). Arguments are
+    ``join_blocks``'s, with ``plans`` from ``joint_plans``.
+    """
+
+    def __init__(self, W: np.ndarray, k: int, plans: dict[str, PairPlan], row_norms: np.ndarray) -> None:
+        self.W, self.k, self.plans, self.row_norms = W, k, plans, row_norms
+        self.held: dict[str, list[ListBlock]] = {}
+
+    def blocks(self, metric: str, progress: Callable[[int], None] | None = None) -> Iterator[ListBlock]:
+        if metric in self.held:
+            for block in self.held.pop(metric):
+                if progress is not None:
+                    progress(block[1] - block[0])
+                yield block
+            return
+        from .bf16_join import joint_blocks  # torch, lazily: ``import embedlab`` stays free of it
+
+        others: dict[str, list[ListBlock]] = {m: [] for m in self.plans if m != metric}
+        for out in joint_blocks(self.W, self.k, self.plans, self.row_norms):
+            for m in others:
+                others[m].append(out[m])
+            if progress is not None:
+                progress(out[metric][1] - out[metric][0])
+            yield out[metric]
+        self.held = others  # complete: a scan stopped early holds nothing
 
 
 def _scan(W: np.ndarray, k: int, metric: str, row_norms: np.ndarray, plan: PairPlan) -> SelfJoin:

@@ -48,7 +48,7 @@ from .checks import check_ids, check_k, check_metrics, check_queries, check_rows
 from .cluster import ScatteredTable
 from .codes import RowCodes, encode_rows
 from .defaults import DEFAULT_MEMORY, METRICS
-from .every_row import choose_method, join_blocks, per_query_blocks
+from .every_row import JointLists, choose_method, join_blocks, joint_plans, per_query_blocks
 from .footprint import ResidentCost, SearchMemory, search_memory
 from .per_query import search_queries
 from .plan import NORMS_BLOCK, BlockPlan, PairPlan, plan_search, plan_self_join
@@ -203,6 +203,9 @@ class Search:
         choose_screen(screen, codes_given=False, fits=True)  # refuses an unknown screen now
         self._device_name, self._scheduler = device, scheduler
         self._method, self._pairs = self._plan_every_row(workers, screen)  # first: the codes follow the method
+        joint = None if scheduler is not None else joint_plans(self._pairs, self.V, self.D, self.k, self.budget)
+        self._pairs = joint or self._pairs
+        self._joint = None if joint is None else JointLists(self._W, self.k, joint, self._norms)
         uses_codes = self._plan(screen, workers)
         self._codes: RowCodes | None = self._table.codes() if uses_codes and not self._own else None
         self._device = None if device is None else resolve_device(device)
@@ -312,6 +315,8 @@ class Search:
         elif self._scheduler is not None:
             yield from self._scattered().blocks(self._sets["ids"].exclude, self.k, metric, plan, memory=self.budget,
                                                 device=self._device_name, progress=progress)
+        elif self._joint is not None:  # one bf16 product per block pair for both metrics
+            yield from self._joint.blocks(metric, progress)
         elif self._method in ("self-join", "bf16 self-join"):
             yield from join_blocks(self._W, self.k, metric, self._pairs[metric], row_norms=self._norms,
                                  progress=progress)

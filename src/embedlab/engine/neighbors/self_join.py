@@ -124,12 +124,16 @@ class SelfJoin:
                 self.found = []  # block i's survivors not yet merged into its pools
                 for _ in run(lambda j: self._pair(i, j), range(i, nb)):
                     pass
-                self._add_sorted(self.found)
-                start, stop = self.edges[i], self.edges[i + 1]
-                ids, scores = self._lists(start, stop)
-                if progress is not None:
-                    progress(stop - start)
-                yield start, stop, ids, scores
+                yield self._close(i, progress)
+
+    def _close(self, i: int, progress: Callable[[int], None] | None) -> ListBlock:
+        """Block i's step is over: its last survivors pooled, its lists rescored and handed out."""
+        self._add_sorted(self.found)
+        start, stop = self.edges[i], self.edges[i + 1]
+        ids, scores = self._lists(start, stop)
+        if progress is not None:
+            progress(stop - start)
+        return start, stop, ids, scores
 
     def band(self, i: int) -> ListBlock:
         """Block i's queries against every block of rows, one side only: their lists, as ``run`` hands them out.
