@@ -41,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -144,11 +145,26 @@ class Bf16SelfJoin(SelfJoin):
         row_inv, col_inv = (empty, empty) if self.inv32 is None else (self.inv32[a:b], self.inv32[c:d])
         bar_col = np.full(d - c, np.inf, dtype=np.float32) if bar_j is None else _down32(bar_j)
         bar_row = _down32(bar_i)
-        out = _buffers(max(self.plan.batch, d - c))
-        start = 0
-        while start < b - a:
-            count, start = self.kernel(bits, row_inv, col_inv, bar_row, bar_col, start, *out)
-            r, cc, approx, side = (x[:count] for x in out)
+        n = b - a
+        cuts = [n * t // self.threads for t in range(self.threads + 1)]  # rows of the block per thread
+
+        def part(t: int) -> list[tuple[np.ndarray, ...]]:
+            lo, hi = cuts[t], cuts[t + 1]
+            out = _buffers(max(self.plan.batch, d - c))
+            found, start = [], 0
+            while start < hi - lo:
+                count, start = self.kernel(bits[lo:hi], row_inv[lo:hi] if row_inv.size else empty, col_inv,
+                                           bar_row[lo:hi], bar_col, start, *out)
+                found.append((out[0][:count] + lo, out[1][:count].copy(), out[2][:count].copy(),
+                              out[3][:count].copy()))
+            return found
+
+        if self.threads == 1:
+            parts = [part(0)]
+        else:  # the compiled pass releases the GIL: the block's rows split over the threads
+            with ThreadPoolExecutor(self.threads) as threads:
+                parts = list(threads.map(part, range(self.threads)))
+        for r, cc, approx, side in (chunk for found in parts for chunk in found):
             for bit, one in ((1, 0), (2, 1)):
                 keep = (side & bit) > 0
                 if keep.any():
