@@ -360,7 +360,7 @@ def plan_self_join(V: int, D: int, k: int, itemsize: int, memory: int, *, worker
     (2048, True)
     >>> plan = plan_self_join(128256, 4096, 10, 4, 256 * 2**20, workers=2, screen="bf16")
     >>> plan.block, plan.whole, plan.workers, plan.bytes <= 256 * 2**20
-    (2048, False, 2, True)
+    (1024, False, 2, True)
     """
     if isinstance(memory, bool) or not isinstance(memory, (int, np.integer)) or memory <= 0:
         raise ValueError(f"memory must be a positive number of bytes, got {memory!r}")
