@@ -1,13 +1,15 @@
 """Every row of the table as a query: which way finds each token's k nearest, and the per-query way's blocks.
 
 The room behind the front door's second door (``search.Search.every_row``).
-Two exact ways give the same lists, id for id and score for score:
+Three exact ways give the same lists, id for id and score for score:
 
 - ``"self-join"`` (``self_join``): each block pair of W W^T scored once with the
   float32 GEMM, both sides fed; half the products, O(V K) pools;
 - ``"bf16 self-join"`` (``bf16_join``): the same pairs scored by bfloat16
   products on the CPU's matrix units (AMX, AVX512-BF16: ``capability.fast_bf16``),
-  with the bound of ``precision.bf16_value_margin``;
+  with the bound of ``precision.bf16_value_margin``; where both metrics are
+  asked and the budget holds both scans (``joint_plans``), one product per
+  pair serves both (``JointLists``), the metric not yet asked for held;
 - ``"per-query"`` (``per_query_blocks``): blocks of query ids, each row a query
   against the whole table (``per_query``), with the integer screen where this
   CPU runs it (``capability``), the float GEMM screen otherwise.
@@ -15,7 +17,7 @@ Two exact ways give the same lists, id for id and score for score:
 ``choose_method`` picks from benchmarks/selfjoin.py's measurements. Where
 bfloat16 products run on matrix units, the bf16 self-join (measured on an
 Intel Xeon with AMX: torch's bf16 matmul did 2,048 x 16,384 x 4,096 in 329 ms
-against NumPy float32's 1,353 ms; benchmarks/README.md, "hubs at LLM size").
+against NumPy float32's 1,353 ms; benchmarks/README.md, `hubs_llm.py`).
 Elsewhere, where the integer screen runs (AVX2, numba, lengths it certifies), one query per row,
 which took 0.75-0.94x the self-join's time on minilm (D = 384) and GloVe
 (D = 50): it scores from int16 codes without writing a score matrix, which
