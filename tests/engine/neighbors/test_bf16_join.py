@@ -195,12 +195,16 @@ def test_value_margin_is_tighter_where_scores_are_small():
 # -- the choice ----------------------------------------------------------------------------
 
 def test_choose_method_forced_and_auto(monkeypatch):
-    norms = np.ones(1000)
+    bf16_rows = to_bf16(np.random.default_rng(0).standard_normal((1000, 64)))
+    float_rows = bf16_rows + np.float32(2.0**-12)  # most entries no longer bfloat16 values
+    norms = vector_norms(bf16_rows)
     assert choose_method(1000, 64, 10, norms, memory=2**26, workers=1, screen="bf16") == "bf16 self-join"
     monkeypatch.setattr(every_row, "fast_bf16", lambda: True)
-    assert choose_method(1000, 64, 10, norms, memory=2**26, workers=1) == "bf16 self-join"
+    assert choose_method(1000, 64, 10, norms, memory=2**26, workers=1, rows=bf16_rows) == "bf16 self-join"
+    assert choose_method(1000, 64, 10, norms, memory=2**26, workers=1, rows=float_rows) != "bf16 self-join"
+    assert choose_method(1000, 64, 10, norms, memory=2**26, workers=1) != "bf16 self-join"  # rows not given
     monkeypatch.setattr(every_row, "fast_bf16", lambda: False)
-    assert choose_method(1000, 64, 10, norms, memory=2**26, workers=1) != "bf16 self-join"
+    assert choose_method(1000, 64, 10, norms, memory=2**26, workers=1, rows=bf16_rows) != "bf16 self-join"
     assert choose_method(1000, 64, 10, norms, memory=2**26, workers=1, screen="float") != "bf16 self-join"
 
 

@@ -53,7 +53,7 @@ QUERY_BLOCK = 4096  # rows per call of the per-query search: its lists are hande
 
 
 def choose_method(V: int, D: int, k: int, row_norms: np.ndarray, *, memory: int, workers: int,
-                  screen: str = "auto") -> str:
+                  screen: str = "auto", rows: np.ndarray | None = None) -> str:
     """One of ``METHODS``: the bf16 self-join on matrix units, else one query per row where the integer
     screen runs or the self-join's pools do not fit, else the (float) self-join.
 
@@ -61,14 +61,23 @@ def choose_method(V: int, D: int, k: int, row_norms: np.ndarray, *, memory: int,
     the threads, as ``plan.plan_self_join`` takes them. ``screen="bf16"``
     asks for the bf16 self-join on any CPU (torch's bfloat16 matmul runs in
     software where the units are missing: the same lists, slowly);
-    ``"auto"`` takes it where ``capability.fast_bf16``. Either needs float32
-    scores (every nonzero length in [1e-15, 1e15], ``precision.gemm_dtype``)
-    and its plan to fit; else the choice is made as without it.
+    ``"auto"`` takes it where ``capability.fast_bf16`` and the table ``rows``
+    (V, D) hold bfloat16 values (``bf16_join.bf16_exact``: a bf16
+    checkpoint's table), whose rounding is exact and whose bound is tight.
+    Either needs float32 scores (every nonzero length in [1e-15, 1e15],
+    ``precision.gemm_dtype``) and its plan to fit; else the choice is made
+    as without it.
+
+    Measured (benchmarks/README.md, ``hubs_llm.py``): both metrics of every
+    row, 2 cores with AMX, against one query per row on the int16 screen:
+    3.1x faster on a 32,000 x 1,024 bf16 table, 1.7x on minilm's rows rounded
+    to bfloat16, but 0.56x on minilm's float32 rows (rounding them to
+    bfloat16 costs 2**-7 |q| |w| of bound, and hundreds of rows a query pass).
 
     >>> choose_method(3, 3, 1, np.ones(3), memory=64, workers=1)  # pools of 3 rows do not fit in 64 bytes
     'per-query'
     """
-    if screen == "bf16" or (screen == "auto" and fast_bf16()):
+    if screen == "bf16" or (screen == "auto" and fast_bf16() and rows is not None and _bf16_rows(rows)):
         if gemm_dtype(np.dtype(np.float32), "cosine", row_norms, row_norms) == np.float32:
             try:
                 plan_self_join(V, D, k, 4, memory, workers=workers, screen="bf16")
@@ -82,6 +91,12 @@ def choose_method(V: int, D: int, k: int, row_norms: np.ndarray, *, memory: int,
     except SizeError:
         return "per-query"
     return "self-join"
+
+
+def _bf16_rows(rows: np.ndarray) -> bool:
+    from .bf16_join import bf16_exact  # torch, lazily (``fast_bf16`` found it)
+
+    return bf16_exact(rows)
 
 
 def join_blocks(W: np.ndarray, k: int, metric: str, plan: PairPlan, *, row_norms: np.ndarray,

@@ -417,11 +417,11 @@ class Search:
         threads = worker_count(workers)
         if self._scheduler is not None:  # on the cluster: the bf16 self-join's bands, or the queries' blocks
             if choose_method(self.V, self.D, self.k, self._norms, memory=self.budget, workers=1,
-                             screen=screen) != "bf16 self-join":
+                             screen=screen, rows=self._W) != "bf16 self-join":
                 return None, {}
             threads = 1
         method = choose_method(self.V, self.D, self.k, self._norms, memory=self.budget, workers=threads,
-                               screen=screen)
+                               screen=screen, rows=self._W)
         if method == "per-query":
             return method, {}
         itemsize = {m: np.dtype(gemm_dtype(self._W.dtype, m, self._norms, self._norms)).itemsize for m in self.metrics}
