@@ -12,8 +12,9 @@ AMX or AVX512-BF16).
 
 Default: runs ``python -m embedlab hubs --model DIR --json`` in a new process
 (loading included, as a user runs it) and reports its wall time, the seconds
-each metric's lists took (from the JSON) and the child's peak RSS
-(``getrusage(RUSAGE_CHILDREN).ru_maxrss``).
+each metric's lists took (from the JSON), the child's CPU time (user + system:
+on a shared machine, how many of the cores it got) and peak RSS
+(``getrusage(RUSAGE_CHILDREN)``).
 
 ``--breakdown``: in this process, the table loaded first (not timed), the
 first ``--rows`` rows; ``Search(..., every_row=True, screen=...)`` for both
@@ -77,9 +78,12 @@ def cold_hubs(model: str, memory: str | None) -> None:
         print(done.stderr, file=sys.stderr)
         raise SystemExit(done.returncode)
     result = json.loads(done.stdout)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # Linux: KiB
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak = usage.ru_maxrss * 1024  # Linux: KiB
+    cpu = usage.ru_utime + usage.ru_stime
     seconds = {m: round(result["metrics"][m]["seconds"], 1) for m in result["metrics"]}
-    print(f"V={result['V']:,} D={result['D']:,} k={result['k']}: wall {wall:.1f} s (load included), lists {seconds} s, "
+    print(f"V={result['V']:,} D={result['D']:,} k={result['k']}: wall {wall:.1f} s (load included), lists {seconds} s "
+          f"(a metric held from the other's scan shows ~0), CPU {cpu:.1f} s ({cpu / wall:.2f} cores on average), "
           f"peak RSS {peak / 2**30:.2f} GiB; load average after: {os.getloadavg()}")
 
 
