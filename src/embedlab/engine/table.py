@@ -21,6 +21,7 @@ from ..errors import ShapeError, SizeError, TokenIdError
 from .gather import gather_rows
 from .lengths import vector_norms
 from .neighbors.checks import check_vectors
+from .neighbors.bf16_screen import bf16_rows
 from .neighbors.codes import RowCodes, encode_rows
 from .neighbors.footprint import ResidentCost
 from .neighbors.search import Neighbors, Search
@@ -90,6 +91,7 @@ class EmbeddingTable:
                              else readonly_matrix(token_types, f"token-type table{where}", D))
         self._norms: np.ndarray | None = None  # (V,) float64, computed on first use
         self._codes: RowCodes | None = None  # the integer screen's codes, built on first use
+        self._bf16: np.ndarray | None = None  # the bf16 screen's rows (V, D) uint16, built on first use
 
     @classmethod
     def from_rows(cls, rows: Sequence[Sequence[float]], **kwargs: Any) -> "EmbeddingTable":
@@ -310,8 +312,19 @@ class EmbeddingTable:
             self._codes = encode_rows(self._W, row_norms=self.norms())
         return self._codes
 
+    def bf16_rows(self) -> np.ndarray:
+        """The rows rounded to bfloat16 (``neighbors.bf16_screen.bf16_rows``), (V, D) uint16, built once and cached.
+
+        A copy of the table at 2 bytes per entry: part of the table's resident
+        cost, like its codes. The front door builds it here where the bf16
+        screen runs (``neighbors.capability.bf16_pays``); it needs torch.
+        """
+        if self._bf16 is None:
+            self._bf16 = bf16_rows(self._W)
+        return self._bf16
+
     def resident(self) -> ResidentCost:
-        """Bytes this table holds between searches: matrix, position tables, cached lengths and codes.
+        """Bytes this table holds between searches: matrix, position tables, cached lengths, codes, bfloat16 rows.
 
         None of it counts against a search's ``memory`` budget (``neighbors.footprint``).
 
@@ -322,7 +335,8 @@ class EmbeddingTable:
         return ResidentCost(table=self._W.nbytes, positions=extra,
                             norms=0 if self._norms is None else self._norms.nbytes,
                             codes=0 if self._codes is None else self._codes.nbytes,
-                            mapped=isinstance(self._W, np.memmap))
+                            mapped=isinstance(self._W, np.memmap),
+                            bf16=0 if self._bf16 is None else self._bf16.nbytes)
 
     def stretch(self, token_id: int | str, factor: float) -> "EmbeddingTable":
         """A new table with one row multiplied by ``factor``; this table is unchanged.

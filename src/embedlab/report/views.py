@@ -289,7 +289,8 @@ def hubs_terminal(result: HubsResult, *, memory: bool = False) -> str:
 
 
 def memory_lines(memory: Any) -> list[str]:
-    """Two lines: each search's working memory against the budget, and the table's resident cost beside it.
+    """Three lines: each search's working memory against the budget, the table's resident cost beside it, and
+    which screen each search runs and why (where its plan says).
 
     ``memory`` is a ``footprint.SearchMemory`` (or None: no lines).
     """
@@ -300,10 +301,17 @@ def memory_lines(memory: Any) -> list[str]:
     r = memory.resident
     parts = [f"table {human_bytes(r['table'])}{' (memory-mapped)' if r['mapped'] else ''}"]
     parts += [f"{name} {human_bytes(r[key])}" for name, key in (("position tables", "positions"),
-                                                                   ("lengths", "norms"), ("int16 codes", "codes")) if r[key]]
+                                                                   ("lengths", "norms"), ("int16 codes", "codes"),
+                                                                   ("bf16 rows", "bf16")) if r.get(key)]
+    reasons: dict[str, list[str]] = {}  # why -> the metrics it is said of, each said once
+    for m, p in memory.plans.items():
+        if p.get("why"):
+            reasons.setdefault(p["why"], []).append(m)
+    why = "; ".join(f"{' and '.join(ms)}: {text}" for text, ms in reasons.items())
     return [f"working memory of each search, planned at most (budget {human_bytes(memory.budget)}): {plans}; "
             f"outputs {human_bytes(memory.outputs)}, not counted",
-            f"resident, outside the budget: {' + '.join(parts)} = {human_bytes(r['total'])}"]
+            f"resident, outside the budget: {' + '.join(parts)} = {human_bytes(r['total'])}"] + (
+            [f"screen: {why}"] if why else [])
 
 
 _VECTOR_HEADERS = {"token": "token vector", "position": "position vector", "token_type": "type vector",

@@ -212,7 +212,9 @@ def test_lengths_outside_float32_keep_the_float_join():
     W = np.ones((50, 3)) * 1e20  # float32 cannot scale these: float64 scores, never bf16
     W[1] *= 2
     assert choose_method(50, 3, 4, vector_norms(W), memory=2**26, workers=1, screen="bf16") != "bf16 self-join"
-    ids = np.concatenate([b[2] for b in Search(W, 4, "cosine", every_row=True, screen="bf16").every_row("cosine")])
+    with pytest.raises(ValueError, match="screen='bf16' certifies lengths"):  # the front door refuses it, as for queries
+        Search(W, 4, "cosine", every_row=True, screen="bf16")
+    ids = np.concatenate([b[2] for b in Search(W, 4, "cosine", every_row=True).every_row("cosine")])
     assert ids.tolist() == self_full_sort(W, 4, "cosine")[0].tolist()
 
 

@@ -66,10 +66,11 @@ def test_no_room_imports_one_that_imports_it_back():
 
 
 def test_the_screens_are_peers_below_the_dispatcher():
-    screens = {"float_screen", "int16_screen", "torch_screen"}
+    screens = {"float_screen", "int16_screen", "torch_screen", "bf16_screen"}
     above = screens | {"dispatch", "per_query", "every_row", "self_join", "cluster", "search"}
     reached = {room: wing_imports(room) & above for room in screens}
-    assert reached == {"float_screen": set(), "int16_screen": set(), "torch_screen": {"float_screen"}}  # it extends it
+    assert reached == {"float_screen": set(), "int16_screen": set(), "torch_screen": {"float_screen"},
+                       "bf16_screen": {"torch_screen"}}  # each extends the one it names
 
 
 def test_only_the_front_door_checks_and_no_room_reaches_the_table():

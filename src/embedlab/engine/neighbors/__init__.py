@@ -17,9 +17,10 @@ The rooms, from the door inward:
 ``checks``
     what the door refuses: metrics, k, query ids, vectors, lengths.
 ``capability``
-    which screen runs here (int16 where the CPU has AVX2 and numba; bf16
-    products where it has AMX or AVX512-BF16), and when the table's int16
-    codes are worth building.
+    which screen runs here (bf16 on AMX or AVX512-BF16 for large enough
+    searches and for every row's lists of a bf16 table, int16 where the CPU
+    has AVX2 and numba), when the table's int16 codes are worth building,
+    and why a plan runs its screen.
 ``plan``
     the budget: block sizes and workers within ``memory`` bytes
     (``BlockPlan`` for queries, ``PairPlan`` for the self-join);
@@ -36,7 +37,9 @@ The screens, peers behind ``dispatch`` (which sends one block of queries to one)
     ``float_screen`` (a float GEMM and a rounding margin),
     ``int16_screen`` (int16 codes and certified bounds: ``codes``,
     ``int16_kernel`` and ``simd`` compiled with numba),
-    ``torch_screen`` (the float screen with torch on a device, TF32 off).
+    ``torch_screen`` (the float screen with torch on a device, TF32 off),
+    ``bf16_screen`` (bfloat16 products on the matrix units through torch,
+    its certified margin, survivors scored in float64 at once).
 After every screen:
     ``pool`` (each query's candidates), ``rescore`` (the exact float64
     scores, ordered by ``(-score, id)``), ``precision`` (the GEMM's dtype,

@@ -1,38 +1,68 @@
-"""Which screen a neighbour search runs: integer codes where this CPU multiplies them fast, the float GEMM otherwise.
+"""Which screen a neighbour search runs: bfloat16 on the matrix units, integer codes, or the float GEMM, by CPU and shape.
 
 The room of the wing that decides, for the front door (``search.Search``),
-between the screens beside it: ``float_screen`` (the float GEMM),
-``int16_screen`` (integer codes) and ``torch_screen`` (a device, asked for by
-name). It also says when a table's integer codes are worth building
-(``builds_codes``, ``int16_runs``); the codes themselves are ``codes``'.
+between the screens beside it: ``bf16_screen`` (bfloat16 products on AMX or
+AVX512-BF16), ``float_screen`` (the float GEMM), ``int16_screen`` (integer
+codes) and ``torch_screen`` (a device, asked for by name). It also says when
+a table's integer codes are worth building (``builds_codes``,
+``int16_runs``), and why a plan runs the screen it runs (``reason``).
 
-The exact answer never depends on the screen; the time does. The integer
-screen (``int16_screen``) multiplies int16 pairs with ``vpmaddwd``, twice the
-multiply-adds per instruction of a float32 FMA, on any CPU with AVX2; where
-AVX2 is missing it would still be exact but slower than the BLAS GEMM, so
-``"auto"`` keeps the float screen there. (On a CPU with AVX-VNNI or
-AVX512-VNNI, LLVM fuses the multiply-add and the add into ``vpdpwssd``.)
-The CPU's flags come from ``/proc/cpuinfo`` (Linux); elsewhere they are
-unknown and ``"auto"`` keeps the float screen.
+The exact answer never depends on the screen; the time does. ``"auto"``:
+
+- ``"bf16"`` where this CPU multiplies bfloat16 on its matrix units
+  (``fast_bf16``: AMX-BF16 or AVX512-BF16, and torch with oneDNN) and the
+  search is large enough to win: D >= ``BF16_WIDTH`` (256 by cosine, 1,024 by
+  dot, whose margin follows the longest row) and N >= ``BF16_QUERIES``, with
+  torch loaded already or the search big enough to pay for loading it
+  (``BF16_WORK``). Measured through the front door on the 2-core Xeon
+  with AMX (under a load of 4-6, best of 7, float screen's time / bf16's):
+  minilm (D = 384) by cosine 1.34-1.52 at 256 queries, 0.92-1.31 at 1,000,
+  by dot 0.98-1.06 and 0.63-1.07; a random 32,000 x 1,024 table by cosine
+  2.08 and 1.35, by dot 1.22 and 1.10; GloVe (D = 50) 0.57-0.94 at 1,000;
+  2 queries of D = 1,024: 2.2-2.7 by cosine, 0.6 by dot (benchmarks/README.md). The bfloat16
+  product itself is 2.5-3x the float32 GEMM at D = 384, but its margin
+  (about 1.2% of ``|q| |w|``) lets tens of rows per query through to be
+  scored again, which the float screen's (about 1e-5) does not;
+- else ``"int16"`` where the caller has the table's codes and this CPU
+  multiplies them fast (``fast_int16``: ``vpmaddwd``, twice the multiply-adds
+  per instruction of a float32 FMA, on any CPU with AVX2; on a CPU with
+  AVX-VNNI or AVX512-VNNI, LLVM fuses it into ``vpdpwssd``);
+- else the float GEMM.
+
+Every screen but the float one certifies lengths in [1e-15, 1e15] only
+(``codes.codes_fit``); outside, ``"auto"`` keeps the float screen. The CPU's
+flags come from ``/proc/cpuinfo`` (Linux); elsewhere they are unknown and
+``"auto"`` keeps the float screen.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.util
+import sys
 
 from ...errors import ChoiceError, MissingExtraError
 import numpy as np
 
 from .codes import HIGH, LOW, codes_fit
 
-__all__ = ["SCREENS", "CODED_QUERIES", "cpu_flags", "fast_int16", "fast_bf16", "choose_screen", "builds_codes",
-           "int16_runs", "describe"]
+__all__ = ["SCREENS", "CODED_QUERIES", "BF16_QUERIES", "BF16_WIDTH", "cpu_flags", "fast_int16", "fast_bf16",
+           "bf16_pays", "choose_screen", "builds_codes", "int16_runs", "describe", "reason"]
 
-SCREENS = ("auto", "int16", "float", "bf16")
+SCREENS = ("auto", "bf16", "int16", "float")
 # Queries from which a search builds the table's integer codes (``EmbeddingTable.codes``): building them
 # costs about one search of 1,000 queries, which the integer screen wins back over a few thousand.
 CODED_QUERIES = 2048
+# Where "auto" takes the bf16 screen (on matrix units): at least this many queries of at least this width.
+# Below them the product is not where the time goes (a few queries read the table once; D = 50 pads the
+# matrix units' tiles), and rounding the rows to bfloat16 costs more than it saves (benchmarks/neighbors.py).
+BF16_QUERIES = 256
+BF16_WIDTH = {"cosine": 256, "dot": 1024}  # dot's margin follows the longest row: more survivors at D = 384
+# Multiply-adds (N * V * D) from which the bf16 screen pays for loading torch in a process that has not: torch
+# takes about 3 s to import on the 2-core Xeon, which the float32 GEMM (about 7e10 multiply-adds a second
+# there) would spend on 2e11; the bf16 screen saves at most half of it. (The 2-query search of a Llama-3-sized
+# table, 1e9, stays far below; 1,000 queries of it, 5e11, reach it.)
+BF16_WORK = 5e11
 
 
 @functools.lru_cache(maxsize=1)
@@ -62,45 +92,110 @@ def fast_bf16() -> bool:
     return bool(torch.backends.mkldnn.is_available())
 
 
-def describe() -> str:
-    """One line for benchmarks and reports: the screen ``"auto"`` picks here, and why.
+def bf16_pays(n_queries: int, D: int, V: int, metric: str = "cosine") -> bool:
+    """Whether ``"auto"`` takes the bf16 screen for n queries of width D against V rows, on the matrix units.
 
-    >>> describe().startswith(("int16", "float"))
+    At least ``BF16_QUERIES`` queries of width ``BF16_WIDTH[metric]``, and
+    torch already loaded in this process or a search big enough to pay for
+    loading it (``BF16_WORK`` multiply-adds). The shape is looked at first: a
+    small search never imports torch.
+
+    >>> bf16_pays(2, 4096, 128256), bf16_pays(1000, 50, 400000), bf16_pays(1000, 384, 30522, "dot")
+    (False, False, False)
+    """
+    if n_queries < BF16_QUERIES or D < BF16_WIDTH[metric]:
+        return False
+    return (_torch_loaded() or n_queries * D * V >= BF16_WORK) and fast_bf16()
+
+
+def _torch_loaded() -> bool:
+    """Whether this process has imported torch already (its import, about 3 s, is then paid)."""
+    return "torch" in sys.modules
+
+
+def describe() -> str:
+    """One line for benchmarks and reports: the screens ``"auto"`` picks here, and why.
+
+    >>> describe().startswith(("bf16", "int16", "float"))
     True
     """
     flags = cpu_flags()
     vnni = sorted(flags & {"avx512_vnni", "avx_vnni"})
     cpu = f"AVX2 {'yes' if 'avx2' in flags else 'no'}, VNNI {'yes (' + ', '.join(vnni) + ')' if vnni else 'no'}"
     if fast_int16():
-        return f"int16 codes, vpmaddwd ({cpu})"
-    return f"float GEMM ({cpu}{'' if importlib.util.find_spec('numba') else '; numba not installed'})"
+        rest = f"int16 codes, vpmaddwd ({cpu})"
+    else:
+        rest = f"float GEMM ({cpu}{'' if importlib.util.find_spec('numba') else '; numba not installed'})"
+    if fast_bf16():
+        return (f"bf16 {_units()} for N >= {BF16_QUERIES} and D >= {BF16_WIDTH['cosine']} (cosine), "
+                f"{BF16_WIDTH['dot']} (dot), and N*V*D >= {BF16_WORK:.2g} where torch is not loaded yet; else {rest}")
+    return f"{rest}; no bf16 screen: {_no_bf16()}"
 
 
-def choose_screen(screen: str, *, codes_given: bool, fits: bool) -> str:
-    """The screen a search runs: ``"int16"`` or ``"float"``.
+def reason(chosen: str, screen: str, *, codes_given: bool, fits: bool, queries: int, width: int,
+           rows: int = 0, metric: str = "cosine") -> str:
+    """Why a search of ``queries`` queries of width D runs the screen ``chosen`` when asked for ``screen``.
+
+    One line for the plan (``BlockPlan.why``): the screen, the units it runs
+    on, and what decided it.
+
+    >>> reason("float", "float", codes_given=False, fits=True, queries=2, width=64, rows=512)
+    "float GEMM: screen='float' asked for"
+    """
+    if chosen == "bf16":
+        how = f"bf16 {_units()}" if fast_bf16() else f"bf16 in software ({_no_bf16()})"
+        if screen == "bf16":
+            return f"{how}: screen='bf16' asked for; D={width}"
+        work = "torch loaded" if _torch_loaded() else f"N*V*D={queries * rows * width:.2g} >= {BF16_WORK:.2g}"
+        return f"{how}: D={width} >= {BF16_WIDTH[metric]}, N={queries:,} >= {BF16_QUERIES}, {work}"
+    if chosen == "int16":
+        how = "int16 codes, vpmaddwd" + (" (AVX2, numba)" if fast_int16() else " without AVX2 (slower than the GEMM)")
+        return (f"{how}: screen='int16' asked for" if screen == "int16"
+                else f"{how}: {_why_not_bf16(queries, width, rows, metric)}")
+    if screen == "float":
+        return "float GEMM: screen='float' asked for"
+    if not fits:
+        return "float GEMM: some length is outside [1e-15, 1e15], where only float certifies"
+    why = [_why_not_bf16(queries, width, rows, metric)]
+    if not fast_int16():
+        why.append("no AVX2" if "avx2" not in cpu_flags() else "numba not installed")
+    elif not codes_given:
+        why.append(f"no int16 codes (built from N={CODED_QUERIES:,})")
+    return "float GEMM: " + "; ".join(why)
+
+
+def choose_screen(screen: str, *, codes_given: bool, fits: bool, queries: int = 0, width: int = 0,
+                  rows: int = 0, metric: str = "cosine") -> str:
+    """The screen a search runs: ``"bf16"``, ``"int16"`` or ``"float"``.
 
     Parameters
     ----------
-    screen : {"auto", "int16", "float", "bf16"}
-        ``"auto"``: the integer screen where the caller has the table's codes,
-        their bound holds (``fits``) and this CPU multiplies them fast
-        (``fast_int16``); else the float screen. ``"int16"``: the integer
-        screen whatever the CPU (the codes are built if not given).
-        ``"float"``: the float GEMM screen. ``"bf16"``: the float screen here;
-        every row's lists take bfloat16 products (``every_row.choose_method``).
+    screen : {"auto", "bf16", "int16", "float"}
+        ``"auto"``: the bf16 screen where the bound holds (``fits``) and it
+        pays (``bf16_pays``: N queries of width D against V rows on the matrix units); else
+        the integer screen where the caller has the table's codes, their
+        bound holds and this CPU multiplies them fast (``fast_int16``); else
+        the float screen. ``"bf16"``: the bf16 screen whatever the CPU
+        (torch's bfloat16 matmul runs everywhere, in software where the
+        units are missing). ``"int16"``: the integer screen whatever the CPU
+        (the codes are built if not given). ``"float"``: the float GEMM screen.
     codes_given : bool
         Whether the caller passed the table's codes.
     fits : bool
         Whether every nonzero length lies where the bound is certified (``codes.codes_fit``).
+    queries, width, rows : int
+        N, D and V of the search (N = 0: ``"auto"`` never takes the bf16 screen).
+    metric : {"cosine", "dot"}
+        The metric searched (the bf16 screen pays from a larger D for dot).
 
     Raises
     ------
     ChoiceError
         (a ``ValueError``) for another screen.
     ValueError
-        For ``"int16"`` on lengths outside [1e-15, 1e15].
+        For ``"bf16"`` or ``"int16"`` on lengths outside [1e-15, 1e15].
     MissingExtraError
-        (an ``ImportError``) for ``"int16"`` without numba.
+        (an ``ImportError``) for ``"int16"`` without numba, ``"bf16"`` without torch.
 
     >>> choose_screen("auto", codes_given=False, fits=True), choose_screen("float", codes_given=True, fits=True)
     ('float', 'float')
@@ -108,8 +203,15 @@ def choose_screen(screen: str, *, codes_given: bool, fits: bool) -> str:
     if screen not in SCREENS:
         raise ChoiceError(f"unknown screen {screen!r}: expected one of {', '.join(SCREENS)}", parameter="screen",
                           value=screen, expected=", ".join(SCREENS))
-    if screen in ("float", "bf16"):  # "bf16": the self-join's products (every_row); one query at a time screens in float
+    if screen == "float":
         return "float"
+    if screen == "bf16":
+        if not fits:
+            raise ValueError(f"screen='bf16' certifies lengths from {LOW:g} to {HIGH:g} only; some query or row "
+                             f"is outside: use screen='auto' or 'float'")
+        if importlib.util.find_spec("torch") is None:
+            raise MissingExtraError.for_module("torch", "bf16 screens", ("torch",))
+        return "bf16"
     if screen == "int16":
         if not fits:
             raise ValueError(f"screen='int16' certifies lengths from {LOW:g} to {HIGH:g} only; some query or row "
@@ -117,16 +219,21 @@ def choose_screen(screen: str, *, codes_given: bool, fits: bool) -> str:
         if importlib.util.find_spec("numba") is None:
             raise MissingExtraError.for_module("numba", "integer screens", ("models",))
         return "int16"
+    if fits and bf16_pays(queries, width, rows, metric):
+        return "bf16"
     return "int16" if codes_given and fits and fast_int16() else "float"
 
 
-def builds_codes(n_queries: int) -> bool:
-    """Whether a search of ``n_queries`` queries builds the table's codes: enough queries, and a CPU that multiplies them fast.
+def builds_codes(n_queries: int, width: int = 0, rows: int = 0, metrics: tuple[str, ...] = ("cosine",)) -> bool:
+    """Whether a search of ``n_queries`` queries of width D against V rows builds the table's codes: enough
+    queries, a CPU that multiplies them fast, and no bf16 screen that runs instead for every one of the
+    ``metrics`` (``bf16_pays``).
 
     >>> builds_codes(10)
     False
     """
-    return n_queries >= CODED_QUERIES and fast_int16()
+    return (n_queries >= CODED_QUERIES and fast_int16()
+            and not all(bf16_pays(n_queries, width, rows, m) for m in metrics))
 
 
 def int16_runs(row_norms: np.ndarray) -> bool:
@@ -136,3 +243,34 @@ def int16_runs(row_norms: np.ndarray) -> bool:
     False
     """
     return choose_screen("auto", codes_given=True, fits=codes_fit(row_norms, row_norms)) == "int16"
+
+
+def _units() -> str:
+    """The matrix units bfloat16 products run on here, and the software that drives them, in words."""
+    import torch
+
+    flags = cpu_flags()
+    units = "on AMX" if "amx_bf16" in flags else "on AVX512-BF16"
+    have = ", ".join(sorted(flags & {"amx_bf16", "avx512_bf16"}))
+    return f"{units} ({have}, torch {torch.__version__.split('+')[0]} oneDNN)"
+
+
+def _no_bf16() -> str:
+    """Why bfloat16 products do not run on matrix units here, in words."""
+    if not cpu_flags() & {"amx_bf16", "avx512_bf16"}:
+        return "no AMX-BF16 or AVX512-BF16"
+    return "torch not installed" if importlib.util.find_spec("torch") is None else "torch without oneDNN"
+
+
+def _why_not_bf16(queries: int, width: int, rows: int, metric: str) -> str:
+    """Why ``"auto"`` did not take the bf16 screen for N queries of width D against V rows (N = 0: not tried)."""
+    if queries == 0:
+        return "bf16 not tried for this scan"
+    if queries >= BF16_QUERIES and width >= BF16_WIDTH[metric]:
+        if cpu_flags() & {"amx_bf16", "avx512_bf16"} and not _torch_loaded() and queries * rows * width < BF16_WORK:
+            # said without importing torch, which is what does not pay
+            return f"bf16 does not pay for loading torch: N*V*D={queries * rows * width:.2g} < {BF16_WORK:.2g}"
+        return f"no bf16 screen: {_no_bf16()}"
+    if width < BF16_WIDTH[metric]:
+        return f"bf16 does not pay at D={width} < {BF16_WIDTH[metric]}"
+    return f"bf16 does not pay for N={queries:,} < {BF16_QUERIES} queries"

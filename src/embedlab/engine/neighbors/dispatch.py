@@ -2,8 +2,9 @@
 
 The room between the blocked searches (``per_query``, and through it each
 task of ``cluster``) and the screens, which are peers behind it:
-``int16_screen`` where the plan says so, ``torch_screen`` where a device was
-asked for, ``float_screen`` otherwise. It imports the screens; none of them
+``int16_screen`` or ``bf16_screen`` where the plan says so (the latter on a
+device too), ``torch_screen`` where a device was asked for, ``float_screen``
+otherwise. It imports the screens; none of them
 imports it back.
 
 Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k; ``n`` queries
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..lengths import vector_norms
+from .bf16_screen import Bf16Screen
 from .float_screen import FloatScreen
 from .int16_screen import Int16Screen, Int16Table
 from .plan import BlockPlan
@@ -27,7 +29,8 @@ __all__ = ["search_block"]
 
 def search_block(W: np.ndarray, Q: np.ndarray, k: int, metric: str, exclude: np.ndarray | None,
                  row_norms: np.ndarray, inv_norms: np.ndarray | None, dtype: type, plan: BlockPlan,
-                 coded: Int16Table | None = None, device: Any = None) -> tuple[np.ndarray, np.ndarray]:
+                 coded: Int16Table | None = None, device: Any = None,
+                 bf16: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Top-k of one block of queries Q (n, D) -> ids (n, K) int64, scores (n, K) float64.
 
     The arguments are those the blocked search has checked and prepared: the
@@ -36,7 +39,10 @@ def search_block(W: np.ndarray, Q: np.ndarray, k: int, metric: str, exclude: np.
     ``BlockPlan``, and the table's codes with one metric's bound terms where
     the integer screen runs (``int16_screen``), or a ``torch.device`` where
     the GEMM and the filter run with torch (``torch_screen``); the float GEMM
-    screen otherwise. Raises ``ValueError`` for a query with NaN or infinity.
+    screen otherwise. Where ``plan.screen`` is ``"bf16"``, the bf16 screen
+    (``bf16_screen``) runs, on ``device`` or the CPU, with the table's
+    bfloat16 rows ``bf16`` (V, D) uint16 where given. Raises ``ValueError``
+    for a query with NaN or infinity.
 
     >>> from embedlab.engine.neighbors.plan import plan_blocks
     >>> W = np.array([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]])
@@ -59,7 +65,10 @@ def search_block(W: np.ndarray, Q: np.ndarray, k: int, metric: str, exclude: np.
     live = np.flatnonzero(q_norms > 0)  # (m,)
     if live.size:
         own = None if exclude is None else exclude[live]
-        if coded is not None:
+        if plan.screen == "bf16":
+            screen = Bf16Screen(W, q64[live], q_norms[live], own, k, metric, row_norms, inv_norms, dtype, rows=bf16,
+                                device=device)
+        elif coded is not None:
             screen = Int16Screen(W, q64[live], q_norms[live], own, k, metric, row_norms, coded)
         elif device is not None:
             screen = TorchScreen(W, q64[live], q_norms[live], own, k, metric, row_norms, inv_norms, dtype,

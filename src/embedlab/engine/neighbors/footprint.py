@@ -4,8 +4,9 @@ Two kinds of memory, kept apart in name and in the ``--memory`` budget:
 
 - *resident*: what a table holds between searches, whatever the budget: its
   matrix (V, D), its position tables, and what it caches for searches, the
-  row lengths (V,) float64 and the integer codes (a V x D int16 copy with
-  per-row scales, ``codes.RowCodes``). ``EmbeddingTable.resident()``.
+  row lengths (V,) float64, the integer codes (a V x D int16 copy with
+  per-row scales, ``codes.RowCodes``) and the bfloat16 rows (a V x D copy at
+  2 bytes, ``bf16_screen.bf16_rows``). ``EmbeddingTable.resident()``.
 - *working*: what one search allocates and frees again, bounded by the
   budget (``plan.plan_search``: lengths, inverse lengths, per-row terms of
   the bound, blocks). The outputs (N, K) are neither: they are the result.
@@ -45,6 +46,9 @@ class ResidentCost:
     mapped : bool
         Whether the matrix is a memory map: its pages are read from the file
         as they are touched and the system may drop them again.
+    bf16 : int
+        Cached bfloat16 rows (V x D x 2 bytes) of the bf16 screen; 0 until a
+        search builds them.
     """
 
     table: int
@@ -52,11 +56,12 @@ class ResidentCost:
     norms: int
     codes: int
     mapped: bool
+    bf16: int = 0
 
     @property
     def total(self) -> int:
         """Every count above, in bytes."""
-        return self.table + self.positions + self.norms + self.codes
+        return self.table + self.positions + self.norms + self.codes + self.bf16
 
     def to_dict(self) -> dict[str, Any]:
         """The fields and ``total``, JSON-able."""
@@ -73,8 +78,9 @@ class SearchMemory:
         The working-memory budget of each search, bytes (``--memory``).
     plans : dict of str to dict
         Per metric, the plan's ``bytes`` (at most ``budget``), of which
-        ``fixed`` (arrays of size V or N held once), its ``screen``, block
-        sizes ``queries`` x ``rows`` and ``workers``.
+        ``fixed`` (arrays of size V or N held once), its ``screen`` and
+        ``why`` (``capability.reason``, in words), block sizes ``queries`` x
+        ``rows`` and ``workers``.
     outputs : int
         Bytes of one search's outputs, ids and scores (N, K): not counted in
         the budget.
@@ -98,6 +104,6 @@ def search_memory(budget: int, plans: dict[str, BlockPlan], n_queries: int, k: i
     >>> m.outputs, m.plans["dot"]["screen"], m.resident["total"]
     (240, 'float', 4000)
     """
-    described = {metric: {"bytes": p.bytes, "fixed": p.fixed, "screen": p.screen, "queries": p.queries,
-                          "rows": p.rows, "workers": p.workers} for metric, p in plans.items()}
+    described = {metric: {"bytes": p.bytes, "fixed": p.fixed, "screen": p.screen, "why": p.why,
+                          "queries": p.queries, "rows": p.rows, "workers": p.workers} for metric, p in plans.items()}
     return SearchMemory(budget=budget, plans=described, outputs=n_queries * k * 16, resident=resident.to_dict())

@@ -31,7 +31,7 @@ __all__ = ["search_queries"]
 
 def search_queries(W: np.ndarray, k: int, metric: str, plan: BlockPlan, *, row_norms: np.ndarray,
                    vectors: np.ndarray | None = None, exclude: np.ndarray | None = None,
-                   codes: RowCodes | None = None, device: Any = None,
+                   codes: RowCodes | None = None, device: Any = None, bf16: np.ndarray | None = None,
                    progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Exact top-k of queries by vector or by id, a block of queries at a time, as ``plan`` cuts them.
 
@@ -57,7 +57,10 @@ def search_queries(W: np.ndarray, k: int, metric: str, plan: BlockPlan, *, row_n
         where not given, as the plan counted them).
     device : torch.device, optional
         Where the torch screen runs (``torch_screen.resolve_device``); the
-        plan is then the float screen's, on one worker.
+        plan is then the float screen's (or the bf16 screen's), on one worker.
+    bf16 : np.ndarray, shape (V, D), uint16, optional
+        The table's rows in bfloat16 (``bf16_screen.bf16_rows``), for
+        ``plan.screen == "bf16"``; rounded a block at a time where not given.
     progress : callable, optional
         Called with the number of queries finished after each block of queries.
 
@@ -83,7 +86,7 @@ def search_queries(W: np.ndarray, k: int, metric: str, plan: BlockPlan, *, row_n
     V = len(W)
     N = len(exclude) if vectors is None else len(vectors)
     dtype = np.float32 if plan.itemsize == 4 else np.float64
-    coded = None if plan.screen == "float" else _int16_table(W, codes, metric, row_norms)
+    coded = _int16_table(W, codes, metric, row_norms) if plan.screen == "int16" else None
     ids = np.empty((N, k), dtype=np.int64)
     scores = np.empty((N, k), dtype=np.float64)
     inv_norms = inverse_norms(row_norms) if metric == "cosine" and coded is None else None  # (V,) float screens only
@@ -93,10 +96,11 @@ def search_queries(W: np.ndarray, k: int, metric: str, plan: BlockPlan, *, row_n
         excl = None if exclude is None else exclude[start:stop]
         block = W[excl] if vectors is None else vectors[start:stop]  # (n, D)
         ids[start:stop], scores[start:stop] = search_block(W, block, k, metric, excl, row_norms, inv_norms,
-                                                           dtype, plan, coded, device)
+                                                           dtype, plan, coded, device,
+                                                           bf16 if plan.screen == "bf16" else None)
         return stop - start
 
-    products = contextlib.nullcontext() if device is None else exact_matmul()  # TF32 off on a device
+    products = contextlib.nullcontext() if device is None else exact_matmul()  # TF32, reduced sums off on a device
     with products, block_runner(plan.workers) as run:
         for n_done in run(one_block, range(0, N, plan.queries)):
             if progress is not None:

@@ -24,12 +24,13 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ...errors import BudgetError
-from .capability import choose_screen
+from .capability import choose_screen, reason
 from .codes import TILE, codes_fit
 from ..lengths import norms_bytes
 from .pool import pool_slots
@@ -78,9 +79,11 @@ class BlockPlan:
     fixed : int
         Of which the arrays held once, whose size follows V or N (``fixed_bytes``).
     screen : str
-        ``"float"`` or ``"int16"``: the screen planned for.
+        ``"float"``, ``"int16"`` or ``"bf16"``: the screen planned for.
     itemsize : int
         Bytes per GEMM score: 4 (float32) or 8 (float64).
+    why : str
+        Why this screen (``capability.reason``), in words; "" where not said.
     """
 
     queries: int
@@ -93,17 +96,19 @@ class BlockPlan:
     fixed: int = 0
     screen: str = "float"
     itemsize: int = 4
+    why: str = ""
 
 
 def plan_search(V: int, D: int, k: int, metric: str, memory: int, *, q_norms: np.ndarray, row_norms: np.ndarray,
                 table_dtype: np.dtype, by_id: bool, norms_given: bool = True, codes_given: bool = False,
-                screen: str = "auto", workers: int = 1) -> BlockPlan:
+                screen: str = "auto", workers: int = 1, auto_bf16: bool = True) -> BlockPlan:
     """The plan of one per-query search: its screen, GEMM dtype and blocks, within ``memory`` bytes.
 
     The screen is ``capability.choose_screen``'s; where ``screen="auto"``
-    picked the integer screen and its per-row terms do not fit the budget,
+    picked the integer or bf16 screen and its memory does not fit the budget,
     the float screen is planned instead (the result does not depend on the
-    screen). The GEMM's dtype is ``precision.gemm_dtype``'s.
+    screen). The GEMM's dtype is ``precision.gemm_dtype``'s. The bf16 screen
+    runs on one worker: torch's matmul uses every core itself.
 
     Parameters
     ----------
@@ -124,9 +129,12 @@ def plan_search(V: int, D: int, k: int, metric: str, memory: int, *, q_norms: np
         Whether the caller passed ``row_norms`` (else the search measured them: counted).
     codes_given : bool
         Whether the caller passed the table's codes (else the integer screen builds them: counted).
-    screen : {"auto", "int16", "float"}
+    screen : {"auto", "bf16", "int16", "float"}
     workers : int
         Threads running blocks of queries at most.
+    auto_bf16 : bool
+        Whether ``"auto"`` may take the bf16 screen (the front door's every-row
+        scan, planned apart, keeps its own choice).
 
     Raises
     ------
@@ -137,15 +145,21 @@ def plan_search(V: int, D: int, k: int, metric: str, memory: int, *, q_norms: np
     """
     N = len(q_norms)
     itemsize = np.dtype(gemm_dtype(table_dtype, metric, q_norms, row_norms)).itemsize
-    chosen = choose_screen(screen, codes_given=codes_given, fits=codes_fit(q_norms, row_norms))
+    fits = codes_fit(q_norms, row_norms)
+    shape = dict(queries=N if auto_bf16 or screen == "bf16" else 0, width=D, rows=V, metric=metric)
+    chosen = choose_screen(screen, codes_given=codes_given, fits=fits, **shape)
     tried = [chosen] + (["float"] if screen == "auto" and chosen != "float" else [])
     errors = []
     for one in tried:
         fixed = fixed_bytes(V, N, D, metric, screen=one, by_id=by_id, norms_given=norms_given,
                             codes_given=codes_given, table_itemsize=np.dtype(table_dtype).itemsize)
+        why = reason(one, screen, codes_given=codes_given, fits=fits, **shape)
+        if one != chosen:
+            why += f" (the {chosen} screen's memory does not fit the budget)"
         try:
-            return plan_blocks(V, D, k, itemsize, memory, n_queries=N, workers=workers, fixed=sum(fixed.values()),
-                               screen=one)
+            plan = plan_blocks(V, D, k, 4 if one == "bf16" else itemsize, memory, n_queries=N,
+                               workers=workers, fixed=sum(fixed.values()), screen=one)
+            return dataclasses.replace(plan, why=why)
         except BudgetError as exc:
             errors.append(exc)
     raise min(errors, key=lambda e: e.minimum)
@@ -177,7 +191,7 @@ def plan_blocks(V: int, D: int, k: int, itemsize: int, memory: int, *, n_queries
         working memory, and there are never more than blocks of queries.
     fixed : int
         Bytes held once whatever the blocks (``fixed_bytes``).
-    screen : {"float", "int16"}
+    screen : {"float", "int16", "bf16"}
         The screen whose per-worker memory is counted.
 
     Raises
@@ -240,8 +254,12 @@ def plan_bytes(n: int, v: int, D: int, k: int, itemsize: int, batch: int, rescor
     partition copy), one block of scaled rows, the pool and the survivors
     being pooled; the integer screen adds its queries' codes and encoding
     temporaries, candidate slots and the sample of rows (codes, terms) that
-    sets the first bar. Both rescore ``rescore`` candidates at once, and
-    both make some Python objects (``objects``).
+    sets the first bar. The bf16 screen counts as the float one, with its
+    score block as the bfloat16 product, its float32 widening and the mask
+    (or the sample's partition indices), and one block of rows three times
+    (gathered, float32 on the way, then bfloat16).
+    All rescore ``rescore`` candidates at once, and make some Python objects
+    (``objects``).
     """
     if screen == "int16":
         C = 2 * k + 64  # candidate slots (int16_screen)
@@ -252,10 +270,15 @@ def plan_bytes(n: int, v: int, D: int, k: int, itemsize: int, batch: int, rescor
             "objects": _OBJECTS,
         }
     P = pool_slots(k)
-    sample = n * v * 2 * itemsize  # the first bar: scores of at most v rows and a partition copy
-    scan = n * v * (itemsize + 1) + 8 * v  # the score block and its mask; one query's survivors
+    if screen == "bf16":  # bfloat16 scores widened to float32, and the sample's argpartition (int64) or the mask;
+        # rows gathered (the sample), in float32 and in bfloat16
+        sample, scan, rows = n * v * (2 + 4 + 8), n * v * (2 + 4 + 1) + 8 * v, v * D * (4 + 4 + 2)
+    else:
+        sample = n * v * 2 * itemsize  # the first bar: scores of at most v rows and a partition copy
+        scan = n * v * (itemsize + 1) + 8 * v  # the score block and its mask; one query's survivors
+        rows = v * D * (itemsize + 8)  # one block of scaled rows
     return {
-        "block": max(sample, scan) + v * D * (itemsize + 8),  # and one block of scaled rows
+        "block": max(sample, scan) + rows,
         "queries": n * (D * (33 + itemsize) + P * 16 * 3 + k * 48 + 128),  # copies, pool, results
         "pool": (batch + min(batch, n) * P) * 120,  # survivors and the pools they join, sorted
         "rescore": rescore * (2 * D * 8 + 96),  # the gathered float64 rows and query rows
@@ -451,6 +474,8 @@ def fixed_bytes(V: int, N: int, D: int, metric: str, *, screen: str, by_id: bool
     }
     if screen == "float":
         parts["inverse norms"] = 9 * V if metric == "cosine" else 0
+    elif screen == "bf16":  # the float64 inverse lengths, and the float32 ones the screen scales by
+        parts["inverse norms"] = 13 * V if metric == "cosine" else 0
     else:
         parts["bound terms"] = 3 * 8 * T16 + 4 * 8 * (T16 // TILE) * 2 + V
         if not codes_given:

@@ -2,9 +2,9 @@
 
 ``Search(table, k, metrics, ...)`` is made once per measurement. Making it
 checks everything (``checks``: the metrics, k, the query ids or vectors and
-their lengths), chooses the screen per the CPU (``capability``: the table's
-int16 codes are built through the table's cache where the integer screen
-pays), plans the working memory of each metric's search (``plan``; a budget
+their lengths), chooses the screen per the CPU and the shape (``capability``: the table's
+int16 codes or bfloat16 rows are built through the table's cache where their
+screen pays), plans the working memory of each metric's search (``plan``; a budget
 too small for any of them is refused before any search, naming the largest
 minimum) and settles where it runs: in this process on threads, with torch
 on a device, or on a Dask cluster (opened at the first search, the table
@@ -28,7 +28,7 @@ vector is 0.0.
 The rooms behind the door (``engine/neighbors/__init__.py`` has the map):
 ``per_query`` (blocks of queries on threads), ``self_join``, ``cluster``;
 ``dispatch`` sends a block to a screen, the screens are peers
-(``float_screen``, ``int16_screen``, ``torch_screen``) and all end in
+(``float_screen``, ``int16_screen``, ``bf16_screen``, ``torch_screen``) and all end in
 ``rescore``.
 
 Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
@@ -43,10 +43,11 @@ import numpy as np
 
 from ...errors import BudgetError, ChoiceError, ShapeError
 from ..lengths import vector_norms
-from .capability import builds_codes, choose_screen, int16_runs
+from .capability import bf16_pays, builds_codes, choose_screen, int16_runs
 from .checks import check_ids, check_k, check_metrics, check_queries, check_rows, check_vectors
 from .cluster import ScatteredTable
-from .codes import RowCodes, encode_rows
+from .bf16_screen import bf16_rows
+from .codes import RowCodes, codes_fit, encode_rows
 from .defaults import DEFAULT_MEMORY, METRICS
 from .every_row import JointLists, choose_method, join_blocks, joint_plans, per_query_blocks
 from .footprint import ResidentCost, SearchMemory, search_memory
@@ -108,9 +109,10 @@ class Search:
     ----------
     table : EmbeddingTable, ArrayTable or array_like, shape (V, D)
         The table. An ``EmbeddingTable`` (or ``ArrayTable``) lends its cached
-        row lengths and int16 codes (resident, outside the budget); a plain
-        array is wrapped here, its lengths measured for this search (counted
-        in the budget) and its codes never cached.
+        row lengths, int16 codes and bfloat16 rows (resident, outside the
+        budget); a plain array is wrapped here, its lengths measured for this
+        search (counted in the budget) and its codes and bfloat16 rows never
+        cached (the bf16 screen rounds a block of rows at a time, counted).
     k : int
         Neighbours per query: ``1 <= k <= V - 1`` where a query is a row of
         the table (``ids``, ``exclude``, ``every_row``), ``1 <= k <= V`` for
@@ -143,17 +145,21 @@ class Search:
     workers : int, optional
         Threads running blocks of queries at once (default one per core;
         1 with a device or a scheduler); the result does not depend on it.
-    screen : {"auto", "int16", "float", "bf16"}
+    screen : {"auto", "bf16", "int16", "float"}
         How candidates are found (``capability.choose_screen``); ``"auto"``
-        chooses per the CPU. ``"bf16"``: every row's lists by the self-join
-        on bfloat16 products, here or on the cluster (``every_row``,
-        ``bf16_join``), on any CPU. The result does not depend on it.
+        chooses per the CPU and the search's shape (the plan says which and
+        why, ``BlockPlan.why``). ``"bf16"`` runs on ``device`` where given;
+        every row's lists (``every_row``) then come from the self-join on
+        bfloat16 products, here or on the cluster (``bf16_join``), on any CPU.
+        The result does not depend on it.
 
     Raises
     ------
     ChoiceError
         (a ``ValueError``) for an unknown or repeated metric, an unknown
         screen or device, ``screen="int16"`` with a device.
+    ValueError
+        For ``screen="bf16"`` or ``"int16"`` on lengths outside [1e-15, 1e15].
     SizeError, TypeError
         For k out of range or not an int (``checks.check_k``).
     TokenIdError, ShapeError, ValueError
@@ -166,7 +172,8 @@ class Search:
         of any metric; its ``minimum`` is the largest of their minimums.
     MissingExtraError
         (an ``ImportError``) for a device without torch, a scheduler without
-        dask.distributed, ``screen="int16"`` without numba.
+        dask.distributed, ``screen="int16"`` without numba, ``screen="bf16"``
+        without torch.
 
     >>> W = np.array([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]])
     >>> search = Search(W, 2, ids=[0, 2])
@@ -208,6 +215,11 @@ class Search:
         self._joint = None if joint is None else JointLists(self._W, self.k, joint, self._norms)
         uses_codes = self._plan(screen, workers)
         self._codes: RowCodes | None = self._table.codes() if uses_codes and not self._own else None
+        # The table's bfloat16 rows, cached where a bf16 plan runs here (a plain array rounds a block at a time);
+        # not where every row's lists come from a self-join, which runs no per-query plan.
+        uses_bf16 = self._method not in ("self-join", "bf16 self-join") and any(
+            p.screen == "bf16" for q in self._sets.values() for p in q.plans.values())
+        self._bf16 = self._table.bf16_rows() if uses_bf16 and not self._own and scheduler is None else None
         self._device = None if device is None else resolve_device(device)
         self._cluster: ScatteredTable | None = None
 
@@ -287,7 +299,7 @@ class Search:
         else:
             found, scores = search_queries(self._W, self.k, metric, plan, row_norms=self._norms, vectors=Q,
                                            exclude=exclude, codes=self._codes if plan.screen == "int16" else None,
-                                           device=self._device, progress=progress)
+                                           device=self._device, bf16=self._bf16, progress=progress)
         vocabulary = getattr(self._table, "vocabulary", None)
         tokens = None if vocabulary is None else [[vocabulary.token(int(i)) for i in row] for row in found]
         return Neighbors(ids=found, scores=scores, metric=metric, tokens=tokens)
@@ -382,15 +394,16 @@ class Search:
         threads = 1 if on_device or self._scheduler is not None else worker_count(workers)
         uses_codes = False
         for name, part in self._sets.items():
-            codes_given = self._codes_given(part.n, screen)
+            codes_given = self._codes_given(part.norms, screen)
             plans, refused = {}, []
             for metric in self.metrics:
                 try:
                     plans[metric] = plan_search(self.V, self.D, self.k, metric, self.budget, q_norms=part.norms,
                                                 row_norms=self._norms, table_dtype=self._W.dtype,
                                                 by_id=part.vectors is None, norms_given=not self._own,
-                                                codes_given=codes_given, screen="float" if on_device else screen,
-                                                workers=threads)
+                                                codes_given=codes_given, workers=threads,
+                                                screen="float" if on_device and screen == "auto" else screen,
+                                                auto_bf16=not self._every)
                 except BudgetError as exc:
                     refused.append(exc)
             if refused:
@@ -399,15 +412,19 @@ class Search:
             uses_codes |= codes_given
         return uses_codes
 
-    def _codes_given(self, n_queries: int, screen: str) -> bool:
-        """Whether n queries plan with the table's int16 codes (built through its cache where not there yet)."""
-        if self._own or screen == "float" or self._device_name is not None:
+    def _codes_given(self, q_norms: np.ndarray, screen: str) -> bool:
+        """Whether n queries (their lengths (n,)) plan with the table's int16 codes (built through its cache where not there yet)."""
+        if self._own or screen in ("float", "bf16") or self._device_name is not None:
             return False  # a plain array caches none: screen="int16" builds them per search, counted
+        n_queries = len(q_norms)
+        if (screen == "auto" and not self._every and codes_fit(q_norms, self._norms)
+                and all(bf16_pays(n_queries, self.D, self.V, m) for m in self.metrics)):
+            return False  # the bf16 screen runs instead
         if self._table.resident().codes > 0 or screen == "int16":
             return True
         if self._every and self._scheduler is None:  # every row as a query: codes wherever the integer screen runs
             return self._method == "per-query" and int16_runs(self._norms)
-        return builds_codes(n_queries)  # they pay for themselves over many queries
+        return builds_codes(n_queries, self.D, self.V, self.metrics)  # they pay for themselves over many queries
 
     def _plan_every_row(self, workers: int | None, screen: str) -> tuple[str | None, dict[str, PairPlan]]:
         """In this process, without a device: the self-join (bf16 or float) or one query per row
@@ -487,7 +504,7 @@ def _within_plan(block: np.ndarray, planned: np.ndarray) -> None:
 
 
 class ArrayTable:
-    """A plain (V, D) array seen as a table by the front door: its row lengths and int16 codes cached.
+    """A plain (V, D) array seen as a table by the front door: its row lengths, int16 codes and bfloat16 rows cached.
 
     Parameters
     ----------
@@ -523,6 +540,7 @@ class ArrayTable:
         if codes is not None and (codes.V, codes.D) != W.shape:
             raise ShapeError(f"codes of a ({codes.V}, {codes.D}) table given for a table of shape {W.shape}")
         self._W, self._norms, self._codes = W, norms, codes
+        self._bf16: np.ndarray | None = None
 
     @property
     def W_E(self) -> np.ndarray:
@@ -541,11 +559,18 @@ class ArrayTable:
             self._codes = encode_rows(self._W, row_norms=self.norms())
         return self._codes
 
+    def bf16_rows(self) -> np.ndarray:
+        """The rows in bfloat16 (``bf16_screen.bf16_rows``), (V, D) uint16, built once and kept."""
+        if self._bf16 is None:
+            self._bf16 = bf16_rows(self._W)
+        return self._bf16
+
     def resident(self) -> ResidentCost:
-        """Bytes held between searches: the array, its cached lengths and codes."""
+        """Bytes held between searches: the array, its cached lengths, codes and bfloat16 rows."""
         return ResidentCost(table=self._W.nbytes, positions=0, norms=0 if self._norms is None else self._norms.nbytes,
                             codes=0 if self._codes is None else self._codes.nbytes,
-                            mapped=isinstance(self._W, np.memmap))
+                            mapped=isinstance(self._W, np.memmap),
+                            bf16=0 if self._bf16 is None else self._bf16.nbytes)
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:

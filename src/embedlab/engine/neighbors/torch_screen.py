@@ -87,7 +87,8 @@ def resolve_device(device: Any) -> Any:
 
 @contextlib.contextmanager
 def exact_matmul() -> Iterator[None]:
-    """float32 products in float32 for the duration (TF32 off), the caller's settings restored after.
+    """float32 products in float32 for the duration (TF32 off), bfloat16 products summed in float32 (reduced-precision
+    reductions off, as ``precision.bf16_margin`` assumes), the caller's settings restored after.
 
     >>> import torch
     >>> with exact_matmul():
@@ -95,13 +96,17 @@ def exact_matmul() -> Iterator[None]:
     'highest'
     """
     torch = _torch()
-    tf32, precision = torch.backends.cuda.matmul.allow_tf32, torch.get_float32_matmul_precision()
-    torch.backends.cuda.matmul.allow_tf32 = False
+    matmul = torch.backends.cuda.matmul
+    tf32, precision = matmul.allow_tf32, torch.get_float32_matmul_precision()
+    reduced = matmul.allow_bf16_reduced_precision_reduction
+    matmul.allow_tf32 = False
+    matmul.allow_bf16_reduced_precision_reduction = False
     torch.set_float32_matmul_precision("highest")
     try:
         yield
     finally:
-        torch.backends.cuda.matmul.allow_tf32 = tf32
+        matmul.allow_tf32 = tf32
+        matmul.allow_bf16_reduced_precision_reduction = reduced
         torch.set_float32_matmul_precision(precision)
 
 
@@ -140,13 +145,17 @@ class TorchScreen(FloatScreen):
             v1 = min(V, v0 + plan.rows)
             S = self._device_scores(np.arange(v0, v1))  # (m, v) on the device
             bar = np.maximum(bar, pool.scores[:, k - 1] - 2 * self.eps)  # the pool's k-th best raises it
-            bar_t = torch.tensor(bar.astype(self.dtype), device=self.device)  # (m,) rounded as on the CPU
+            bar_t = self._bar_tensor(bar)  # (m,)
             r, c = torch.nonzero(S >= bar_t[:, None], as_tuple=True)  # survivors, by query then by id
             approx = S[r, c].cpu().numpy()  # (f,) only the survivors leave the device
             r, c = r.cpu().numpy(), c.cpu().numpy() + v0
             for s in range(0, r.size, plan.batch):
                 pool.add(r[s:s + plan.batch], c[s:s + plan.batch], approx[s:s + plan.batch], self.eps, self._settle)
         return pool
+
+    def _bar_tensor(self, bar: np.ndarray) -> Any:
+        """The bar (m,) float64 as a tensor on the device, rounded to the GEMM's dtype as on the CPU."""
+        return self.torch.tensor(bar.astype(self.dtype), device=self.device)
 
     def _device_scores(self, ids: np.ndarray) -> Any:
         """Screening scores of the queries against rows ``ids`` (s,), ascending -> tensor (m, s) on the device.
