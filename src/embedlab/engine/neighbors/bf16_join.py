@@ -12,11 +12,13 @@ on any CPU):
 
 The rows are not scaled before rounding, so the same bfloat16 table serves
 both metrics, and a bf16 checkpoint's table (float32 holding bfloat16
-values) is rounded exactly. The block is filtered against each query's bar
-in torch, both sides (S_ij for block i's queries, its transpose for block
-j's); only the survivors leave torch, to the pools and the float64
-rescoring that ``self_join`` runs unchanged. So the lists are the float
-self-join's, id for id and score for score.
+values) is rounded exactly. The block is filtered against each query's bar,
+both sides (S_ij for block i's queries, its transpose for block j's), in
+one compiled pass over the tensor's memory in place (``bf16_filter``; with
+torch's ops where numba is missing); only the survivors leave it, to the
+pools and the float64 rescoring that ``self_join`` runs unchanged. So the
+lists are the float self-join's, id for id and score for score. Where both
+metrics are asked, ``joint_blocks`` runs both scans on one product per pair.
 
 The bar is certified with ``precision.bf16_value_margin``: a screening score
 s~ is within ``A + r |s~|`` of the exact one, so with ``eps(t) = (A + r |t|) /
@@ -30,8 +32,14 @@ bfloat16, is measured on the score rather than on |q| |w|
 is 2**-8 * 0.07 plus gamma_D = 2.4e-4, 20 times tighter, and about k + a few
 rows per query pass the filter instead of hundreds.
 
-One Python thread runs the pairs; torch's matmul and filter use the plan's
-``workers`` threads (restored after each block of queries).
+One Python thread runs the pairs; torch's matmul uses the plan's
+``workers`` threads (torch's setting restored after each block of queries),
+and the filter splits each block's rows over as many.
+
+Which tables: ``every_row.choose_method`` takes this where the CPU has the
+units and the table holds bfloat16 values; for float32 rows the input
+rounding adds ``(2u + u^2) |q| |w|`` to the bound and the int16 screen
+stays faster (benchmarks/README.md, ``hubs_llm.py``).
 
 Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k; ``b`` rows in a block.
 """
