@@ -392,7 +392,7 @@ def test_each_metric_is_planned_once_and_every_search_follows_that_plan(monkeypa
 def test_every_row_plans_its_self_join_once_per_metric_and_follows_it(monkeypatch):
     W = np.random.default_rng(1).standard_normal((300, 5)) * 1e20  # lengths the int16 screen cannot certify
     pairs = counting(monkeypatch, front_door, "plan_self_join")
-    joins = counting(monkeypatch, front_door, "self_join")
+    joins = counting(monkeypatch, front_door, "join_blocks")
     search = Search(W, 4, ("cosine", "dot"), every_row=True)
     assert len(pairs) == 2
     for metric in ("cosine", "dot"):

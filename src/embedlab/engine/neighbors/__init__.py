@@ -18,8 +18,9 @@ The rooms, from the door inward:
     what the door refuses: metrics, k, query ids, vectors, lengths.
 ``capability``
     which screen runs here (bf16 on AMX or AVX512-BF16 for large enough
-    searches, int16 where the CPU has AVX2 and numba), when the table's
-    int16 codes are worth building, and why a plan runs its screen.
+    searches and for every row's lists of a bf16 table, int16 where the CPU
+    has AVX2 and numba), when the table's int16 codes are worth building,
+    and why a plan runs its screen.
 ``plan``
     the budget: block sizes and workers within ``memory`` bytes
     (``BlockPlan`` for queries, ``PairPlan`` for the self-join);
@@ -29,6 +30,8 @@ Where a search runs:
     ``per_query`` (blocks of queries on threads, ``threads``),
     ``every_row`` (every row as a query: the self-join or one query per
     row), ``self_join`` (each block pair of W W^T scored once),
+    ``bf16_join`` (the self-join on bfloat16 products, filtered by the
+    compiled ``bf16_filter``),
     ``cluster`` (a Dask cluster: the table scattered once, blocks as tasks).
 The screens, peers behind ``dispatch`` (which sends one block of queries to one):
     ``float_screen`` (a float GEMM and a rounding margin),

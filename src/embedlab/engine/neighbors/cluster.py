@@ -12,6 +12,12 @@ Results come back as tasks finish (``distributed.as_completed``) and are
 handed out in query order. Dask does the scheduling; nothing here decides
 which worker runs what.
 
+Every row's lists where the front door planned the bf16 self-join
+(``every_row``) come from ``bands``: one task per block of the plan's rows,
+each that block's queries against every row on the same bfloat16 products and
+certified bound as on one machine (``every_row.query_band``: one side of each
+block pair, so twice the products of the self-join, spread over the workers).
+
 With ``row_shards=S`` the table's rows are cut into S runs of ids as well, and
 each task lists one block of queries against one run only: a partial top-k
 with ids mapped back to the table's (each shard is a table of its own, planned
@@ -36,7 +42,8 @@ from ...errors import MissingExtraError, SchedulerError, ShapeError, SizeError
 from .codes import RowCodes
 from .defaults import DEFAULT_MEMORY
 from .per_query import search_queries
-from .plan import BlockPlan, plan_search
+from .plan import BlockPlan, PairPlan, plan_search
+from .every_row import query_band
 from .torch_screen import resolve_device
 
 __all__ = ["ScatteredTable", "check_address", "DEFAULT_TIMEOUT", "merge_partial", "shard_bounds"]
@@ -210,6 +217,35 @@ class ScatteredTable:
             if futures:  # an error, or the caller stopped early: do not leave work running
                 self.client.cancel(list(futures))
 
+    def bands(self, k: int, metric: str, plan: PairPlan, *,
+              progress: Callable[[int], None] | None = None) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
+        """Every row's exact top-k, one task per block of ``plan.block`` rows, handed out in row order.
+
+        Each task runs ``every_row.query_band`` (the plan's products: bfloat16
+        for ``plan.screen == "bf16"``) on one worker thread; yields ``(start,
+        stop, ids (n, K) int64, scores (n, K) float64)`` as ``self_join`` does,
+        the same lists. ``progress`` is called with each block's rows.
+        """
+        if self.client is None:
+            raise ValueError("this ScatteredTable is closed")
+        nb = -(-self.V // plan.block)
+        futures = {self.client.submit(_band_task, self._W, self._norms, i, k=k, metric=metric, plan=plan,
+                                      pure=False): i for i in range(nb)}
+        done: dict[int, tuple[int, int, np.ndarray, np.ndarray]] = {}
+        following = 0
+        try:
+            for future in self._as_completed(list(futures), loop=self.client.loop):
+                i = futures.pop(future)
+                done[i] = future.result()
+                if progress is not None:
+                    progress(done[i][1] - done[i][0])
+                while following in done:  # hand out in row order
+                    yield done.pop(following)
+                    following += 1
+        finally:
+            if futures:  # an error, or the caller stopped early: do not leave work running
+                self.client.cancel(list(futures))
+
     def _check(self, row_shards: int, block: int | None) -> None:
         """This room's own options, checked before any task is sent."""
         if isinstance(row_shards, bool) or not isinstance(row_shards, (int, np.integer)) or not 1 <= row_shards <= self.V:
@@ -272,6 +308,11 @@ def _block_task(W, row_norms, codes, ids, *, k, metric, plan, device):
     """One block of queries (n,) ids against the whole table, as ``plan`` says -> ids, scores (n, K)."""
     return search_queries(W, k, metric, plan, row_norms=row_norms, exclude=ids, codes=codes,
                           device=None if device is None else resolve_device(device))
+
+
+def _band_task(W, row_norms, i, *, k, metric, plan):
+    """Block i of the plan's rows against the whole table (``every_row.query_band``) -> start, stop, ids, scores."""
+    return query_band(W, k, metric, plan, i, row_norms=row_norms)
 
 
 def _shard_task(W, row_norms, ids, r0, r1, *, k, metric, memory, device):

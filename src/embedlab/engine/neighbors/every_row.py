@@ -1,16 +1,24 @@
 """Every row of the table as a query: which way finds each token's k nearest, and the per-query way's blocks.
 
 The room behind the front door's second door (``search.Search.every_row``).
-Two exact ways give the same lists, id for id and score for score:
+Three exact ways give the same lists, id for id and score for score:
 
 - ``"self-join"`` (``self_join``): each block pair of W W^T scored once with the
   float32 GEMM, both sides fed; half the products, O(V K) pools;
+- ``"bf16 self-join"`` (``bf16_join``): the same pairs scored by bfloat16
+  products on the CPU's matrix units (AMX, AVX512-BF16: ``capability.fast_bf16``),
+  with the bound of ``precision.bf16_value_margin``; where both metrics are
+  asked and the budget holds both scans (``joint_plans``), one product per
+  pair serves both (``JointLists``), the metric not yet asked for held;
 - ``"per-query"`` (``per_query_blocks``): blocks of query ids, each row a query
   against the whole table (``per_query``), with the integer screen where this
   CPU runs it (``capability``), the float GEMM screen otherwise.
 
-``choose_method`` picks from benchmarks/selfjoin.py's measurements: where the
-integer screen runs (AVX2, numba, lengths it certifies), one query per row,
+``choose_method`` picks from benchmarks/selfjoin.py's measurements. Where
+bfloat16 products run on matrix units, the bf16 self-join (measured on an
+Intel Xeon with AMX: torch's bf16 matmul did 2,048 x 16,384 x 4,096 in 329 ms
+against NumPy float32's 1,353 ms; benchmarks/README.md, `hubs_llm.py`).
+Elsewhere, where the integer screen runs (AVX2, numba, lengths it certifies), one query per row,
 which took 0.75-0.94x the self-join's time on minilm (D = 384) and GloVe
 (D = 50): it scores from int16 codes without writing a score matrix, which
 the self-join's GEMM must write and filter on both sides. Elsewhere the
@@ -24,32 +32,58 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from ...errors import SizeError
-from .capability import int16_runs
+from .capability import fast_bf16, int16_runs
 from .codes import RowCodes
 from .per_query import search_queries
-from .plan import BlockPlan, plan_self_join
-from .self_join import ListBlock
+from .plan import BlockPlan, PairPlan, plan_self_join
+from .precision import gemm_dtype
+from .self_join import ListBlock, SelfJoin
 
-__all__ = ["choose_method", "per_query_blocks", "METHODS", "QUERY_BLOCK"]
+__all__ = ["choose_method", "join_blocks", "query_band", "joint_plans", "JointLists", "per_query_blocks", "METHODS",
+           "QUERY_BLOCK"]
 
-METHODS = ("self-join", "per-query")
+METHODS = ("bf16 self-join", "self-join", "per-query")
 QUERY_BLOCK = 4096  # rows per call of the per-query search: its lists are handed out this often
 
 
-def choose_method(V: int, D: int, k: int, row_norms: np.ndarray, *, memory: int, workers: int) -> str:
-    """``"per-query"`` where the integer screen runs or the self-join's pools do not fit, else ``"self-join"``.
+def choose_method(V: int, D: int, k: int, row_norms: np.ndarray, *, memory: int, workers: int,
+                  screen: str = "auto", rows: np.ndarray | None = None) -> str:
+    """One of ``METHODS``: the bf16 self-join on matrix units, else one query per row where the integer
+    screen runs or the self-join's pools do not fit, else the (float) self-join.
 
     ``row_norms`` (V,) float64; ``memory`` the budget in bytes and ``workers``
-    the threads, as ``plan.plan_self_join`` takes them.
+    the threads, as ``plan.plan_self_join`` takes them. ``screen="bf16"``
+    asks for the bf16 self-join on any CPU (torch's bfloat16 matmul runs in
+    software where the units are missing: the same lists, slowly);
+    ``"auto"`` takes it where ``capability.fast_bf16`` and the table ``rows``
+    (V, D) hold bfloat16 values (``bf16_join.bf16_exact``: a bf16
+    checkpoint's table), whose rounding is exact and whose bound is tight.
+    Either needs float32 scores (every nonzero length in [1e-15, 1e15],
+    ``precision.gemm_dtype``) and its plan to fit; else the choice is made
+    as without it.
+
+    Measured (benchmarks/README.md, ``hubs_llm.py``): both metrics of every
+    row, 2 cores with AMX, against one query per row on the int16 screen:
+    3.1x faster on a 32,000 x 1,024 bf16 table, 1.7x on minilm's rows rounded
+    to bfloat16, but 0.56x on minilm's float32 rows (rounding them to
+    bfloat16 costs 2**-7 |q| |w| of bound, and hundreds of rows a query pass).
 
     >>> choose_method(3, 3, 1, np.ones(3), memory=64, workers=1)  # pools of 3 rows do not fit in 64 bytes
     'per-query'
     """
+    if screen == "bf16" or (screen == "auto" and fast_bf16() and rows is not None and _bf16_rows(rows)):
+        if gemm_dtype(np.dtype(np.float32), "cosine", row_norms, row_norms) == np.float32:
+            try:
+                plan_self_join(V, D, k, 4, memory, workers=workers, screen="bf16")
+                return "bf16 self-join"
+            except SizeError:
+                pass
     if int16_runs(row_norms):
         return "per-query"
     try:
@@ -57,6 +91,102 @@ def choose_method(V: int, D: int, k: int, row_norms: np.ndarray, *, memory: int,
     except SizeError:
         return "per-query"
     return "self-join"
+
+
+def _bf16_rows(rows: np.ndarray) -> bool:
+    from .bf16_join import bf16_exact  # torch, lazily (``fast_bf16`` found it)
+
+    return bf16_exact(rows)
+
+
+def join_blocks(W: np.ndarray, k: int, metric: str, plan: PairPlan, *, row_norms: np.ndarray,
+                progress: Callable[[int], None] | None = None) -> Iterator[ListBlock]:
+    """The self-join's lists (``self_join.self_join``'s arguments and blocks) on the plan's products.
+
+    ``plan.screen`` ``"bf16"``: ``bf16_join`` (torch's bfloat16 matmul); ``"float"``: ``self_join``.
+    """
+    return _scan(W, k, metric, row_norms, plan).run(progress)
+
+
+def query_band(W: np.ndarray, k: int, metric: str, plan: PairPlan, i: int, *, row_norms: np.ndarray) -> ListBlock:
+    """The lists of the plan's block i of rows (``[i b, (i + 1) b)``) against every row: one ``join_blocks`` block.
+
+    The arguments are ``join_blocks``'s and the result is its block i, id for
+    id and score for score, computed alone (``SelfJoin.band``): what a
+    cluster's task runs (``cluster.ScatteredTable.bands``).
+
+    >>> from embedlab.engine.neighbors.plan import plan_self_join
+    >>> W = np.array([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]])
+    >>> plan = plan_self_join(3, 2, 2, 8, 2**20, block=2)
+    >>> [x.tolist() for x in query_band(W, 2, "dot", plan, 1, row_norms=np.linalg.norm(W, axis=1))[2:]]
+    [[[1, 0]], [[1.0, 0.0]]]
+    """
+    return _scan(W, k, metric, row_norms, plan).band(i)
+
+
+def joint_plans(plans: dict[str, PairPlan], V: int, D: int, k: int, memory: int) -> dict[str, PairPlan] | None:
+    """The plans of one bf16 scan for every metric (``JointLists``), where it fits ``memory``; else None.
+
+    Needs a bf16 plan per metric, two or more, with the same blocks. Counted:
+    the largest plan, the other scans' pools (their bfloat16 table is the
+    first's, counted once), and the lists held for the metrics not yet
+    asked for (16 bytes a neighbour, V K each). Each returned plan carries
+    that total in ``bytes``.
+
+    >>> from embedlab.engine.neighbors.plan import plan_self_join
+    >>> one = plan_self_join(1000, 64, 10, 4, 2**24, screen="bf16")
+    >>> joint_plans({"cosine": one, "dot": one}, 1000, 64, 10, 2**24)["dot"].bytes > one.bytes
+    True
+    """
+    if len(plans) < 2 or any(p.screen != "bf16" for p in plans.values()) or len({p.block for p in plans.values()}) > 1:
+        return None
+    table = V * D * 2
+    own = [p.pools - (table if p.whole else 0) for p in plans.values()]  # each scan's pools without the table
+    need = max(p.bytes for p in plans.values()) + sum(own) - max(own) + (len(plans) - 1) * 16 * V * k
+    if need > memory:
+        return None
+    return {m: replace(p, bytes=need) for m, p in plans.items()}
+
+
+class JointLists:
+    """Every metric's lists from one bf16 scan (``bf16_join.joint_blocks``), handed out a metric at a time.
+
+    ``blocks(metric)`` runs the scan and hands out that metric's blocks as
+    they come, holding the others' (V, K) lists until they are asked for
+    (then handed out from memory, the scan not run again). Arguments are
+    ``join_blocks``'s, with ``plans`` from ``joint_plans``.
+    """
+
+    def __init__(self, W: np.ndarray, k: int, plans: dict[str, PairPlan], row_norms: np.ndarray) -> None:
+        self.W, self.k, self.plans, self.row_norms = W, k, plans, row_norms
+        self.held: dict[str, list[ListBlock]] = {}
+
+    def blocks(self, metric: str, progress: Callable[[int], None] | None = None) -> Iterator[ListBlock]:
+        if metric in self.held:
+            for block in self.held.pop(metric):
+                if progress is not None:
+                    progress(block[1] - block[0])
+                yield block
+            return
+        from .bf16_join import joint_blocks  # torch, lazily: ``import embedlab`` stays free of it
+
+        others: dict[str, list[ListBlock]] = {m: [] for m in self.plans if m != metric}
+        for out in joint_blocks(self.W, self.k, self.plans, self.row_norms):
+            for m in others:
+                others[m].append(out[m])
+            if progress is not None:
+                progress(out[metric][1] - out[metric][0])
+            yield out[metric]
+        self.held = others  # complete: a scan stopped early holds nothing
+
+
+def _scan(W: np.ndarray, k: int, metric: str, row_norms: np.ndarray, plan: PairPlan) -> SelfJoin:
+    """The scan's state for the plan's products: ``bf16_join.Bf16SelfJoin`` or ``self_join.SelfJoin``."""
+    if plan.screen == "bf16":
+        from .bf16_join import Bf16SelfJoin  # torch, lazily: ``import embedlab`` stays free of it
+
+        return Bf16SelfJoin(W, k, metric, row_norms, plan)
+    return SelfJoin(W, k, metric, row_norms, np.float32 if plan.itemsize == 4 else np.float64, plan)
 
 
 def per_query_blocks(W: np.ndarray, k: int, metric: str, plan: BlockPlan, *, row_norms: np.ndarray,

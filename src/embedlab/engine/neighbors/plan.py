@@ -25,7 +25,7 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -37,7 +37,8 @@ from .pool import pool_slots
 from .precision import CHECK_CHUNK, gemm_dtype
 
 __all__ = ["BlockPlan", "plan_search", "plan_blocks", "plan_bytes", "fixed_bytes", "NORMS_BLOCK", "PairPlan",
-           "plan_self_join"]
+           "plan_self_join",
+           "SCREENS_SELF_JOIN"]
 
 # Preferred score block (queries x rows), measured on 2 cores: big enough
 # that per-block overhead is small, small enough to stay in the L3 cache.
@@ -308,6 +309,13 @@ class PairPlan:
         pool, bar and margin, waiting survivors, and the rows' inverse lengths, O(V K).
     itemsize : int
         Bytes per GEMM score: 4 (float32) or 8 (float64).
+    screen : str
+        ``"float"`` (the GEMM in ``itemsize``) or ``"bf16"``: bfloat16
+        products with torch (``bf16_join``), on one Python thread whose
+        torch ops use ``workers`` threads.
+    whole : bool
+        bf16 only: the whole table is rounded to bfloat16 once (V D 2 bytes,
+        in ``pools``), else each block as it is scored.
     """
 
     block: int
@@ -317,13 +325,19 @@ class PairPlan:
     bytes: int
     pools: int
     itemsize: int = 4
+    screen: str = "float"
+    whole: bool = False
 
 
 _PREFERRED_PAIR_BLOCK = 2048  # a 2048 x 2048 float32 score block is 16 MiB (measured: larger gained nothing)
+# Candidates the self-join rescores at once: their float64 rows at most 4 MiB. Measured at D = 4,096 on
+# 2 cores: 11 us a candidate with 128 at once, 33 us with 256 to 8,192 (larger arrays are fresh pages each time).
+_RESCORE_BYTES = 2**22
+SCREENS_SELF_JOIN = ("float", "bf16")
 
 
 def plan_self_join(V: int, D: int, k: int, itemsize: int, memory: int, *, workers: int = 1,
-                   block: int | None = None) -> PairPlan:
+                   block: int | None = None, screen: str = "float") -> PairPlan:
     """Block size for ``self_join`` whose working memory fits in ``memory`` bytes.
 
     Counted: for the whole scan, every query's pool (``pool_slots(k)`` ids
@@ -334,48 +348,90 @@ def plan_self_join(V: int, D: int, k: int, itemsize: int, memory: int, *, worker
     survivors; once, one batch of candidates being rescored and the
     block's results. Not counted: the (b, K) results handed out.
 
+    With ``screen="bf16"`` (``bf16_join``) one Python thread scores the
+    pairs, torch's ops running on ``workers`` threads: one score block in
+    bfloat16 (2 bytes), its float32 scaled copy (cosine; 4) and a mask (1),
+    the two blocks of rows in float32 and bfloat16 with room for torch's
+    packed copy; and, where it fits beside that plan, the whole table in
+    bfloat16 (V D 2 bytes, ``whole``), made once instead of a block per pair.
+
     Parameters
     ----------
     V, D, k : int
         Table shape and neighbours per query.
     itemsize : int
-        Bytes per GEMM score: 4 (float32) or 8 (float64).
+        Bytes per GEMM score: 4 (float32) or 8 (float64); ``"bf16"`` needs 4.
     memory : int
         The budget in bytes.
     workers : int
         Threads scoring block pairs at once.
     block : int, optional
         Rows per block, instead of the largest that fits up to 2048.
+    screen : {"float", "bf16"}
+        The products the pairs are scored with.
 
     Raises
     ------
     SizeError
         (a ``ValueError``) if the pools and one block of ``min(V, K + 1)``
         rows do not fit; the message names the smallest budget that does.
+    ValueError
+        For ``"bf16"`` with 8-byte scores (lengths float32 cannot scale).
 
     >>> plan = plan_self_join(30522, 384, 10, 4, 256 * 2**20, workers=2)
     >>> plan.block, plan.bytes <= 256 * 2**20
     (2048, True)
+    >>> plan = plan_self_join(128256, 4096, 10, 4, 256 * 2**20, workers=2, screen="bf16")
+    >>> plan.block, plan.whole, plan.workers, plan.bytes <= 256 * 2**20
+    (1024, False, 2, True)
     """
     if isinstance(memory, bool) or not isinstance(memory, (int, np.integer)) or memory <= 0:
         raise ValueError(f"memory must be a positive number of bytes, got {memory!r}")
+    if screen not in SCREENS_SELF_JOIN or (screen == "bf16" and itemsize != 4):
+        raise ValueError(f"the self-join scores with {', '.join(SCREENS_SELF_JOIN)} products (bf16 with 4-byte "
+                         f"scores), got screen={screen!r} with {itemsize}-byte scores")
     P = pool_slots(k)
     pools = V * (P * 16 + 3 * 8 + 24)  # pool slots; bar, margin, inverse length; about one waiting survivor
+    plan, need, b = _pair_plan(V, D, k, itemsize, memory, workers, block, screen, pools)
+    if plan is None:
+        raise BudgetError(f"memory={memory:,} bytes is too small for the whole table's scan: the pools of its "
+                          f"V={V:,} queries and one block of {b} rows need {need:,} bytes ({_kib(need)})",
+                          minimum=need, parameter="memory", value=memory,
+                          expected=f"at least {need:,} bytes for V={V:,} pools and one block of {b} rows")
+    if screen == "bf16" and plan.bytes + V * D * 2 <= memory:  # the table in bfloat16 fits beside the plan
+        return replace(plan, bytes=plan.bytes + V * D * 2, pools=plan.pools + V * D * 2, whole=True)
+    return plan
+
+
+def _pair_plan(V: int, D: int, k: int, itemsize: int, memory: int, workers: int, block: int | None, screen: str,
+               pools: int) -> tuple[PairPlan | None, int, int]:
+    """``plan_self_join``'s search: (the plan, or None where even the smallest does not fit; its bytes; its block).
+
+    Halves the parts that need the most until they fit.
+    """
+    P = pool_slots(k)
     b = max(1, min(V, block or _PREFERRED_PAIR_BLOCK))
-    batch = rescore = 8192
+    batch = 8192
+    rescore = min(8192, max(1, _RESCORE_BYTES // (8 * D)))
     min_b = min(V, k + 1) if block is None else b
     while True:
         w = max(1, min(workers, -(-V // b)))
+        if screen == "bf16":  # one score block on one thread; torch's ops use the w threads
+            blocks = b * b * (2 + 4 + 1) + 2 * b * D * (4 + 2 + 2)
+            scan = batch * 120
+        else:
+            blocks = w * (b * b * (itemsize + 1) + 2 * b * D * itemsize)  # score block, mask, two blocks of rows
+            scan = w * batch * 120
         parts = {
-            "blocks": w * (b * b * (itemsize + 1) + 2 * b * D * itemsize),  # score block, mask, two blocks of rows
-            "batch": w * batch * 120,  # survivors being pooled, sorted
+            "blocks": blocks,
+            "batch": scan,  # survivors being pooled, sorted
             "rescore": rescore * (2 * D * 8 + 96),  # gathered float64 rows and query rows
             "lists": b * (P * 16 + D * 8 + 16 * k),  # one block's pools gathered, its float64 rows, its lists
         }
         need = pools + sum(parts.values())
         if need <= memory:
             return PairPlan(block=b, batch=batch, rescore=rescore, workers=w, bytes=need, pools=pools,
-                            itemsize=itemsize)
+                            itemsize=itemsize, screen=screen), need, b
         largest = max(parts, key=parts.get)
         if largest == "rescore" and rescore > 1:
             rescore //= 2
@@ -383,17 +439,14 @@ def plan_self_join(V: int, D: int, k: int, itemsize: int, memory: int, *, worker
             batch //= 2
         elif b > max(min_b, 512):
             b //= 2
-        elif w > 1:
+        elif w > 1 and screen == "float":
             workers = w - 1
         elif b > min_b:
             b = max(min_b, b // 2)
         elif batch > 1 or rescore > 1:
             batch, rescore = max(1, batch // 2), max(1, rescore // 2)
         else:
-            raise BudgetError(f"memory={memory:,} bytes is too small for the whole table's scan: the pools of its "
-                              f"V={V:,} queries and one block of {b} rows need {need:,} bytes ({_kib(need)})",
-                              minimum=need, parameter="memory", value=memory,
-                              expected=f"at least {need:,} bytes for V={V:,} pools and one block of {b} rows")
+            return None, need, b
 
 
 def fixed_bytes(V: int, N: int, D: int, metric: str, *, screen: str, by_id: bool, norms_given: bool = True,

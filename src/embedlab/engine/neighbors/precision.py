@@ -14,7 +14,8 @@ import numpy as np
 
 from ..lengths import SQUARES_LOW, length_range
 
-__all__ = ["gemm_dtype", "margin", "bf16_margin", "BF16_UNIT_ROUNDOFF", "check_dot_range", "longest_other", "CHECK_CHUNK"]
+__all__ = ["gemm_dtype", "margin", "bf16_margin", "bf16_value_margin", "BF16_UNIT_ROUNDOFF", "check_dot_range",
+           "longest_other", "CHECK_CHUNK"]
 
 CHECK_CHUNK = 1024  # entries of the row lengths that the range check masks at a time
 BF16_UNIT_ROUNDOFF = 2.0**-8  # bfloat16 keeps 8 significant bits: round-to-nearest is off by at most 2**-8 relative
@@ -112,6 +113,61 @@ def bf16_margin(metric: str, D: int, q_norms: np.ndarray, reach: np.ndarray,
         return np.full(q_norms.shape, scaled * (1 + 2.0**-20))
     slack = TINY32 * (root * (q_norms + reach) + 2 * D)
     return (c * q_norms * reach + slack) * (1 + 2.0**-20)
+
+
+def bf16_value_margin(metric: str, D: int, q_norms: np.ndarray, reach: np.ndarray, shortest: float = 1.0, *,
+                      exact_inputs: bool = False) -> tuple[np.ndarray, float]:
+    """``bf16_margin`` with the last rounding measured on the score: a bound ``A + r |score|`` per query.
+
+    The self-join's bf16 screen (``bf16_join``) scores two rows as it stands,
+    both sides rounded to bfloat16 as they are (not scaled):
+
+    - dot: ``S = fl16(bf16(q) . bf16(w))``, D products summed in float32 in
+      any order, rounded to bfloat16 (torch's CPU matmul returns bfloat16);
+    - cosine: ``fl32(fl32(S * r_q) * r_w)`` with ``r = float32(1 / |w|)``, the
+      same S scaled after the product, so one bfloat16 table serves both metrics.
+
+    Returns ``(A, r)``, A (m,) float64 and r a float, such that every
+    screening score ``s~`` of query q is within ``A_q + r |s~|`` of the exact
+    score. ``bf16_margin`` bounds the rounding of the float32 sum to bfloat16
+    (its step 3) by ``u |q| |w|``; here it is ``u |s~|`` (round to nearest:
+    ``x = s~ (1 + d)``, ``|d| <= u``; Higham 2002, section 2.2, eq. 2.5), much
+    smaller where the scores that decide a list lie, far below ``|q| |w|``.
+    Steps 1, 2 and 4 are ``bf16_margin``'s (``exact_inputs``: every entry
+    already a bfloat16 value, as a bf16 checkpoint's table widened to float32,
+    so step 1's rounding is exact and adds nothing):
+
+        dot:    A = (p + gamma_D (1 + p)) |q| reach + 2**-126 (sqrt(D) (|q| + reach) + 2 D),   r = u
+        cosine: A = p + gamma_D (1 + p) + 2**-126 (2 sqrt(D) / l + 2 D / l**2),             r = (u + t) / (1 - t)
+
+    with u = 2**-8, v = 2**-24, gamma_D = D v / (1 - D v), p = 0 for exact
+    inputs else 2u + u^2, l = ``shortest`` (the shortest nonzero row), and
+    t = (1 + v)**4 - 1 for cosine's two float32 factors and two float32
+    products. Both are widened by 2**-20 relative for their own float64
+    evaluation.
+
+    How a screen uses it: with ``eps(t) = (A + r |t|) / (1 - 2 r)``, a
+    candidate whose screening score is below ``t - 2 eps(t)`` scores, exactly,
+    below the exact score of any row whose screening score is t (the upper
+    bound ``s + A + r|s|`` and the lower bound ``s - A - r|s|`` both grow
+    with s), the value-aware form of ``pool.CandidatePool``'s ``2 eps`` rule.
+
+    >>> A, r = bf16_value_margin("cosine", 4096, np.ones(1), np.ones(1), exact_inputs=True)
+    >>> bool(A[0] < 3e-4) and 0.0039 < r < 0.004
+    True
+    """
+    u, v = BF16_UNIT_ROUNDOFF, FLOAT32_UNIT_ROUNDOFF
+    gamma = D * v / (1 - D * v)
+    p = 0.0 if exact_inputs else 2 * u + u * u
+    root = float(np.sqrt(D))
+    widen = 1 + 2.0**-20
+    if metric == "cosine":
+        low = shortest if shortest > 0 else 1.0
+        t = (1 + v) ** 4 - 1
+        A = p + gamma * (1 + p) + TINY32 * (2 * root / low + 2 * D / (low * low))
+        return np.full(q_norms.shape, A * widen), (u + t) / (1 - t) * widen
+    A = (p + gamma * (1 + p)) * q_norms * reach + TINY32 * (root * (q_norms + reach) + 2 * D)
+    return A * widen, u * widen
 
 
 def check_dot_range(q_norms: np.ndarray, row_norms: np.ndarray, exclude: np.ndarray | None) -> None:

@@ -49,12 +49,12 @@ from .cluster import ScatteredTable
 from .bf16_screen import bf16_rows
 from .codes import RowCodes, codes_fit, encode_rows
 from .defaults import DEFAULT_MEMORY, METRICS
-from .every_row import choose_method, per_query_blocks
+from .every_row import JointLists, choose_method, join_blocks, joint_plans, per_query_blocks
 from .footprint import ResidentCost, SearchMemory, search_memory
 from .per_query import search_queries
 from .plan import NORMS_BLOCK, BlockPlan, PairPlan, plan_search, plan_self_join
 from .precision import gemm_dtype
-from .self_join import ListBlock, self_join
+from .self_join import ListBlock
 from .threads import worker_count
 from .torch_screen import resolve_device
 
@@ -148,7 +148,9 @@ class Search:
     screen : {"auto", "bf16", "int16", "float"}
         How candidates are found (``capability.choose_screen``); ``"auto"``
         chooses per the CPU and the search's shape (the plan says which and
-        why, ``BlockPlan.why``). ``"bf16"`` runs on ``device`` where given.
+        why, ``BlockPlan.why``). ``"bf16"`` runs on ``device`` where given;
+        every row's lists (``every_row``) then come from the self-join on
+        bfloat16 products, here or on the cluster (``bf16_join``), on any CPU.
         The result does not depend on it.
 
     Raises
@@ -207,11 +209,16 @@ class Search:
                               parameter="screen", value=screen, expected="'auto' or 'float' with a device")
         choose_screen(screen, codes_given=False, fits=True)  # refuses an unknown screen now
         self._device_name, self._scheduler = device, scheduler
+        self._method, self._pairs = self._plan_every_row(workers, screen)  # first: the codes follow the method
+        joint = None if scheduler is not None else joint_plans(self._pairs, self.V, self.D, self.k, self.budget)
+        self._pairs = joint or self._pairs
+        self._joint = None if joint is None else JointLists(self._W, self.k, joint, self._norms)
         uses_codes = self._plan(screen, workers)
-        self._method, self._pairs = self._plan_every_row(workers)
         self._codes: RowCodes | None = self._table.codes() if uses_codes and not self._own else None
-        # The table's bfloat16 rows, cached where a bf16 plan runs here (a plain array rounds a block at a time).
-        uses_bf16 = any(p.screen == "bf16" for q in self._sets.values() for p in q.plans.values())
+        # The table's bfloat16 rows, cached where a bf16 plan runs here (a plain array rounds a block at a time);
+        # not where every row's lists come from a self-join, which runs no per-query plan.
+        uses_bf16 = self._method not in ("self-join", "bf16 self-join") and any(
+            p.screen == "bf16" for q in self._sets.values() for p in q.plans.values())
         self._bf16 = self._table.bf16_rows() if uses_bf16 and not self._own and scheduler is None else None
         self._device = None if device is None else resolve_device(device)
         self._cluster: ScatteredTable | None = None
@@ -315,11 +322,15 @@ class Search:
 
     def _every_row(self, metric: str, progress: Callable[[int], None] | None) -> Iterator[ListBlock]:
         plan = self._sets["ids"].plans[metric]
-        if self._scheduler is not None:
+        if self._scheduler is not None and self._method == "bf16 self-join":
+            yield from self._scattered().bands(self.k, metric, self._pairs[metric], progress=progress)
+        elif self._scheduler is not None:
             yield from self._scattered().blocks(self._sets["ids"].exclude, self.k, metric, plan, memory=self.budget,
                                                 device=self._device_name, progress=progress)
-        elif self._method == "self-join":
-            yield from self_join(self._W, self.k, metric, self._pairs[metric], row_norms=self._norms,
+        elif self._joint is not None:  # one bf16 product per block pair for both metrics
+            yield from self._joint.blocks(metric, progress)
+        elif self._method in ("self-join", "bf16 self-join"):
+            yield from join_blocks(self._W, self.k, metric, self._pairs[metric], row_norms=self._norms,
                                  progress=progress)
         else:
             yield from per_query_blocks(self._W, self.k, metric, plan, row_norms=self._norms,
@@ -411,21 +422,30 @@ class Search:
             return False  # the bf16 screen runs instead
         if self._table.resident().codes > 0 or screen == "int16":
             return True
-        if self._every and self._scheduler is None:
-            return int16_runs(self._norms)  # every row as a query: codes wherever the integer screen runs
+        if self._every and self._scheduler is None:  # every row as a query: codes wherever the integer screen runs
+            return self._method == "per-query" and int16_runs(self._norms)
         return builds_codes(n_queries, self.D, self.V, self.metrics)  # they pay for themselves over many queries
 
-    def _plan_every_row(self, workers: int | None) -> tuple[str | None, dict[str, PairPlan]]:
-        """In this process, without a device: the self-join or one query per row (``every_row``), and the
-        self-join's plan per metric."""
-        if not self._every or self._scheduler is not None or self._device_name is not None:
+    def _plan_every_row(self, workers: int | None, screen: str) -> tuple[str | None, dict[str, PairPlan]]:
+        """In this process, without a device: the self-join (bf16 or float) or one query per row
+        (``every_row.choose_method``), and the self-join's plan per metric (bf16 where its scores fit float32)."""
+        if not self._every or self._device_name is not None:
             return None, {}
         threads = worker_count(workers)
-        method = choose_method(self.V, self.D, self.k, self._norms, memory=self.budget, workers=threads)
-        if method != "self-join":
+        if self._scheduler is not None:  # on the cluster: the bf16 self-join's bands, or the queries' blocks
+            if choose_method(self.V, self.D, self.k, self._norms, memory=self.budget, workers=1,
+                             screen=screen, rows=self._W) != "bf16 self-join":
+                return None, {}
+            threads = 1
+        method = choose_method(self.V, self.D, self.k, self._norms, memory=self.budget, workers=threads,
+                               screen=screen, rows=self._W)
+        if method == "per-query":
             return method, {}
         itemsize = {m: np.dtype(gemm_dtype(self._W.dtype, m, self._norms, self._norms)).itemsize for m in self.metrics}
-        return method, {m: plan_self_join(self.V, self.D, self.k, itemsize[m], self.budget, workers=threads)
+        bf16 = {m: method == "bf16 self-join" and gemm_dtype(np.dtype(np.float32), m, self._norms, self._norms) == np.float32
+                for m in self.metrics}
+        return method, {m: plan_self_join(self.V, self.D, self.k, 4 if bf16[m] else itemsize[m], self.budget,
+                                          workers=threads, screen="bf16" if bf16[m] else "float")
                         for m in self.metrics}
 
     # -- asked for ------------------------------------------------------------------------

@@ -47,7 +47,7 @@ from .precision import longest_other, margin
 from .rescore import Rescorer
 from .threads import block_runner
 
-__all__ = ["self_join", "ListBlock"]
+__all__ = ["self_join", "SelfJoin", "ListBlock"]
 
 ListBlock = tuple[int, int, np.ndarray, np.ndarray]  # start, stop, ids (n, K) int64, scores (n, K) float64
 
@@ -89,12 +89,18 @@ def self_join(W: np.ndarray, k: int, metric: str, plan: PairPlan, *, row_norms: 
     >>> [ids.tolist() for _, _, ids, _ in self_join(W, 2, "dot", plan, row_norms=np.linalg.norm(W, axis=1))]
     [[[1, 2], [0, 2], [1, 0]]]
     """
-    dtype = np.float32 if plan.itemsize == 4 else np.float64
-    return _SelfJoin(W, k, metric, row_norms, dtype, plan).run(progress)
+    if plan.screen != "float":
+        raise ValueError(f"self_join scores with the float GEMM; a plan for {plan.screen!r} products runs through "
+                         f"every_row.join_blocks")
+    return SelfJoin(W, k, metric, row_norms, np.float32 if plan.itemsize == 4 else np.float64, plan).run(progress)
 
 
-class _SelfJoin:
-    """The scan's state: every query's pool, bar and margin, and the blocks."""
+class SelfJoin:
+    """The scan's state: every query's pool, bar and margin, and the blocks; the float GEMM scores them.
+
+    ``bf16_join.Bf16SelfJoin`` scores the same block pairs with bfloat16
+    products, overriding ``_sample_kth``, ``_survivors`` and the margins.
+    """
 
     def __init__(self, W, k, metric, row_norms, dtype, plan: PairPlan) -> None:
         V = len(W)
@@ -108,21 +114,47 @@ class _SelfJoin:
         # row has gathered (a merge sorts the whole pools of the queries it touches).
         self.waiting: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in self.edges[:-1]]
         self.lock = threading.Lock()  # the current query block's pools, merged into by every worker
+        self.pair_workers = plan.workers  # Python threads scoring block pairs at once
 
     def run(self, progress: Callable[[int], None] | None) -> Iterator[ListBlock]:
         self.bar = self._first_bars()  # (V,)
         nb = len(self.edges) - 1
-        with block_runner(self.plan.workers) as run:
+        with block_runner(self.pair_workers) as run:
             for i in range(nb):
                 self.found = []  # block i's survivors not yet merged into its pools
                 for _ in run(lambda j: self._pair(i, j), range(i, nb)):
                     pass
-                self._add_sorted(self.found)
-                start, stop = self.edges[i], self.edges[i + 1]
-                ids, scores = self._lists(start, stop)
-                if progress is not None:
-                    progress(stop - start)
-                yield start, stop, ids, scores
+                yield self._close(i, progress)
+
+    def _close(self, i: int, progress: Callable[[int], None] | None) -> ListBlock:
+        """Block i's step is over: its last survivors pooled, its lists rescored and handed out."""
+        self._add_sorted(self.found)
+        start, stop = self.edges[i], self.edges[i + 1]
+        ids, scores = self._lists(start, stop)
+        if progress is not None:
+            progress(stop - start)
+        return start, stop, ids, scores
+
+    def band(self, i: int) -> ListBlock:
+        """Block i's queries against every block of rows, one side only: their lists, as ``run`` hands them out.
+
+        Twice the products of ``run`` per query (nothing is fed to the other
+        side), but blocks are independent: the cluster runs one per task
+        (``every_row.query_band``, ``cluster``).
+        """
+        a, b = self.edges[i], self.edges[i + 1]
+        self.bar = self._first_bars({a})  # (V,) +inf outside the band
+        self.found = []
+        for j in range(len(self.edges) - 1):
+            c, d = self.edges[j], self.edges[j + 1]
+            for _, r, cc, approx in self._survivors(a, b, c, d, self._bar(a, b), None):
+                self.found.append((r + a, cc + c, approx))
+                if sum(len(f[0]) for f in self.found) >= self.plan.batch:
+                    self._add_sorted(self.found)
+                    self.found = []
+        self._add_sorted(self.found)
+        ids, scores = self._lists(a, b)
+        return a, b, ids, scores
 
     def _rows(self, at: slice | np.ndarray) -> np.ndarray:
         """Rows ``W[at]`` as the GEMM sees them: unit (cosine) or as they are, in its dtype -> (n, D)."""
@@ -131,8 +163,10 @@ class _SelfJoin:
             return np.multiply(rows, self.inv_norms[at, None], dtype=self.dtype)
         return rows if rows.dtype == self.dtype else rows.astype(self.dtype)
 
-    def _first_bars(self) -> np.ndarray:
+    def _first_bars(self, blocks: set[int] | None = None) -> np.ndarray:
         """Each query's k-th best GEMM score among rows spread over the table, less 2 eps: (V,).
+
+        Only for the blocks starting at ``blocks`` where given (the others +inf).
 
         As ``float_screen.FloatScreen._first_bar`` sets it (the query's own row left out);
         a zero row gets +inf: its list is known (``_lists``) and nothing is pooled for it.
@@ -142,17 +176,34 @@ class _SelfJoin:
         # does, in the plan), at least k + 1 (the query's own row left out).
         n_sample = min(V, max(k + 1, min(self.plan.block // 2, max(4 * k, min(2048, V // 32)))))
         sample = np.unique(np.linspace(0, V - 1, n_sample).astype(np.int64))  # (s,) ascending
-        rows = self._rows(sample)  # (s, D)
         bar = np.full(V, np.inf)
         for start, stop in zip(self.edges[:-1], self.edges[1:]):
-            with np.errstate(over="ignore"):
-                S = self._rows(slice(start, stop)) @ rows.T  # (n, s)
-            own = np.flatnonzero((sample >= start) & (sample < stop))
-            S[sample[own] - start, own] = -np.inf
-            kth = np.partition(S, S.shape[1] - k, axis=1)[:, S.shape[1] - k]  # (n,)
-            bar[start:stop] = kth - 2 * self.eps[start:stop]
+            if blocks is None or start in blocks:
+                kth = self._sample_kth(start, stop, sample)  # (n,)
+                bar[start:stop] = kth - 2 * self._margin(slice(start, stop), kth)
         bar[self.row_norms == 0] = np.inf
         return bar
+
+    def _sample_kth(self, start: int, stop: int, sample: np.ndarray) -> np.ndarray:
+        """The k-th best GEMM score of queries [start, stop) among the rows ``sample`` (s,), own row left out: (n,)."""
+        with np.errstate(over="ignore"):
+            S = self._rows(slice(start, stop)) @ self._rows(sample).T  # (n, s)
+        own = np.flatnonzero((sample >= start) & (sample < stop))
+        S[sample[own] - start, own] = -np.inf
+        return np.partition(S, S.shape[1] - self.k, axis=1)[:, S.shape[1] - self.k]
+
+    def _margin(self, at: slice, kth: np.ndarray) -> np.ndarray:
+        """The margin eps of queries ``at`` whose k-th best screening score is now ``kth``: (n,) float64.
+
+        The float GEMM's is fixed per query (``precision.margin``); a screen whose
+        bound grows with the score (``bf16_join``) reads ``kth``.
+        """
+        return self.eps[at]
+
+    def _bar(self, start: int, stop: int) -> np.ndarray:
+        """Queries [start, stop)'s bar now: the first bar, raised by the pool's k-th best less 2 eps: (n,)."""
+        kth = self.pool.scores[start:stop, self.k - 1]  # (n,)
+        return np.maximum(self.bar[start:stop], kth - 2 * self._margin(slice(start, stop), kth))
 
     def _pair(self, i: int, j: int) -> None:
         """Block pair (i, j >= i): S_ij's survivors into block i's pools, S_ij.T's into block j's.
@@ -167,26 +218,42 @@ class _SelfJoin:
             with self.lock:
                 self._add_sorted(self.waiting[i])
             self.waiting[i] = []
-        with np.errstate(over="ignore"):  # only a row times itself can overflow (precision.check_dot_range)
-            S = self._rows(slice(a, b)) @ self._rows(slice(c, d)).T  # (n_i, n_j)
-        if i == j:
-            np.fill_diagonal(S, -np.inf)  # a query never lists itself
         # A stale bar (another thread's merge not yet seen) is lower, never wrong: it only lets more through.
-        bar_i = np.maximum(self.bar[a:b], self.pool.scores[a:b, self.k - 1] - 2 * self.eps[a:b])
-        for r, cc in _marked(S >= bar_i.astype(self.dtype)[:, None], self.plan.batch):
-            with self.lock:  # gathered over the step's pairs, merged a batch at a time: few merges
-                self.found.append((r + a, cc + c, S[r, cc]))
-                if sum(len(f[0]) for f in self.found) >= self.plan.batch:
-                    self._add_sorted(self.found)
-                    self.found = []
-        if j > i:  # the transpose: rows of block i are candidates of block j's queries
-            bar_j = np.maximum(self.bar[c:d], self.pool.scores[c:d, self.k - 1] - 2 * self.eps[c:d])
-            waiting = self.waiting[j]
-            for r, cc in _marked(S >= bar_j.astype(self.dtype)[None, :], self.plan.batch):
-                waiting.append((cc + c, r + a, S[r, cc]))
+        bar_i = self._bar(a, b)
+        bar_j = self._bar(c, d) if j > i else None  # the transpose: rows of block i are candidates of block j's
+        waiting = self.waiting[j]
+        for side, r, cc, approx in self._survivors(a, b, c, d, bar_i, bar_j):
+            if side == 0:
+                with self.lock:  # gathered over the step's pairs, merged a batch at a time: few merges
+                    self.found.append((r + a, cc + c, approx))
+                    if sum(len(f[0]) for f in self.found) >= self.plan.batch:
+                        self._add_sorted(self.found)
+                        self.found = []
+            else:
+                waiting.append((cc + c, r + a, approx))
                 if sum(len(w[0]) for w in waiting) >= d - c:  # merged about once a row of block j has one
                     self._add_sorted(waiting)
                     waiting.clear()
+
+    def _survivors(self, a: int, b: int, c: int, d: int, bar_i: np.ndarray,
+                   bar_j: np.ndarray | None) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+        """Entries of S_ij = rows [a, b) times rows [c, d) at or above a bar, a batch at a time.
+
+        Yields ``(side, r, c, approx)``: side 0 for block i's queries (r, c
+        with S[r, c] >= bar_i[r]), then side 1 for block j's (S[r, c] >=
+        bar_j[c]; only where ``bar_j`` is given); r, c (f,) int64 within the
+        blocks, approx (f,) their screening scores. On the diagonal (a == c)
+        a query never meets itself.
+        """
+        with np.errstate(over="ignore"):  # only a row times itself can overflow (precision.check_dot_range)
+            S = self._rows(slice(a, b)) @ self._rows(slice(c, d)).T  # (n_i, n_j)
+        if a == c:
+            np.fill_diagonal(S, -np.inf)  # a query never lists itself
+        for r, cc in _marked(S >= bar_i.astype(self.dtype)[:, None], self.plan.batch):
+            yield 0, r, cc, S[r, cc]
+        if bar_j is not None:
+            for r, cc in _marked(S >= bar_j.astype(self.dtype)[None, :], self.plan.batch):
+                yield 1, r, cc, S[r, cc]
 
     def _add_sorted(self, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
         """Pool survivors (query, row, GEMM score) of several block pairs at once, ordered by query then id."""
@@ -196,8 +263,14 @@ class _SelfJoin:
             self._add(qi[order], ids[order], approx[order])
 
     def _add(self, qi: np.ndarray, ids: np.ndarray, approx: np.ndarray) -> None:
+        """Pool survivors sorted by query; the pools prune with each query's margin (``_pool_margin``)."""
         if qi.size:
-            self.pool.add(qi, ids, approx.astype(np.float64), self.eps, self._settle)
+            approx = approx.astype(np.float64)
+            self.pool.add(qi, ids, approx, self._pool_margin(qi, approx), self._settle)
+
+    def _pool_margin(self, qi: np.ndarray, approx: np.ndarray) -> np.ndarray:
+        """The margins (V,) the pools of queries ``qi`` prune with when ``approx`` joins them: the fixed ones here."""
+        return self.eps
 
     def _settle(self, q: int, cand: np.ndarray) -> np.ndarray:
         """The exact top-k ids of query q's candidates (c,), taken in chunks (as ``float_screen.FloatScreen._settle``)."""
