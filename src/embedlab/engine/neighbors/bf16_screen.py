@@ -44,11 +44,11 @@ from ...errors import MissingExtraError
 from ..lengths import length_range
 from .plan import BlockPlan
 from .pool import CandidatePool
-from .precision import bf16_margin, longest_other, margin
+from .precision import bf16_margin, bf16_value_margin, longest_other, margin
 from .rescore import Rescorer
 from .torch_screen import TorchScreen
 
-__all__ = ["Bf16Screen", "bf16_rows", "round_bf16", "bar32", "ROWS_BLOCK"]
+__all__ = ["Bf16Screen", "Bf16Rows", "bf16_rows", "bf16_exact_rows", "round_bf16", "bar32", "ROWS_BLOCK"]
 
 ROWS_BLOCK = 4096  # rows rounded to bfloat16 at a time by ``bf16_rows``
 
@@ -65,20 +65,49 @@ class Bf16Screen(TorchScreen):
     def __init__(self, *args: Any, rows: np.ndarray | None = None, device: Any = None) -> None:
         torch = _torch()
         super().__init__(*args, device=torch.device("cpu") if device is None else device)
-        W, q64, q_norms = self.W, self.q64, self.q_norms
-        unit = q64 / q_norms[:, None] if self.metric == "cosine" else q64  # (m, D) float64
+        W, q64, q_norms, D = self.W, self.q64, self.q_norms, self.W.shape[1]
+        exact_q = _bf16_valued(q64)  # (m,) queries that bfloat16 holds as they are (rows of a bf16 table, by id)
+        # Cosine on the CPU with every query exact: the query as it is, scaled by float32(1 / |q|) after the
+        # product, as the self-join scores (no rounding of q / |q|); else the unit query, rounded once.
+        self.raw = self.metric == "cosine" and self.device.type == "cpu" and bool(exact_q.all())
+        unit = q64 / q_norms[:, None] if self.metric == "cosine" and not self.raw else q64  # (m, D) float64
         self.queries_t = _bf16_tensor(round_bf16(unit), self.device)  # (m, D) bfloat16: one rounding
+        self.q_inv32 = (1 / q_norms).astype(np.float32) if self.raw else None  # (m,) float32(1 / |q|)
         self.inv_t = None if self.inv_norms is None else torch.tensor(
             self.inv_norms.astype(np.float32), device=self.device)  # (V,) float32(1 / |w|)
-        self.rows_t = None if rows is None else torch.from_numpy(rows).view(torch.bfloat16).to(self.device)
+        self.rows_t = None if rows is None else torch.from_numpy(np.asarray(rows)).view(torch.bfloat16).to(self.device)
         self._buf = None  # (v, D) float32: a block of rows on its way to bfloat16, reused
         self.eps32 = self.eps  # (m,) the float screen's margin: of a survivor's float32 score (``_pool_float32``)
         reach = self.row_norms[longest_other(self.row_norms, self.exclude, len(q_norms))]  # (m,)
         shortest = length_range(self.row_norms)[0]  # the shortest nonzero row: inf where there is none
-        self.eps = bf16_margin(self.metric, W.shape[1], q_norms, reach,
-                               shortest=shortest if np.isfinite(shortest) else 1.0)  # (m,)
+        shortest = shortest if np.isfinite(shortest) else 1.0
+        self.eps = bf16_margin(self.metric, D, q_norms, reach, shortest=shortest)  # (m,) on a device (``TorchScreen``)
+        # The value-aware bound on the CPU (``_bar_below``): A + r |s~|, the rounding of each side counted once.
+        exact_w = getattr(rows, "exact", None)
+        exact_w = bf16_exact_rows(W) if exact_w is None else exact_w
+        q_exact = exact_q if self.metric == "dot" or self.raw else np.zeros_like(exact_q)  # unit queries are rounded
+        A_exact, self.r = bf16_value_margin(self.metric, D, q_norms, reach, shortest, exact_inputs=exact_w,
+                                            exact_queries=True)
+        A_round = bf16_value_margin(self.metric, D, q_norms, reach, shortest, exact_inputs=exact_w,
+                                    exact_queries=False)[0]
+        self.A = np.where(q_exact, A_exact, A_round)  # (m,)
         self.eps64 = margin(self.metric, W.shape[1], np.float64, q_norms, reach)  # (m,) of a float64 score
         self.rescorer = Rescorer(W, q64, q_norms, self.row_norms, self.metric, self.exclude, self.k)
+
+    def _bar_below(self, T: np.ndarray) -> np.ndarray:
+        """The screening bar (m,) float64 under which a row scores, exactly, below T (m,): ``f^-1(T - A)``.
+
+        A screening score s~ is within ``A + r |s~|`` of the exact score x
+        (``precision.bf16_value_margin``), so ``x <= f(s~) + A`` with ``f(s)
+        = s + r |s|``, increasing (r < 1). Where ``s~ < f^-1(T - A)``, ``x <
+        T``: a row below the bar is beaten by every row whose exact score is
+        at least T. The bar is lowered by 2**-40 of its terms to cover its
+        own float64 evaluation (a few roundings of 2**-53).
+        """
+        y = T - self.A  # (m,)
+        with np.errstate(invalid="ignore"):  # T = -inf: the bar stays -inf
+            bar = np.where(y >= 0, y / (1 + self.r), y / (1 - self.r))
+            return bar - 2.0**-40 * (np.abs(T) + self.A)
 
     def _first_bar(self) -> np.ndarray:
         """A first bar from a block's worth of rows spread over the table, shape (m,).
@@ -104,7 +133,7 @@ class Bf16Screen(TorchScreen):
         exact = np.concatenate([self.rescorer.scores(qi[a:a + step], ids[a:a + step])
                                 for a in range(0, qi.size, step)]).reshape(-1, k)  # (m, k) float64
         exact[np.take_along_axis(S, best, axis=1) == -np.inf] = -np.inf  # a query's own id is no witness
-        return exact.min(axis=1) - self.eps - self.eps64
+        return self._bar_below(exact.min(axis=1) - self.eps64)  # k rows score at least that
 
     def _scan(self, plan: BlockPlan) -> CandidatePool:
         """Screen every row, block by block, the filter in NumPy on the scores' memory (CPU); else on the device.
@@ -133,8 +162,8 @@ class Bf16Screen(TorchScreen):
             S = scores[:m * (v1 - v0)].reshape(m, v1 - v0)  # (m, v) float32
             self._cpu_scores(v0, v1, product[:S.size].view(S.shape), S, inv32)
             # k pooled rows score at least the pool's k-th float32 score less the float margin: a row whose
-            # screening score is more than one bf16 margin below that is beaten by k others.
-            bar = np.maximum(bar, pool.scores[:, k - 1] - self.eps32 - self.eps)
+            # screening score is below ``_bar_below`` of that is beaten by k others.
+            bar = np.maximum(bar, self._bar_below(pool.scores[:, k - 1] - self.eps32))
             mask = np.greater_equal(S, bar32(bar)[:, None], out=mask_buf[:S.size].reshape(S.shape))
             self._pool_float32(mask, v0, pool, inv32)
         return pool
@@ -168,6 +197,8 @@ class Bf16Screen(TorchScreen):
         self.torch.matmul(self.queries_t, self._rows(slice(v0, v1), v1 - v0).T, out=product)  # (m, v) bfloat16
         bits = product.view(torch.int16).numpy().view(np.uint16)  # (m, v)
         np.left_shift(bits, 16, out=S.view(np.uint32), dtype=np.uint32)  # widened: exact
+        if self.q_inv32 is not None:
+            np.multiply(S, self.q_inv32[:, None], out=S)  # the query as it is: times float32(1 / |q|) first
         if inv32 is not None:
             np.multiply(S, inv32[v0:v1], out=S)  # float32(product) * float32(1 / |w|), rounded once
         if self.exclude is not None:
@@ -190,6 +221,8 @@ class Bf16Screen(TorchScreen):
         run = slice(ids[0], ids[-1] + 1) if ids[-1] - ids[0] + 1 == ids.size else ids
         product = self.queries_t @ self._rows(run, ids.size).T  # (m, s) bfloat16
         S = product.float()  # widened: exact
+        if self.q_inv32 is not None:  # the query as it is: times float32(1 / |q|) first, as ``_cpu_scores``
+            S *= torch.from_numpy(self.q_inv32)[:, None]
         if self.inv_t is not None:  # float32(product) * float32(1 / |w|), rounded once
             S *= self.inv_t[run if isinstance(run, slice) else torch.as_tensor(ids, device=self.device)]
         if self.exclude is not None:
@@ -211,29 +244,62 @@ class Bf16Screen(TorchScreen):
         return _bf16_tensor(buf, self.device)  # float64 was rounded to 8 significant bits already
 
 
-def bf16_rows(W: np.ndarray) -> np.ndarray:
-    """The table's rows rounded to bfloat16, as its bit patterns: (V, D) -> (V, D) uint16.
+class Bf16Rows(np.ndarray):
+    """A table's bfloat16 rows (V, D) uint16 (``bf16_rows``) that know whether the rounding was exact.
+
+    ``exact`` is True where every entry of the table was a bfloat16 value
+    already (a bf16 checkpoint's table widened to float32): the screens then
+    count no input rounding for the rows (``precision.bf16_value_margin``).
+    """
+
+    exact: bool = False
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self.exact = getattr(obj, "exact", False)
+
+
+def bf16_rows(W: np.ndarray) -> Bf16Rows:
+    """The table's rows rounded to bfloat16, as its bit patterns: (V, D) -> (V, D) uint16 (``Bf16Rows``).
 
     Each entry rounded to nearest, ties to even, once (float64 entries are
     rounded in float64 first, ``round_bf16``: no double rounding through
     float32). ``ROWS_BLOCK`` rows at a time, so it holds one block of
-    float32 beside the result. View it as ``torch.bfloat16``
+    float32 beside the result; each block is compared with its rounding on
+    the way (``exact``). View it as ``torch.bfloat16``
     (``torch.from_numpy(rows).view(torch.bfloat16)``).
 
-    >>> bf16_rows(np.array([[1.0, 1 + 2**-8, 1 + 3 * 2**-8]], dtype=np.float32)).tolist()  # ties to even
-    [[16256, 16256, 16258]]
+    >>> rows = bf16_rows(np.array([[1.0, 1 + 2**-8, 1 + 3 * 2**-8]], dtype=np.float32))  # ties to even
+    >>> rows.tolist(), rows.exact, bf16_rows(np.array([[1.0, 0.5]])).exact
+    ([[16256, 16256, 16258]], False, True)
     """
     torch = _torch()
     V, D = W.shape
     out = np.empty((V, D), dtype=np.uint16)
     out_t = torch.from_numpy(out).view(torch.bfloat16)  # (V, D) the same memory
     buf = np.empty((min(V, ROWS_BLOCK), D), dtype=np.float32)
+    exact = True
     for v0 in range(0, V, ROWS_BLOCK):
         v1 = min(V, v0 + ROWS_BLOCK)
         rows = W[v0:v1]  # (b, D)
         np.copyto(buf[:v1 - v0], round_bf16(rows) if rows.dtype == np.float64 else rows)
         out_t[v0:v1].copy_(torch.from_numpy(buf[:v1 - v0]))  # float32 -> bfloat16, to nearest even
-    return out
+        if exact:
+            exact = bool(np.array_equal(out_t[v0:v1].float().numpy(), rows))
+    result = out.view(Bf16Rows)
+    result.exact = exact
+    return result
+
+
+def bf16_exact_rows(W: np.ndarray) -> bool:
+    """Whether every entry of W (V, D) is a bfloat16 value, in blocks (``bf16_join.bf16_exact``)."""
+    from .bf16_join import bf16_exact
+
+    return bf16_exact(W)
+
+
+def _bf16_valued(x: np.ndarray) -> np.ndarray:
+    """Rows of x (m, D) float64 whose every entry bfloat16 holds as it is: (m,) bool."""
+    return (round_bf16(np.asarray(x, dtype=np.float64)) == x).all(axis=1)
 
 
 def round_bf16(x: np.ndarray) -> np.ndarray:

@@ -116,7 +116,7 @@ def bf16_margin(metric: str, D: int, q_norms: np.ndarray, reach: np.ndarray,
 
 
 def bf16_value_margin(metric: str, D: int, q_norms: np.ndarray, reach: np.ndarray, shortest: float = 1.0, *,
-                      exact_inputs: bool = False) -> tuple[np.ndarray, float]:
+                      exact_inputs: bool = False, exact_queries: bool | None = None) -> tuple[np.ndarray, float]:
     """``bf16_margin`` with the last rounding measured on the score: a bound ``A + r |score|`` per query.
 
     The self-join's bf16 screen (``bf16_join``) scores two rows as it stands,
@@ -135,13 +135,15 @@ def bf16_value_margin(metric: str, D: int, q_norms: np.ndarray, reach: np.ndarra
     smaller where the scores that decide a list lie, far below ``|q| |w|``.
     Steps 1, 2 and 4 are ``bf16_margin``'s (``exact_inputs``: every entry
     already a bfloat16 value, as a bf16 checkpoint's table widened to float32,
-    so step 1's rounding is exact and adds nothing):
+    so step 1's rounding is exact and adds nothing; ``exact_queries``, where
+    given, says it of the queries apart, ``exact_inputs`` then of the rows:
+    one side rounded moves each product by at most u |q_i w_i|, so p = u):
 
         dot:    A = (p + gamma_D (1 + p)) |q| reach + 2**-126 (sqrt(D) (|q| + reach) + 2 D),   r = u
         cosine: A = p + gamma_D (1 + p) + 2**-126 (2 sqrt(D) / l + 2 D / l**2),             r = (u + t) / (1 - t)
 
     with u = 2**-8, v = 2**-24, gamma_D = D v / (1 - D v), p = 0 for exact
-    inputs else 2u + u^2, l = ``shortest`` (the shortest nonzero row), and
+    inputs, u where one side is rounded, else 2u + u^2, l = ``shortest`` (the shortest nonzero row), and
     t = (1 + v)**4 - 1 for cosine's two float32 factors and two float32
     products. Both are widened by 2**-20 relative for their own float64
     evaluation.
@@ -158,7 +160,8 @@ def bf16_value_margin(metric: str, D: int, q_norms: np.ndarray, reach: np.ndarra
     """
     u, v = BF16_UNIT_ROUNDOFF, FLOAT32_UNIT_ROUNDOFF
     gamma = D * v / (1 - D * v)
-    p = 0.0 if exact_inputs else 2 * u + u * u
+    rounded = (not exact_inputs) + (not (exact_inputs if exact_queries is None else exact_queries))
+    p = (1 + u) ** rounded - 1  # 0, u or 2u + u^2: one factor (1 + u) per rounded side
     root = float(np.sqrt(D))
     widen = 1 + 2.0**-20
     if metric == "cosine":
