@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from embedlab import embed
 from embedlab.engine.lengths import vector_norms
 from embedlab.engine.neighbors import capability
-from embedlab.engine.neighbors.bf16_screen import bar32, bf16_rows, round_bf16
-from embedlab.engine.neighbors.precision import bf16_margin
+from embedlab.engine.neighbors.bf16_screen import Bf16Screen, bar32, bf16_rows, round_bf16
+from embedlab.engine.neighbors.precision import bf16_margin, bf16_value_margin
 from embedlab.engine.neighbors.search import ArrayTable, Search
 from embedlab.engine.table import EmbeddingTable
 from full_sort import full_sort
@@ -152,6 +152,115 @@ def test_software_bfloat16_without_onednn_lists_the_same(metric):
     ids = np.arange(0, 2000, 41)
     with onednn(False):
         check(W, None, 10, metric, ids)
+
+
+# -- the value-aware bound: bf16-valued tables by id, float32 tables, near ties, cancellation ----------------------
+
+def bf16_valued(shape, rng, scale=1.0):
+    """A float32 table whose every entry is a bfloat16 value (a bf16 checkpoint's table, widened)."""
+    return round_bf16(rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_bf16_valued_tables_by_id_match_a_float64_full_sort(metric):
+    rng = np.random.default_rng(11)
+    W = bf16_valued((2500, 96), rng)
+    W[rng.integers(0, 2500, size=10)] = W[7]  # exact ties under another id
+    W[rng.integers(0, 2500, size=5)] = 0.0
+    check(W, None, 10, metric, np.arange(0, 2500, 41), memory=2**20)
+    check(W, rng.standard_normal((7, 96)), 10, metric, memory=2**20)  # free queries: rounded, rows not
+    check(W.astype(np.float64) * (1 + 2.0**-12), W[:9].astype(np.float64), 10, metric, memory=2**20)  # the reverse
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_near_ties_of_a_bf16_valued_table_by_id(metric):
+    # Small integers are bfloat16 values: 300 rows within 1 of one row of entries near 100 score within about
+    # 1e-4 relative of each other, far inside bfloat16's 2**-8 and the value-aware bound's gamma_D term.
+    rng = np.random.default_rng(12)
+    base = rng.integers(60, 120, size=128) * rng.choice([-1, 1], size=128)
+    near = base + rng.integers(-1, 2, size=(300, 128))
+    W = np.concatenate([near, rng.integers(-120, 120, size=(900, 128)), near[:40]]).astype(np.float32)
+    assert np.array_equal(round_bf16(W.astype(np.float64)), W)
+    check(W, None, 50, metric, np.array([0, 3, 299, 1200, 1210]), memory=2**20)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_cancellation_by_id_on_bf16_valued_and_float32_tables(metric):
+    # Rows of opposite-signed halves: each score is a small difference of large sums, where an error bound
+    # taken on the score alone (r |s|) would fail; A must carry gamma_D |q| |w| (and the input roundings).
+    rng = np.random.default_rng(13)
+    D = 256
+    sign = np.where(np.arange(D) < D // 2, 1.0, -1.0)
+    W = rng.uniform(0.5, 1.0, size=(1200, D)) * sign
+    W[600:] = np.abs(W[600:])  # half the rows all positive: their scores against the others cancel
+    for table in (round_bf16(W).astype(np.float32), (W * (1 + 2.0**-9)).astype(np.float32)):
+        check(table, None, 12, metric, np.arange(0, 1200, 53), memory=2**20)
+
+
+def test_the_screen_counts_each_sides_rounding_once():
+    # bf16-valued table by id: no rounding on either side (cosine too: the row as it is, scaled after);
+    # free queries: the queries' rounding only; a float32 table: both.
+    rng = np.random.default_rng(14)
+    W = bf16_valued((500, 64), rng)
+    norms = np.linalg.norm(W.astype(np.float64), axis=1)
+
+    def screen(W, Q, metric, rows=None):
+        Q = np.asarray(Q, dtype=np.float64)
+        inv = 1 / np.linalg.norm(W.astype(np.float64), axis=1) if metric == "cosine" else None
+        return Bf16Screen(W, Q, np.linalg.norm(Q, axis=1), None, 5, metric, np.linalg.norm(W.astype(np.float64),
+                          axis=1), inv, np.float32, rows=rows)
+
+    reach = np.full(3, norms.max())
+    for metric in ("cosine", "dot"):
+        q = W[:3].astype(np.float64)
+        want = bf16_value_margin(metric, 64, np.linalg.norm(q, axis=1), reach, float(norms.min()), exact_inputs=True)
+        got = screen(W, q, metric, rows=bf16_rows(W))
+        assert np.array_equal(got.A, want[0]) and got.r == want[1] and got.raw == (metric == "cosine")
+        assert np.array_equal(screen(W, q, metric).A, want[0])  # a plain array: checked, not assumed
+        free = q + 2.0**-12
+        one = bf16_value_margin(metric, 64, np.linalg.norm(free, axis=1), reach, float(norms.min()),
+                                exact_inputs=True, exact_queries=False)[0]
+        assert np.array_equal(screen(W, free, metric).A, one) and one.min() > want[0].max() * 10
+    W2 = W * np.float32(1 + 2.0**-10)
+    assert not bf16_rows(W2).exact and bf16_rows(W).exact
+
+
+def value_scores(Q, W, metric, raw):
+    """The value-aware screen's arithmetic written out: bf16(q) @ bf16(w).T by torch; cosine either the unit
+    query times float32(1 / |w|) (raw False), or the query as it is times float32(1 / |q|), then float32(1 / |w|)."""
+    q = np.asarray(Q, dtype=np.float64)
+    if metric == "cosine" and not raw:
+        q = q / np.linalg.norm(q, axis=1)[:, None]
+    qt = torch.from_numpy(round_bf16(q).astype(np.float32)).to(torch.bfloat16)
+    wt = torch.from_numpy(round_bf16(np.asarray(W, dtype=np.float64)).astype(np.float32)).to(torch.bfloat16)
+    S = (qt @ wt.T).float().numpy()  # (m, V) float32
+    if metric == "cosine":
+        lengths = np.linalg.norm(np.asarray(W, dtype=np.float64), axis=1)
+        inv = np.divide(1.0, lengths, out=np.zeros_like(lengths), where=lengths > 0).astype(np.float32)
+        if raw:
+            S = S * (1 / np.linalg.norm(np.asarray(Q, dtype=np.float64), axis=1)).astype(np.float32)[:, None]
+        S = S * inv[None, :]  # float32 products
+    return S.astype(np.float64)
+
+
+@pytest.mark.parametrize("D", [7, 384, 4096])
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+@pytest.mark.parametrize("exact", [True, False])
+def test_the_value_margin_holds_against_torch_bfloat16_matmul(D, metric, exact):
+    rng = np.random.default_rng(D + exact)
+    Q, W = adversarial(D, rng)
+    if exact:  # a bf16 table asked by id: rows and queries bfloat16 values, no rounding on either side
+        W = round_bf16(W)
+        Q = W[20:26].copy()
+        Q[0] = W[25] * -1
+    q_norms, w_norms = np.linalg.norm(Q, axis=1), np.linalg.norm(W, axis=1)
+    shortest = float(w_norms[w_norms > 0].min())
+    A, r = bf16_value_margin(metric, D, q_norms, np.full(len(Q), w_norms.max()), shortest, exact_inputs=exact)
+    with onednn(True):
+        got = value_scores(Q, W, metric, raw=exact)
+    err = np.abs(got - exact_scores(Q, W, metric))  # (m, V)
+    assert np.all(err <= A[:, None] + r * np.abs(got))
+    assert err.max() > 0
 
 
 # -- the margin against torch's bfloat16 matmul ------------------------------------------------------------------
