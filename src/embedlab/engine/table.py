@@ -361,6 +361,14 @@ class EmbeddingTable:
             self._bf16 = bf16_rows(self._W)
         return self._bf16
 
+    def bf16_rows_held(self) -> np.ndarray | None:
+        """The cached bfloat16 rows (``bf16_rows``) where built already, else None; never builds them.
+
+        >>> EmbeddingTable(np.zeros((4, 2), dtype=np.float32)).bf16_rows_held() is None
+        True
+        """
+        return self._bf16
+
     def resident(self) -> ResidentCost:
         """Bytes this table holds between searches: matrix, position tables, cached lengths, codes, bfloat16 rows.
 

@@ -268,3 +268,40 @@ def test_joint_scan_counts_its_memory_and_is_skipped_where_it_does_not_fit():
     search = Search(W, 5, every_row=True, screen="bf16", memory=2**18)
     assert search._joint is None or search._pairs["dot"].bytes <= 2**18
     assert np.concatenate([b[2] for b in search.every_row("cosine")]).tolist() == oracle(W, 5, "cosine")[0].tolist()
+
+
+# -- the table's cached bfloat16 rows: one copy ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+@pytest.mark.parametrize("bf16", [False, True], ids=["float32 rows", "bf16 rows"])
+def test_the_join_reads_the_tables_cached_rows_as_they_are(metric, bf16, monkeypatch):
+    from embedlab.engine.neighbors.bf16_screen import bf16_rows
+
+    W = hostile(seed=7, V=260, D=24, bf16=bf16)
+    rows = bf16_rows(W)
+    norms = vector_norms(W)
+    plan = plan_self_join(260, 24, 6, 4, 2**26, block=64, screen="bf16")
+    want = [np.concatenate([b[i] for b in join_blocks(W, 6, metric, plan, row_norms=norms)]) for i in (2, 3)]
+    monkeypatch.setattr(bf16_join.Bf16SelfJoin, "_convert", lambda *a: pytest.fail("rows converted again"))
+    monkeypatch.setattr(bf16_join, "bf16_exact", lambda *a: pytest.fail("the rows' exact flag was not used"))
+    scan = bf16_join.Bf16SelfJoin(W, 6, metric, norms, plan, rows=rows)
+    assert scan.table.data_ptr() == rows.ctypes.data and scan.exact_inputs is bf16  # the same memory: one copy
+    got = [np.concatenate([b[i] for b in join_blocks(W, 6, metric, plan, row_norms=norms, bf16=rows)]) for i in (2, 3)]
+    assert same_bits(got[0], want[0]) and same_bits(got[1], want[1])
+    assert got[0].tolist() == self_full_sort(W, 6, metric)[0].tolist()
+
+
+def test_the_front_door_hands_the_join_the_tables_rows(monkeypatch):
+    from embedlab.engine.table import EmbeddingTable
+
+    W = hostile(seed=8, V=300, D=20, bf16=True)
+    table = EmbeddingTable(W)
+    table.bf16_rows()  # built by an earlier bf16 search: the table holds them
+    monkeypatch.setattr(bf16_join.Bf16SelfJoin, "_convert", lambda *a: pytest.fail("rows converted again"))
+    for metric in ("cosine", "dot"):
+        s = Search(table, 5, metric, every_row=True, screen="bf16")
+        ids = np.concatenate([b[2] for b in s.every_row(metric)])
+        assert ids.tolist() == self_full_sort(W, 5, metric)[0].tolist()
+    both = Search(table, 5, ("cosine", "dot"), every_row=True, screen="bf16")  # one product for both metrics
+    assert [b[2].tolist() for b in both.every_row("dot")] == [b[2].tolist() for b in Search(
+        table, 5, "dot", every_row=True, screen="bf16").every_row("dot")]

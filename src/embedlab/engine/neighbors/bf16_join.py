@@ -67,11 +67,14 @@ _CHECK_ROWS = 4096  # rows checked for bfloat16 values (``bf16_exact``) at a tim
 class Bf16SelfJoin(SelfJoin):
     """``SelfJoin`` whose block pairs are scored by torch's bfloat16 matmul (module docstring).
 
-    Parameters are ``self_join``'s; ``plan.screen`` is ``"bf16"``.
+    Parameters are ``self_join``'s; ``plan.screen`` is ``"bf16"``. ``rows``:
+    the table's cached bfloat16 rows (``EmbeddingTable.bf16_rows``, (V, D)
+    uint16, ``bf16_screen.Bf16Rows``) where it has them: read as they are,
+    so no second copy is made, and their ``exact`` flag spares the check.
     """
 
     def __init__(self, W: np.ndarray, k: int, metric: str, row_norms: np.ndarray, plan: PairPlan, *,
-                 share: "Bf16SelfJoin | None" = None) -> None:
+                 share: "Bf16SelfJoin | None" = None, rows: np.ndarray | None = None) -> None:
         super().__init__(W, k, metric, row_norms, np.float32, plan)
         torch = self.torch = _torch()
         V, D = W.shape
@@ -80,6 +83,9 @@ class Bf16SelfJoin(SelfJoin):
         with self._torch_threads():
             if share is not None:  # another metric's scan of the same table: its check and its bfloat16 table
                 exact, self.table = share.exact_inputs, share.table
+            elif rows is not None:  # the table's own bfloat16 rows: one copy, the table's (counted in its resident cost)
+                exact = rows.exact if hasattr(rows, "exact") else bf16_exact(W, torch)
+                self.table = torch.from_numpy(np.asarray(rows)).view(torch.bfloat16)  # (V, D) the same memory
             else:
                 exact = bf16_exact(W, torch)
                 self.table = self._convert(slice(0, V)) if plan.whole else None  # (V, D) bfloat16, or per block
@@ -264,8 +270,8 @@ class _Products:
         return S
 
 
-def joint_blocks(W: np.ndarray, k: int, plans: dict[str, PairPlan], row_norms: np.ndarray
-                 ) -> Iterator[dict[str, ListBlock]]:
+def joint_blocks(W: np.ndarray, k: int, plans: dict[str, PairPlan], row_norms: np.ndarray,
+                 rows: np.ndarray | None = None) -> Iterator[dict[str, ListBlock]]:
     """Every row's lists under several metrics from ONE bfloat16 product per block pair: {metric: block} in row order.
 
     The products do not depend on the metric (rows are rounded as they are;
@@ -273,10 +279,11 @@ def joint_blocks(W: np.ndarray, k: int, plans: dict[str, PairPlan], row_norms: n
     metrics (each a bf16 plan with the same block) take the pairs in
     lockstep and share each product and the bfloat16 table: the matmuls of
     one scan, the filters, pools and rescoring of each. The blocks are each
-    metric's ``join_blocks`` blocks, id for id and score for score.
+    metric's ``join_blocks`` blocks, id for id and score for score. ``rows``:
+    the table's cached bfloat16 rows where it has them (``Bf16SelfJoin``).
     """
     first, *rest = plans
-    scans = [Bf16SelfJoin(W, k, first, row_norms, plans[first])]
+    scans = [Bf16SelfJoin(W, k, first, row_norms, plans[first], rows=rows)]
     scans += [Bf16SelfJoin(W, k, m, row_norms, plans[m], share=scans[0]) for m in rest]
     products = _Products(len(scans))
     for scan in scans:

@@ -100,12 +100,14 @@ def _bf16_rows(rows: np.ndarray) -> bool:
 
 
 def join_blocks(W: np.ndarray, k: int, metric: str, plan: PairPlan, *, row_norms: np.ndarray,
-                progress: Callable[[int], None] | None = None) -> Iterator[ListBlock]:
+                progress: Callable[[int], None] | None = None, bf16: np.ndarray | None = None) -> Iterator[ListBlock]:
     """The self-join's lists (``self_join.self_join``'s arguments and blocks) on the plan's products.
 
-    ``plan.screen`` ``"bf16"``: ``bf16_join`` (torch's bfloat16 matmul); ``"float"``: ``self_join``.
+    ``plan.screen`` ``"bf16"``: ``bf16_join`` (torch's bfloat16 matmul), on
+    the table's cached bfloat16 rows ``bf16`` (V, D) uint16 where given;
+    ``"float"``: ``self_join``.
     """
-    return _scan(W, k, metric, row_norms, plan).run(progress)
+    return _scan(W, k, metric, row_norms, plan, bf16).run(progress)
 
 
 def query_band(W: np.ndarray, k: int, metric: str, plan: PairPlan, i: int, *, row_norms: np.ndarray) -> ListBlock:
@@ -154,11 +156,13 @@ class JointLists:
     ``blocks(metric)`` runs the scan and hands out that metric's blocks as
     they come, holding the others' (V, K) lists until they are asked for
     (then handed out from memory, the scan not run again). Arguments are
-    ``join_blocks``'s, with ``plans`` from ``joint_plans``.
+    ``join_blocks``'s, with ``plans`` from ``joint_plans`` (and ``bf16``, the
+    table's cached bfloat16 rows, where it has them).
     """
 
-    def __init__(self, W: np.ndarray, k: int, plans: dict[str, PairPlan], row_norms: np.ndarray) -> None:
-        self.W, self.k, self.plans, self.row_norms = W, k, plans, row_norms
+    def __init__(self, W: np.ndarray, k: int, plans: dict[str, PairPlan], row_norms: np.ndarray,
+                 bf16: np.ndarray | None = None) -> None:
+        self.W, self.k, self.plans, self.row_norms, self.bf16 = W, k, plans, row_norms, bf16
         self.held: dict[str, list[ListBlock]] = {}
 
     def blocks(self, metric: str, progress: Callable[[int], None] | None = None) -> Iterator[ListBlock]:
@@ -171,7 +175,7 @@ class JointLists:
         from .bf16_join import joint_blocks  # torch, lazily: ``import embedlab`` stays free of it
 
         others: dict[str, list[ListBlock]] = {m: [] for m in self.plans if m != metric}
-        for out in joint_blocks(self.W, self.k, self.plans, self.row_norms):
+        for out in joint_blocks(self.W, self.k, self.plans, self.row_norms, self.bf16):
             for m in others:
                 others[m].append(out[m])
             if progress is not None:
@@ -180,12 +184,14 @@ class JointLists:
         self.held = others  # complete: a scan stopped early holds nothing
 
 
-def _scan(W: np.ndarray, k: int, metric: str, row_norms: np.ndarray, plan: PairPlan) -> SelfJoin:
-    """The scan's state for the plan's products: ``bf16_join.Bf16SelfJoin`` or ``self_join.SelfJoin``."""
+def _scan(W: np.ndarray, k: int, metric: str, row_norms: np.ndarray, plan: PairPlan,
+          bf16: np.ndarray | None = None) -> SelfJoin:
+    """The scan's state for the plan's products: ``bf16_join.Bf16SelfJoin`` (on ``bf16``, the table's cached
+    bfloat16 rows, where given) or ``self_join.SelfJoin``."""
     if plan.screen == "bf16":
         from .bf16_join import Bf16SelfJoin  # torch, lazily: ``import embedlab`` stays free of it
 
-        return Bf16SelfJoin(W, k, metric, row_norms, plan)
+        return Bf16SelfJoin(W, k, metric, row_norms, plan, rows=bf16)
     return SelfJoin(W, k, metric, row_norms, np.float32 if plan.itemsize == 4 else np.float64, plan)
 
 

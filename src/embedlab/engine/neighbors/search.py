@@ -212,7 +212,7 @@ class Search:
         self._method, self._pairs = self._plan_every_row(workers, screen)  # first: the codes follow the method
         joint = None if scheduler is not None else joint_plans(self._pairs, self.V, self.D, self.k, self.budget)
         self._pairs = joint or self._pairs
-        self._joint = None if joint is None else JointLists(self._W, self.k, joint, self._norms)
+        self._joint = None if joint is None else JointLists(self._W, self.k, joint, self._norms, self._bf16_held())
         uses_codes = self._plan(screen, workers)
         self._codes: RowCodes | None = self._table.codes() if uses_codes and not self._own else None
         # The table's bfloat16 rows, cached where a bf16 plan runs here (a plain array rounds a block at a time);
@@ -331,11 +331,15 @@ class Search:
             yield from self._joint.blocks(metric, progress)
         elif self._method in ("self-join", "bf16 self-join"):
             yield from join_blocks(self._W, self.k, metric, self._pairs[metric], row_norms=self._norms,
-                                 progress=progress)
+                                 progress=progress, bf16=self._bf16_held())
         else:
             yield from per_query_blocks(self._W, self.k, metric, plan, row_norms=self._norms,
                                         codes=self._codes if plan.screen == "int16" else None, device=self._device,
                                         progress=progress)
+
+    def _bf16_held(self) -> np.ndarray | None:
+        """The table's bfloat16 rows where it holds them already (the bf16 self-join reads them: one copy), else None."""
+        return self._table.bf16_rows_held()
 
     # -- the cluster, opened once -----------------------------------------------------------
 
@@ -563,6 +567,10 @@ class ArrayTable:
         """The rows in bfloat16 (``bf16_screen.bf16_rows``), (V, D) uint16, built once and kept."""
         if self._bf16 is None:
             self._bf16 = bf16_rows(self._W)
+        return self._bf16
+
+    def bf16_rows_held(self) -> np.ndarray | None:
+        """The bfloat16 rows where built already, else None; never builds them."""
         return self._bf16
 
     def resident(self) -> ResidentCost:
