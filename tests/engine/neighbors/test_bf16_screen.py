@@ -380,7 +380,9 @@ def test_auto_takes_bf16_by_capability_and_shape(monkeypatch):
     assert pick("auto", codes_given=False, fits=False, **minilm) == "float"
     assert pick("auto", codes_given=False, fits=True, queries=1000, width=capability.BF16_WIDTH["cosine"] - 1,
                 rows=30522) == "float"
-    assert pick("auto", codes_given=False, fits=True, metric="dot", **minilm) == "float"  # dot: from D = 1024
+    assert pick("auto", codes_given=False, fits=True, metric="dot", **minilm) == "bf16"  # dot: from D = 384
+    assert pick("auto", codes_given=False, fits=True, metric="dot", queries=1000, width=capability.BF16_WIDTH["dot"] - 1,
+                rows=30522) == "float"
     assert pick("auto", codes_given=False, fits=True, metric="dot", queries=1000, width=4096, rows=128256) == "bf16"
     monkeypatch.setattr(capability, "_torch_loaded", lambda: False)  # a fresh process: loading torch must pay
     assert pick("auto", codes_given=False, fits=True, **minilm) == "float"
@@ -407,7 +409,7 @@ def test_the_plan_says_which_screen_and_why(monkeypatch):
     plan = search.plan("cosine")
     assert plan.screen == "bf16" and plan.why.startswith("bf16 on AMX (amx_bf16, torch ")
     assert f"D=256 >= {capability.BF16_WIDTH['cosine']}, N=300 >= {capability.BF16_QUERIES}, torch loaded" in plan.why
-    assert search.plan("dot").screen != "bf16"  # dot's margin follows the longest row: bf16 from D = 1024
+    assert search.plan("dot").screen != "bf16"  # dot: bf16 from D = 384
     assert search.nearest("cosine").ids.tolist() == full_sort(W, W[:300], 5, "cosine", np.arange(300))[0].tolist()
     memory = search.memory()
     assert memory.plans["cosine"]["why"] == plan.why

@@ -6,26 +6,40 @@ in torch); ``dispatch.search_block`` sends it a block of queries where the
 plan says ``screen="bf16"`` (``capability`` chooses: AMX-BF16 or AVX512-BF16
 and torch with oneDNN, a D and N where it wins).
 
-1. *Screen.* Queries rounded to bfloat16 (cosine: the unit queries ``q / |q|``),
-   rows rounded to bfloat16 as they are (not scaled), and the product
+1. *Screen.* Queries rounded to bfloat16 (cosine: the unit queries ``q / |q|``,
+   or, where every query is a bfloat16 value already, as a row of a bf16
+   checkpoint's table asked by id, the query as it is: no rounding), rows
+   rounded to bfloat16 as they are (not scaled), and the product
    ``S = bf16(Q) @ bf16(W_blk).T  # (m, v)`` by torch's bfloat16 matmul on the
    CPU (oneDNN: AMX or AVX512-BF16 where present, software elsewhere; it sums
    in float32 and returns bfloat16). Cosine multiplies each column by
-   ``float32(1 / |w|)``. Every score is then a float32.
-2. *Filter.* Each score is within ``eps`` of the exact one
-   (``precision.bf16_margin``, derived there; about 3 * 2**-8 relative to
-   ``|q| |w|``), so an entry more than ``2 * eps`` below a query's k-th best
-   screening score is beaten by k others in exact scores too. The bar is
-   float64; it is rounded DOWN to float32 (``bar32``), so that
-   ``score >= bar32`` holds exactly where ``score >= bar`` does: the
-   comparison loses nothing to rounding.
+   ``float32(1 / |w|)`` (and, for queries as they are, each row by
+   ``float32(1 / |q|)`` first, as the self-join ``bf16_join`` scores). Every
+   score is then a float32.
+2. *Filter.* Each screening score s~ is within ``A + r |s~|`` of the exact
+   score x (``precision.bf16_value_margin``, derived there: A carries the
+   inputs' rounding, ``(1 + u)**n - 1`` for the n sides rounded, 0, 1 or 2,
+   and the float32 sum's ``gamma_D``, relative to ``|q| |w|``; r the
+   rounding of the product to bfloat16, ``u = 2**-8`` of the score itself,
+   and cosine's float32 scalings). Proof of the filter: ``f(s) = s + r |s|``
+   is increasing (r < 1), and ``x <= f(s~) + A``. If k rows score at least T
+   exactly (the first bar: k sampled rows scored in float64, less float64's
+   margin; later: the pool's k-th float32 score less the float screen's
+   margin), a row with ``s~ < f^-1(T - A)`` has ``x < T`` and is beaten by k
+   others, strictly, so the tie rule never reaches it (``_bar_below``). Near
+   the scores that decide a list, far below ``|q| |w|``, this is several
+   times tighter than ``precision.bf16_margin`` (``3u |q| |w|``), which stays
+   for a device (``TorchScreen``). The bar is float64; it is rounded DOWN to
+   float32 (``bar32``), so that ``score >= bar32`` holds exactly where
+   ``score >= bar`` does: the comparison loses nothing to rounding.
 3. *Rescore.* The survivors are scored in float64 and ordered by
    ``(-score, id)`` (``rescore``), as on every screen: the answer is the
    float screen's, id for id and bit for bit.
 
-The rows' bfloat16 copy (``bf16_rows``, V x D x 2 bytes) is the table's
-resident cost where a table caches it (``EmbeddingTable.bf16_rows``), like
-its int16 codes; a plain array's rows are rounded a block at a time, in the
+The rows' bfloat16 copy (``bf16_rows``, V x D x 2 bytes, ``Bf16Rows``: it
+knows whether the rounding was exact) is the table's resident cost where a
+table caches it (``EmbeddingTable.bf16_rows``), like its int16 codes, and the
+self-join reads the same copy; a plain array's rows are rounded a block at a time, in the
 search's working memory (``plan.plan_bytes``). bfloat16 has float32's
 exponent range, so the screen runs only where float32 does (every nonzero
 length in [1e-15, 1e15], ``capability.choose_screen``).
@@ -54,12 +68,14 @@ ROWS_BLOCK = 4096  # rows rounded to bfloat16 at a time by ``bf16_rows``
 
 
 class Bf16Screen(TorchScreen):
-    """``TorchScreen`` with bfloat16 products and the bf16 margin; rescoring unchanged (steps 1-3).
+    """``TorchScreen`` with bfloat16 products and the value-aware bf16 bound; rescoring unchanged (steps 1-3).
 
     Takes ``FloatScreen``'s arguments, ``rows`` (the table's bfloat16 rows,
     ``bf16_rows``: (V, D) uint16 holding bfloat16 bits, or None to round a
     block of rows at a time) and ``device`` (a ``torch.device``, the CPU by
     default). ``run(plan)`` returns ids (m, K) int64 and scores (m, K) float64.
+    Where ``rows`` is None, whether the table holds bfloat16 values is checked
+    here (one pass over it, ``bf16_exact_rows``).
     """
 
     def __init__(self, *args: Any, rows: np.ndarray | None = None, device: Any = None) -> None:

@@ -11,18 +11,26 @@ The exact answer never depends on the screen; the time does. ``"auto"``:
 
 - ``"bf16"`` where this CPU multiplies bfloat16 on its matrix units
   (``fast_bf16``: AMX-BF16 or AVX512-BF16, and torch with oneDNN) and the
-  search is large enough to win: D >= ``BF16_WIDTH`` (256 by cosine, 1,024 by
-  dot, whose margin follows the longest row) and N >= ``BF16_QUERIES``, with
-  torch loaded already or the search big enough to pay for loading it
-  (``BF16_WORK``). Measured through the front door on the 2-core Xeon
-  with AMX (under a load of 4-6, best of 7, float screen's time / bf16's):
-  minilm (D = 384) by cosine 1.34-1.52 at 256 queries, 0.92-1.31 at 1,000,
-  by dot 0.98-1.06 and 0.63-1.07; a random 32,000 x 1,024 table by cosine
-  2.08 and 1.35, by dot 1.22 and 1.10; GloVe (D = 50) 0.57-0.94 at 1,000;
-  2 queries of D = 1,024: 2.2-2.7 by cosine, 0.6 by dot (benchmarks/README.md). The bfloat16
-  product itself is 2.5-3x the float32 GEMM at D = 384, but its margin
-  (about 1.2% of ``|q| |w|``) lets tens of rows per query through to be
-  scored again, which the float screen's (about 1e-5) does not;
+  search is large enough to win: D >= ``BF16_WIDTH`` (256 by cosine, 384 by
+  dot) and N >= ``BF16_QUERIES``, with torch loaded already or the search big
+  enough to pay for loading it (``BF16_WORK``). The screen's bar is the
+  value-aware bound (``precision.bf16_value_margin``: ``A + r |s|``, each
+  side's rounding counted once, none for a bf16-valued table asked by id).
+  Measured through the front door on the 2-core Xeon with AMX, minilm
+  (D = 384), top-10, queries by id, under a load of 4.5-5.4 (best of 5, float
+  screen's time / bf16's, two runs): by cosine 1.40 at 256 queries and
+  1.49-1.96 at 1,000; by dot 3.0 at 256 and 1.36-1.49 at 1,000 (the wide
+  margin ``bf16_margin`` that the screen used before: cosine 0.99-1.27 and
+  dot 0.88-1.26 at 1,000 in the same runs, so dot waited for D = 1,024).
+  Rows passing the bar per query at 1,000 queries: 63 by cosine and 84 by
+  dot (the wide margin: 69 and 111); on minilm rounded to bfloat16 values,
+  42 and 40. What remains is the product's own rounding to bfloat16 (torch's
+  CPU matmul returns bfloat16), ``2**-8 |s|``. Earlier, with the wide margin
+  (under a load of 4-6, best of 7): a random 32,000 x 1,024 table by cosine
+  2.08 and 1.35 at 256 and 1,000 queries, by dot 1.22 and 1.10; GloVe
+  (D = 50) 0.57-0.94 at 1,000; 2 queries of D = 1,024: 2.2-2.7 by cosine, 0.6
+  by dot (benchmarks/README.md). Widths between 256 and 384 were not measured
+  for dot;
 - else ``"int16"`` where the caller has the table's codes and this CPU
   multiplies them fast (``fast_int16``: ``vpmaddwd``, twice the multiply-adds
   per instruction of a float32 FMA, on any CPU with AVX2; on a CPU with
@@ -57,7 +65,7 @@ CODED_QUERIES = 2048
 # Below them the product is not where the time goes (a few queries read the table once; D = 50 pads the
 # matrix units' tiles), and rounding the rows to bfloat16 costs more than it saves (benchmarks/neighbors.py).
 BF16_QUERIES = 256
-BF16_WIDTH = {"cosine": 256, "dot": 1024}  # dot's margin follows the longest row: more survivors at D = 384
+BF16_WIDTH = {"cosine": 256, "dot": 384}  # dot: measured to win from minilm's D = 384 (module docstring)
 # Multiply-adds (N * V * D) from which the bf16 screen pays for loading torch in a process that has not: torch
 # takes about 3 s to import on the 2-core Xeon, which the float32 GEMM (about 7e10 multiply-adds a second
 # there) would spend on 2e11; the bf16 screen saves at most half of it. (The 2-query search of a Llama-3-sized
@@ -100,7 +108,7 @@ def bf16_pays(n_queries: int, D: int, V: int, metric: str = "cosine") -> bool:
     loading it (``BF16_WORK`` multiply-adds). The shape is looked at first: a
     small search never imports torch.
 
-    >>> bf16_pays(2, 4096, 128256), bf16_pays(1000, 50, 400000), bf16_pays(1000, 384, 30522, "dot")
+    >>> bf16_pays(2, 4096, 128256), bf16_pays(1000, 50, 400000), bf16_pays(1000, 256, 30522, "dot")
     (False, False, False)
     """
     if n_queries < BF16_QUERIES or D < BF16_WIDTH[metric]:
