@@ -56,6 +56,7 @@ import numpy as np
 
 from ...errors import MissingExtraError
 from ..lengths import length_range
+from .bf16_join import bf16_exact
 from .plan import BlockPlan
 from .pool import CandidatePool
 from .precision import bf16_margin, bf16_value_margin, longest_other, margin
@@ -308,8 +309,6 @@ def bf16_rows(W: np.ndarray) -> Bf16Rows:
 
 def bf16_exact_rows(W: np.ndarray) -> bool:
     """Whether every entry of W (V, D) is a bfloat16 value, in blocks (``bf16_join.bf16_exact``)."""
-    from .bf16_join import bf16_exact
-
     return bf16_exact(W)
 
 
