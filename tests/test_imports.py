@@ -62,6 +62,11 @@ ALLOWED = {
         "the hf extra, as torch above: the family's own library reads its rule where installed",
     ("engine/neighbors/cluster.py", "distributed"):
         "hubs/graph --scheduler only (the cluster extra); every search runs in-process without it; MissingExtraError",
+    ("engine/neighbors/bf16_join.py", "embedlab.engine.neighbors.bf16_filter"):
+        "the bf16 self-join only, as codes.py for the int16 kernel (numba's import and compilation); torch's ops "
+        "filter where numba is missing",
+    ("engine/neighbors/bf16_join.py", "torch"):
+        "the bf16 self-join only (the torch extra); the float self-join runs without it; MissingExtraError",
     ("engine/neighbors/bf16_screen.py", "torch"):
         "the bf16 screen only (the torch extra); the other screens run without it; importing torch costs seconds",
     ("engine/neighbors/capability.py", "torch"):

@@ -19,7 +19,8 @@ the CLI, the API and the figures read the defaults alone (standard library only)
 Heavy libraries stay where they belong: PyTorch in ``nn.py`` (and lazily, inside
 functions, in the transformers-backed reader under ``sources/`` and in the torch
 screen under ``engine/neighbors/``); numba in the integer screen's compiled kernels
-(``engine/neighbors/int16_kernel.py``, ``engine/neighbors/simd.py``, with llvmlite) and
+(``engine/neighbors/int16_kernel.py``, ``engine/neighbors/simd.py``, with llvmlite), the bf16
+self-join's filter (``engine/neighbors/bf16_filter.py``) and
 lazily, inside functions, elsewhere under ``engine/``; transformers lazily, inside functions, under ``sources/`` only;
 matplotlib in ``report/plots.py``, its fonts, ``report/fonts.py``, and ``report/labels.py``,
 which places their labels with adjustText; scikit-learn and
@@ -66,7 +67,8 @@ WING_DOORS = {"measure": {"search", "defaults"}, "report": set(), "cli": {"defau
 # library -> (files that may import it anywhere, folders that may import it lazily inside a function)
 HEAVY = {
     "torch": ({"nn.py", "measure/demo.py"}, {"sources", "engine"}),
-    "numba": ({"engine/neighbors/int16_kernel.py", "engine/neighbors/simd.py"}, {"engine"}),
+    "numba": ({"engine/neighbors/int16_kernel.py", "engine/neighbors/simd.py", "engine/neighbors/bf16_filter.py"},
+              {"engine"}),
     "llvmlite": ({"engine/neighbors/simd.py"}, set()),
     "transformers": (set(), {"sources"}),
     "matplotlib": ({"report/plots.py", "report/fonts.py", "report/labels.py"}, set()),

@@ -305,3 +305,13 @@ def test_the_front_door_hands_the_join_the_tables_rows(monkeypatch):
     both = Search(table, 5, ("cosine", "dot"), every_row=True, screen="bf16")  # one product for both metrics
     assert [b[2].tolist() for b in both.every_row("dot")] == [b[2].tolist() for b in Search(
         table, 5, "dot", every_row=True, screen="bf16").every_row("dot")]
+
+
+def test_float64_rows_are_rounded_to_bfloat16_once_not_through_float32():
+    # 1 + 2**-8 + 2**-40 lies just above the midpoint between bfloat16's 1 and 1 + 2**-7: rounded once it goes up;
+    # through float32 it first lands on the midpoint 1 + 2**-8, which ties to even, down to 1 (two roundings).
+    W = np.array([[1 + 2**-8 + 2**-40, 1.0], [1.0, 2.0], [3.0, 1.0]])
+    norms = np.linalg.norm(W, axis=1)
+    plan = plan_self_join(3, 2, 1, 4, 2**26, screen="bf16")  # bf16 screens score in float32
+    scan = bf16_join.Bf16SelfJoin(W, 1, "dot", norms, plan)
+    assert scan._convert(slice(0, 1)).float()[0, 0].item() == 1 + 2**-7

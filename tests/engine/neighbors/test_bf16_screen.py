@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 from embedlab import embed
 from embedlab.engine.lengths import vector_norms
 from embedlab.engine.neighbors import capability
-from embedlab.engine.neighbors.bf16_screen import Bf16Screen, bar32, bf16_rows, round_bf16
+from embedlab.engine.neighbors.bf16_screen import Bf16Screen, bar32, bf16_rows
+from embedlab.engine.neighbors.precision import round_bf16
 from embedlab.engine.neighbors.precision import bf16_margin, bf16_value_margin
 from embedlab.engine.neighbors.search import ArrayTable, Search
 from embedlab.engine.table import EmbeddingTable

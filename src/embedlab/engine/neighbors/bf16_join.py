@@ -56,7 +56,7 @@ import numpy as np
 
 from ...errors import MissingExtraError
 from .plan import PairPlan
-from .precision import bf16_value_margin, longest_other
+from .precision import bf16_value_margin, longest_other, round_bf16
 from .self_join import ListBlock, SelfJoin
 
 __all__ = ["Bf16SelfJoin", "joint_blocks", "bf16_exact"]
@@ -236,8 +236,13 @@ class Bf16SelfJoin(SelfJoin):
         return self._convert(at)
 
     def _convert(self, at: slice | np.ndarray) -> Any:
-        """``W[at]`` (n, D) to bfloat16 in torch, through float32 (a view where W is float32 and ``at`` a slice)."""
-        rows = np.asarray(self.W[at], dtype=np.float32)  # (n, D)
+        """``W[at]`` (n, D) to bfloat16 in torch, one rounding (a view where W is float32 and ``at`` a slice).
+
+        float64 rows are rounded to bfloat16's 8 bits first (``precision.round_bf16``), so that their
+        float32 copy is exact and torch's conversion keeps them: float64 -> float32 -> bfloat16 would
+        round twice, beyond the bound's one rounding (``precision.bf16_value_margin``).
+        """
+        rows = np.asarray(round_bf16(np.asarray(self.W[at])), dtype=np.float32)  # (n, D)
         return _tensor(self.torch, rows).to(self.torch.bfloat16)
 
     @contextlib.contextmanager

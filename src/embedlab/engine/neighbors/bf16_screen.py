@@ -59,11 +59,11 @@ from ..lengths import length_range
 from .bf16_join import bf16_exact
 from .plan import BlockPlan
 from .pool import CandidatePool
-from .precision import bf16_margin, bf16_value_margin, longest_other, margin
+from .precision import bf16_margin, bf16_value_margin, longest_other, margin, round_bf16
 from .rescore import Rescorer
 from .torch_screen import TorchScreen
 
-__all__ = ["Bf16Screen", "Bf16Rows", "bf16_rows", "bf16_exact_rows", "round_bf16", "bar32", "ROWS_BLOCK"]
+__all__ = ["Bf16Screen", "Bf16Rows", "bf16_rows", "bf16_exact_rows", "bar32", "ROWS_BLOCK"]
 
 ROWS_BLOCK = 4096  # rows rounded to bfloat16 at a time by ``bf16_rows``
 
@@ -316,26 +316,6 @@ def _bf16_valued(x: np.ndarray) -> np.ndarray:
     """Rows of x (m, D) float64 whose every entry bfloat16 holds as it is: (m,) bool."""
     return (round_bf16(np.asarray(x, dtype=np.float64)) == x).all(axis=1)
 
-
-def round_bf16(x: np.ndarray) -> np.ndarray:
-    """float64 values rounded to bfloat16's 8 significant bits, to nearest, ties to even: (...) -> (...) float64.
-
-    Other dtypes are returned as they are (float32 and float16 go to
-    bfloat16 in one rounding). Rounding the float64 mantissa directly keeps
-    to one rounding: float64 -> float32 -> bfloat16 would round twice, and a
-    value just above a midpoint could land on the wrong side. Values whose
-    float32 would be subnormal are what the matrix units flush anyway
-    (``precision.bf16_margin``, step 4).
-
-    >>> round_bf16(np.array([1 + 2**-8 + 2**-40, 1 + 2**-8, 1 + 3 * 2**-8])).tolist()  # 1 + 2**-8: a midpoint
-    [1.0078125, 1.0, 1.015625]
-    """
-    if x.dtype != np.float64:
-        return x
-    bits = np.ascontiguousarray(x).view(np.int64)  # sign and magnitude: the carry stays in the magnitude
-    low = np.int64(1) << 45  # the 45 bits below bfloat16's 7 stored mantissa bits
-    odd = (bits >> 45) & 1
-    return ((bits + (low // 2 - 1) + odd) & ~(low - 1)).view(np.float64)
 
 
 def bar32(bar: np.ndarray) -> np.ndarray:

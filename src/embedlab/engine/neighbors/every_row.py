@@ -43,6 +43,7 @@ from .codes import RowCodes
 from .per_query import search_queries
 from .plan import BlockPlan, PairPlan, plan_self_join
 from .precision import gemm_dtype
+from .bf16_join import Bf16SelfJoin, bf16_exact, joint_blocks
 from .self_join import ListBlock, SelfJoin
 
 __all__ = ["choose_method", "join_blocks", "query_band", "joint_plans", "JointLists", "per_query_blocks", "METHODS",
@@ -94,8 +95,6 @@ def choose_method(V: int, D: int, k: int, row_norms: np.ndarray, *, memory: int,
 
 
 def _bf16_rows(rows: np.ndarray) -> bool:
-    from .bf16_join import bf16_exact  # torch, lazily (``fast_bf16`` found it)
-
     return bf16_exact(rows)
 
 
@@ -172,7 +171,6 @@ class JointLists:
                     progress(block[1] - block[0])
                 yield block
             return
-        from .bf16_join import joint_blocks  # torch, lazily: ``import embedlab`` stays free of it
 
         others: dict[str, list[ListBlock]] = {m: [] for m in self.plans if m != metric}
         for out in joint_blocks(self.W, self.k, self.plans, self.row_norms, self.bf16):
@@ -189,7 +187,6 @@ def _scan(W: np.ndarray, k: int, metric: str, row_norms: np.ndarray, plan: PairP
     """The scan's state for the plan's products: ``bf16_join.Bf16SelfJoin`` (on ``bf16``, the table's cached
     bfloat16 rows, where given) or ``self_join.SelfJoin``."""
     if plan.screen == "bf16":
-        from .bf16_join import Bf16SelfJoin  # torch, lazily: ``import embedlab`` stays free of it
 
         return Bf16SelfJoin(W, k, metric, row_norms, plan, rows=bf16)
     return SelfJoin(W, k, metric, row_norms, np.float32 if plan.itemsize == 4 else np.float64, plan)

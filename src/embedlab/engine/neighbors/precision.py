@@ -14,7 +14,7 @@ import numpy as np
 
 from ..lengths import SQUARES_LOW, length_range
 
-__all__ = ["gemm_dtype", "margin", "bf16_margin", "bf16_value_margin", "BF16_UNIT_ROUNDOFF", "check_dot_range",
+__all__ = ["gemm_dtype", "margin", "bf16_margin", "bf16_value_margin", "BF16_UNIT_ROUNDOFF", "round_bf16", "check_dot_range",
            "longest_other", "CHECK_CHUNK"]
 
 CHECK_CHUNK = 1024  # entries of the row lengths that the range check masks at a time
@@ -171,6 +171,26 @@ def bf16_value_margin(metric: str, D: int, q_norms: np.ndarray, reach: np.ndarra
         return np.full(q_norms.shape, A * widen), (u + t) / (1 - t) * widen
     A = (p + gamma * (1 + p)) * q_norms * reach + TINY32 * (root * (q_norms + reach) + 2 * D)
     return A * widen, u * widen
+
+def round_bf16(x: np.ndarray) -> np.ndarray:
+    """float64 values rounded to bfloat16's 8 significant bits, to nearest, ties to even: (...) -> (...) float64.
+
+    Other dtypes are returned as they are (float32 and float16 go to
+    bfloat16 in one rounding). Rounding the float64 mantissa directly keeps
+    to one rounding: float64 -> float32 -> bfloat16 would round twice, and a
+    value just above a midpoint could land on the wrong side. Values whose
+    float32 would be subnormal are what the matrix units flush anyway
+    (``bf16_margin``, step 4).
+
+    >>> round_bf16(np.array([1 + 2**-8 + 2**-40, 1 + 2**-8, 1 + 3 * 2**-8])).tolist()  # 1 + 2**-8: a midpoint
+    [1.0078125, 1.0, 1.015625]
+    """
+    if x.dtype != np.float64:
+        return x
+    bits = np.ascontiguousarray(x).view(np.int64)  # sign and magnitude: the carry stays in the magnitude
+    low = np.int64(1) << 45  # the 45 bits below bfloat16's 7 stored mantissa bits
+    odd = (bits >> 45) & 1
+    return ((bits + (low // 2 - 1) + odd) & ~(low - 1)).view(np.float64)
 
 
 def check_dot_range(q_norms: np.ndarray, row_norms: np.ndarray, exclude: np.ndarray | None) -> None:
