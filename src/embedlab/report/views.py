@@ -297,7 +297,8 @@ def memory_lines(memory: Any) -> list[str]:
     """
     if memory is None:
         return []
-    plans = ", ".join(f"{m} {human_bytes(p['bytes'])} ({p['screen']} screen, {p['queries']:,} x {p['rows']:,} blocks, "
+    plans = ", ".join(f"{m} {human_bytes(p['bytes'])} ({_plan_kind(p)}, {p['queries']:,} x {p['rows']:,} "
+                      f"{'block pairs' if p.get('method') else 'blocks'}, "
                       f"{p['workers']} worker{'s' * (p['workers'] != 1)})" for m, p in memory.plans.items())
     r = memory.resident
     parts = [f"table {human_bytes(r['table'])}{' (memory-mapped)' if r['mapped'] else ''}"]
@@ -314,6 +315,11 @@ def memory_lines(memory: Any) -> list[str]:
             f"resident, outside the budget: {' + '.join(parts)} = {human_bytes(r['total'])}",
             *([load_line(r["load"])] if r.get("load") else []),
             *([f"screen: {why}"] if why else [])]
+
+
+def _plan_kind(plan: dict[str, Any]) -> str:
+    """``"float screen"``, or the self-join that ran (``"bf16 self-join"``) where every row's lists came from one."""
+    return plan.get("method") or f"{plan['screen']} screen"
 
 
 def load_line(load: dict[str, Any]) -> str:

@@ -558,3 +558,15 @@ def test_the_float_screen_scaling_scores_or_rows_lists_what_a_float64_full_sort_
     assert got_ids.tolist() == want_ids.tolist()
     assert np.allclose(got_scores, want_scores, rtol=1e-15, atol=0) if metric == "cosine" else (
         np.array_equal(got_scores, want_scores))  # dot: integers, exact
+
+
+def test_every_rows_memory_describes_the_self_join_that_ran_not_a_per_query_plan():
+    screen, method = "bf16", "bf16 self-join"  # forced: it runs on any CPU (software bf16 where the units are missing)
+    W = np.random.default_rng(3).standard_normal((300, 16)).astype(np.float32)
+    search = Search(W, 4, ("cosine", "dot"), every_row=True, screen=screen, memory=2**26)
+    assert [ids.shape for _, _, ids, _ in search.every_row("dot")][0][1] == 4
+    plans = search.memory().plans
+    for metric in ("cosine", "dot"):
+        assert plans[metric]["method"] == method and plans[metric]["screen"] == screen
+        assert plans[metric]["why"].startswith(method) and f"asked for (screen={screen})" in plans[metric]["why"]
+        assert plans[metric]["queries"] == plans[metric]["rows"]  # block pairs: query blocks are row blocks

@@ -55,7 +55,7 @@ import numpy as np
 from .codes import HIGH, LOW, codes_fit
 
 __all__ = ["SCREENS", "CODED_QUERIES", "BF16_QUERIES", "BF16_WIDTH", "cpu_flags", "fast_int16", "fast_bf16",
-           "bf16_pays", "choose_screen", "builds_codes", "int16_runs", "describe", "reason"]
+           "bf16_pays", "choose_screen", "builds_codes", "int16_runs", "describe", "reason", "bf16_how"]
 
 SCREENS = ("auto", "bf16", "int16", "float")
 # Queries from which a search builds the table's integer codes (``EmbeddingTable.codes``): building them
@@ -251,6 +251,15 @@ def int16_runs(row_norms: np.ndarray) -> bool:
     False
     """
     return choose_screen("auto", codes_given=True, fits=codes_fit(row_norms, row_norms)) == "int16"
+
+
+def bf16_how() -> str:
+    """Where bfloat16 products run here, in words: on which matrix units, or in software and why.
+
+    >>> bf16_how().startswith(("on AMX", "on AVX512-BF16", "in software"))
+    True
+    """
+    return _units() if fast_bf16() else f"in software ({_no_bf16()})"
 
 
 def _units() -> str:

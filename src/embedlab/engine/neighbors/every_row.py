@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ...errors import SizeError
-from .capability import fast_bf16, int16_runs
+from .capability import bf16_how, describe, fast_bf16, int16_runs
 from .codes import RowCodes
 from .per_query import search_queries
 from .plan import BlockPlan, PairPlan, plan_self_join
@@ -46,7 +46,7 @@ from .precision import gemm_dtype
 from .bf16_join import Bf16SelfJoin, bf16_exact, joint_blocks
 from .self_join import ListBlock, SelfJoin
 
-__all__ = ["choose_method", "join_blocks", "query_band", "joint_plans", "JointLists", "per_query_blocks", "METHODS",
+__all__ = ["choose_method", "method_reason", "join_blocks", "query_band", "joint_plans", "JointLists", "per_query_blocks", "METHODS",
            "QUERY_BLOCK"]
 
 METHODS = ("bf16 self-join", "self-join", "per-query")
@@ -92,6 +92,26 @@ def choose_method(V: int, D: int, k: int, row_norms: np.ndarray, *, memory: int,
     except SizeError:
         return "per-query"
     return "self-join"
+
+
+def method_reason(method: str, screen: str) -> str:
+    """Why ``choose_method`` took ``method`` for a self-join, in words, for the plan and the ``--memory`` output.
+
+    ``screen`` is the one asked for (``"auto"``, ``"bf16"``, ``"float"``, ``"int16"``).
+
+    >>> method_reason("self-join", "float")
+    'float32 GEMM self-join, each block pair once for both sides: asked for (screen=float)'
+    """
+    pairs = "each block pair once for both sides"
+    if method == "bf16 self-join":
+        why = ("asked for (screen=bf16)" if screen == "bf16"
+               else "the table holds bfloat16 values (its rounding is exact, its bound tight)")
+        return f"bf16 self-join {bf16_how()}, {pairs}: {why}"
+    if screen != "auto":
+        return f"float32 GEMM self-join, {pairs}: asked for (screen={screen})"
+    bf16 = (f"no bf16 self-join: {bf16_how()}" if not fast_bf16()
+            else "no bf16 self-join: the table's values are not bfloat16 (rounding them costs 2**-7 |q| |w| of bound)")
+    return f"float32 GEMM self-join, {pairs}: no int16 screen here ({describe()}); {bf16}"
 
 
 def _bf16_rows(rows: np.ndarray) -> bool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .plan import BlockPlan
+from .plan import BlockPlan, PairPlan
 
 __all__ = ["ResidentCost", "SearchMemory", "search_memory"]
 
@@ -103,8 +103,14 @@ class SearchMemory:
 
 
 def search_memory(budget: int, plans: dict[str, BlockPlan], n_queries: int, k: int,
-                  resident: ResidentCost) -> SearchMemory:
+                  resident: ResidentCost, pairs: dict[str, PairPlan] | None = None, method: str = "",
+                  why: str = "") -> SearchMemory:
     """A ``SearchMemory`` from the plans of one measurement's searches (one per metric).
+
+    Where every row's lists came from a self-join, ``pairs`` holds its plan per
+    metric (``plan.PairPlan``), ``method`` its name (``every_row.METHODS``) and
+    ``why`` the reason it was taken: those describe the metrics then (block
+    pairs of ``block`` rows, ``fixed`` the pools), not the per-query plans.
 
     >>> from embedlab.engine.neighbors.plan import plan_blocks
     >>> plan = plan_blocks(100, 8, 5, 4, 2**20, n_queries=3)
@@ -114,4 +120,7 @@ def search_memory(budget: int, plans: dict[str, BlockPlan], n_queries: int, k: i
     """
     described = {metric: {"bytes": p.bytes, "fixed": p.fixed, "screen": p.screen, "why": p.why,
                           "queries": p.queries, "rows": p.rows, "workers": p.workers} for metric, p in plans.items()}
+    for metric, p in (pairs or {}).items():
+        described[metric] = {"bytes": p.bytes, "fixed": p.pools, "screen": p.screen, "why": why, "method": method,
+                             "queries": p.block, "rows": p.block, "workers": p.workers}
     return SearchMemory(budget=budget, plans=described, outputs=n_queries * k * 16, resident=resident.to_dict())

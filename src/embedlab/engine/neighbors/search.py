@@ -49,7 +49,7 @@ from .cluster import ScatteredTable
 from .bf16_screen import bf16_rows
 from .codes import RowCodes, codes_fit, encode_rows
 from .defaults import DEFAULT_MEMORY, METRICS
-from .every_row import JointLists, choose_method, join_blocks, joint_plans, per_query_blocks
+from .every_row import JointLists, choose_method, join_blocks, joint_plans, method_reason, per_query_blocks
 from .footprint import ResidentCost, SearchMemory, search_memory
 from .per_query import search_queries
 from .plan import NORMS_BLOCK, BlockPlan, PairPlan, plan_search, plan_self_join
@@ -208,7 +208,7 @@ class Search:
             raise ChoiceError(f"screen='int16' runs on the CPU's integer kernel, not on device {device!r}",
                               parameter="screen", value=screen, expected="'auto' or 'float' with a device")
         choose_screen(screen, codes_given=False, fits=True)  # refuses an unknown screen now
-        self._device_name, self._scheduler = device, scheduler
+        self._device_name, self._scheduler, self._screen = device, scheduler, screen
         self._method, self._pairs = self._plan_every_row(workers, screen)  # first: the codes follow the method
         joint = None if scheduler is not None else joint_plans(self._pairs, self.V, self.D, self.k, self.budget)
         self._pairs = joint or self._pairs
@@ -255,6 +255,9 @@ class Search:
         """The budget, each metric's plan (of the ids, or of the vectors where there are none) and the table's
         resident cost as it stands: read it after the searches, which may have built the table's codes."""
         part = self._part(None)
+        if self._method in ("self-join", "bf16 self-join"):  # every row: the self-join's block pairs ran
+            return search_memory(self.budget, part.plans, part.n, self.k, self._table.resident(), pairs=self._pairs,
+                                 method=self._method, why=method_reason(self._method, self._screen))
         return search_memory(self.budget, part.plans, part.n, self.k, self._table.resident())
 
     # -- door 1: these queries' k nearest -------------------------------------------------
