@@ -51,7 +51,7 @@ from .codes import RowCodes, codes_fit, encode_rows
 from .defaults import DEFAULT_MEMORY, METRICS
 from .every_row import JointLists, choose_method, join_blocks, joint_plans, per_query_blocks
 from .footprint import ResidentCost, SearchMemory, search_memory
-from .per_query import search_queries
+from .per_query import search_queries, search_queries_joint
 from .plan import NORMS_BLOCK, BlockPlan, PairPlan, plan_search, plan_self_join
 from .precision import gemm_dtype
 from .self_join import ListBlock
@@ -222,6 +222,8 @@ class Search:
         self._bf16 = self._table.bf16_rows() if uses_bf16 and not self._own and scheduler is None else None
         self._device = None if device is None else resolve_device(device)
         self._cluster: ScatteredTable | None = None
+        # Lists of a metric not yet asked for, found in the same pass as another's (_joint_plan), per query set.
+        self._held: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
 
     # -- what was planned -----------------------------------------------------------------
 
@@ -293,7 +295,18 @@ class Search:
         metric = self._metric(metric)
         part, exclude, Q = self._block(ids, vectors)
         plan = part.plans[metric]
-        if self._scheduler is not None:
+        joint = self._joint_plan(part) if ids is None and vectors is None else None
+        name = "ids" if part.vectors is None else "vectors"
+        if (name, metric) in self._held:  # found with the other metric's lists, in the same pass
+            found, scores = self._held.pop((name, metric))
+            if progress is not None:
+                progress(part.n)
+        elif joint is not None:  # both metrics from one pass over the table; the other held until asked for
+            lists = search_queries_joint(self._W, self.k, joint, row_norms=self._norms, vectors=Q, exclude=exclude,
+                                         progress=progress)
+            found, scores = lists.pop(metric)
+            self._held.update({(name, other): found_other for other, found_other in lists.items()})
+        elif self._scheduler is not None:
             found, scores = self._scattered().search(exclude, self.k, metric, plan, memory=self.budget,
                                                      device=self._device_name, progress=progress)
         else:
@@ -303,6 +316,26 @@ class Search:
         vocabulary = getattr(self._table, "vocabulary", None)
         tokens = None if vocabulary is None else [[vocabulary.token(int(i)) for i in row] for row in found]
         return Neighbors(ids=found, scores=scores, metric=metric, tokens=tokens)
+
+    def _joint_plan(self, part: _Queries) -> BlockPlan | None:
+        """Cosine's plan where one pass over the table serves both metrics of these queries, else None.
+
+        Both metrics planned on the float screen in float32, in this process
+        without a device, in blocks of fewer queries than D (cosine then
+        scales after the product: ``float_screen.JointScreen``), both cut
+        alike. The second metric's pool of candidates, m x (a few K) entries
+        per block, is all the joint scan adds to the plan's working memory,
+        beside the lists it holds (N, K), outputs.
+        """
+        plans = part.plans
+        if set(plans) != {"cosine", "dot"} or self._device is not None or self._scheduler is not None:
+            return None
+        cosine, dot = plans["cosine"], plans["dot"]
+        float32 = all(p.screen == "float" and p.itemsize == 4 for p in (cosine, dot))
+        if not float32 or min(part.n, cosine.queries) >= self.D or (cosine.rows, cosine.queries) != (
+                dot.rows, dot.queries):
+            return None
+        return cosine
 
     # -- door 2: every row's k nearest ----------------------------------------------------
 
