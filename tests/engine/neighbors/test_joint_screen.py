@@ -73,3 +73,18 @@ def test_no_joint_for_one_metric_or_many_queries():
     many = Search(W, 3, ids=np.arange(100))  # blocks of at least D = 24 queries: cosine scales the rows first
     if min(100, many.plan("cosine").queries) >= 24:
         assert many._joint_plan(many._sets["ids"]) is None
+
+
+def test_joint_blocks_of_the_planned_ids():
+    """As ``measure.neighbors`` asks: a block of ids under each metric in turn; a held list serves its block only."""
+    W = _tied_table(5)
+    planned = [3, 10, 20, 40, 7, 8]
+    search = Search(W, 6, ids=planned)
+    for metric, block in [("cosine", [3, 10]), ("dot", [3, 10]), ("cosine", [20, 40]), ("dot", [7, 8]),
+                          ("dot", [20, 40]), ("cosine", [3, 10, 20])]:
+        found = search.nearest(metric, ids=block)
+        alone = Search(W, 6, metric, ids=planned).nearest(metric, ids=block)
+        assert found.ids.tolist() == alone.ids.tolist()
+        assert found.scores.tolist() == alone.scores.tolist()
+        for row, own in enumerate(block):
+            assert found.ids[row].tolist() == _full_sort(W, W[own].astype(np.float64), own, 6, metric)

@@ -222,8 +222,10 @@ class Search:
         self._bf16 = self._table.bf16_rows() if uses_bf16 and not self._own and scheduler is None else None
         self._device = None if device is None else resolve_device(device)
         self._cluster: ScatteredTable | None = None
-        # Lists of a metric not yet asked for, found in the same pass as another's (_joint_plan), per query set.
-        self._held: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
+        # The lists of a metric not yet asked for, found in the same pass as another's (_joint_plan): per metric,
+        # (the query set's name, the block's ids to leave out, its vectors, ids (n, K), scores (n, K)); the last
+        # block only, handed out when the same block is asked for under that metric.
+        self._held: dict[str, tuple[str, Any, Any, np.ndarray, np.ndarray]] = {}
 
     # -- what was planned -----------------------------------------------------------------
 
@@ -295,17 +297,18 @@ class Search:
         metric = self._metric(metric)
         part, exclude, Q = self._block(ids, vectors)
         plan = part.plans[metric]
-        joint = self._joint_plan(part) if ids is None and vectors is None else None
-        name = "ids" if part.vectors is None else "vectors"
-        if (name, metric) in self._held:  # found with the other metric's lists, in the same pass
-            found, scores = self._held.pop((name, metric))
+        name = "vectors" if part.vectors is not None else "ids"
+        held = self._held.pop(metric, None)
+        joint = self._joint_plan(part)
+        if held is not None and held[0] == name and _same(held[1], exclude) and _same(held[2], Q):
+            found, scores = held[3], held[4]  # found with another metric's lists, in the same pass
             if progress is not None:
-                progress(part.n)
+                progress(len(found))
         elif joint is not None:  # both metrics from one pass over the table; the other held until asked for
             lists = search_queries_joint(self._W, self.k, joint, row_norms=self._norms, vectors=Q, exclude=exclude,
                                          progress=progress)
             found, scores = lists.pop(metric)
-            self._held.update({(name, other): found_other for other, found_other in lists.items()})
+            self._held = {other: (name, exclude, Q, *lists[other]) for other in lists}
         elif self._scheduler is not None:
             found, scores = self._scattered().search(exclude, self.k, metric, plan, memory=self.budget,
                                                      device=self._device_name, progress=progress)
@@ -516,6 +519,11 @@ class Search:
         if ids is None:
             _within_plan(check_vectors(block, self.D), part.norms)
         return (part, block, None) if ids is not None else (part, None, block)
+
+
+def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Whether two blocks of queries (ids (n,) or vectors (n, D)), or two Nones, are the same."""
+    return (a is None) == (b is None) and (a is None or (a.shape == b.shape and np.array_equal(a, b)))
 
 
 def _within_plan(block: np.ndarray, planned: np.ndarray) -> None:
