@@ -69,10 +69,11 @@ def test_joint_vectors_and_asked_twice():
 
 def test_no_joint_for_one_metric_or_many_queries():
     W = _tied_table(4)
-    assert Search(W, 3, "dot", ids=[1, 2])._joint_plan(Search(W, 3, "dot", ids=[1, 2])._sets["ids"]) is None
-    many = Search(W, 3, ids=np.arange(100))  # blocks of at least D = 24 queries: cosine scales the rows first
-    if min(100, many.plan("cosine").queries) >= 24:
-        assert many._joint_plan(many._sets["ids"]) is None
+    one = Search(W, 3, "dot", ids=[1, 2])
+    assert one._joint_plan(one._sets["ids"]) is None  # one metric: nothing to share
+    wide = Search(W, 3, ids=np.arange(100), workers=1)  # one worker: blocks of at least D = 24 queries
+    assert min(100, wide.plan("cosine").queries) >= 24  # cosine scales the rows first there
+    assert wide._joint_plan(wide._sets["ids"]) is None
 
 
 def test_joint_blocks_of_the_planned_ids():

@@ -16,7 +16,8 @@ three steps the front door's search makes for each block of queries
    reference scores them and ordered by ``(-score, id)`` (``rescore``).
 
 ``torch_screen.TorchScreen`` replaces steps 1-2 (``_first_bar``, ``_scan``)
-with torch on a device; step 3 is shared.
+with torch on a device; step 3 is shared. ``JointScreen`` runs steps 1-3 for
+cosine and dot of the same queries on one float32 product per block of rows.
 
 Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k; ``m`` nonzero
 queries in a block, ``v`` rows in a block.
