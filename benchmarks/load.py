@@ -14,7 +14,8 @@ Steps, each best of ``--repeats`` in this process (page cache warm: say so), in 
 3. lengths alone (``lengths.vector_norms`` over the finished table, what the pass saves);
 4. the vocabulary (``sources.tokenizer.folder_vocabulary``: tokenizer.json through the tokenizers library);
 5. the whole load (``sources.load``: everything above but the imports, as the command runs it);
-6. one search per metric for 2 queries (``EmbeddingTable.nearest``).
+6. one search per metric for 2 queries (``EmbeddingTable.nearest``), then both metrics as the command asks
+   for them (``measure.neighbors.neighbor_lists``: one pass over the table serves both, ``float_screen.JointScreen``).
 
 Bytes: the file's tensor, the table, the scratch the read holds beside it (``tensor_data.scratch_bytes``),
 and this process's peak RSS at the end (``resource``). Prints the CPU, the load average at start and end.
@@ -32,6 +33,7 @@ import time
 from pathlib import Path
 
 from embedlab.engine.lengths import vector_norms
+from embedlab.measure.neighbors import neighbor_lists
 from embedlab.sources import loaders, safetensors, tensor_data
 from embedlab.sources.tokenizer import folder_vocabulary
 
@@ -87,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     for metric in ("cosine", "dot"):
         seconds, _ = best(args.repeats, lambda: table.nearest([5, 17], 5, metric))
         rows.append((f"search, 2 queries, {metric}", seconds, "", ""))
+    both, _ = best(args.repeats, lambda: neighbor_lists(table, [5, 17], 5))
+    rows.append(("search, 2 queries, both metrics as `neighbors` asks (one pass over the table)", both, "", ""))
     print("| step | seconds (best of %d) | bytes kept | bytes beside it |" % args.repeats)
     print("|---|---|---|---|")
     for name, seconds, kept, beside in rows:

@@ -7,6 +7,7 @@ from embedlab's own output.
 from __future__ import annotations
 
 import ast
+import random
 import sys
 from pathlib import Path
 
@@ -143,3 +144,18 @@ def test_an_unknown_token_names_v_as_the_range_errors_do():
         vocab.id("nowhere")
     assert "is not in the vocabulary (V = 1,500)" in str(caught.value)
     assert caught.value.expected.startswith("a token of the vocabulary (V = 1,500)")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_index_and_repeats_by_hand(seed):
+    """Random vocabularies with repeated strings and ids without one: the smallest id (or the owner), by hand."""
+    rng = random.Random(seed)
+    tokens = [rng.choice([None, "a", "b", "c", "d", "e", "f"]) if rng.random() < 0.5 else f"t{i}" for i in range(60)]
+    holders = {t: [i for i, s in enumerate(tokens) if s == t] for t in set(tokens) - {None}}
+    owners = {t: ids[-1] for t, ids in holders.items() if len(ids) > 1 and rng.random() < 0.5}
+    vocab = Vocabulary(tokens, owners=owners)
+    assert vocab.token_to_index == {t: owners.get(t, ids[0]) for t, ids in holders.items()}
+    for t, ids in holders.items():
+        assert vocab.repeats(t) == (tuple(ids) if len(ids) > 1 else ())
+    unique = Vocabulary([f"u{i}" for i in range(10)] + [None])
+    assert unique.repeats("u3") == () and unique.token_to_index["u9"] == 9 and None not in unique.token_to_index

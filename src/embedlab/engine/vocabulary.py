@@ -86,16 +86,18 @@ class Vocabulary:
         A repeated string means its id in ``owners``, else its smallest id.
         """
         if self._index is None:
-            index: dict[str, int] = {}
-            for i, tok in enumerate(self._tokens):
-                if tok is not None and tok not in index:
-                    index[tok] = i
+            n = len(self._tokens)
+            # Built from the last id to the first, so that the smallest id of a repeated string is written last.
+            index: dict[Any, int] = dict(zip(reversed(self._tokens), range(n - 1, -1, -1)))
+            index.pop(None, None)  # ids without a string
             index.update(self._owners)
             self._index = index
         return self._index
 
     def repeats(self, token: str) -> tuple[int, ...]:
         """Every id that holds ``token``, in id order, when more than one does; else ``()``."""
+        if self._repeated is None and len(self.token_to_index) == len(self._tokens) - self._tokens.count(None):
+            self._repeated = {}  # as many strings as ids that hold one: none is repeated
         if self._repeated is None:
             holders: dict[str, list[int]] = {}
             for i, tok in enumerate(self._tokens):

@@ -19,12 +19,12 @@ import numpy as np
 
 from ..lengths import vector_norms
 from .bf16_screen import Bf16Screen
-from .float_screen import FloatScreen
+from .float_screen import FloatScreen, JointScreen
 from .int16_screen import Int16Screen, Int16Table
 from .plan import BlockPlan
 from .torch_screen import TorchScreen
 
-__all__ = ["search_block"]
+__all__ = ["search_block", "search_block_joint"]
 
 
 def search_block(W: np.ndarray, Q: np.ndarray, k: int, metric: str, exclude: np.ndarray | None,
@@ -51,18 +51,7 @@ def search_block(W: np.ndarray, Q: np.ndarray, k: int, metric: str, exclude: np.
     ...              np.float64, plan)[0].tolist()
     [[1, 2]]
     """
-    q64 = np.asarray(Q, dtype=np.float64)  # (n, D) the queries as the rescoring sees them
-    if not np.isfinite(q64).all():
-        raise ValueError("query vectors contain NaN or infinity")
-    q_norms = vector_norms(q64)  # (n,)
-    ids = np.empty((len(q64), k), dtype=np.int64)
-    scores = np.zeros((len(q64), k))
-    # A zero query scores exactly 0.0 against every row: its list is the
-    # smallest ids, and it takes no part in the screen.
-    for i in np.flatnonzero(q_norms == 0):
-        first = np.arange(k + 1)  # one spare for the left-out id
-        ids[i] = (first if exclude is None else first[first != exclude[i]])[:k]
-    live = np.flatnonzero(q_norms > 0)  # (m,)
+    q64, q_norms, ids, scores, live = _zero_queries(Q, k, exclude)
     if live.size:
         own = None if exclude is None else exclude[live]
         if plan.screen == "bf16":
@@ -77,3 +66,39 @@ def search_block(W: np.ndarray, Q: np.ndarray, k: int, metric: str, exclude: np.
             screen = FloatScreen(W, q64[live], q_norms[live], own, k, metric, row_norms, inv_norms, dtype)
         ids[live], scores[live] = screen.run(plan)
     return ids, scores + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def search_block_joint(W: np.ndarray, Q: np.ndarray, k: int, exclude: np.ndarray | None, row_norms: np.ndarray,
+                       inv_norms: np.ndarray, plan: BlockPlan) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Cosine and dot top-k of one block of queries Q (n, D), n < D, from one float32 product per block of rows.
+
+    The arguments are ``search_block``'s for cosine on the float screen in
+    float32 (``inv_norms`` (V,) is cosine's). Returns ``{"cosine": (ids,
+    scores), "dot": (ids, scores)}``, each (n, K) int64 and float64: what
+    ``search_block`` gives for each metric alone (``float_screen.JointScreen``).
+    Raises ``ValueError`` for a query with NaN or infinity.
+    """
+    q64, q_norms, ids, scores, live = _zero_queries(Q, k, exclude)
+    found = {"cosine": (ids, scores), "dot": (ids.copy(), scores.copy())}
+    if live.size:
+        own = None if exclude is None else exclude[live]
+        for metric, (i, s) in JointScreen(W, q64[live], q_norms[live], own, k, row_norms, inv_norms).run(plan).items():
+            found[metric][0][live], found[metric][1][live] = i, s
+    return {metric: (i, s + 0.0) for metric, (i, s) in found.items()}  # + 0.0 turns -0.0 into 0.0
+
+
+def _zero_queries(Q: np.ndarray, k: int, exclude: np.ndarray | None):
+    """The queries (n, D) in float64, their lengths (n,), ids (n, K) and scores (n, K) with the zero queries'
+    lists filled in, and the indices (m,) of the nonzero ones. Raises ``ValueError`` for NaN or infinity."""
+    q64 = np.asarray(Q, dtype=np.float64)  # (n, D) the queries as the rescoring sees them
+    if not np.isfinite(q64).all():
+        raise ValueError("query vectors contain NaN or infinity")
+    q_norms = vector_norms(q64)  # (n,)
+    ids = np.empty((len(q64), k), dtype=np.int64)
+    scores = np.zeros((len(q64), k))
+    # A zero query scores exactly 0.0 against every row: its list is the
+    # smallest ids, and it takes no part in the screen.
+    for i in np.flatnonzero(q_norms == 0):
+        first = np.arange(k + 1)  # one spare for the left-out id
+        ids[i] = (first if exclude is None else first[first != exclude[i]])[:k]
+    return q64, q_norms, ids, scores, np.flatnonzero(q_norms > 0)

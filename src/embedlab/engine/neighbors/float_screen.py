@@ -16,7 +16,8 @@ three steps the front door's search makes for each block of queries
    reference scores them and ordered by ``(-score, id)`` (``rescore``).
 
 ``torch_screen.TorchScreen`` replaces steps 1-2 (``_first_bar``, ``_scan``)
-with torch on a device; step 3 is shared.
+with torch on a device; step 3 is shared. ``JointScreen`` runs steps 1-3 for
+cosine and dot of the same queries on one float32 product per block of rows.
 
 Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k; ``m`` nonzero
 queries in a block, ``v`` rows in a block.
@@ -31,7 +32,7 @@ from .pool import CandidatePool
 from .precision import longest_other, margin
 from .rescore import Rescorer
 
-__all__ = ["FloatScreen"]
+__all__ = ["FloatScreen", "JointScreen"]
 
 
 class FloatScreen:
@@ -130,7 +131,7 @@ class FloatScreen:
             pool.add(r + a, c + v0, S[r + a, c], self.eps, self._settle)  # S may be a transposed view
 
     def _scores(self, ids: np.ndarray, out: np.ndarray | None = None,
-                rows_buf: np.ndarray | None = None) -> np.ndarray:
+                rows_buf: np.ndarray | None = None, scale: bool = True) -> np.ndarray:
         """GEMM scores of the queries against rows ``ids`` (s,), ascending -> (m, s).
 
         ``out`` (s, m), C-contiguous, receives the product ``rows @ queries.T``;
@@ -146,6 +147,8 @@ class FloatScreen:
         another dtype than the GEMM's (float16 rows), go to ``rows_buf`` (s, D)
         where given: a fresh array per block would cost a page fault per 4 KiB.
         The query's own id, where it is among them, scores -inf.
+        ``scale=False`` leaves the product of ``scale_after`` unscaled
+        (``JointScreen`` pools it for dot first).
 
         Why ``precision.margin`` bounds the float32 cosine score (u = 2**-24,
         gamma_D = D u / (1 - D u); Higham 2002, section 3.1):
@@ -177,7 +180,7 @@ class FloatScreen:
         # the margin, which holds for any order of summation.
         with np.errstate(over="ignore"):
             S = np.matmul(rows, self.queries.T, out=out).T  # (m, s) a view of the (s, m) product
-        if self.scale_after:  # float32 cosine: each column times 1 / |w| (0 for a zero row), rounded once
+        if self.scale_after and scale:  # float32 cosine: each column times 1 / |w| (0 for a zero row), rounded once
             np.multiply(S, self.inv_norms[run], out=S, casting="unsafe")
         if self.exclude is not None:
             at = np.minimum(np.searchsorted(ids, self.exclude), ids.size - 1)  # (m,)
@@ -193,3 +196,76 @@ class FloatScreen:
             chunk = np.concatenate([top, cand[s:s + step]])[None, :]  # (1, c)
             top = self._exact_top_k(np.array([i]), chunk)[0][0]
         return top
+
+
+class JointScreen:
+    """Cosine and dot for the same nonzero queries (m, D) from one float32 product per block of rows.
+
+    ``run(plan)`` returns ``{"cosine": (ids, scores), "dot": (ids, scores)}``,
+    each (m, K) int64 and float64, list for list what two ``FloatScreen``
+    runs give (the rescoring decides both; the screen only finds candidates).
+    It runs where both metrics are planned on the float screen in float32 and
+    cosine scales after the product (m < D, ``FloatScreen.scale_after``):
+
+    - the product is cosine's, ``P = W_blk @ (q / |q|).T  # (v, m)``, read
+      from the table as it is;
+    - dot pools ``P`` first: ``dot(q, w) = |q| dot(q / |q|, w)``, and a
+      positive factor per query ranks a query's rows alike, so dot's screen
+      score is ``P`` and its bound ``precision.margin("dot", ...) / |q|``:
+      ``P`` is off by at most ``(D + 2) u |w|`` (the derivation in
+      ``FloatScreen._scores``, without the last scaling), within
+      ``(D + 8) eps |w| <= margin / |q|`` for every row the query meets;
+    - then ``P`` times ``1 / |w|`` in place is cosine's score, the same
+      arithmetic as ``FloatScreen``'s, pooled with cosine's bound.
+
+    Parameters are ``FloatScreen``'s but ``metric`` and ``inv_norms``, which
+    is cosine's ``1 / row_norms`` (V,) float64 (0 for a zero row).
+    """
+
+    def __init__(self, W, q64, q_norms, exclude, k, row_norms, inv_norms):
+        self.cos = FloatScreen(W, q64, q_norms, exclude, k, "cosine", row_norms, inv_norms, np.float32)
+        if not self.cos.scale_after:
+            raise ValueError(f"the joint screen scales after the product: m={len(q64)} queries must be fewer than D")
+        self.dot = FloatScreen(W, q64, q_norms, exclude, k, "dot", row_norms, None, np.float32)
+        self.dot.queries = self.cos.queries  # (m, D) float32, the unit queries: one product serves both
+        self.dot.eps = self.dot.eps / q_norms  # (m,) the bound of dot(q, w) / |q|
+        self.screens = {"cosine": self.cos, "dot": self.dot}
+
+    def run(self, plan: BlockPlan) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        pools = self._scan(plan)
+        out = {}
+        for metric, screen in self.screens.items():
+            pool = pools[metric]
+            ids = np.empty((len(pool.ids), screen.k), dtype=np.int64)
+            scores = np.empty((len(pool.ids), screen.k))
+            step = max(1, plan.rescore // pool.ids.shape[1])
+            for s in range(0, len(pool.ids), step):
+                part = np.arange(s, min(s + step, len(pool.ids)))
+                ids[part], scores[part] = screen._exact_top_k(part, pool.ids[part])
+            out[metric] = (ids, scores)
+        return out
+
+    def _scan(self, plan: BlockPlan) -> dict[str, CandidatePool]:
+        """Screen every row once for both metrics, block by block (``FloatScreen._scan``, twice over one product)."""
+        cos, dot = self.cos, self.dot
+        m, V, k = len(cos.queries), len(cos.W), cos.k
+        cos.plan = dot.plan = plan
+        pools = {"cosine": CandidatePool(m, k), "dot": CandidatePool(m, k)}
+        bars = {"cosine": cos._first_bar(), "dot": dot._first_bar()}  # (m,) each, from the same strided sample
+        S_buf = np.empty(m * plan.rows, dtype=np.float32)  # reused: (m, v) views of it
+        mask_buf = np.empty(m * plan.rows, dtype=bool)
+        rows_buf = np.empty((plan.rows, cos.W.shape[1]), dtype=np.float32) if cos.W.dtype != np.float32 else None
+        for v0 in range(0, V, plan.rows):
+            v1 = min(V, v0 + plan.rows)
+            S = cos._scores(np.arange(v0, v1), out=S_buf[:m * (v1 - v0)].reshape(v1 - v0, m), rows_buf=rows_buf,
+                            scale=False)  # (m, v) dot(q / |q|, w), the own id at -inf
+            for metric in ("dot", "cosine"):  # dot reads the product as it is; cosine scales it in place after
+                screen, pool = self.screens[metric], pools[metric]
+                if metric == "cosine":  # as FloatScreen._scores; a zero own row's -inf * 0 is NaN, never marked
+                    with np.errstate(invalid="ignore"):
+                        np.multiply(S, cos.inv_norms[v0:v1], out=S, casting="unsafe")
+                bars[metric] = np.maximum(bars[metric], pool.scores[:, k - 1] - 2 * screen.eps)
+                mask = np.greater_equal(S, bars[metric].astype(np.float32)[:, None],
+                                        out=mask_buf[:S.size].reshape(S.shape))
+                screen._pool_marked(S, mask, v0, pool, 0, m)
+        return pools

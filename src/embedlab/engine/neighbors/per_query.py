@@ -20,13 +20,13 @@ import numpy as np
 
 from ..lengths import inverse_norms
 from .codes import RowCodes, encode_rows
-from .dispatch import search_block
+from .dispatch import search_block, search_block_joint
 from .int16_screen import Int16Table
 from .plan import BlockPlan
 from .threads import block_runner
 from .torch_screen import exact_matmul
 
-__all__ = ["search_queries"]
+__all__ = ["search_queries", "search_queries_joint"]
 
 
 def search_queries(W: np.ndarray, k: int, metric: str, plan: BlockPlan, *, row_norms: np.ndarray,
@@ -108,6 +108,40 @@ def search_queries(W: np.ndarray, k: int, metric: str, plan: BlockPlan, *, row_n
     if N and ids.max() >= V:  # an empty slot survived: never hand out an id that does not exist
         raise FloatingPointError("fewer than k rows got a finite score; the table's values are out of range")
     return ids, scores
+
+
+def search_queries_joint(W: np.ndarray, k: int, plan: BlockPlan, *, row_norms: np.ndarray,
+                         vectors: np.ndarray | None = None, exclude: np.ndarray | None = None,
+                         progress: Callable[[int], None] | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Exact top-k of the queries by cosine and by dot from one pass over the table per block of queries.
+
+    The arguments are ``search_queries``'s, ``plan`` cosine's on the float
+    screen in float32 with blocks of fewer queries than D (the front door
+    checks it: ``Search._joint_plan``). Returns ``{"cosine": (ids, scores),
+    "dot": (ids, scores)}``, each (N, K) int64 and float64, list for list
+    what ``search_queries`` gives for each metric
+    (``dispatch.search_block_joint``). ``progress`` is called with the
+    number of queries finished after each block of queries.
+    """
+    N = len(exclude) if vectors is None else len(vectors)
+    inv_norms = inverse_norms(row_norms)  # (V,) cosine's
+    found = {m: (np.empty((N, k), dtype=np.int64), np.empty((N, k), dtype=np.float64)) for m in ("cosine", "dot")}
+
+    def one_block(start: int) -> int:
+        stop = min(N, start + plan.queries)
+        excl = None if exclude is None else exclude[start:stop]
+        block = W[excl] if vectors is None else vectors[start:stop]  # (n, D)
+        for metric, (i, s) in search_block_joint(W, block, k, excl, row_norms, inv_norms, plan).items():
+            found[metric][0][start:stop], found[metric][1][start:stop] = i, s
+        return stop - start
+
+    with block_runner(plan.workers) as run:
+        for n_done in run(one_block, range(0, N, plan.queries)):
+            if progress is not None:
+                progress(n_done)
+    if N and max(ids.max() for ids, _ in found.values()) >= len(W):  # an empty slot survived
+        raise FloatingPointError("fewer than k rows got a finite score; the table's values are out of range")
+    return found
 
 
 def _int16_table(W: np.ndarray, codes: RowCodes | None, metric: str, row_norms: np.ndarray) -> Int16Table:

@@ -51,7 +51,7 @@ from .codes import RowCodes, codes_fit, encode_rows
 from .defaults import DEFAULT_MEMORY, METRICS
 from .every_row import JointLists, choose_method, join_blocks, joint_plans, method_reason, per_query_blocks
 from .footprint import ResidentCost, SearchMemory, search_memory
-from .per_query import search_queries
+from .per_query import search_queries, search_queries_joint
 from .plan import NORMS_BLOCK, BlockPlan, PairPlan, plan_search, plan_self_join
 from .precision import gemm_dtype
 from .self_join import ListBlock
@@ -222,6 +222,10 @@ class Search:
         self._bf16 = self._table.bf16_rows() if uses_bf16 and not self._own and scheduler is None else None
         self._device = None if device is None else resolve_device(device)
         self._cluster: ScatteredTable | None = None
+        # The lists of a metric not yet asked for, found in the same pass as another's (_joint_plan): per metric,
+        # (the query set's name, the block's ids to leave out, its vectors, ids (n, K), scores (n, K)); the last
+        # block only, handed out when the same block is asked for under that metric.
+        self._held: dict[str, tuple[str, Any, Any, np.ndarray, np.ndarray]] = {}
 
     # -- what was planned -----------------------------------------------------------------
 
@@ -296,7 +300,19 @@ class Search:
         metric = self._metric(metric)
         part, exclude, Q = self._block(ids, vectors)
         plan = part.plans[metric]
-        if self._scheduler is not None:
+        name = "vectors" if part.vectors is not None else "ids"
+        held = self._held.pop(metric, None)
+        joint = self._joint_plan(part)
+        if held is not None and held[0] == name and _same(held[1], exclude) and _same(held[2], Q):
+            found, scores = held[3], held[4]  # found with another metric's lists, in the same pass
+            if progress is not None:
+                progress(len(found))
+        elif joint is not None:  # both metrics from one pass over the table; the other held until asked for
+            lists = search_queries_joint(self._W, self.k, joint, row_norms=self._norms, vectors=Q, exclude=exclude,
+                                         progress=progress)
+            found, scores = lists.pop(metric)
+            self._held = {other: (name, exclude, Q, *lists[other]) for other in lists}
+        elif self._scheduler is not None:
             found, scores = self._scattered().search(exclude, self.k, metric, plan, memory=self.budget,
                                                      device=self._device_name, progress=progress)
         else:
@@ -306,6 +322,26 @@ class Search:
         vocabulary = getattr(self._table, "vocabulary", None)
         tokens = None if vocabulary is None else [[vocabulary.token(int(i)) for i in row] for row in found]
         return Neighbors(ids=found, scores=scores, metric=metric, tokens=tokens)
+
+    def _joint_plan(self, part: _Queries) -> BlockPlan | None:
+        """Cosine's plan where one pass over the table serves both metrics of these queries, else None.
+
+        Both metrics planned on the float screen in float32, in this process
+        without a device, in blocks of fewer queries than D (cosine then
+        scales after the product: ``float_screen.JointScreen``), both cut
+        alike. The second metric's pool of candidates, m x (a few K) entries
+        per block, is all the joint scan adds to the plan's working memory,
+        beside the lists it holds (N, K), outputs.
+        """
+        plans = part.plans
+        if set(plans) != {"cosine", "dot"} or self._device is not None or self._scheduler is not None:
+            return None
+        cosine, dot = plans["cosine"], plans["dot"]
+        float32 = all(p.screen == "float" and p.itemsize == 4 for p in (cosine, dot))
+        if not float32 or min(part.n, cosine.queries) >= self.D or (cosine.rows, cosine.queries) != (
+                dot.rows, dot.queries):
+            return None
+        return cosine
 
     # -- door 2: every row's k nearest ----------------------------------------------------
 
@@ -490,6 +526,11 @@ class Search:
         if ids is None:
             _within_plan(check_vectors(block, self.D), part.norms)
         return (part, block, None) if ids is not None else (part, None, block)
+
+
+def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Whether two blocks of queries (ids (n,) or vectors (n, D)), or two Nones, are the same."""
+    return (a is None) == (b is None) and (a is None or (a.shape == b.shape and np.array_equal(a, b)))
 
 
 def _within_plan(block: np.ndarray, planned: np.ndarray) -> None:
