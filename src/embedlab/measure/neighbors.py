@@ -282,14 +282,14 @@ def _blocks(table: EmbeddingTable, search: Search, queries: Sequence[int | str],
             found = {m: search.nearest(m, ids=chunk) for m in search.metrics}
             yield [QueryLists(query=str(queries[start + n]), id=int(i),
                               token=None if table.vocabulary is None else table.token(int(i)), norm=float(norms[i]),
-                              lists={m: _listed(table, found[m], n, norms) for m in search.metrics})
+                              lists={m: _listed(found[m], n, norms) for m in search.metrics})
                    for n, i in enumerate(chunk)]
     if search.vectors is not None:
         for start in range(0, len(search.vectors), size):
             chunk = search.vectors[start:start + size]  # (n, D) a block of the planned vectors
             found = {m: search.nearest(m, vectors=chunk) for m in search.metrics}
             yield [QueryLists(query=f"vector {start + n}", id=None, token=None, norm=float(q_norm),
-                              lists={m: _listed(table, found[m], n, norms) for m in search.metrics})
+                              lists={m: _listed(found[m], n, norms) for m in search.metrics})
                    for n, q_norm in enumerate(search.vector_norms[start:start + size])]
 
 
@@ -306,8 +306,8 @@ def repeat_notes(table: EmbeddingTable, ids: Sequence[int]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(note for note in notes if note is not None))
 
 
-def _listed(table: EmbeddingTable, found: Neighbors, n: int, norms: np.ndarray) -> list[Listed]:
-    """List n of a search result, each row with its length."""
+def _listed(found: Neighbors, n: int, norms: np.ndarray) -> list[Listed]:
+    """List n of a search result, each row with its length (its tokens as the search named them: the table's)."""
     ids, scores = found.ids[n], found.scores[n]
-    tokens = table.tokens(ids) or [None] * len(ids)
+    tokens = found.tokens[n] if found.tokens is not None else [None] * len(ids)
     return [Listed(id=int(i), token=t, score=float(s), norm=float(norms[i])) for i, t, s in zip(ids, tokens, scores)]
