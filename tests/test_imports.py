@@ -65,14 +65,11 @@ ALLOWED = {
     ("engine/neighbors/bf16_join.py", "embedlab.engine.neighbors.bf16_filter"):
         "the bf16 self-join only, as codes.py for the int16 kernel (numba's import and compilation); torch's ops "
         "filter where numba is missing",
-    ("engine/neighbors/bf16_join.py", "torch"):
-        "the bf16 self-join only (the torch extra); the float self-join runs without it; MissingExtraError",
-    ("engine/neighbors/bf16_screen.py", "torch"):
-        "the bf16 screen only (the torch extra); the other screens run without it; importing torch costs seconds",
     ("engine/neighbors/capability.py", "torch"):
         "asked only where the CPU has AMX-BF16 or AVX512-BF16 and torch is installed: whether oneDNN is there",
     ("engine/neighbors/torch_screen.py", "torch"):
-        "--device only (the torch extra); the CPU screens run without it; MissingExtraError",
+        "--device and the bf16 screens only (import_torch, the torch extra): the other CPU screens run without it, and "
+        "importing torch costs seconds; MissingExtraError",
     ("engine/neighbors/codes.py", "embedlab.engine.neighbors.int16_kernel"):
         "the int16 screen only: numba takes about half a second to import and compiles the kernel on first "
         "call; the float screen, and every command that does not search, never pay it; MissingExtraError",

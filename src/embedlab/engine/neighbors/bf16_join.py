@@ -54,10 +54,10 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ...errors import MissingExtraError
 from .plan import PairPlan
 from .precision import bf16_value_margin, longest_other, round_bf16
 from .self_join import ListBlock, SelfJoin
+from .torch_screen import import_torch
 
 __all__ = ["Bf16SelfJoin", "joint_blocks", "bf16_exact"]
 
@@ -76,7 +76,7 @@ class Bf16SelfJoin(SelfJoin):
     def __init__(self, W: np.ndarray, k: int, metric: str, row_norms: np.ndarray, plan: PairPlan, *,
                  share: "Bf16SelfJoin | None" = None, rows: np.ndarray | None = None) -> None:
         super().__init__(W, k, metric, row_norms, np.float32, plan)
-        torch = self.torch = _torch()
+        torch = self.torch = import_torch("the bfloat16 self-join (screen='bf16')")
         V, D = W.shape
         self.threads, self.pair_workers = plan.workers, 1  # torch's threads; one Python thread scores the pairs
         self.products: _Products | None = None  # the block pairs' products, shared with another metric's scan
@@ -315,7 +315,7 @@ def bf16_exact(W: np.ndarray, torch: Any = None) -> bool:
     >>> bf16_exact(np.array([[1.0, 0.5]], dtype=np.float32)), bf16_exact(np.array([[1.0 + 2**-10]], dtype=np.float32))
     (True, False)
     """
-    torch = torch or _torch()
+    torch = torch or import_torch("the bfloat16 self-join (screen='bf16')")
     for start in range(0, len(W), _CHECK_ROWS):
         rows = np.asarray(W[start:start + _CHECK_ROWS])  # (n, D)
         if rows.dtype != np.float32 and not np.array_equal(rows.astype(np.float32), rows):
@@ -354,9 +354,3 @@ def _tensor(torch: Any, a: np.ndarray) -> Any:
         return torch.from_numpy(np.ascontiguousarray(a))
 
 
-def _torch() -> Any:
-    try:
-        import torch
-    except ImportError:
-        raise MissingExtraError.for_module("torch", "the bfloat16 self-join (screen='bf16')", ("torch",)) from None
-    return torch

@@ -54,14 +54,13 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import MissingExtraError
 from ..lengths import length_range
 from .bf16_join import bf16_exact
 from .plan import BlockPlan
 from .pool import CandidatePool
 from .precision import bf16_margin, bf16_value_margin, longest_other, margin, round_bf16
 from .rescore import Rescorer
-from .torch_screen import TorchScreen
+from .torch_screen import TorchScreen, import_torch
 
 __all__ = ["Bf16Screen", "Bf16Rows", "bf16_rows", "bf16_exact_rows", "bar32", "ROWS_BLOCK"]
 
@@ -80,7 +79,7 @@ class Bf16Screen(TorchScreen):
     """
 
     def __init__(self, *args: Any, rows: np.ndarray | None = None, device: Any = None) -> None:
-        torch = _torch()
+        torch = import_torch("bf16 screens")
         super().__init__(*args, device=torch.device("cpu") if device is None else device)
         W, q64, q_norms, D = self.W, self.q64, self.q_norms, self.W.shape[1]
         exact_q = _bf16_valued(q64)  # (m,) queries that bfloat16 holds as they are (rows of a bf16 table, by id)
@@ -289,7 +288,7 @@ def bf16_rows(W: np.ndarray) -> Bf16Rows:
     >>> rows.tolist(), rows.exact, bf16_rows(np.array([[1.0, 0.5]])).exact
     ([[16256, 16256, 16258]], False, True)
     """
-    torch = _torch()
+    torch = import_torch("bf16 screens")
     V, D = W.shape
     out = np.empty((V, D), dtype=np.uint16)
     out_t = torch.from_numpy(out).view(torch.bfloat16)  # (V, D) the same memory
@@ -332,15 +331,9 @@ def bar32(bar: np.ndarray) -> np.ndarray:
     return down
 
 
-def _torch():
-    try:
-        import torch
-    except ImportError:
-        raise MissingExtraError.for_module("torch", "bf16 screens", ("torch",)) from None
-    return torch
 
 
 def _bf16_tensor(x: np.ndarray, device: Any) -> Any:
     """A float32 or float64 array (..., D) as a bfloat16 tensor on ``device``: to nearest even, once."""
-    torch = _torch()
+    torch = import_torch("bf16 screens")
     return torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).to(device=device, dtype=torch.bfloat16)

@@ -44,7 +44,7 @@ from ...errors import ChoiceError, MissingExtraError
 from .pool import CandidatePool
 from .float_screen import FloatScreen
 
-__all__ = ["TorchScreen", "resolve_device", "exact_matmul"]
+__all__ = ["TorchScreen", "resolve_device", "exact_matmul", "import_torch"]
 
 
 def resolve_device(device: Any) -> Any:
@@ -62,7 +62,7 @@ def resolve_device(device: Any) -> Any:
     >>> str(resolve_device("cpu"))
     'cpu'
     """
-    torch = _torch()
+    torch = import_torch()
     expected = "cpu, cuda or cuda:N (a GPU torch sees)"
     if not isinstance(device, str):
         raise ChoiceError(f"device must be a name such as 'cpu' or 'cuda', got {device!r}", parameter="device",
@@ -95,7 +95,7 @@ def exact_matmul() -> Iterator[None]:
     ...     torch.get_float32_matmul_precision()
     'highest'
     """
-    torch = _torch()
+    torch = import_torch()
     matmul = torch.backends.cuda.matmul
     tf32, precision = matmul.allow_tf32, torch.get_float32_matmul_precision()
     reduced = matmul.allow_bf16_reduced_precision_reduction
@@ -120,7 +120,7 @@ class TorchScreen(FloatScreen):
 
     def __init__(self, *args: Any, device: Any) -> None:
         super().__init__(*args)
-        torch = self.torch = _torch()
+        torch = self.torch = import_torch()
         self.device = device
         self.tdtype = torch.float32 if self.dtype == np.float32 else torch.float64
         self.queries_t = torch.tensor(self.queries, device=device)  # (m, D) a copy, in the GEMM's dtype
@@ -178,9 +178,10 @@ class TorchScreen(FloatScreen):
         return S
 
 
-def _torch():
+def import_torch(what: str = "screens on a torch device (--device)") -> Any:
+    """The torch module; ``MissingExtraError`` (an ``ImportError``) naming the ``torch`` extra and ``what`` needs it."""
     try:
         import torch
     except ImportError:
-        raise MissingExtraError.for_module("torch", "screens on a torch device (--device)", ("torch",)) from None
+        raise MissingExtraError.for_module("torch", what, ("torch",)) from None
     return torch
