@@ -570,3 +570,17 @@ def test_every_rows_memory_describes_the_self_join_that_ran_not_a_per_query_plan
         assert plans[metric]["method"] == method and plans[metric]["screen"] == screen
         assert plans[metric]["why"].startswith(method) and f"asked for (screen={screen})" in plans[metric]["why"]
         assert plans[metric]["queries"] == plans[metric]["rows"]  # block pairs: query blocks are row blocks
+
+
+def test_the_reason_a_bf16_self_join_was_not_taken_names_what_stopped_it():
+    from embedlab.engine.neighbors.every_row import bf16_refusal
+
+    W = np.random.default_rng(4).standard_normal((64, 8)).astype(np.float32)
+    norms = vector_norms(W)
+    assert bf16_refusal(64, 8, 3, norms, memory=2**26, workers=1, screen="bf16") is None
+    assert bf16_refusal(64, 8, 3, norms, memory=2**26, workers=1, screen="float") == "screen=float asked for"
+    long = W.copy()
+    long[5] *= 1e17  # one row far outside [1e-15, 1e15]: float32 scores would not certify it
+    why = bf16_refusal(64, 8, 3, vector_norms(long), memory=2**26, workers=1, screen="bf16")
+    assert "outside [1e-15, 1e15]" in why
+    assert bf16_refusal(64, 8, 3, norms, memory=1024, workers=1, screen="bf16") == "its plan does not fit the memory budget"

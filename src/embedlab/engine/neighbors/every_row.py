@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ...errors import SizeError
-from .capability import bf16_how, describe, fast_bf16, int16_runs
+from .capability import bf16_how, fast_bf16, fast_int16, int16_runs
 from .codes import RowCodes
 from .per_query import search_queries
 from .plan import BlockPlan, PairPlan, plan_self_join
@@ -46,7 +46,7 @@ from .precision import gemm_dtype
 from .bf16_join import Bf16SelfJoin, bf16_exact, joint_blocks
 from .self_join import ListBlock, SelfJoin
 
-__all__ = ["choose_method", "method_reason", "join_blocks", "query_band", "joint_plans", "JointLists", "per_query_blocks", "METHODS",
+__all__ = ["choose_method", "method_reason", "bf16_refusal", "join_blocks", "query_band", "joint_plans", "JointLists", "per_query_blocks", "METHODS",
            "QUERY_BLOCK"]
 
 METHODS = ("bf16 self-join", "self-join", "per-query")
@@ -78,13 +78,8 @@ def choose_method(V: int, D: int, k: int, row_norms: np.ndarray, *, memory: int,
     >>> choose_method(3, 3, 1, np.ones(3), memory=64, workers=1)  # pools of 3 rows do not fit in 64 bytes
     'per-query'
     """
-    if screen == "bf16" or (screen == "auto" and fast_bf16() and rows is not None and _bf16_rows(rows)):
-        if gemm_dtype(np.dtype(np.float32), "cosine", row_norms, row_norms) == np.float32:
-            try:
-                plan_self_join(V, D, k, 4, memory, workers=workers, screen="bf16")
-                return "bf16 self-join"
-            except SizeError:
-                pass
+    if bf16_refusal(V, D, k, row_norms, memory=memory, workers=workers, screen=screen, rows=rows) is None:
+        return "bf16 self-join"
     if int16_runs(row_norms):
         return "per-query"
     try:
@@ -94,13 +89,36 @@ def choose_method(V: int, D: int, k: int, row_norms: np.ndarray, *, memory: int,
     return "self-join"
 
 
-def method_reason(method: str, screen: str) -> str:
+def bf16_refusal(V: int, D: int, k: int, row_norms: np.ndarray, *, memory: int, workers: int, screen: str = "auto",
+                 rows: np.ndarray | None = None) -> str | None:
+    """Why every row's lists do not come from the bf16 self-join, in words; None where they do (``choose_method``).
+
+    >>> bf16_refusal(3, 3, 1, np.ones(3), memory=2**20, workers=1, screen="float")
+    'screen=float asked for'
+    """
+    if screen not in ("auto", "bf16"):
+        return f"screen={screen} asked for"
+    if screen == "auto" and not fast_bf16():
+        return bf16_how()
+    if screen == "auto" and (rows is None or not _bf16_rows(rows)):
+        return "the table's values are not bfloat16 (rounding them costs 2**-7 |q| |w| of bound)"
+    if gemm_dtype(np.dtype(np.float32), "cosine", row_norms, row_norms) != np.float32:
+        return "some row length is outside [1e-15, 1e15], where only float64 scores certify"
+    try:
+        plan_self_join(V, D, k, 4, memory, workers=workers, screen="bf16")
+    except SizeError:
+        return "its plan does not fit the memory budget"
+    return None
+
+
+def method_reason(method: str, screen: str, refusal: str | None = None) -> str:
     """Why ``choose_method`` took ``method`` for a self-join, in words, for the plan and the ``--memory`` output.
 
-    ``screen`` is the one asked for (``"auto"``, ``"bf16"``, ``"float"``, ``"int16"``).
+    ``screen`` is the one asked for (``"auto"``, ``"bf16"``, ``"float"``, ``"int16"``); ``refusal`` why
+    the bf16 self-join was not taken (``bf16_refusal``), for a float self-join.
 
-    >>> method_reason("self-join", "float")
-    'float32 GEMM self-join, each block pair once for both sides: asked for (screen=float)'
+    >>> method_reason("self-join", "float", "screen=float asked for")
+    'float GEMM self-join, each block pair once for both sides: screen=float asked for'
     """
     pairs = "each block pair once for both sides"
     if method == "bf16 self-join":
@@ -108,10 +126,10 @@ def method_reason(method: str, screen: str) -> str:
                else "the table holds bfloat16 values (its rounding is exact, its bound tight)")
         return f"bf16 self-join {bf16_how()}, {pairs}: {why}"
     if screen != "auto":
-        return f"float32 GEMM self-join, {pairs}: asked for (screen={screen})"
-    bf16 = (f"no bf16 self-join: {bf16_how()}" if not fast_bf16()
-            else "no bf16 self-join: the table's values are not bfloat16 (rounding them costs 2**-7 |q| |w| of bound)")
-    return f"float32 GEMM self-join, {pairs}: no int16 screen here ({describe()}); {bf16}"
+        return f"float GEMM self-join, {pairs}: {refusal or f'screen={screen} asked for'}"
+    int16 = ("the int16 codes' bound does not certify these row lengths" if fast_int16()
+             else "no int16 screen here (it needs AVX2 and numba)")
+    return f"float GEMM self-join, {pairs}: {int16}; no bf16 self-join: {refusal}"
 
 
 def _bf16_rows(rows: np.ndarray) -> bool:

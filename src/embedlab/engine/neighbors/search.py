@@ -49,7 +49,8 @@ from .cluster import ScatteredTable
 from .bf16_screen import bf16_rows
 from .codes import RowCodes, codes_fit, encode_rows
 from .defaults import DEFAULT_MEMORY, METRICS
-from .every_row import JointLists, choose_method, join_blocks, joint_plans, method_reason, per_query_blocks
+from .every_row import (JointLists, bf16_refusal, choose_method, join_blocks, joint_plans, method_reason,
+                        per_query_blocks)
 from .footprint import ResidentCost, SearchMemory, search_memory
 from .per_query import search_queries, search_queries_joint
 from .plan import NORMS_BLOCK, BlockPlan, PairPlan, plan_search, plan_self_join
@@ -261,7 +262,10 @@ class Search:
         part = self._part(None)
         if self._method in ("self-join", "bf16 self-join"):  # every row: the self-join's block pairs ran
             return search_memory(self.budget, part.plans, part.n, self.k, self._table.resident(), pairs=self._pairs,
-                                 method=self._method, why=method_reason(self._method, self._screen))
+                                 method=self._method, why=method_reason(self._method, self._screen, bf16_refusal(
+                                     self.V, self.D, self.k, self._norms, memory=self.budget,
+                                     workers=self._pairs[next(iter(self._pairs))].workers, screen=self._screen,
+                                     rows=self._W)))
         return search_memory(self.budget, part.plans, part.n, self.k, self._table.resident())
 
     # -- door 1: these queries' k nearest -------------------------------------------------
