@@ -172,6 +172,7 @@ def bf16_value_margin(metric: str, D: int, q_norms: np.ndarray, reach: np.ndarra
     A = (p + gamma * (1 + p)) * q_norms * reach + TINY32 * (root * (q_norms + reach) + 2 * D)
     return A * widen, u * widen
 
+
 def round_bf16(x: np.ndarray) -> np.ndarray:
     """float64 values rounded to bfloat16's 8 significant bits, to nearest, ties to even: (...) -> (...) float64.
 
