@@ -241,12 +241,7 @@ class Bf16Screen(TorchScreen):
             S *= torch.from_numpy(self.q_inv32)[:, None]
         if self.inv_t is not None:  # float32(product) * float32(1 / |w|), rounded once
             S *= self.inv_t[run if isinstance(run, slice) else torch.as_tensor(ids, device=self.device)]
-        if self.exclude is not None:
-            at = np.minimum(np.searchsorted(ids, self.exclude), ids.size - 1)  # (m,)
-            own = np.flatnonzero(ids[at] == self.exclude)
-            if own.size:
-                S[torch.as_tensor(own, device=self.device), torch.as_tensor(at[own], device=self.device)] = -np.inf
-        return S
+        return self._exclude_own(S, ids)
 
     def _rows(self, run: slice | np.ndarray, s: int) -> Any:
         """The rows ``run`` (s of them) in bfloat16, (s, D): a view of the cached rows, or rounded now."""

@@ -213,20 +213,15 @@ def choose_screen(screen: str, *, codes_given: bool, fits: bool, queries: int = 
                           value=screen, expected=", ".join(SCREENS))
     if screen == "float":
         return "float"
-    if screen == "bf16":
+    if screen in ("bf16", "int16"):  # asked for by name: refused where it cannot certify or cannot run
         if not fits:
-            raise ValueError(f"screen='bf16' certifies lengths from {LOW:g} to {HIGH:g} only; some query or row "
+            raise ValueError(f"screen={screen!r} certifies lengths from {LOW:g} to {HIGH:g} only; some query or row "
                              f"is outside: use screen='auto' or 'float'")
-        if importlib.util.find_spec("torch") is None:
-            raise MissingExtraError.for_module("torch", "bf16 screens", ("torch",))
-        return "bf16"
-    if screen == "int16":
-        if not fits:
-            raise ValueError(f"screen='int16' certifies lengths from {LOW:g} to {HIGH:g} only; some query or row "
-                             f"is outside: use screen='auto' or 'float'")
-        if importlib.util.find_spec("numba") is None:
-            raise MissingExtraError.for_module("numba", "integer screens", ("models",))
-        return "int16"
+        library, what, extra = {"bf16": ("torch", "bf16 screens", "torch"),
+                                "int16": ("numba", "integer screens", "models")}[screen]
+        if importlib.util.find_spec(library) is None:
+            raise MissingExtraError.for_module(library, what, (extra,))
+        return screen
     if fits and bf16_pays(queries, width, rows, metric):
         return "bf16"
     return "int16" if codes_given and fits and fast_int16() else "float"

@@ -170,7 +170,12 @@ class TorchScreen(FloatScreen):
         if self.inv_t is not None:
             rows = rows * self.inv_t[torch.as_tensor(ids, device=self.device), None]  # unit rows; zero rows stay 0
         S = self.queries_t @ rows.T  # (m, s)
+        return self._exclude_own(S, ids)
+
+    def _exclude_own(self, S: Any, ids: np.ndarray) -> Any:
+        """S (m, s) on the device with each query's own id, where it is among ``ids`` (s,), ascending, set to -inf."""
         if self.exclude is not None:
+            torch = self.torch
             at = np.minimum(np.searchsorted(ids, self.exclude), ids.size - 1)  # (m,)
             own = np.flatnonzero(ids[at] == self.exclude)
             if own.size:
