@@ -10,7 +10,8 @@ Steps, each best of ``--repeats`` in this process (page cache warm: say so), in 
    (wall time, the interpreter's start included);
 2. read: the token table's bytes read in blocks over the cores into the float32 array it becomes,
    BF16 widened on the way (``sources.tensor_data.read_data``), without and with the row lengths
-   measured in the same pass;
+   measured in the same pass; and a BF16 table's bits read and kept as they are, the lengths measured
+   from each block widened in cache (``tensor_data.read_bf16_bits``: what the load runs);
 3. lengths alone (``lengths.vector_norms`` over the finished table, what the pass saves);
 4. the vocabulary (``sources.tokenizer.folder_vocabulary``: tokenizer.json through the tokenizers library);
 5. the whole load (``sources.load``: everything above but the imports, as the command runs it);
@@ -79,18 +80,23 @@ def main(argv: list[str] | None = None) -> int:
     fused, (W, _) = best(args.repeats, lambda: tensor_data.read_data(info, lengths=True))
     rows.append(("read + row lengths in the same pass", fused, V * D * 4 + V * 8,
                  tensor_data.scratch_bytes(info, lengths=True)))
+    kept, _ = best(args.repeats, lambda: tensor_data.read_bf16_bits(info)) if info.dtype == "BF16" else (None, None)
+    if kept is not None:
+        rows.append(("read the bfloat16 bits, kept as they are, + row lengths (what a BF16 checkpoint's load runs)",
+                     kept, V * D * 2 + V * 8, tensor_data.scratch_bytes(info, lengths=True, bits=True)))
     alone, _ = best(args.repeats, lambda: vector_norms(W))
     rows.append(("row lengths alone, a second pass (saved)", alone, "", ""))
     del W
     vocab, _ = best(args.repeats, lambda: folder_vocabulary(Path(args.folder), V))
     rows.append(("vocabulary (tokenizer.json)", vocab, "", ""))
     whole, table = best(args.repeats, lambda: loaders.load(args.folder))
-    rows.append(("sources.load, all of it", whole, table.W_E.nbytes + table.norms().nbytes, ""))
+    rows.append(("sources.load, all of it", whole, table.resident().table + table.norms().nbytes, ""))
     for metric in ("cosine", "dot"):
         seconds, _ = best(args.repeats, lambda: table.nearest([5, 17], 5, metric))
         rows.append((f"search, 2 queries, {metric}", seconds, "", ""))
     both, _ = best(args.repeats, lambda: neighbor_lists(table, [5, 17], 5))
     rows.append(("search, 2 queries, both metrics as `neighbors` asks (one pass over the table)", both, "", ""))
+    rows.append((f"the table as the searches left it: {type(table.rows()).__name__}", 0.0, table.resident().table, ""))
     print("| step | seconds (best of %d) | bytes kept | bytes beside it |" % args.repeats)
     print("|---|---|---|---|")
     for name, seconds, kept, beside in rows:

@@ -18,11 +18,12 @@ def _bf16_checkpoint(folder, V=300, D=16):
 def test_a_checkpoints_table_records_the_bytes_of_each_step(tmp_path):
     table = loaders.load(str(_bf16_checkpoint(tmp_path)))
     cost = table.load_cost
-    assert (cost.dtype, cost.file_bytes, cost.table_bytes) == ("BF16", 300 * 16 * 2, 300 * 16 * 4)
+    assert (cost.dtype, cost.file_bytes, cost.table_bytes) == ("BF16", 300 * 16 * 2, 300 * 16 * 2)  # kept as bits
+    assert not cost.widened
     assert cost.lengths and cost.read_seconds >= 0 and cost.vocabulary_seconds is None
-    # one block holds every row here, on one thread: its bfloat16 bytes, its float64 copy (twice: einsum may
+    # one block holds every row here, on one thread: its float32 widening, its float64 copy (twice: einsum may
     # buffer it) with 48 bytes a row of vector_norms' own arrays, and its lengths
-    assert cost.threads == 1 and cost.scratch_bytes == 300 * 16 * 2 + (2 * 300 * 16 * 8 + 48 * 300) + 300 * 8
+    assert cost.threads == 1 and cost.scratch_bytes == 300 * 16 * 4 + (2 * 300 * 16 * 8 + 48 * 300) + 300 * 8
     assert table.resident().to_dict()["load"] == cost.to_dict()
 
 
@@ -37,5 +38,6 @@ def test_the_memory_output_says_what_the_load_cost(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     line = next(line for line in lines if line.startswith("load: "))
     assert lines.index(line) == len(lines) - 2 and lines[-1].startswith("screen: ")  # after the resident cost
-    assert line.startswith("load: 9.375 KiB of BF16 read into the 18.75 KiB table in ")
+    assert line.startswith("load: 9.375 KiB of BF16 read into the 9.375 KiB table (kept as bfloat16, widened to "
+                           "float32 as it is read) in ")
     assert "row lengths in the same pass" in line

@@ -145,12 +145,52 @@ def test_the_loaded_table_is_the_array_read_not_a_copy_and_keeps_the_lengths_rea
 
     real = tensor_data.read_data
     monkeypatch.setattr(tensor_data, "read_data", recording)
-    bits = _bf16_bits(np.random.default_rng(1), (300, 16))
-    write_safetensors(tmp_path / "model.safetensors", {"embed_tokens.weight": ("BF16", (300, 16), bits.tobytes())})
+    values = np.random.default_rng(1).standard_normal((300, 16)).astype("<f4")
+    write_safetensors(tmp_path / "model.safetensors", {"embed_tokens.weight": ("F32", (300, 16), values.tobytes())})
     table = loaders.load(str(tmp_path / "model.safetensors"))
     (data, norms), = read
     assert table.W_E is data and not table.W_E.flags.writeable
     assert np.array_equal(table.norms().view(np.int64), norms.view(np.int64))
+    assert np.array_equal(table.norms().view(np.int64), vector_norms(values, parallel=False).view(np.int64))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("parallel", [False, True])
+def test_bf16_bits_are_read_as_the_file_holds_them_with_the_widened_tables_lengths(tmp_path, small_blocks, shape,
+                                                                                  parallel):
+    bits = _bf16_bits(np.random.default_rng(sum(shape) + 1), shape)
+    path = write_safetensors(tmp_path / "t.safetensors", {"pad": ("I8", (3,), b"abc"), "w": ("BF16", shape, bits.tobytes())})
+    got, norms = tensor_data.read_bf16_bits(safetensors.tensor_infos(path)["w"], parallel=parallel)
+    assert got.dtype == np.uint16 and got.shape == shape and got.base is None and got.tobytes() == bits.tobytes()
+    whole = vector_norms(_widen(bits), parallel=False)  # the widened table's lengths, measured whole
+    assert np.array_equal(norms.view(np.int64), whole.view(np.int64))
+
+
+@pytest.mark.parametrize("dtype, shape", [("F32", (4, 2)), ("BF16", (8,)), ("BF16", (0, 3))])
+def test_bf16_bits_need_a_bf16_table(tmp_path, dtype, shape):
+    raw = b"\0" * (int(np.prod(shape)) * (4 if dtype == "F32" else 2))
+    path = write_safetensors(tmp_path / "t.safetensors", {"w": (dtype, shape, raw)})
+    with pytest.raises(ValueError, match=rf"2-D BF16 tensor.*'w' is {dtype}"):
+        tensor_data.read_bf16_bits(safetensors.tensor_infos(path)["w"])
+
+
+def test_a_bf16_checkpoint_table_is_kept_as_the_bits_read_and_widened_only_when_asked(tmp_path, monkeypatch):
+    read = []
+
+    def recording(info, **options):
+        bits, norms = real(info, **options)
+        read.append((bits, norms))
+        return bits, norms
+
+    real = tensor_data.read_bf16_bits
+    monkeypatch.setattr(tensor_data, "read_bf16_bits", recording)
+    bits = _bf16_bits(np.random.default_rng(1), (300, 16))
+    write_safetensors(tmp_path / "model.safetensors", {"embed_tokens.weight": ("BF16", (300, 16), bits.tobytes())})
+    table = loaders.load(str(tmp_path / "model.safetensors"))
+    (held, norms), = read
+    assert table.rows().bits is held and not held.flags.writeable  # no copy
+    assert table.resident().table == 300 * 16 * 2 and table.dtype == np.float32
+    assert np.array_equal(table.norms().view(np.int64), norms.view(np.int64))
     assert np.array_equal(table.norms().view(np.int64), vector_norms(_widen(bits), parallel=False).view(np.int64))
-
-
+    assert np.array_equal(table.W_E.view(np.uint32), _widen(bits).view(np.uint32))  # widened on first use
+    assert table.rows() is table.W_E and table.resident().table == 300 * 16 * (2 + 4)

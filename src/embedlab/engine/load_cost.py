@@ -28,7 +28,8 @@ class LoadCost:
     file_bytes : int
         Bytes of the tensor read from the file (``V * D * 2`` for BF16).
     table_bytes : int
-        Bytes of the array the table keeps (``V * D * 4`` for BF16 widened to float32).
+        Bytes of the array the table keeps: ``V * D * 2`` for BF16 kept as its bits
+        (``engine.bf16_matrix.Bf16Matrix``), ``V * D * 4`` where it was widened to float32.
     scratch_bytes : int
         Most bytes held beside it while reading: one block per thread
         (the file's bytes of a BF16 block and the block's float64 copy for
@@ -42,6 +43,10 @@ class LoadCost:
         is neither measured nor scanned for NaN again).
     vocabulary_seconds : float or None
         Reading the tokenizer's vocabulary; None where the source has none.
+    widened : bool
+        False where a BF16 table was kept as its bits and is widened to
+        float32 as it is read (a search of a few queries never widens it
+        whole); True where the table holds the values in their own dtype.
 
     >>> LoadCost("BF16", 8, 16, 4, 2, 0.5, True, None).to_dict()["table_bytes"]
     16
@@ -55,6 +60,7 @@ class LoadCost:
     read_seconds: float
     lengths: bool
     vocabulary_seconds: float | None = None
+    widened: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         """The fields, JSON-able."""

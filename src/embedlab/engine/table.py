@@ -13,16 +13,18 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k,
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..errors import ShapeError, SizeError, TokenIdError
+from .bf16_matrix import Bf16Matrix, widen_bf16
 from .gather import gather_rows
 from .lengths import vector_norms
 from .load_cost import LoadCost
 from .neighbors.checks import check_vectors
-from .neighbors.bf16_screen import bf16_rows
+from .neighbors.bf16_screen import Bf16Rows, bf16_rows
 from .neighbors.codes import RowCodes, encode_rows
 from .neighbors.footprint import ResidentCost
 from .neighbors.search import Neighbors, Search
@@ -40,12 +42,15 @@ class EmbeddingTable:
 
     Parameters
     ----------
-    matrix : array_like, shape (V, D), floating
+    matrix : array_like, shape (V, D), floating, or Bf16Matrix
         One row per token id. A read-only row-major array (a memory map
         opened for reading) is kept as is; anything else is copied once into
         a row-major array and made read-only, so no caller can change the
         table afterwards and every token's row is contiguous (a column-major
         ``.npy`` such as GloVe's would make every lookup a strided gather).
+        A ``bf16_matrix.Bf16Matrix`` (a bf16 checkpoint's table as its bits)
+        is kept as it is: a float32 table of dtype float32 at 2 bytes an
+        entry, widened whole only where ``W_E`` is asked for (``rows``).
     vocabulary : Vocabulary or sequence of str, optional
         Token strings in id order; its length must be V.
     positions : array_like, shape (T_max, D), optional
@@ -97,8 +102,20 @@ class EmbeddingTable:
         self._provenance = provenance or Provenance("array")
         where = _where(self._provenance)
         finite = isinstance(norms, np.ndarray) and norms.dtype == np.float64 and bool(np.isfinite(norms).all())
-        self._W = readonly_matrix(matrix, f"table{where}", finite=finite)  # (V, D)
-        V, D = self._W.shape
+        self._bf16: np.ndarray | None = None  # the bf16 screen's rows (V, D) uint16, built on first use
+        self._widened: np.ndarray | None = None  # a kept bf16 table widened whole, on first use of W_E
+        self._widening = threading.Lock()
+        if isinstance(matrix, Bf16Matrix):  # a bf16 checkpoint's table, kept as its bits (2 bytes an entry)
+            if not finite:
+                norms = vector_norms(matrix)  # (V,) a block at a time: finite lengths show finite entries
+                if not np.isfinite(norms).all():
+                    readonly_matrix(matrix.widened(), f"table{where}")  # raises, naming the first NaN or inf
+            self._held: Any = matrix
+            self._bf16 = matrix.bits.view(Bf16Rows)  # the bf16 screen's rows are the bits themselves
+            self._bf16.exact = True
+        else:
+            self._held = readonly_matrix(matrix, f"table{where}", finite=finite)  # (V, D)
+        V, D = self._held.shape
         if vocabulary is not None and not isinstance(vocabulary, Vocabulary):
             vocabulary = Vocabulary(vocabulary)
         if vocabulary is not None and len(vocabulary) != V:
@@ -107,9 +124,8 @@ class EmbeddingTable:
         self._positions = None if positions is None else readonly_matrix(positions, f"position table{where}", D)
         self._token_types = (None if token_types is None
                              else readonly_matrix(token_types, f"token-type table{where}", D))
-        self._norms = None if norms is None else _given_norms(self._W, norms)  # (V,) float64, else computed on first use
+        self._norms = None if norms is None else _given_norms(self._held, norms)  # (V,) float64, else computed on first use
         self._codes: RowCodes | None = None  # the integer screen's codes, built on first use
-        self._bf16: np.ndarray | None = None  # the bf16 screen's rows (V, D) uint16, built on first use
         self._load_cost = load_cost
 
     @classmethod
@@ -127,23 +143,48 @@ class EmbeddingTable:
 
     @property
     def W_E(self) -> np.ndarray:
-        """The table, shape (V, D), read-only (assignment raises ``ValueError``)."""
+        """The table, shape (V, D), read-only (assignment raises ``ValueError``).
+
+        A bf16 checkpoint's table, kept as its bits (``bf16_matrix.Bf16Matrix``),
+        is widened to float32 here on first use, once, on every core (4 V D
+        bytes more; ``rows`` reads it without widening it whole).
+        """
         return self._W
+
+    @property
+    def _W(self) -> np.ndarray:
+        """The table as one array: the matrix held, or the kept bf16 table widened once (thread-safe)."""
+        if not isinstance(self._held, Bf16Matrix):
+            return self._held
+        with self._widening:
+            if self._widened is None:
+                self._widened = self._held.widened()
+            return self._widened
+
+    def rows(self) -> Any:
+        """The table as held, for a search that reads it a block at a time: ``W_E`` itself, or where a bf16
+        checkpoint's table is kept as its bits, the ``bf16_matrix.Bf16Matrix`` (rows widened as read), or
+        ``W_E`` once that was widened.
+
+        >>> EmbeddingTable(np.eye(2, dtype=np.float32)).rows().shape
+        (2, 2)
+        """
+        return self._held if self._widened is None else self._widened
 
     @property
     def V(self) -> int:
         """Vocabulary size: rows of the table."""
-        return self._W.shape[0]
+        return self._held.shape[0]
 
     @property
     def D(self) -> int:
         """Model width: columns of the table."""
-        return self._W.shape[1]
+        return self._held.shape[1]
 
     @property
     def dtype(self) -> np.dtype:
         """The table's NumPy dtype."""
-        return self._W.dtype
+        return self._held.dtype
 
     @property
     def vocabulary(self) -> Vocabulary | None:
@@ -251,13 +292,17 @@ class EmbeddingTable:
             idx = ids  # (...) checked in one pass: seen as unsigned, a negative id is above V too
         else:
             idx = self._ids(ids)  # (...) checks each kind of bad id and names it
-        shape = (*idx.shape, self._W.shape[1])
+        shape = (*idx.shape, self.D)
         if out is None:
-            out = np.empty(shape, dtype=self._W.dtype)  # (..., D)
-        elif out.shape != shape or out.dtype != self._W.dtype or not out.flags.c_contiguous:
-            raise ShapeError(f"out must be a C-contiguous {self._W.dtype} array of shape {shape}, "
+            out = np.empty(shape, dtype=self.dtype)  # (..., D)
+        elif out.shape != shape or out.dtype != self.dtype or not out.flags.c_contiguous:
+            raise ShapeError(f"out must be a C-contiguous {self.dtype} array of shape {shape}, "
                              f"got {out.dtype} {out.shape}")
-        gather_rows(self._W, idx.reshape(-1), out.reshape(-1, shape[-1]))
+        rows = self.rows()
+        if isinstance(rows, Bf16Matrix):  # a kept bf16 table: the rows' bits gathered, then widened
+            widen_bf16(rows.bits[idx.reshape(-1)], out=out.reshape(-1, shape[-1]))
+        else:
+            gather_rows(rows, idx.reshape(-1), out.reshape(-1, shape[-1]))
         return out
 
     def lookup_via_one_hot(self, ids: Any) -> np.ndarray:
@@ -331,7 +376,7 @@ class EmbeddingTable:
         squares overflows at 256). Computed once and cached.
         """
         if self._norms is None:
-            out = vector_norms(self._W)  # (V,)
+            out = vector_norms(self.rows())  # (V,)
             out.flags.writeable = False
             self._norms = out
         return self._norms
@@ -378,11 +423,13 @@ class EmbeddingTable:
         32
         """
         extra = sum(t.nbytes for t in (self._positions, self._token_types) if t is not None)
-        return ResidentCost(table=self._W.nbytes, positions=extra,
+        kept = isinstance(self._held, Bf16Matrix)  # the bits are the table: not counted again as bf16 rows
+        return ResidentCost(table=self._held.nbytes + (0 if self._widened is None else self._widened.nbytes),
+                            positions=extra,
                             norms=0 if self._norms is None else self._norms.nbytes,
                             codes=0 if self._codes is None else self._codes.nbytes,
-                            mapped=isinstance(self._W, np.memmap),
-                            bf16=0 if self._bf16 is None else self._bf16.nbytes,
+                            mapped=isinstance(self._held, np.memmap),
+                            bf16=0 if self._bf16 is None or kept else self._bf16.nbytes,
                             load=None if self._load_cost is None else self._load_cost.to_dict())
 
     def stretch(self, token_id: int | str, factor: float) -> "EmbeddingTable":

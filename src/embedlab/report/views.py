@@ -327,8 +327,9 @@ def load_line(load: dict[str, Any]) -> str:
     lengths = ", row lengths in the same pass" if load["lengths"] else ""
     vocabulary = ("" if load.get("vocabulary_seconds") is None
                   else f"; vocabulary {load['vocabulary_seconds']:.2f} s")
+    kept = "" if load.get("widened", True) else " (kept as bfloat16, widened to float32 as it is read)"
     return (f"load: {human_bytes(load['file_bytes'])} of {load['dtype']} read into the {human_bytes(load['table_bytes'])} "
-            f"table in {load['read_seconds']:.2f} s on {load['threads']} thread{'s' * (load['threads'] != 1)}"
+            f"table{kept} in {load['read_seconds']:.2f} s on {load['threads']} thread{'s' * (load['threads'] != 1)}"
             f"{lengths} (at most {human_bytes(load['scratch_bytes'])} beside it){vocabulary}")
 
 

@@ -22,12 +22,14 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from . import checkpoint, head, hf, safetensors, tensor_data
 from .. import embed
 from ..errors import ChoiceError, SourceError, UnsafeFormatError, brief
+from ..engine.bf16_matrix import Bf16Matrix
 from ..engine.load_cost import LoadCost
 from ..engine.provenance import PARTS, Provenance, display_name
 from ..engine.table import EmbeddingTable
@@ -254,18 +256,25 @@ def _load_path(path: Path, *, tensor: str | None, words: str | Path | None, tabl
     raise SourceError(f"unsupported file {path}: expected a folder, .safetensors, .gguf, .npy, .txt or .vec")
 
 
-def _read_table(info: safetensors.TensorInfo) -> tuple[np.ndarray, np.ndarray | None, LoadCost | None]:
+def _read_table(info: safetensors.TensorInfo) -> tuple[Any, np.ndarray | None, LoadCost | None]:
     """A (V, D) table read-only, and where its dtype is read by blocks (``tensor_data``: one pass over the
     table instead of three, and no copy) its row lengths, measured in that pass, and what the read cost;
-    else None for both."""
+    else None for both. A BF16 table is kept as its bits (``engine.bf16_matrix.Bf16Matrix``: half the
+    memory of float32, widened as a search reads it, or whole where a command needs one array)."""
     if info.span is None or info.dtype not in tensor_data.READ_DTYPES or len(info.shape) != 2 or not info.shape[1]:
         return _read_readonly(info), None, None
     start = time.perf_counter()
-    array, norms = tensor_data.read_data(info, lengths=True)
+    kept = info.dtype == "BF16" and info.shape[0] > 0
+    if kept:
+        bits, norms = tensor_data.read_bf16_bits(info)
+        array: Any = Bf16Matrix(bits)  # takes the fresh bits over, read-only: no second copy
+    else:
+        array, norms = tensor_data.read_data(info, lengths=True)
+        array.flags.writeable = False  # a fresh array of ours: hand it over read-only, no second copy
     cost = LoadCost(dtype=info.dtype, file_bytes=info.nbytes, table_bytes=array.nbytes,
-                    scratch_bytes=tensor_data.scratch_bytes(info, lengths=True),
-                    threads=tensor_data.block_threads(info), read_seconds=time.perf_counter() - start, lengths=True)
-    array.flags.writeable = False  # a fresh array of ours: hand it over read-only, no second copy
+                    scratch_bytes=tensor_data.scratch_bytes(info, lengths=True, bits=kept),
+                    threads=tensor_data.block_threads(info), read_seconds=time.perf_counter() - start, lengths=True,
+                    widened=not kept)
     return array, norms, cost
 
 

@@ -26,10 +26,12 @@ truncated, naming the tensor.
 from __future__ import annotations
 
 import os
+import threading
 from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
+from ..engine.bf16_matrix import widen_bf16
 from ..engine.lengths import norms_bytes, vector_norms
 from ..engine.pages import fresh_table
 from ..engine.row_blocks import CORES, map_row_blocks, row_edges
@@ -39,7 +41,7 @@ from . import files
 if TYPE_CHECKING:  # safetensors reads headers without NumPy and imports this module only to read data
     from .safetensors import TensorInfo
 
-__all__ = ["read_data", "block_threads", "scratch_bytes", "READ_DTYPES", "BLOCK_BYTES"]
+__all__ = ["read_data", "read_bf16_bits", "block_threads", "scratch_bytes", "READ_DTYPES", "BLOCK_BYTES"]
 
 # The file's dtype -> the dtype of the array it becomes (safetensors is little-endian).
 READ_DTYPES = {"F64": np.dtype("<f8"), "F32": np.dtype("<f4"), "F16": np.dtype("<f2"), "BF16": np.dtype("<f4")}
@@ -104,21 +106,71 @@ def read_data(info: TensorInfo, *, lengths: bool = False, parallel: bool = True)
     return data, norms
 
 
+def read_bf16_bits(info: TensorInfo, *, parallel: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """A BF16 (V, D) tensor's bits as a fresh uint16 array, kept as they are, and its rows' lengths.
+
+    What ``read_data(info, lengths=True)`` reads, without widening the table:
+    each block's bits go straight into their place in the result (2 bytes an
+    entry, half the float32 table), and are widened into a scratch block per
+    thread, in the core's cache, only to measure the block's lengths with
+    ``lengths.vector_norms`` (bit-identical to ``vector_norms`` of the widened
+    table). ``engine.bf16_matrix.Bf16Matrix`` reads the table from the bits.
+
+    Returns
+    -------
+    bits : np.ndarray, shape (V, D), uint16
+        Memory only the caller holds (``bits.base is None``).
+    norms : np.ndarray, shape (V,), float64
+
+    Raises
+    ------
+    SourceError
+        As ``read_data``.
+    ValueError
+        If the tensor is not BF16, or not 2-D with a row and a column.
+    """
+    if info.dtype != "BF16" or len(info.shape) != 2 or not info.shape[0] or not info.shape[1]:
+        raise ValueError(f"bfloat16 bits need a 2-D BF16 tensor with a row and a column, {info.name!r} is "
+                         f"{info.dtype} of shape {info.shape}")
+    if info.span is None:
+        raise SourceError(f"tensor {info.name!r} in {info.path}: cannot read {info.dtype} data by blocks (no byte span)")
+    rows, width = info.shape
+    bits = fresh_table((rows, width), np.uint16)
+    norms = np.empty(rows, dtype=np.float64)  # (V,)
+    step = _rows_per_block(info)
+    scratch = threading.local()  # each thread's float32 block, reused: a fresh one per block would fault it in
+
+    def read(a: int, b: int) -> None:
+        _pread_into(handle, info, bits[a:b], info.span[0] + 2 * a * width)  # type: ignore[index]
+        buf = getattr(scratch, "rows", None)
+        if buf is None:
+            buf = scratch.rows = np.empty((step, width), dtype=np.float32)
+        widened = widen_bf16(bits[a:b], out=buf[:b - a])  # (b - a, D) in cache
+        norms[a:b] = vector_norms(widened, block_bytes=LENGTHS_BLOCK_BYTES, parallel=False)
+
+    try:
+        with files.open_regular(info.path, "checkpoint file") as handle:
+            map_row_blocks(read, rows, step, parallel=parallel)
+    except OSError as exc:
+        raise SourceError(f"cannot read tensor {info.name!r} from {info.path}: {exc}") from None
+    return bits, norms
+
+
 def block_threads(info: TensorInfo) -> int:
     """Threads ``read_data`` reads the tensor on: one per core, at most one per block."""
     rows = info.shape[0] if info.shape else 1
     return max(1, min(CORES, len(row_edges(rows, _rows_per_block(info)))))
 
 
-def scratch_bytes(info: TensorInfo, *, lengths: bool) -> int:
-    """Most bytes ``read_data`` holds beside its output: per thread, a BF16 block's file bytes and, where
-    the lengths are measured, what ``vector_norms`` holds for the block (``lengths.norms_bytes``) and the
-    block's lengths."""
+def scratch_bytes(info: TensorInfo, *, lengths: bool, bits: bool = False) -> int:
+    """Most bytes ``read_data`` (``read_bf16_bits`` where ``bits``) holds beside its output: per thread, a
+    BF16 block's file bytes (its float32 widening, kept as bits), and, where the lengths are measured, what
+    ``vector_norms`` holds for the block (``lengths.norms_bytes``) and the block's lengths."""
     rows = info.shape[0] if info.shape else 1
     block = min(rows, _rows_per_block(info))  # rows
     width = info.numel // rows if rows else 0
-    per_thread = ((2 * block * width if info.dtype == "BF16" else 0)
-                  + (norms_bytes(block, width, LENGTHS_BLOCK_BYTES) + 8 * block if lengths else 0))
+    per_thread = (((4 if bits else 2) * block * width if info.dtype == "BF16" else 0)
+                  + (norms_bytes(block, width, LENGTHS_BLOCK_BYTES) + 8 * block if lengths or bits else 0))
     return block_threads(info) * per_thread
 
 

@@ -85,7 +85,7 @@ class Bf16SelfJoin(SelfJoin):
                 exact, self.table = share.exact_inputs, share.table
             elif rows is not None:  # the table's own bfloat16 rows: one copy, the table's (counted in its resident cost)
                 exact = rows.exact if hasattr(rows, "exact") else bf16_exact(W, torch)
-                self.table = torch.from_numpy(np.asarray(rows)).view(torch.bfloat16)  # (V, D) the same memory
+                self.table = bits_tensor(torch, rows)  # (V, D) the same memory
             else:
                 exact = bf16_exact(W, torch)
                 self.table = self._convert(slice(0, V)) if plan.whole else None  # (V, D) bfloat16, or per block
@@ -307,6 +307,18 @@ def joint_blocks(W: np.ndarray, k: int, plans: dict[str, PairPlan], row_norms: n
                     scan._pair(i, j)
             out = {scan.metric: scan._close(i, None) for scan in scans}
         yield out
+
+
+def bits_tensor(torch: Any, rows: np.ndarray) -> Any:
+    """The bfloat16 rows (V, D) uint16 as a ``torch.bfloat16`` tensor on the same memory, never written.
+
+    A bf16 checkpoint's table is kept read-only (``bf16_matrix.Bf16Matrix``);
+    torch warns of every read-only array it wraps, though the screens and the
+    self-join only read the rows.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable", category=UserWarning)
+        return torch.from_numpy(np.asarray(rows)).view(torch.bfloat16)
 
 
 def bf16_exact(W: np.ndarray, torch: Any = None) -> bool:

@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from ..lengths import length_range
-from .bf16_join import bf16_exact
+from .bf16_join import bf16_exact, bits_tensor
 from .plan import BlockPlan
 from .pool import CandidatePool
 from .precision import bf16_margin, bf16_value_margin, longest_other, margin, round_bf16
@@ -91,7 +91,7 @@ class Bf16Screen(TorchScreen):
         self.q_inv32 = (1 / q_norms).astype(np.float32) if self.raw else None  # (m,) float32(1 / |q|)
         self.inv_t = None if self.inv_norms is None else torch.tensor(
             self.inv_norms.astype(np.float32), device=self.device)  # (V,) float32(1 / |w|)
-        self.rows_t = None if rows is None else torch.from_numpy(np.asarray(rows)).view(torch.bfloat16).to(self.device)
+        self.rows_t = None if rows is None else bits_tensor(torch, rows).to(self.device)
         self._buf = None  # (v, D) float32: a block of rows on its way to bfloat16, reused
         self.eps32 = self.eps  # (m,) the float screen's margin: of a survivor's float32 score (``_pool_float32``)
         reach = self.row_norms[longest_other(self.row_norms, self.exclude, len(q_norms))]  # (m,)
@@ -332,3 +332,4 @@ def _bf16_tensor(x: np.ndarray, device: Any) -> Any:
     """A float32 or float64 array (..., D) as a bfloat16 tensor on ``device``: to nearest even, once."""
     torch = import_torch("bf16 screens")
     return torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).to(device=device, dtype=torch.bfloat16)
+

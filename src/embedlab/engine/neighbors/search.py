@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 import numpy as np
 
 from ...errors import BudgetError, ChoiceError, ShapeError
+from ..bf16_matrix import Bf16Matrix
 from ..lengths import vector_norms
 from .capability import bf16_pays, builds_codes, choose_screen, int16_runs
 from .checks import check_ids, check_k, check_metrics, check_queries, check_rows, check_vectors
@@ -64,6 +65,11 @@ if TYPE_CHECKING:  # the table imports this module: the annotation only
 
 __all__ = ["Search", "Neighbors", "ArrayTable", "SearchMemory", "ListBlock", "check_k", "BY_ID"]
 
+# Queries up to which the float screen reads a table kept as bfloat16 bits (``EmbeddingTable.rows``) as it
+# is, widening the rows of each block as it multiplies them, in one pass on every core: no float32 table at
+# all. Past them the table is widened whole once (4 V D bytes; for 128,256 x 4,096 about as long as widening
+# it in three passes), and blocks of queries run on every core as for any table.
+KEPT_QUERIES = 64
 BY_ID = "V-1 (the query itself is left out)"  # how k's bound reads where the queries are rows of the table
 
 
@@ -189,9 +195,14 @@ class Search:
                  memory: int | None = None, device: str | None = None, scheduler: Any = None,
                  workers: int | None = None, screen: str = "auto") -> None:
         self.metrics = check_metrics(metrics)
-        self._own = not hasattr(table, "W_E")  # a plain array: nothing cached beyond this search
+        # A plain array: nothing cached beyond this search. (The class is asked first: a table's W_E widens a
+        # table kept as bfloat16 bits.)
+        self._own = not (hasattr(type(table), "W_E") or hasattr(table, "W_E"))
         self._table = ArrayTable(table) if self._own else table
-        self._W = self._table.W_E  # (V, D)
+        # The table as held: a bf16 checkpoint's bits (rows widened as a scan reads them) where the queries'
+        # scans run here; every row's lists and the cluster read the widened table (``_widen_pays`` below).
+        kept = not every_row and scheduler is None and hasattr(self._table, "rows")
+        self._W = self._table.rows() if kept else self._table.W_E  # (V, D)
         self.V, self.D = self._W.shape
         self._check_kinds(ids, vectors, exclude, every_row, scheduler)
         by_row = ids is not None or exclude is not None or every_row
@@ -215,6 +226,8 @@ class Search:
         self._pairs = joint or self._pairs
         self._joint = None if joint is None else JointLists(self._W, self.k, joint, self._norms, self._bf16_held())
         uses_codes = self._plan(screen, workers)
+        if isinstance(self._W, Bf16Matrix) and self._widen_pays():
+            self._W = self._table.W_E  # the float screen of many queries: widened once, not once a pass
         self._codes: RowCodes | None = self._table.codes() if uses_codes and not self._own else None
         # The table's bfloat16 rows, cached where a bf16 plan runs here (a plain array rounds a block at a time);
         # not where every row's lists come from a self-join, which runs no per-query plan.
@@ -438,9 +451,12 @@ class Search:
         before any search.
         """
         on_device = self._device_name is not None
-        threads = 1 if on_device or self._scheduler is not None else worker_count(workers)
         uses_codes = False
         for name, part in self._sets.items():
+            # A few queries of a table kept as bfloat16 bits: one block on one worker, whose products run
+            # on every core (``FloatScreen._widened_product``): the table is widened once, not once a worker.
+            few = isinstance(self._W, Bf16Matrix) and part.n <= KEPT_QUERIES
+            threads = 1 if on_device or self._scheduler is not None or few else worker_count(workers)
             codes_given = self._codes_given(part.norms, screen)
             plans, refused = {}, []
             for metric in self.metrics:
@@ -458,6 +474,13 @@ class Search:
             part.plans.update(plans)
             uses_codes |= codes_given
         return uses_codes
+
+    def _widen_pays(self) -> bool:
+        """Whether a float-screen plan has more than ``KEPT_QUERIES`` queries: a table kept as bfloat16 bits
+        is then widened whole once rather than a block at a time in each pass (the bf16 and int16 screens
+        read the bits or the codes, and widen only the rows they rescore)."""
+        return any(plan.screen == "float" and part.n > KEPT_QUERIES
+                   for part in self._sets.values() for plan in part.plans.values())
 
     def _codes_given(self, q_norms: np.ndarray, screen: str) -> bool:
         """Whether n queries (their lengths (n,)) plan with the table's int16 codes (built through its cache where not there yet)."""
