@@ -59,6 +59,7 @@ METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}  # as the field w
 COSINE_SPAN = 0.01  # the narrowest range a cosine axis shows: nearly equal cosines read as a flat line
 NOTE_SIZE = 8  # points, the size of notes under a figure
 UNDRAWN_SHOWN = 6  # tokens named in the note about undrawable tokens; the rest are counted
+DEGENERATE_SHOWN = 4  # degenerate rows named in a projection's note; the rest are counted
 # Figure -> tokens whose characters no font has, for callers that report them (the CLI's note);
 # weak keys: an entry goes with its figure.
 _UNDRAWN: "weakref.WeakKeyDictionary[Any, tuple[str, ...]]" = weakref.WeakKeyDictionary()
@@ -172,7 +173,8 @@ def projection_figure(proj: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAG
     ax.set_ylabel(words["projection_axis"].format(method=method, axis=2))
     # Outside the axes, at the right: inside, it hid points wherever "best" put it.
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=8)
-    _finish(fig, words, tokens=proj.labels, notes=[words["projection_note"]])  # before the labels: it sets the layout
+    notes = [words["projection_note"], *_degenerate_notes(proj, words)]
+    _finish(fig, words, tokens=proj.labels, notes=notes)  # before the labels: it sets the layout
     wanted = _labelled_rows(proj.groups)
     placement = place_labels(ax, proj.points[wanted], [_label(proj.labels[i]) for i in wanted],
                              points=proj.points, family=list(fonts.families()))
@@ -181,6 +183,21 @@ def projection_figure(proj: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAG
                                                          left=format_value(len(proj.ids) - placed)),
              fontsize=NOTE_SIZE, color="#404040", ha="right", va="bottom", fontfamily=list(fonts.families()))
     return fig
+
+
+def _degenerate_notes(proj: Any, words: dict[str, str]) -> list[str]:
+    """The note under a projection naming its degenerate rows, left out or kept (``Projection.degenerate``), each
+    with why; the first ``DEGENERATE_SHOWN``, then a count. No note where there are none."""
+    found = getattr(proj, "degenerate", None)
+    if found is None or not found.ids:
+        return []
+    why = {i: words["degenerate_zero"] for i in found.zero}
+    why |= {i: words["degenerate_copy"].format(of=of) for i, of in found.copies}
+    why |= {i: words["degenerate_long"].format(limit=format_value(found.limit)) for i in found.long}
+    rows = [f"{_label(label)} ({i}: {why[i]})" for i, label in zip(found.ids, proj.degenerate_labels)]
+    more = f" … (+{len(rows) - DEGENERATE_SHOWN})" if len(rows) > DEGENERATE_SHOWN else ""
+    key = "projection_kept" if proj.kept_degenerate else "projection_left_out"
+    return [words[key].format(count=format_value(len(rows)), rows=", ".join(rows[:DEGENERATE_SHOWN]) + more)]
 
 
 def _labelled_rows(groups: list[str]) -> list[int]:
