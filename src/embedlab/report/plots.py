@@ -41,7 +41,7 @@ from matplotlib.text import Text
 from ..errors import SizeError, brief
 from . import fonts
 from .colors import PALETTE
-from .formats import HIDDEN, cut_text, fixed, format_value, settings_text, source_name, tick_text
+from .formats import HIDDEN, cut_text, fixed, format_value, settings_text, source_name, tick_text, visible_whitespace
 from .labels import place_labels
 from .locales import AUDIT_WORDS, DEFAULT_LANGUAGE, WORDS, check_language
 
@@ -674,10 +674,11 @@ LABEL_LIMIT = 24
 
 
 def _label(token: str) -> str:
-    """A token as a label on a figure: ``_drawn``, cut after ``LABEL_LIMIT`` characters with its length
+    """A token as a label on a figure: its spaces, tabs and newlines as signs (``formats.visible_whitespace``:
+    a token ``' '`` is ``␣``, not nothing), ``_drawn``, cut after ``LABEL_LIMIT`` characters with its length
     (``formats.cut_text``), so long tokens (a 100,000-character one, or a panel of 60-character ones)
     cannot push the axes out of the figure."""
-    return _drawn(cut_text(token, LABEL_LIMIT))
+    return _drawn(cut_text(visible_whitespace(token), LABEL_LIMIT))
 
 
 def _named(token: str | None, token_id: int) -> str:

@@ -42,8 +42,10 @@
     }
   }
 
+  // A token as the page shows it: its spaces, tabs and newlines as signs (report/formats.py's
+  // visible_whitespace), so a token that is a space is a label, not nothing; null without vocabulary.
   function tokenOf(id) {
-    const t = data.named.tokens[namedAt.get(id)];
+    const t = data.named.labels[namedAt.get(id)];
     return t === null || t === undefined ? null : t;
   }
   function shown(id) {
@@ -200,10 +202,13 @@
 
   // -- search ------------------------------------------------------------------------
 
-  const folded = ids.map((id) => (tokenOf(id) === null ? "" : tokenOf(id).toLowerCase()));
+  // Each point's token as typed (its spaces as spaces) and as shown (its spaces as signs), case folded.
+  const raw = ids.map((id) => data.named.tokens[namedAt.get(id)]);
+  const folded = raw.map((t) => (t === null || t === undefined ? "" : t.toLowerCase()));
+  const foldedShown = ids.map((id) => (tokenOf(id) === null ? "" : tokenOf(id).toLowerCase()));
 
-  // The points whose token holds the text (case folded): exact first, then prefixes, then
-  // shorter tokens; "id:N" or a bare number also finds the point of id N.
+  // The points whose token holds the text (case folded), as typed or as shown ("␣the" finds " the"):
+  // exact first, then prefixes, then shorter tokens; "id:N" or a bare number also finds the point of id N.
   function find(text) {
     const query = text.trim().toLowerCase();
     if (!query) return [];
@@ -211,9 +216,12 @@
     const found = [];
     if (byId && rowOf.has(Number(byId[1]))) found.push(rowOf.get(Number(byId[1])));
     if (!query.startsWith("id:")) {
-      const rank = (i) => (folded[i] === query ? 0 : folded[i].startsWith(query) ? 1 : 2);
+      const rank = (i) => (folded[i] === query || foldedShown[i] === query ? 0
+                           : folded[i].startsWith(query) || foldedShown[i].startsWith(query) ? 1 : 2);
       const hits = [];
-      for (let i = 0; i < n; i++) if (folded[i].includes(query) && found[0] !== i) hits.push(i);
+      for (let i = 0; i < n; i++) {
+        if ((folded[i].includes(query) || foldedShown[i].includes(query)) && found[0] !== i) hits.push(i);
+      }
       hits.sort((a, b) => rank(a) - rank(b) || folded[a].length - folded[b].length || ids[a] - ids[b]);
       found.push(...hits);
     }
