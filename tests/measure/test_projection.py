@@ -350,7 +350,8 @@ def test_tsne_leaves_degenerate_rows_out_of_the_fit_and_names_them(degenerate_ta
     (note,) = proj.notes
     assert note.startswith("3 degenerate rows left out of the t-SNE fit and the picture")
     assert "--keep-degenerate" in note
-    for named in (f"{ZERO} 't{ZERO}' (all zeros)", f"{COPY} 't{COPY}' (a copy of {ORIGINAL})", f"{LONG} 't{LONG}' (longer"):
+    for named in (f"id {ZERO} 't{ZERO}' (all zeros)", f"id {COPY} 't{COPY}' (a copy of id {ORIGINAL})",
+                  f"id {LONG} 't{LONG}' (longer"):
         assert named in note
     d = proj.to_dict()
     assert d["degenerate"]["zero"] == [ZERO] and d["degenerate"]["copies"] == [[COPY, ORIGINAL]]
@@ -366,7 +367,7 @@ def test_keep_degenerate_fits_every_row_asked(degenerate_table):
     assert proj.ids.tolist() == ids
     oracle = TSNE(n_components=2, perplexity=29 / 3, metric="cosine", init="pca", random_state=4).fit_transform(W)
     assert np.array_equal(proj.points, oracle.astype(np.float64))
-    assert proj.kept_degenerate and proj.notes[0].startswith("3 degenerate rows kept in the t-SNE fit")
+    assert proj.kept_degenerate and proj.notes[0].startswith("3 degenerate rows kept in the t-SNE fit and the picture")
 
 
 def test_pca_leaves_them_out_of_the_rows_it_is_fitted_on_too(degenerate_table):

@@ -115,7 +115,7 @@ def test_a_zero_padding_row_is_left_out_of_the_points_named_and_still_listed():
     assert r.ids.tolist()[0] == 10 and 1 not in r.ids.tolist() and len(r.ids) == 59 == len(r.points)
     assert r.degenerate.zero == (1,) and not r.kept_degenerate
     assert r.notes[-1].startswith("1 degenerate row left out of the PCA fit and the picture")
-    assert "1 '<pad>' (all zeros)" in r.notes[-1]
+    assert "id 1 '<pad>' (all zeros)" in r.notes[-1]
     listed = set()
     for i, q in enumerate(r.ids.tolist()):
         assert r.neighbor_ids["dot"][i].tolist() == full_sort(W, q, 5, "dot")

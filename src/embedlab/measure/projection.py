@@ -106,8 +106,8 @@ class Projection:
         None for a projection made without looking (``Projection`` built by hand).
     kept_degenerate : bool
         Whether they were kept (``project(keep_degenerate=True)``).
-    degenerate_labels : tuple of str
-        The label of each of ``degenerate.ids`` (its token, or its id).
+    degenerate_labels : tuple of (str or None)
+        The token of each of ``degenerate.ids``; None for a table without vocabulary.
     notes : tuple of str
         What the reader should know about the rows: which were left out or
         kept as degenerate (``left_out_note``).
@@ -122,7 +122,7 @@ class Projection:
     table: str
     degenerate: degenerate.LeftOut | None = None
     kept_degenerate: bool = False
-    degenerate_labels: tuple[str, ...] = ()
+    degenerate_labels: tuple[str | None, ...] = ()
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
@@ -263,7 +263,8 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
     ValueError
         For an unknown method, dims or metric, a metric with PCA (it keeps
         euclidean variance only), a fit_sample with t-SNE or UMAP or below 0,
-        repeated ids, too few points for the method (once degenerate rows are left out), a table too narrow for it
+        repeated ids, too few points for the method (also once degenerate rows
+        are left out: the message says so), a table too narrow for it
         (PCA and t-SNE need D >= dims), or a perplexity / n_neighbors that does
         not fit the number of points (checked before fitting; the message
         names both numbers); for PCA points that overflow float64 once
@@ -286,28 +287,12 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
     if reason is not None:
         raise ValueError(reason)
     found = degenerate_rows(table, ids, groups)
-    if not keep_degenerate and found.ids:
-        fitted = ~np.isin(ids, found.ids)  # (n,) the rows kept
-        ids, groups = ids[fitted], [g for g, kept in zip(groups, fitted.tolist()) if kept]
-        reason = unfit_reason(method, ids.size, table.D, dims)
-        if reason is not None:
-            raise ValueError(f"{reason}: {len(found.ids)} degenerate row{'s' * (len(found.ids) != 1)} (all-zero, "
-                             "copies, far longer than the rest) left out; keep_degenerate=True keeps them")
+    if not keep_degenerate:
+        ids, groups = _without(table.D, ids, groups, found, method, dims)
     n = ids.size
     if method == "pca":
-        fit_ids = pca_fit_rows(table.V, ids, _check_fit_sample(fit_sample), seed)  # (m,) sorted, m >= n
-        X = table.lookup(fit_ids).astype(np.float64)  # (m, D)
-        params: dict[str, Any] = {}
-        if not keep_degenerate:  # the rows drawn to fit on, less their degenerate ones (the shown rows stay)
-            unfit = degenerate.left_out(X, fit_ids, table.norms()[fit_ids], found.limit, keep=ids).ids
-            if unfit:
-                fitted = ~np.isin(fit_ids, unfit)  # (m,)
-                fit_ids, X = fit_ids[fitted], X[fitted]  # (m', D)
-                params["fit_left_out"] = len(unfit)
-        X, exponent = _unit_scale(X, *SAFE_RANGE[method])  # (m, D)
-        shown = np.searchsorted(fit_ids, ids)  # (n,) where each shown row sits among the fitted rows
-        points = _scale_back(_pca(X, X[shown], dims), exponent)
-        params = {"fitted_rows": int(fit_ids.size), "seed": seed, **params}
+        points, params = _pca_points(table, ids, _check_fit_sample(fit_sample), seed, dims,
+                                     None if keep_degenerate else found.limit)
     else:
         if fit_sample is not None:
             raise ValueError(f"fit_sample={fit_sample} applies to method='pca' only, not method={method!r}: "
@@ -322,11 +307,43 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
             points = _umap(X, n_neighbors, metric, seed, dims)
             params = {"metric": metric, "n_neighbors": n_neighbors, "seed": seed}
     labels = [table.token(int(i)) or str(int(i)) for i in ids]
-    named = tuple(table.token(i) or str(i) for i in found.ids)
+    named = tuple(table.token(i) for i in found.ids)
     note = left_out_note(found, named, method, keep_degenerate)
     return Projection(ids=ids, labels=labels, groups=groups, points=points, method=method, parameters=params,
                       table=table.provenance.display_name, degenerate=found, kept_degenerate=keep_degenerate,
                       degenerate_labels=named, notes=() if note is None else (note,))
+
+
+def _without(D: int, ids: np.ndarray, groups: list[str], found: degenerate.LeftOut, method: str,
+             dims: int) -> tuple[np.ndarray, list[str]]:
+    """``ids`` (n,) and their groups less the degenerate rows ``found``; ``ValueError`` where too few are left."""
+    if not found.ids:
+        return ids, groups
+    kept = ~np.isin(ids, found.ids)  # (n,)
+    ids, groups = ids[kept], [g for g, k in zip(groups, kept.tolist()) if k]
+    reason = unfit_reason(method, ids.size, D, dims)
+    if reason is not None:
+        raise ValueError(f"{reason}: {len(found.ids)} degenerate row{'s' * (len(found.ids) != 1)} (all-zero, "
+                         "copies, far longer than the rest) left out; keep_degenerate=True keeps them")
+    return ids, groups
+
+
+def _pca_points(table: EmbeddingTable, ids: np.ndarray, fit_sample: int, seed: int, dims: int,
+                limit: float | None) -> tuple[np.ndarray, dict[str, Any]]:
+    """PCA's points (n, dims) of the rows ``ids`` and its parameters: fitted on ``pca_fit_rows`` less their
+    degenerate rows other than ``ids`` (rows longer than ``limit``; none left out where ``limit`` is None)."""
+    fit_ids = pca_fit_rows(table.V, ids, fit_sample, seed)  # (m,) sorted, m >= n
+    X = table.lookup(fit_ids).astype(np.float64)  # (m, D)
+    left: dict[str, Any] = {}
+    if limit is not None:  # the rows drawn to fit on, less their degenerate ones (the shown rows stay)
+        unfit = degenerate.left_out(X, fit_ids, table.norms()[fit_ids], limit, keep=ids).ids
+        if unfit:
+            fitted = ~np.isin(fit_ids, unfit)  # (m,)
+            fit_ids, X = fit_ids[fitted], X[fitted]  # (m', D)
+            left["fit_left_out"] = len(unfit)
+    X, exponent = _unit_scale(X, *SAFE_RANGE["pca"])  # (m, D)
+    shown = np.searchsorted(fit_ids, ids)  # (n,) where each shown row sits among the fitted rows
+    return _scale_back(_pca(X, X[shown], dims), exponent), {"fitted_rows": int(fit_ids.size), "seed": seed, **left}
 
 
 def degenerate_rows(table: EmbeddingTable, ids: Sequence[int], groups: Sequence[str] = ()) -> degenerate.LeftOut:
@@ -345,30 +362,32 @@ def degenerate_rows(table: EmbeddingTable, ids: Sequence[int], groups: Sequence[
     return degenerate.left_out(table.lookup(ids), ids.tolist(), norms[ids], degenerate.long_limit(norms), keep=keep)
 
 
-def left_out_note(found: degenerate.LeftOut, labels: Sequence[str], method: str, kept: bool) -> str | None:
+def left_out_note(found: degenerate.LeftOut, labels: Sequence[str | None], method: str, kept: bool) -> str | None:
     """One sentence naming the degenerate rows of a projection, left out or kept; None where there are none.
 
-    ``labels``: the token (or id) of each of ``found.ids``. The first ``LEFT_OUT_LISTED`` rows are named,
+    ``labels``: the token of each of ``found.ids`` (None without vocabulary). The first ``LEFT_OUT_LISTED`` rows are named,
     each with why, the rest counted.
 
     >>> found = degenerate.LeftOut(zero=(1,), copies=((7, 3),), long=(), limit=2.5)
     >>> left_out_note(found, ["<pad>", "x"], "tsne", False)
-    "2 degenerate rows left out of the t-SNE fit and the picture (keep_degenerate, --keep-degenerate, keeps them): 1 '<pad>' (all zeros), 7 'x' (a copy of 3)"
+    "2 degenerate rows left out of the t-SNE fit and the picture (--keep-degenerate, keep_degenerate=True, keeps them): id 1 '<pad>' (all zeros), id 7 'x' (a copy of id 3)"
     """
     if not found.ids:
         return None
     why = {i: "all zeros" for i in found.zero}
-    why |= {i: f"a copy of {of}" for i, of in found.copies}
+    why |= {i: f"a copy of id {of}" for i, of in found.copies}
     why |= {i: f"longer than {found.limit:.4g}, median + {degenerate.LONG_MADS:g} MAD of the row lengths"
             for i in found.long}
-    named = [f"{i} {brief(label)} ({why[i]})" for i, label in zip(found.ids, labels)][:LEFT_OUT_LISTED]
+    named = [f"id {i}{'' if label is None else ' ' + brief(label)} ({why[i]})"
+             for i, label in zip(found.ids, labels)][:LEFT_OUT_LISTED]
     more = len(found.ids) - len(named)
     rows = ", ".join(named) + (f" and {more:,} more" if more else "")
     count = f"{len(found.ids):,} degenerate row{'s' * (len(found.ids) != 1)}"
     name = METHOD_NAMES.get(method, method)
     if kept:
-        return f"{count} kept in the {name} fit (keep_degenerate): {rows}"
-    return f"{count} left out of the {name} fit and the picture (keep_degenerate, --keep-degenerate, keeps them): {rows}"
+        return f"{count} kept in the {name} fit and the picture (--keep-degenerate, keep_degenerate=True): {rows}"
+    return (f"{count} left out of the {name} fit and the picture (--keep-degenerate, keep_degenerate=True, keeps "
+            f"them): {rows}")
 
 
 def pca_fit_rows(V: int, ids: Sequence[int], sample: int = PCA_FIT_SAMPLE, seed: int = 0) -> np.ndarray:

@@ -207,7 +207,7 @@ def measure_projector(table: EmbeddingTable, *, probe: int | None, tokens: Seque
     search = Search(table, k, METRICS, ids=ids, memory=memory)  # the rows' lengths and the budget, before projecting
     projected = projection.project(table, ids, method, groups=groups, seed=seed, dims=dims, metric=metric,
                                    keep_degenerate=keep_degenerate)
-    left = projection.left_out_note(unfit, [table.token(i) or str(i) for i in unfit.ids], method, keep_degenerate)
+    left = projection.left_out_note(unfit, [table.token(i) for i in unfit.ids], method, keep_degenerate)
     neighbor_ids, neighbor_scores = {}, {}
     for metric in METRICS:
         found = search.nearest(metric, progress=progress)

@@ -194,7 +194,8 @@ def _degenerate_notes(proj: Any, words: dict[str, str]) -> list[str]:
     why = {i: words["degenerate_zero"] for i in found.zero}
     why |= {i: words["degenerate_copy"].format(of=of) for i, of in found.copies}
     why |= {i: words["degenerate_long"].format(limit=format_value(found.limit)) for i in found.long}
-    rows = [f"{_label(label)} ({i}: {why[i]})" for i, label in zip(found.ids, proj.degenerate_labels)]
+    rows = [f"id {i} ({why[i]})" if label is None else f"{_label(label)} (id {i}: {why[i]})"
+            for i, label in zip(found.ids, proj.degenerate_labels)]
     more = f" … (+{len(rows) - DEGENERATE_SHOWN})" if len(rows) > DEGENERATE_SHOWN else ""
     key = "projection_kept" if proj.kept_degenerate else "projection_left_out"
     return [words[key].format(count=format_value(len(rows)), rows=", ".join(rows[:DEGENERATE_SHOWN]) + more)]

@@ -23,8 +23,9 @@ block, never written into the script's text: ``<``, ``>`` and ``&`` are written
 as ``\\u003c``, ``\\u003e``, ``\\u0026``, so a token such as ``</script>`` can
 neither end the block nor start a comment, and ``JSON.parse`` gives it back
 unchanged. The script writes tokens into the page with ``textContent`` (and,
-for Plotly's labels, with ``<``, ``>``, ``&`` as entities, since Plotly reads
-a little HTML in them), inside ``<bdi>`` so right-to-left tokens stay apart,
+for Plotly's hover labels and its SVG traces' labels, with ``<``, ``>``, ``&``
+as entities, since Plotly reads a little HTML in them; its WebGL traces,
+``scattergl`` and ``scatter3d``, draw a label as it is), inside ``<bdi>`` so right-to-left tokens stay apart,
 each space, tab and newline written as a sign (``␣``, ``⇥``, ``↵``): a token
 that is a space was a point without a label.
 
