@@ -417,3 +417,16 @@ def test_whitespace_tokens_are_labelled_with_signs_and_markup_as_each_trace_draw
                                           "en"))
     written = {text for texts in run_page(three, tmp_path)["all"] for text in texts if text}  # 3-D: all, once
     assert written == {"\u2423", "\u21e5", "\u21b5", "\u2423the", "<pad>", "<\u2060b>x<\u2060/b>", "a&b", "w7"}
+
+
+def test_search_finds_a_decomposed_token_by_the_syllable_a_person_types(tmp_path):
+    """ALBERT's vocabulary stores 표 decomposed (NFKD: U+1111 U+116D); the page's search compares text
+    canonically composed (NFC), as it reads, so the typed syllable finds it."""
+    import unicodedata
+
+    typed, stored = "\ud45c", unicodedata.normalize("NFKD", "\ud45c")
+    assert stored == "\u1111\u116d" and typed != stored
+    tokens = [stored, "a", "b", "c", "d"]
+    small = EmbeddingTable(np.random.default_rng(2).normal(size=(5, 3)), vocabulary=tokens)
+    data = page_data(page.projector_html(embedlab.projector(small, tokens=list(range(5)), probe=1, k=2), "en"))
+    assert run_page(data, tmp_path, query=typed)["searched"][2] == [stored]

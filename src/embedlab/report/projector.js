@@ -211,15 +211,17 @@
 
   // -- search ------------------------------------------------------------------------
 
-  // Each point's token as typed (its spaces as spaces) and as shown (its spaces as signs), case folded.
-  const raw = ids.map((id) => data.named.tokens[namedAt.get(id)]);
-  const folded = raw.map((t) => (t === null || t === undefined ? "" : t.toLowerCase()));
-  const foldedShown = ids.map((id) => (tokenOf(id) === null ? "" : tokenOf(id).toLowerCase()));
+  // Text compared as people read it: canonically composed (NFC: ALBERT's vocabulary stores 표 decomposed,
+  // ᄑ + ᅭ, which reads the same as the typed syllable), case folded.
+  const fold = (t) => (t === null || t === undefined ? "" : t.normalize("NFC").toLowerCase());
+  // Each point's token as typed (its spaces as spaces) and as shown (its spaces as signs), folded.
+  const folded = ids.map((id) => fold(data.named.tokens[namedAt.get(id)]));
+  const foldedShown = ids.map((id) => fold(tokenOf(id)));
 
-  // The points whose token holds the text (case folded), as typed or as shown ("␣the" finds " the"):
+  // The points whose token holds the text (folded), as typed or as shown ("␣the" finds " the"):
   // exact first, then prefixes, then shorter tokens; "id:N" or a bare number also finds the point of id N.
   function find(text) {
-    const query = text.trim().toLowerCase();
+    const query = fold(text.trim());
     if (!query) return [];
     const byId = /^(?:id:\s*)?([0-9]+)$/.exec(query);
     const found = [];
