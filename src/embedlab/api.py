@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 from . import __version__, embed, errors, sources
 from .deprecation import renamed
 from .engine.neighbors.defaults import DEFAULT_K, DEFAULT_MEMORY, METRICS
-from .engine.vocabulary import resolve_id
+from .engine.vocabulary import resolve_id, respellings
 from .measure import lab, model_params, params as param_counts
 from .measure.lab import REPORT_K
 from .measure.defaults import fit_default
@@ -111,8 +111,10 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
     Returns
     -------
     LabResult
-        ``notes`` says what was adjusted without being asked (a default probe or k shrunk to fit), and
-        that the probe's token string is repeated in the vocabulary where it is (``Vocabulary.repeat_note``);
+        ``notes`` says what was adjusted without being asked (a default probe or k shrunk to fit), that
+        the probe was found only as the table's tokenizer spells it (``Vocabulary.respell``: ALBERT's
+        vocabulary stores ``표`` decomposed), and that the probe's token string is repeated in the
+        vocabulary where it is (``Vocabulary.repeat_note``);
         ``run`` records embedlab's version, the date (``report.run.report_date``) and this call
         (``embedlab.report('minilm', probe='king')``; ``None`` for a table passed as an object).
 
@@ -138,7 +140,8 @@ def report(table_or_model: Table = "seed", *, probe: int | str | None = None, k:
     if not isinstance(k, bool) and isinstance(k, int) and k > V - 1:
         raise errors.SizeError(f"k={k} is out of range: a neighbour list of this table holds at most V - 1 = {V - 1} "
                                "ids", parameter="k", value=k, expected=f"an int in [1, V - 1 = {V - 1}]")
-    probe_id, probe_notes = (resolve_probe(rows, probe), ()) if probe is not None else default_probe(rows)
+    probe_id, probe_notes = ((resolve_probe(rows, probe), _spelling_notes(rows, [probe])) if probe is not None
+                             else default_probe(rows))
     settings = lab.LabSettings(probe=probe_id, k=k, stretch_factor=stretch_factor, growth_factor=growth_factor)
     result = lab.measure(backend, settings, seed=seed, source=source, figures=figures)
     return replace(result, notes=probe_notes + _repeat_note(rows, probe_id) + k_notes, run=run.record(call))
@@ -206,6 +209,12 @@ def default_probe(table: Table) -> tuple[int, tuple[str, ...]]:
     if V < 1:
         raise errors.TokenIdError("the table has no rows (V=0): there is no token to probe")
     return 0, (f"probe = 0: the default id {DEFAULT_PROBE_ID} is beyond V = {V}",)
+
+
+def _spelling_notes(table: Table, queries: Sequence[Any]) -> tuple[str, ...]:
+    """A note for each typed token found only as the table's tokenizer spells it (``vocabulary.respellings``)."""
+    _, vocabulary = _size_and_vocabulary(table)
+    return tuple(r.note for r in respellings(queries, vocabulary))
 
 
 def _repeat_note(table: Table, probe: int) -> tuple[str, ...]:
@@ -632,7 +641,8 @@ def projector(table_or_model: Table = "seed", *, tokens: Sequence[int | str] | N
               sample: int | None = None, probe: int | str | None = None, method: str = "pca", dims: int = 2,
               k: int | None = None, seed: int = 0, metric: str | None = None, memory: int | None = None,
               progress: Callable[[int], None] | None = None, tensor: str | None = None,
-              words: str | os.PathLike | None = None, table: str = "input") -> ProjectorResult:
+              words: str | os.PathLike | None = None, table: str = "input",
+              keep_degenerate: bool = False) -> ProjectorResult:
     """What the offline projector page shows (``embedlab projector``): rows, coordinates, exact neighbours.
 
     Render it with ``embedlab.report.projector.projector_html`` (needs plotly, the ``plots`` extra).
@@ -665,6 +675,10 @@ def projector(table_or_model: Table = "seed", *, tokens: Sequence[int | str] | N
         Called with the number of rows whose lists are done (2 * n in all).
     tensor, words, table : optional
         For a model name or path, as ``sources.load`` (``table``: ``"input"`` or ``"head"``).
+    keep_degenerate : bool
+        Keep degenerate rows (all-zero, copies, far longer than the rest) in the
+        fit and the points; by default they are left out, the probe never, and
+        a note names them (``measure.projector.measure_projector``).
 
     Returns
     -------
@@ -686,15 +700,17 @@ def projector(table_or_model: Table = "seed", *, tokens: Sequence[int | str] | N
     if tokens is not None and sample is not None:
         raise TypeError("give tokens (the rows to project) or sample (points in all), not both")
     k, notes = fit_default(k, PROJECTOR_K, loaded.V - 1, "k", "V - 1")
+    typed = ([] if probe is None else [probe]) + ([] if tokens is None else list(tokens))
     if tokens is not None:
         probe_id = None if probe is None else resolve_probe(loaded, probe)
+        notes = _spelling_notes(loaded, typed) + notes
     else:
         sample, sample_notes = fit_default(sample, PROJECTOR_SAMPLE, loaded.V, "sample", "V")
         probe_id, probe_notes = (resolve_probe(loaded, probe), ()) if probe is not None else default_probe(loaded)
-        notes = probe_notes + _repeat_note(loaded, probe_id) + notes + sample_notes
+        notes = probe_notes + _spelling_notes(loaded, typed) + _repeat_note(loaded, probe_id) + notes + sample_notes
     return measure.measure_projector(loaded, probe=probe_id, tokens=None if tokens is None else list(tokens),
                                      sample=sample, method=method, dims=dims, k=k, seed=seed, metric=metric, memory=memory,
-                                     progress=progress, notes=notes)
+                                     progress=progress, notes=notes, keep_degenerate=keep_degenerate)
 
 
 def export(table_or_model: Table, out: str | os.PathLike, *, format: str = "projector", limit: int | None = None,

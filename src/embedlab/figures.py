@@ -14,7 +14,7 @@ Figures:
 figure       what it shows                                        options
 ===========  ==================================================  ==========================================
 projection   the probe, its neighbours and a sample, in 2-D       probe, method, tokens, k, sample, seed,
-                                                                  perplexity, metric
+                                                                  perplexity, metric, keep_degenerate
 norms        the distribution of row lengths, longest labelled    top
 neighbors    cosine and dot lists before and after a stretch      probe, k, stretch_factor
 scale        lengths and cosines before and after sqrt(D)         probe, k
@@ -22,30 +22,39 @@ positions    learned positions beside the sinusoidal table        max_context_le
 bands        sinusoidal wavelength bands at several widths        widths, base
 ===========  ==================================================  ==========================================
 
+A figure's call may have something to say beside the picture: a typed token
+found only as the table's tokenizer spells it, the degenerate rows a
+projection left out. ``plot_notes(fig)`` gives those sentences to a caller
+(the CLI prints them).
+
 matplotlib, scikit-learn and umap-learn come with the ``plots`` extra.
 """
 
 from __future__ import annotations
 
 import os
+import weakref
 from typing import Any, Sequence
 
 from . import sources
 from .api import _table, resolve_probe
 from .deprecation import renamed
 from .engine.neighbors.defaults import DEFAULT_K
+from .engine.vocabulary import respellings
 from .errors import missing_extra
 from .measure import lab
 from .measure.lab import REPORT_K
 from .report.locales import DEFAULT_LANGUAGE, check_language
 
-__all__ = ["OPTIONS", "PLOT_SAMPLE", "plot"]
+__all__ = ["OPTIONS", "PLOT_SAMPLE", "plot", "plot_notes"]
 
 PLOT_SAMPLE = 60  # points of a projection figure in all, as --sample counts them in plot and projector
+# Figure -> what its call says beside it (plot_notes); weak keys: an entry goes with its figure.
+_NOTES: "weakref.WeakKeyDictionary[Any, tuple[str, ...]]" = weakref.WeakKeyDictionary()
 
 # figure -> the options it takes (each a keyword of ``plot``)
 OPTIONS: dict[str, tuple[str, ...]] = {
-    "projection": ("probe", "method", "tokens", "k", "sample", "seed", "perplexity", "metric"),
+    "projection": ("probe", "method", "tokens", "k", "sample", "seed", "perplexity", "metric", "keep_degenerate"),
     "norms": ("top",),
     "neighbors": ("probe", "k", "stretch_factor"),
     "scale": ("probe", "k"),
@@ -83,7 +92,9 @@ def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (
         probe given beside them is added first and marked), ``sample`` (points in all: the
         probe, its k cosine and k dot neighbours, then random rows; ``PLOT_SAMPLE``
         or V), ``seed`` (0), ``perplexity`` (t-SNE), ``metric`` (the distance t-SNE
-        and UMAP keep: cosine, the default, or euclidean), ``top`` (longest rows
+        and UMAP keep: cosine, the default, or euclidean), ``keep_degenerate`` (keep
+        all-zero rows, copies and rows far longer than the rest in the fit and the
+        picture; by default they are left out and named in a note), ``top`` (longest rows
         labelled, 10 or V), ``stretch_factor`` (4.0), ``max_context_length`` (T_max,
         the rows of a sinusoidal table for a table without positions, 512; ``max_positions=``,
         its old name, still works with a ``DeprecationWarning``), ``widths``
@@ -121,12 +132,23 @@ def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (
 
     fig = plots.new_figure(*size)
     loaded = _table(table_or_model, tensor, words, table)
-    return _DRAW[figure](loaded, fig, lang, **{name: options.get(name) for name in OPTIONS[figure]})
+    drawn = _DRAW[figure](loaded, fig, lang, **{name: options.get(name) for name in OPTIONS[figure]})
+    typed = [q for q in (options.get("probe"), *(options.get("tokens") or ())) if q is not None]
+    _NOTES[drawn] = tuple(r.note for r in respellings(typed, loaded.vocabulary)) + _NOTES.get(drawn, ())
+    return drawn
+
+
+def plot_notes(fig: Any) -> tuple[str, ...]:
+    """What the call that drew ``fig`` says beside the figure, one sentence each: typed tokens found only as
+    the table's tokenizer spells them (``vocabulary.Respelling.note``), the degenerate rows a projection left
+    out or kept (``Projection.notes``, also drawn under the figure). ``()`` for a figure with none, or one not
+    drawn by ``plot``."""
+    return _NOTES.get(fig, ())
 
 
 def _projection(table: Any, fig: Any, lang: str, *, probe: Any, method: str | None, tokens: Sequence[Any] | None,
                 k: int | None, sample: int | None, seed: int | None, perplexity: float | None,
-                metric: str | None) -> Any:
+                metric: str | None, keep_degenerate: bool | None) -> Any:
     from .measure import projection
     from .measure.projector import given_rows
     from .report import plots
@@ -146,7 +168,9 @@ def _projection(table: Any, fig: Any, lang: str, *, probe: Any, method: str | No
                                              k=min(DEFAULT_K, table.V - 1) if k is None else k,
                                              sample=min(PLOT_SAMPLE, table.V) if sample is None else sample,
                                              seed=seed)
-    proj = projection.project(table, ids, method, groups=groups, seed=seed, perplexity=perplexity, metric=metric)
+    proj = projection.project(table, ids, method, groups=groups, seed=seed, perplexity=perplexity, metric=metric,
+                              keep_degenerate=bool(keep_degenerate))
+    _NOTES[fig] = proj.notes
     return plots.projection_figure(proj, fig, lang=lang)
 
 

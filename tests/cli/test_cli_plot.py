@@ -311,3 +311,26 @@ def test_every_single_file_output_says_a_missing_folder_is_created(tmp_path, cap
     assert "a missing folder is created" in " ".join(readme.split())
     out = tmp_path / "new" / "deeper" / "n.png"
     assert cli.main(["plot", "norms", "--out", str(out), "--quiet"]) == 0 and png_size(out) == (1200, 800)
+
+
+def test_plot_projection_leaves_degenerate_rows_out_and_keep_degenerate_keeps_them(tmp_path, capsys):
+    """An all-zero row and a copy are left out of the fit and the picture, named on the terminal; the flag keeps
+    them; a figure without a projection has no such flag."""
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("sklearn")
+    W = np.random.default_rng(9).normal(size=(40, 4))  # (V, D)
+    W[3] = 0.0
+    W[7] = W[5]
+    np.save(tmp_path / "t.npy", W)
+    out = tmp_path / "p.png"
+    argv = ["plot", "projection", "--model", str(tmp_path / "t.npy"), "--tokens", "0,3,5,7,9,11,13", "--probe", "0",
+            "--out", str(out), "--quiet"]
+    assert cli.main(argv) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note: ")]
+    assert notes == ["note: 2 degenerate rows left out of the PCA fit and the picture (--keep-degenerate, "
+                     "keep_degenerate=True, keeps them): id 3 (all zeros), id 7 (a copy of id 5)"]
+    assert cli.main([*argv, "--keep-degenerate"]) == 0
+    assert "note: 2 degenerate rows kept in the PCA fit and the picture" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["plot", "norms", "--keep-degenerate"])
+    assert exc.value.code == 2

@@ -175,3 +175,22 @@ def test_projector_metric_with_pca_is_a_usage_error(plots, tmp_path, capsys):
     assert caught.value.code == 2
     assert "--metric cosine applies to --method tsne or umap only" in capsys.readouterr().err
     assert not (tmp_path / "p.html").exists()
+
+
+def test_projector_leaves_a_zero_row_out_and_keep_degenerate_keeps_it(plots, tmp_path, capsys):
+    np = pytest.importorskip("numpy")
+    W = np.random.default_rng(9).normal(size=(40, 4))  # (V, D)
+    W[3] = 0.0  # a padding row
+    np.save(tmp_path / "t.npy", W)
+    out = tmp_path / "p.html"
+    argv = ["projector", "--model", str(tmp_path / "t.npy"), "--probe", "0", "--sample", "40", "--k", "3",
+            "--out", str(out)]
+    assert cli.main(argv) == 0
+    said = capsys.readouterr().out
+    assert said.startswith(f"wrote {out}: 39 points, 2-D PCA")
+    assert "note: 1 degenerate row left out of the PCA fit and the picture" in said and "id 3 (all zeros)" in said
+    data = data_of(out)
+    assert 3 not in data["rows"]["ids"] and len(data["rows"]["ids"]) == 39
+    assert cli.main([*argv, "--keep-degenerate"]) == 0
+    assert capsys.readouterr().out.startswith(f"wrote {out}: 40 points")
+    assert 3 in data_of(out)["rows"]["ids"]

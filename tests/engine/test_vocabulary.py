@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from embedlab.engine import vocabulary as vocabulary_module
-from embedlab.engine.vocabulary import Vocabulary, resolve_id, resolve_ids
+from embedlab.engine.vocabulary import Vocabulary, resolve_id, resolve_ids, respellings
 from embedlab.errors import TokenIdError, UnknownTokenError
 
 WORDS = ["king", "queen", "1999", "kings"]  # id = position in this list; "1999" is a token, "2" is not
@@ -70,7 +70,8 @@ def test_id_prefix_needs_an_ascii_integer(bad):
 
 def test_an_unknown_token_is_one_error_class_with_suggestions_and_the_parameter():
     with pytest.raises(UnknownTokenError, match=r"'kingz' is not in the vocabulary \(V = 4\); close entries: "
-                                                r"'king', 'kings'") as caught:
+                                                rf"'king' \(id:{WORDS.index('king')}\), 'kings' "
+                                                rf"\(id:{WORDS.index('kings')}\); give a token id as id:N$") as caught:
         resolve_ids(["king", "kingz"], V, VOCAB, parameter="queries")
     assert caught.value.parameter == "queries"
     assert isinstance(caught.value, KeyError)
@@ -159,3 +160,49 @@ def test_index_and_repeats_by_hand(seed):
         assert vocab.repeats(t) == (tuple(ids) if len(ids) > 1 else ())
     unique = Vocabulary([f"u{i}" for i in range(10)] + [None])
     assert unique.repeats("u3") == () and unique.token_to_index["u9"] == 9 and None not in unique.token_to_index
+
+
+# -- typed tokens spelled as the source's tokenizer spells them --------------------------------------------------
+
+def _lower_then_word_start(text):
+    """A stand-in for a tokenizer: its normalizer lowercases, its pre-tokenizer writes a word start '▁'."""
+    return [(text.lower(), "normalizer"), ("\u2581" + text.lower(), "pre_tokenizer")]
+
+
+SPELLED = Vocabulary(["King", "queen", "\u2581prince", "12", "\u2581"], spell=_lower_then_word_start)
+
+
+def test_the_typed_form_wins_then_digits_as_an_id_then_the_tokenizers_spellings_in_order():
+    # 'King' as typed (id 0); 'QUEEN' as the normalizer writes it; 'Prince' as the pre-tokenizer does; '12' is
+    # a token as typed, '3' no token: the id 3; 'KING' is found in none of its spellings ('king', '▁king').
+    assert resolve_ids(["King", "QUEEN", "Prince", "12", "3", "id:4"], 5, SPELLED) == [0, 1, 2, 3, 3, 4]
+    with pytest.raises(UnknownTokenError, match=r"nor as its tokenizer spells it \('king', '\u2581king'\)"):
+        resolve_id("KING", 5, SPELLED)
+
+
+def test_a_digit_string_stays_an_id_though_the_tokenizer_would_spell_it_as_a_token():
+    vocab = Vocabulary(["a", "\u25811", "b"], spell=_lower_then_word_start)  # '▁1' is a token, '1' is not
+    assert resolve_id("1", 3, vocab) == 1 == resolve_id("id:1", 3, vocab)  # the id 1, as without a tokenizer
+    assert respellings(["1", "id:1", 2, "a"], vocab) == ()
+
+
+def test_respellings_name_each_respelled_query_once_in_order():
+    found = respellings(["Prince", "King", "QUEEN", "Prince", "nowhere"], SPELLED)
+    assert [(r.typed, r.token, r.id, r.speller) for r in found] == [
+        ("Prince", "\u2581prince", 2, "pre_tokenizer"), ("QUEEN", "queen", 1, "normalizer")]
+    assert found[1].note == "'QUEEN' -> 'queen', id 1: normalised by the tokenizer"
+
+
+def test_without_a_tokenizer_nothing_is_respelled():
+    vocab = Vocabulary(["king", "queen"])
+    assert vocab.respell("King") is None and respellings(["King"], vocab) == ()
+    with pytest.raises(UnknownTokenError, match=r"close entries: 'king' \(id:0\)"):
+        vocab.id("King")
+
+
+def test_the_note_shows_code_points_where_the_two_forms_look_alike():
+    from embedlab.engine.vocabulary import Respelling
+
+    composed, decomposed = "\ud45c", "\u1111\u116d"  # 표 typed, and its NFKD form as ALBERT stores it
+    note = Respelling(composed, decomposed, 148, "normalizer").note
+    assert note == f"'{composed}' -> '{decomposed}' (U+1111 U+116D), id 148: normalised by the tokenizer"

@@ -295,3 +295,116 @@ def test_the_same_call_draws_the_same_points_in_fresh_processes(tmp_path):
     assert PCA(n_components=2).fit(W)._fit_svd_solver == "randomized"
     exact = PCA(n_components=2, svd_solver="full").fit(W).transform(W[::7])  # the oracle: exact SVD
     assert np.array_equal(first["pca_wide"], exact)
+
+
+# -- degenerate rows: left out of the fit and the picture by default, named, kept on request ---------------------
+
+ZERO, COPY, ORIGINAL, LONG = 4, 9, 2, 13
+
+
+@pytest.fixture
+def degenerate_table():
+    """30 gaussian rows and three that wreck a projection: an all-zero row (OPT's padding row), an exact copy
+    of another row, and a row 100 times longer than its neighbours."""
+    rng = np.random.default_rng(5)
+    W = rng.normal(size=(30, 6))  # (V, D)
+    W[ZERO] = 0.0
+    W[COPY] = W[ORIGINAL]
+    W[LONG] *= 100.0
+    return EmbeddingTable(W, vocabulary=[f"t{i}" for i in range(30)])
+
+
+def degenerate_by_hand(W, ids):
+    """The rows the docs say a projection leaves out, written out with NumPy: all-zero rows, a row equal to one
+    asked before it, and rows longer than median + 10 MAD of every row's length (MAD at least 0.1% of the median)."""
+    norms = np.sqrt((np.asarray(W, dtype=np.float64) ** 2).sum(axis=1))  # (V,)
+    median = np.median(norms)
+    limit = median + 10 * max(np.median(np.abs(norms - median)), 1e-3 * median)
+    out = set()
+    for n, i in enumerate(ids):
+        if not W[i].any() or norms[i] > limit or any(np.array_equal(W[i], W[j]) for j in ids[:n]):
+            out.add(i)
+    return out, limit
+
+
+def test_the_rule_by_hand_finds_the_three_planted_rows(degenerate_table):
+    out, limit = degenerate_by_hand(degenerate_table.W_E, list(range(30)))
+    assert out == {ZERO, COPY, LONG}
+    found = projection.degenerate_rows(degenerate_table, range(30))
+    assert (found.zero, found.copies, found.long) == ((ZERO,), ((COPY, ORIGINAL),), (LONG,))
+    assert found.limit == pytest.approx(limit, rel=1e-12)
+
+
+def test_tsne_leaves_degenerate_rows_out_of_the_fit_and_names_them(degenerate_table):
+    from sklearn.manifold import TSNE
+
+    W, ids = degenerate_table.W_E, list(range(30))
+    out, _ = degenerate_by_hand(W, ids)
+    kept = [i for i in ids if i not in out]
+    proj = projection.project(degenerate_table, ids, "tsne", seed=4)
+    assert proj.ids.tolist() == kept
+    oracle = TSNE(n_components=2, perplexity=(len(kept) - 1) / 3, metric="cosine", init="pca",
+                  random_state=4).fit_transform(W[kept])
+    assert np.array_equal(proj.points, oracle.astype(np.float64))
+    assert proj.degenerate.ids == tuple(sorted(out)) and not proj.kept_degenerate
+    (note,) = proj.notes
+    assert note.startswith("3 degenerate rows left out of the t-SNE fit and the picture")
+    assert "--keep-degenerate" in note
+    for named in (f"id {ZERO} 't{ZERO}' (all zeros)", f"id {COPY} 't{COPY}' (a copy of id {ORIGINAL})",
+                  f"id {LONG} 't{LONG}' (longer"):
+        assert named in note
+    d = proj.to_dict()
+    assert d["degenerate"]["zero"] == [ZERO] and d["degenerate"]["copies"] == [[COPY, ORIGINAL]]
+    assert d["degenerate"]["long"] == [LONG] and d["degenerate"]["kept"] is False
+    assert d["notes"] == [note]
+
+
+def test_keep_degenerate_fits_every_row_asked(degenerate_table):
+    from sklearn.manifold import TSNE
+
+    W, ids = degenerate_table.W_E, list(range(30))
+    proj = projection.project(degenerate_table, ids, "tsne", seed=4, keep_degenerate=True)
+    assert proj.ids.tolist() == ids
+    oracle = TSNE(n_components=2, perplexity=29 / 3, metric="cosine", init="pca", random_state=4).fit_transform(W)
+    assert np.array_equal(proj.points, oracle.astype(np.float64))
+    assert proj.kept_degenerate and proj.notes[0].startswith("3 degenerate rows kept in the t-SNE fit and the picture")
+
+
+def test_pca_leaves_them_out_of_the_rows_it_is_fitted_on_too(degenerate_table):
+    W = degenerate_table.W_E
+    shown = [0, 1, 3, 5, 7, ZERO]  # V = 30: the axes are fitted on every row but the degenerate ones
+    out, _ = degenerate_by_hand(W, list(range(30)))
+    fitted = [i for i in range(30) if i not in out]
+    proj = projection.project(degenerate_table, shown, "pca")
+    assert proj.ids.tolist() == [0, 1, 3, 5, 7]
+    expected = PCA(n_components=2, svd_solver="full").fit(W[fitted]).transform(W[[0, 1, 3, 5, 7]])
+    assert np.allclose(proj.points, expected, rtol=0, atol=1e-12)
+    assert proj.parameters == {"fitted_rows": 27, "seed": 0, "fit_left_out": 3}
+    kept = projection.project(degenerate_table, shown, "pca", keep_degenerate=True)
+    assert kept.parameters == {"fitted_rows": 30, "seed": 0}
+    assert np.array_equal(kept.points, PCA(n_components=2, svd_solver="full").fit(W).transform(W[shown]))
+
+
+def test_the_probe_is_never_left_out(degenerate_table):
+    ids = [ZERO, 0, 1, 3, 5, 7, 8]
+    proj = projection.project(degenerate_table, ids, "pca", groups=["probe"] + ["sample"] * 6)
+    assert proj.ids.tolist() == ids and proj.degenerate.ids == ()
+    # the probe is a copy: the row it copies is the one left out, named as the probe's copy
+    ids = [COPY, ORIGINAL, 0, 1, 3, 5]
+    proj = projection.project(degenerate_table, ids, "pca", groups=["probe"] + ["sample"] * 5)
+    assert proj.ids.tolist() == [COPY, 0, 1, 3, 5] and proj.degenerate.copies == ((ORIGINAL, COPY),)
+
+
+def test_unit_rows_have_no_long_outlier_by_rounding():
+    rng = np.random.default_rng(2)
+    W = rng.normal(size=(200, 8))
+    W /= np.linalg.norm(W, axis=1, keepdims=True)  # every length 1, up to rounding (MAD ~1e-17)
+    assert projection.degenerate_rows(EmbeddingTable(W), range(200)).ids == ()
+    W[7] *= 1.05  # 5% longer than every other row: beyond median + 10 x (0.1% of the median)
+    assert projection.degenerate_rows(EmbeddingTable(W), range(200)).long == (7,)
+
+
+def test_too_few_rows_left_says_why_and_how_to_keep_them(degenerate_table):
+    with pytest.raises(ValueError, match=r"needs at least 4 points, got 3: 1 degenerate row .* left out; "
+                                         r"keep_degenerate=True keeps them"):
+        projection.project(degenerate_table, [0, 1, 3, ZERO], "tsne", perplexity=1.0)

@@ -50,7 +50,7 @@ def full_sort(W, q, k, metric):
 
 
 def test_sample_holds_the_probe_its_neighbours_and_random_rows(table):
-    r = projector.measure_projector(table, probe=20, sample=30, k=5, seed=3)
+    r = projector.measure_projector(table, probe=20, sample=30, k=5, seed=3, keep_degenerate=True)
     ids = r.ids.tolist()
     assert len(ids) == 30 == len(set(ids)) and ids[0] == 20 and r.groups[0] == "probe"
     cos, dot = full_sort(table.W_E, 20, 5, "cosine"), full_sort(table.W_E, 20, 5, "dot")
@@ -98,8 +98,34 @@ def test_tokens_keep_their_order_and_the_probe_comes_first(table):
 
 
 def test_three_dims(table):
-    r = projector.measure_projector(table, probe=20, sample=25, k=3, dims=3)
+    r = projector.measure_projector(table, probe=20, sample=25, k=3, dims=3, keep_degenerate=True)
     assert r.points.shape == (25, 3) and r.dims == 3
+
+
+def test_a_zero_padding_row_is_left_out_of_the_points_named_and_still_listed():
+    """OPT's all-zero padding row wrecked the picture: it is left out of the points (and the fit), a note names
+    it, the lists stay a full sort over every row (it included), and keep_degenerate keeps it."""
+    rng = np.random.default_rng(8)
+    W = rng.normal(size=(60, 5))  # (V, D)
+    W[:, 0] = np.abs(W[:, 0]) + 0.1
+    W[10] = [-1.0, 0.0, 0.0, 0.0, 0.0]  # its dot with every other row is below 0: the zero row's 0 comes first
+    W[1] = 0.0
+    t = EmbeddingTable(W, vocabulary=["<s>", "<pad>"] + [f"w{i}" for i in range(2, 60)])
+    r = projector.measure_projector(t, probe=10, sample=60, k=5)
+    assert r.ids.tolist()[0] == 10 and 1 not in r.ids.tolist() and len(r.ids) == 59 == len(r.points)
+    assert r.degenerate.zero == (1,) and not r.kept_degenerate
+    assert r.notes[-1].startswith("1 degenerate row left out of the PCA fit and the picture")
+    assert "id 1 '<pad>' (all zeros)" in r.notes[-1]
+    listed = set()
+    for i, q in enumerate(r.ids.tolist()):
+        assert r.neighbor_ids["dot"][i].tolist() == full_sort(W, q, 5, "dot")
+        listed |= set(r.neighbor_ids["dot"][i].tolist())
+    assert 1 in listed and r.token_of(1) == "<pad>"  # listed, though not drawn
+    d = json.loads(json.dumps(r.to_dict()))
+    assert d["degenerate"] == {"zero": [1], "copies": [], "long": [], "limit": r.degenerate.limit, "kept": False}
+    kept = projector.measure_projector(t, probe=10, sample=60, k=5, keep_degenerate=True)
+    assert len(kept.ids) == 60 and 1 in kept.ids.tolist() and kept.kept_degenerate
+    assert kept.notes[-1].startswith("1 degenerate row kept in the PCA fit")
 
 
 def test_to_dict_is_plain_json_with_every_token_unchanged(table):

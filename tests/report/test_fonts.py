@@ -107,10 +107,11 @@ def test_dollar_signs_in_tokens_are_drawn_as_written_not_as_math():
     plots.png_bytes(fig)
 
 
-def test_control_characters_in_tokens_are_drawn_as_escapes_on_one_line():
+def test_control_characters_in_tokens_are_drawn_as_signs_or_escapes_on_one_line():
+    # a tab and a newline as the signs labels give them (issue 23: formats.visible_whitespace), other controls escaped
     words = ["a\tb", "x\ny", "nul\x00", "king"]
     fig = plots.projection_figure(projection.project(_table(words), [0, 1, 2, 3], "pca"), lang="en")
-    assert [t.get_text() for t in fig.axes[0].texts] == ["a\\tb", "x\\ny", "nul\\x00", "king"]
+    assert [t.get_text() for t in fig.axes[0].texts] == ["a\u21e5b", "x\u21b5y", "nul\\x00", "king"]
     assert plots.undrawn_tokens(fig) == ()  # escaped, every character has a glyph: no note
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

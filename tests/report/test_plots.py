@@ -97,6 +97,27 @@ def test_projection_points_are_the_projection(table):
     assert any("only a view" in t.get_text() for t in fig.texts)
 
 
+@pytest.mark.parametrize("lang, left_out", [("en", "Left out of the fit and the picture as degenerate (2; "
+                                                     "--keep-degenerate keeps them)"),
+                                              ("ko", "퇴화한 행 2개는 맞춤과 그림에서 뺐다(--keep-degenerate로 포함)")])
+def test_a_projection_labels_whitespace_tokens_with_signs_and_names_the_rows_it_left_out(lang, left_out):
+    """A token that is a space, a tab or a newline was a point without a label; an all-zero row and a copy are
+    left out of the picture (measure.projection) and named under it, in the figure's language."""
+    tokens = [" ", "\t", "\n", " the", "\u738b", "pad", "copy"] + [f"w{i}" for i in range(7, 20)]
+    W = np.random.default_rng(6).normal(size=(20, 5))  # (V, D)
+    W[5] = 0.0
+    W[6] = W[8]
+    table = EmbeddingTable(W, vocabulary=tokens)
+    ids = [0, 1, 2, 3, 4, 5, 6, 8, 9, 10]
+    proj = projection.project(table, ids, "pca", groups=["probe"] + ["chosen"] * 9)
+    fig = plots.projection_figure(proj, lang=lang)
+    found, _, _ = assert_readable(fig, fig.axes[0])
+    assert sorted(text for text, _ in found) == sorted(["\u2423", "\u21e5", "\u21b5", "\u2423the", "\u738b", "copy",
+                                                        "w9", "w10"])
+    (note,) = [t.get_text() for t in fig.texts if left_out in t.get_text()]
+    assert "pad (id 5: " in note and "w8 (id 8: " in note and "id 6" in note.split("w8 (id 8: ")[1]  # 8 copies 6
+
+
 @pytest.mark.slow  # the umap title: umap compiles its kernels on its first call in a process (~15 s)
 def test_projection_titles_name_the_distance_kept_and_round_parameters(table):
     ids = list(range(20))

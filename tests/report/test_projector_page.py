@@ -41,7 +41,8 @@ def table():
 
 @pytest.fixture(scope="module")
 def result(table):
-    return embedlab.projector(table, tokens=TRICKY + ["w30", "w31"], probe="w40", k=6)
+    # keep_degenerate: w31, a copy of w30, is drawn too (left out by default: test_a_copy_is_left_out_and_named)
+    return embedlab.projector(table, tokens=TRICKY + ["w30", "w31"], probe="w40", k=6, keep_degenerate=True)
 
 
 @pytest.fixture(scope="module")
@@ -388,3 +389,44 @@ def test_score_and_length_columns_use_one_number_of_decimals(table, tmp_path):
             places = max(0, 3 - int(np.floor(np.log10(max(abs(v) for v in values)))))
             assert [r[column] for r in rows] == [f"{v:.{places}f}" if round(v, places) != 0 else f"{0:.{places}f}"
                                                  for v in values]
+
+
+def test_whitespace_tokens_are_labelled_with_signs_and_markup_as_each_trace_draws_it(tmp_path):
+    """A token that is a space, a tab or a newline had no label: it shows its signs (formats.visible_whitespace),
+    in the labels, the hover text and the panel. Plotly's WebGL traces draw a label as it is (entities would
+    show as '&lt;pad&gt;'), its SVG trace reads a little HTML (entities there), and scatter3d reads <b>."""
+    tokens = [" ", "\t", "\n", " the", "<pad>", "<b>x</b>", "a&b", "w7"]
+    rows = np.random.default_rng(4).normal(size=(len(tokens), 4))
+    small = EmbeddingTable(rows, vocabulary=tokens)
+    data = page_data(page.projector_html(embedlab.projector(small, tokens=list(range(8)), probe=0, k=2), "en"))
+    assert data["named"]["labels"] == ["\u2423", "\u21e5", "\u21b5", "\u2423the", "<pad>", "<b>x</b>", "a&b", "w7"]
+    assert data["named"]["tokens"] == tokens  # the data keep the tokens themselves
+    shown = run_page(data, tmp_path, query="\u2423the")
+    points, overlay, rings = shown["all"]
+    selection = data["neighbors"]["cosine"]["ids"][0] + data["neighbors"]["dot"]["ids"][0]
+    labelled = {i: text for i, text in enumerate(points) if text}
+    for i, text in labelled.items():  # trace 0, scattergl: as it is
+        assert text == data["named"]["labels"][i]
+    assert overlay[0] == "\u2423"  # the probe, a space
+    for r, i in enumerate(sorted(set(selection), key=selection.index)):  # trace 1, SVG: < > & as entities
+        if overlay[r + 1]:
+            assert overlay[r + 1] == html.escape(data["named"]["labels"][i], quote=False)
+    assert shown["start"] == "\u2423"  # the panel's selected token
+    assert shown["searched"][2] == ["\u2423the"]  # found as shown; its ring carries the label
+    three = page_data(page.projector_html(embedlab.projector(small, tokens=list(range(8)), probe=0, k=2, dims=3),
+                                          "en"))
+    written = {text for texts in run_page(three, tmp_path)["all"] for text in texts if text}  # 3-D: all, once
+    assert written == {"\u2423", "\u21e5", "\u21b5", "\u2423the", "<pad>", "<\u2060b>x<\u2060/b>", "a&b", "w7"}
+
+
+def test_search_finds_a_decomposed_token_by_the_syllable_a_person_types(tmp_path):
+    """ALBERT's vocabulary stores 표 decomposed (NFKD: U+1111 U+116D); the page's search compares text
+    canonically composed (NFC), as it reads, so the typed syllable finds it."""
+    import unicodedata
+
+    typed, stored = "\ud45c", unicodedata.normalize("NFKD", "\ud45c")
+    assert stored == "\u1111\u116d" and typed != stored
+    tokens = [stored, "a", "b", "c", "d"]
+    small = EmbeddingTable(np.random.default_rng(2).normal(size=(5, 3)), vocabulary=tokens)
+    data = page_data(page.projector_html(embedlab.projector(small, tokens=list(range(5)), probe=1, k=2), "en"))
+    assert run_page(data, tmp_path, query=typed)["searched"][2] == [stored]

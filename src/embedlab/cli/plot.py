@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..engine.neighbors.defaults import DEFAULT_K
 from ..errors import brief
-from ..figures import OPTIONS, PLOT_SAMPLE, plot
+from ..figures import OPTIONS, PLOT_SAMPLE, plot, plot_notes
 from ..measure.lab import REPORT_K
 from ..report import files
 from ..report.formats import terminal_text
@@ -59,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
         files.write_atomic({path: plots.png_bytes(fig)})
         bar.update()
     print(terminal_text(f"wrote {path} ({width}x{height} pixels)"))
+    for note in plot_notes(fig):
+        print(terminal_text(f"note: {note}"))
     undrawn = plots.undrawn_tokens(fig)
     if undrawn:
         print(terminal_text(f"note: {len(undrawn)} token{'s' if len(undrawn) > 1 else ''} drawn with "
@@ -94,6 +96,9 @@ def check_metric(args: argparse.Namespace) -> None:
 
 
 DEFAULT_SIZE = (1200, 800)
+KEEP_DEGENERATE_HELP = ("keep all-zero rows, copies of a row and rows far longer than the rest (beyond the median + "
+                        "10 MAD of the row lengths) in the fit and the picture; by default they are left out and "
+                        "named in a note")
 
 
 # Each option once, default None: a figure's own default is applied where it is drawn, so
@@ -116,6 +121,8 @@ ADD_OPTION = {
     "metric": lambda p: p.add_argument("--metric", choices=PROJECTION_METRICS,
                                        help="the distance t-SNE and UMAP keep (default cosine, as the neighbour "
                                             "lists; with --method tsne or umap)"),
+    "keep_degenerate": lambda p: p.add_argument("--keep-degenerate", action="store_true", default=None,
+                                                help=KEEP_DEGENERATE_HELP),
     "top": lambda p: p.add_argument("--top", type=arguments.at_least(1, "rows"), help="longest rows labelled (default 10, or V when smaller)"),
     "stretch_factor": lambda p: p.add_argument("--stretch-factor", type=arguments.above(0, "a stretch factor"),
                                                help="factor of the stretched row (default 4.0)"),

@@ -38,6 +38,7 @@ def add(sub: argparse._SubParsersAction) -> None:
                                                      "selected first)")
     p.add_argument("--method", choices=PROJECTION_METHODS, default="pca", help="projection method (default pca)")
     ADD_OPTION["metric"](p)  # the same flag, choices and help as plot projection's
+    ADD_OPTION["keep_degenerate"](p)
     p.add_argument("--dims", type=int, choices=(2, 3), default=2, help="2-D or 3-D points (default 2)")
     p.add_argument("--k", type=arguments.at_least(1, "neighbours per list"), help=f"neighbours per list, over the whole table (default {PROJECTOR_K}; V - 1 on "
                                          "a smaller table)")
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     with arguments.progress_bar(total=2 * n, desc="nearest tokens") as advance:
         result = api.projector(table, tokens=tokens, sample=args.sample, probe=args.probe, method=args.method,
                                dims=args.dims, k=args.k, seed=args.seed, metric=args.metric,
-                               memory=args.memory, progress=advance)
+                               memory=args.memory, progress=advance, keep_degenerate=bool(args.keep_degenerate))
     text = page.projector_html(result, args.lang)
     files.write_atomic({args.out: text})
     size = len(text.encode("utf-8"))

@@ -4,6 +4,15 @@ one resolver that turns what a user writes (an id, a token, ``id:N``) into ids.
 Standard library only. A vocabulary of size ``V`` holds one string per token id;
 ids that have no string in the source (padding rows of a checkpoint whose table is
 larger than its tokenizer) hold ``None`` and are shown as ``<id 50257>``.
+
+A token typed by a person is not always spelled as the vocabulary stores it: ALBERT's
+tokenizer decomposes Hangul (``표`` is stored as ``ᄑ`` + ``ᅭ``, NFKD), BERT's lowercases,
+GPT-2's writes bytes as letters (``Ġking``). Where the source has a tokenizer, the
+vocabulary holds its way of spelling text (``spell``: the tokenizer's own normalizer and
+pre-tokenizer, given by ``sources.tokenizer``); a typed token that is not in the
+vocabulary as typed is looked up as the tokenizer spells it (``Respelling``), and the
+callers say so in their notes (``respellings``). A table without a tokenizer (word
+vectors, a ``.npy``) has no such spelling: a token is found as typed or not at all.
 """
 
 from __future__ import annotations
@@ -11,14 +20,64 @@ from __future__ import annotations
 import difflib
 import numbers
 import re
-from typing import Any, Iterable, Mapping
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import ChoiceError, TokenIdError, TokenTypeError, UnknownTokenError, brief
 
-__all__ = ["FIRST_COPY", "Vocabulary", "resolve_id", "resolve_ids"]
+__all__ = ["FIRST_COPY", "SPELLERS", "Spell", "Respelling", "Vocabulary", "resolve_id", "resolve_ids", "respellings"]
 
 # Which id a repeated token string means when the source does not say.
 FIRST_COPY = "the first copy"
+
+# A tokenizer's way of spelling typed text: text -> [(form, speller), ...], the forms to try in order, each
+# with the part of the tokenizer that wrote it (a key of SPELLERS). ``sources.tokenizer.TokenizerSpelling``.
+Spell = Callable[[str], Sequence[tuple[str, str]]]
+# What wrote a respelled form, in the words of the notes.
+SPELLERS = {"normalizer": "normalised by the tokenizer",
+            "pre_tokenizer": "normalised and pre-tokenized by the tokenizer (its spelling of a word on its own)"}
+SUGGESTIONS = 5  # close entries an unknown token's message names
+CODE_POINTS_SHOWN = 8  # characters of a respelled form written as code points, where it looks like the typed one
+
+
+@dataclass(frozen=True)
+class Respelling:
+    """A typed token found in the vocabulary only as the table's tokenizer spells it.
+
+    Attributes
+    ----------
+    typed : str
+        The token as the user wrote it (``'표'``, one precomposed syllable).
+    token : str
+        The vocabulary's string it was found as (``'표'``: U+1111 U+116D).
+    id : int
+        That string's token id.
+    speller : str
+        What spelled it: ``"normalizer"`` (the tokenizer's normalizer) or
+        ``"pre_tokenizer"`` (its normalizer, then its pre-tokenizer, when
+        that gives one piece); a key of ``SPELLERS``.
+    """
+
+    typed: str
+    token: str
+    id: int
+    speller: str
+
+    @property
+    def note(self) -> str:
+        """One sentence for a result's notes; code points where the two strings look alike.
+
+        >>> Respelling("\ud45c", "\u1111\u116d", 148, "normalizer").note
+        "'\ud45c' -> '\u1111\u116d' (U+1111 U+116D), id 148: normalised by the tokenizer"
+        >>> Respelling("King", "king", 2, "normalizer").note
+        "'King' -> 'king', id 2: normalised by the tokenizer"
+        """
+        alike = unicodedata.normalize("NFC", self.typed) == unicodedata.normalize("NFC", self.token)
+        points = " ".join(f"U+{ord(c):04X}" for c in self.token[:CODE_POINTS_SHOWN])
+        more = " …" if len(self.token) > CODE_POINTS_SHOWN else ""
+        shown = f" ({points}{more})" if alike else ""
+        return f"{brief(self.typed)} -> {brief(self.token)}{shown}, id {self.id}: {SPELLERS[self.speller]}"
 
 
 class Vocabulary:
@@ -39,6 +98,11 @@ class Vocabulary:
         How ``owners`` was chosen, in words, for the notes that say a token is
         repeated (``"the last copy, as transformers' BertTokenizer reads
         vocab.txt"``); default ``FIRST_COPY``.
+    spell : callable, optional
+        The source tokenizer's way of spelling typed text (``Spell``: text ->
+        the forms to try, in order, each with what wrote it); a typed token
+        not found as typed is looked up in those forms (``respell``). None
+        (the default) for a source without a tokenizer.
 
     Every id keeps its string whatever ``owners`` says, so each copy of a
     repeated token is shown as itself and reached by ``id:N``.
@@ -55,13 +119,17 @@ class Vocabulary:
     >>> v = Vocabulary(["<s>", "<unk>", "<unk>"], owners={"<unk>": 2}, rule="the last copy")
     >>> v.id("<unk>"), v.token(1), v.repeats("<unk>")
     (2, '<unk>', (1, 2))
+    >>> v = Vocabulary(["[PAD]", "king"], spell=lambda text: [(text.lower(), "normalizer")])
+    >>> v.id("KING"), v.respell("KING").note
+    (1, "'KING' -> 'king', id 1: normalised by the tokenizer")
     """
 
     def __init__(self, tokens: Iterable[str | None], *, owners: Mapping[str, int] | None = None,
-                 rule: str = FIRST_COPY) -> None:
+                 rule: str = FIRST_COPY, spell: Spell | None = None) -> None:
         self._tokens: tuple[str | None, ...] = tuple(tokens)
         self._owners = dict(owners or {})
         self.rule = rule
+        self.spell = spell
         self._index: dict[str, int] | None = None  # built on first use
         self._repeated: dict[str, tuple[int, ...]] | None = None
         for token, i in self._owners.items():
@@ -134,24 +202,53 @@ class Vocabulary:
         return f"<id {token_id}>" if tok is None else tok
 
     def id(self, token: str) -> int:
-        """The token id of a string.
+        """The token id of a string: as typed, else as the source's tokenizer spells it (``respell``).
 
         Raises
         ------
         UnknownTokenError
-            (a ``KeyError``) if the string is not in the vocabulary; the
-            message suggests close entries.
+            (a ``KeyError``) if the string is in the vocabulary neither as
+            typed nor as the tokenizer spells it; the message names the
+            tokenizer's spelling where it differs, the close entries with
+            their ids (``suggest``), and the ``id:N`` form.
         """
         found = self.token_to_index.get(token)
-        if found is None:
-            close = self.suggest(token)
-            hint = f"; close entries: {', '.join(map(repr, close))}" if close else ""
-            raise UnknownTokenError(
-                f"token {brief(token)} is not in the vocabulary (V = {len(self):,}){hint}",
-                parameter="token", value=token, expected=f"a token of the vocabulary (V = {len(self):,}){hint}")
-        return found
+        if found is not None:
+            return found
+        respelled = self.respell(token)
+        if respelled is not None:
+            return respelled.id
+        spelled = list(dict.fromkeys(form for form, _ in self._forms(token) if form != token))
+        written = f", nor as its tokenizer spells it ({', '.join(map(brief, spelled))})" if spelled else ""
+        close = list(dict.fromkeys(entry for text in (token, *spelled) for entry in self.suggest(text)))[:SUGGESTIONS]
+        hint = (f"; close entries: {', '.join(f'{brief(e)} (id:{self.token_to_index[e]})' for e in close)}"
+                if close else "")
+        raise UnknownTokenError(f"token {brief(token)} is not in the vocabulary (V = {len(self):,}){written}{hint}; "
+                                "give a token id as id:N", parameter="token", value=token,
+                                expected=f"a token of the vocabulary (V = {len(self):,}){written}{hint}; "
+                                         "or a token id as id:N")
 
-    def suggest(self, token: str, n: int = 5) -> list[str]:
+    def respell(self, token: str) -> Respelling | None:
+        """Where ``token`` is not in the vocabulary as typed, the first of the tokenizer's spellings of it
+        that is (``spell``); else None (found as typed, no tokenizer, or no spelling found).
+
+        >>> v = Vocabulary(["a", "\u1111\u116d"], spell=lambda t: [(t.replace("\ud45c", "\u1111\u116d"), "normalizer")])
+        >>> v.respell("\ud45c").id, v.respell("a") is None, v.respell("b") is None
+        (1, True, True)
+        """
+        if token in self.token_to_index:
+            return None
+        for form, speller in self._forms(token):
+            found = self.token_to_index.get(form)
+            if found is not None and form != token:
+                return Respelling(typed=token, token=form, id=found, speller=speller)
+        return None
+
+    def _forms(self, token: str) -> Sequence[tuple[str, str]]:
+        """The tokenizer's spellings of ``token`` (``spell``), none without a tokenizer."""
+        return () if self.spell is None else self.spell(token)
+
+    def suggest(self, token: str, n: int = SUGGESTIONS) -> list[str]:
         """Up to ``n`` vocabulary entries that look like ``token`` (difflib ratio, case folded).
 
         Only entries of similar length and the same first letter (case folded)
@@ -185,6 +282,8 @@ def resolve_ids(queries: Iterable[Any], V: int, vocabulary: Vocabulary | None = 
     * any other string is a token of the vocabulary; a string of ASCII
       digits (``"137"``, surrounding spaces allowed) that is not a token is
       the id, so a table without vocabulary can be queried with text;
+    * a string that is neither is looked up as the table's tokenizer spells
+      it (``Vocabulary.respell``; ``respellings`` says which were);
     * a bool, a float or anything else is a ``TypeError``.
 
     Parameters
@@ -208,8 +307,9 @@ def resolve_ids(queries: Iterable[Any], V: int, vocabulary: Vocabulary | None = 
     TokenIdError
         (an ``IndexError``) for an id outside ``[0, V)``, naming it and V.
     UnknownTokenError
-        (a ``KeyError``) for a string that is neither a token nor an id; the
-        message suggests close entries (``Vocabulary.suggest``).
+        (a ``KeyError``) for a string that is neither a token (as typed or as
+        the tokenizer spells it) nor an id; the message names close entries
+        with their ids (``Vocabulary.id``).
     TypeError
         For a bool, a float or another type, for ``id:`` followed by anything
         but an integer, and for a token string on a table without vocabulary.
@@ -249,6 +349,30 @@ def resolve_id(query: Any, V: int, vocabulary: Vocabulary | None = None, *, para
         if parameter is not None:
             exc.parameter = parameter  # the caller's name for it, for a front end's message
         raise
+
+
+def respellings(queries: Iterable[Any], vocabulary: Vocabulary | None) -> tuple[Respelling, ...]:
+    """The queries ``resolve_ids`` finds only as the tokenizer spells them, each once, in order.
+
+    For the callers' notes (``Respelling.note``): a query that is an int, an
+    ``id:N``, a token as typed or an id written in digits is not respelled.
+    Queries are not checked here: resolve them first.
+
+    >>> v = Vocabulary(["[PAD]", "king", "7"], spell=lambda text: [(text.lower(), "normalizer")])
+    >>> [r.token for r in respellings(["KING", "king", 1, "7", "KING"], v)]
+    ['king']
+    """
+    if vocabulary is None or vocabulary.spell is None:
+        return ()
+    items = [queries] if isinstance(queries, str) else queries
+    found: dict[str, Respelling] = {}
+    for query in items:
+        if (isinstance(query, str) and query not in found and not query.startswith("id:")
+                and query not in vocabulary.token_to_index and not _DECIMAL.fullmatch(query.strip())):
+            respelled = vocabulary.respell(query)
+            if respelled is not None:
+                found[query] = respelled
+    return tuple(found.values())
 
 
 def _checked(token_id: int, V: int, parameter: str | None) -> int:

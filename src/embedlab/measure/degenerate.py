@@ -1,4 +1,5 @@
-"""Degenerate rows of a table: all-zero rows, rows holding NaN or infinity, and exact copies.
+"""Degenerate rows of a table: all-zero rows, rows holding NaN or infinity, exact copies, and rows far
+longer than the rest.
 
 A row that is all zeros scores 0 against every hidden vector and has no
 direction; a row with NaN or infinity makes every logit it enters NaN; two ids
@@ -11,19 +12,33 @@ Exact copies are rows with the very same bits (``-0.0`` is not ``0.0``);
 all-zero and non-finite rows are listed as such and left out of the copies. A
 row's bits are summed as unsigned integers (exact, whatever the order) to
 find rows that may be equal; only those are compared, bit for bit.
+
+A projection (PCA, t-SNE, UMAP) is wrecked by such rows: OPT's all-zero
+padding row sits 75 units out in a t-SNE picture whose median distance is 8,
+and squeezes the other points into a corner. ``left_out`` names the rows a
+projection leaves out of its fit: all-zero rows, copies of a row already in
+it, and rows longer than ``long_limit`` of the table's row lengths.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["DegenerateRows", "RowScan", "scan_rows", "BLOCK_VALUES"]
+__all__ = ["DegenerateRows", "RowScan", "scan_rows", "BLOCK_VALUES", "LeftOut", "left_out", "long_limit",
+           "LONG_MADS", "MAD_FLOOR"]
 
 BLOCK_VALUES = 1 << 21  # values of the table read at a time (16 MiB as float64)
+# A row is far longer than the rest beyond median + LONG_MADS x MAD of the table's row lengths (MAD: the median
+# absolute deviation, unscaled). Ten MADs is about 6.7 standard deviations of a normal spread of lengths: no row
+# of a table of 10^6 gaussian rows, yet OPT's or GloVe's few longest rows. MAD_FLOOR: the MAD is taken as at least
+# this share of the median, so that a table of unit rows (MAD ~1e-8 from rounding) has no outlier by rounding.
+LONG_MADS = 10.0
+MAD_FLOOR = 1e-3
 
 
 @dataclass(frozen=True)
@@ -150,3 +165,101 @@ def _copies(matrix: np.ndarray, keys: np.ndarray, eligible: np.ndarray) -> tuple
             if len(same_bits) > 1:
                 found.append(tuple(same_bits))
     return tuple(sorted(found))
+
+
+# -- the rows a projection leaves out ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LeftOut:
+    """The degenerate rows among those a projection was asked to fit (``left_out``).
+
+    Attributes
+    ----------
+    zero : tuple of int
+        Ids whose row is all zeros (``-0.0`` included).
+    copies : tuple of (int, int)
+        ``(id, original)``: a row with the very same bits as the row of
+        ``original``, an id asked before it (or kept: the probe), which stays.
+    long : tuple of int
+        Ids whose row is longer than ``limit``.
+    limit : float
+        The row length beyond which a row is far longer than the rest
+        (``long_limit``: median + ``LONG_MADS`` x MAD of the table's row lengths).
+    """
+
+    zero: tuple[int, ...]
+    copies: tuple[tuple[int, int], ...]
+    long: tuple[int, ...]
+    limit: float
+
+    @property
+    def ids(self) -> tuple[int, ...]:
+        """Every id named, ascending."""
+        return tuple(sorted({*self.zero, *(i for i, _ in self.copies), *self.long}))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able: ``zero``, ``copies`` (``[id, original]`` pairs), ``long`` and ``limit``."""
+        return {"zero": list(self.zero), "copies": [list(pair) for pair in self.copies], "long": list(self.long),
+                "limit": self.limit}
+
+
+def long_limit(norms: np.ndarray) -> float:
+    """The row length beyond which a row is far longer than the rest: median + ``LONG_MADS`` x MAD.
+
+    ``norms`` (V,) float64: every row's length. The MAD (median absolute
+    deviation) is taken as at least ``MAD_FLOOR`` x the median. Lengths are
+    divided by the longest first, so that lengths near 1e308 neither
+    overflow the median's mean of two nor the sum; a limit beyond float64 is
+    infinity (no row is longer).
+
+    >>> long_limit(np.array([1.0, 2.0, 3.0, 4.0, 100.0]))
+    13.0
+    """
+    top = float(np.max(norms, initial=0.0))
+    if not top > 0.0:
+        return math.inf  # every row all zeros (or none): no row is longer than the rest
+    unit = norms / top  # (V,) in [0, 1]
+    median = float(np.median(unit))
+    mad = float(np.median(np.abs(unit - median)))
+    with np.errstate(over="ignore"):
+        return float(np.float64(top) * (median + LONG_MADS * max(mad, MAD_FLOOR * median)))
+
+
+def left_out(rows: np.ndarray, ids: Sequence[int], norms: np.ndarray, limit: float,
+             keep: Sequence[int] = ()) -> LeftOut:
+    """The rows a projection leaves out of its fit: all-zero rows, copies, rows longer than ``limit``.
+
+    Parameters
+    ----------
+    rows : np.ndarray, shape (n, D), floating
+        The rows asked for, in order (``scan_rows`` finds the zero rows and the copies among them).
+    ids : sequence of int, length n
+        Their token ids.
+    norms : np.ndarray, shape (n,), float64
+        Their lengths, as the table measures them.
+    limit : float
+        ``long_limit`` of the table's row lengths.
+    keep : sequence of int
+        Ids never left out (the probe: the figure is drawn around it); a copy
+        of one of them is left out instead.
+
+    Returns
+    -------
+    LeftOut
+        Of each group of copies the first id kept (a kept id before all), the others named as its copies.
+
+    >>> rows = np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 0.0], [9.0, 9.0], [0.0, 1.0]])
+    >>> out = left_out(rows, [10, 11, 12, 13, 14], np.hypot(rows[:, 0], rows[:, 1]), 5.0, keep=[12])
+    >>> out.zero, out.copies, out.long, out.ids
+    ((11,), ((10, 12),), (13,), (10, 11, 13))
+    """
+    scan = scan_rows(rows).degenerate
+    ids = [int(i) for i in ids]
+    kept = set(int(i) for i in keep)
+    copies = []
+    for group in scan.duplicates:  # positions among the rows, ascending: the order asked
+        members = sorted((ids[j] for j in group), key=lambda i: i not in kept)  # a kept id first (a stable sort)
+        copies += [(i, members[0]) for i in members[1:] if i not in kept]
+    zero = tuple(ids[j] for j in scan.zero if ids[j] not in kept)
+    long = tuple(i for i, n in zip(ids, norms.tolist()) if n > limit and i not in kept)
+    return LeftOut(zero=zero, copies=tuple(copies), long=long, limit=float(limit))

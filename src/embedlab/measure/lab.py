@@ -426,7 +426,8 @@ def _views(backend: Backend, result: LabResult) -> LabViews:
         table = EmbeddingTable(table.W_E, provenance=Provenance("seed"))
     dist = norms.norm_distribution(table, top=min(REPORT_NORMS_TOP, table.V))
     ids, groups = projection.rows_from_lists(table.V, result.probe, result.cos_neighbors, result.dot_neighbors)
-    unfit = projection.unfit_reason("pca", len(ids), table.D)
+    left_out = projection.degenerate_rows(table, ids, groups).ids  # project leaves them out: count what stays
+    unfit = projection.unfit_reason("pca", len(ids) - len(left_out), table.D)
     if unfit is not None:
         return LabViews(norms=dist, projection=None, left_out={"projection": unfit})
     return LabViews(norms=dist, projection=projection.project(table, ids, "pca", groups=groups))

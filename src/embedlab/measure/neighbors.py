@@ -25,10 +25,11 @@ import numpy as np
 from ..engine.neighbors.defaults import DEFAULT_K, METRICS
 from ..engine.neighbors.search import Neighbors, Search, SearchMemory
 from ..engine.table import EmbeddingTable
+from ..engine.vocabulary import respellings
 from .defaults import fit_default
 
 __all__ = ["Listed", "QueryLists", "NeighborsResult", "NeighborsStream", "neighbor_lists", "neighbor_stream",
-           "repeat_notes", "DEFAULT_K", "BLOCK_ENTRIES"]
+           "repeat_notes", "spelling_notes", "DEFAULT_K", "BLOCK_ENTRIES"]
 # List entries (queries x K) per metric in one block of a stream. A block's lists live as Python objects, about
 # 250 bytes an entry (measured with tracemalloc on minilm): 8 MiB a block with both metrics, whatever N is,
 # beside the search's own budget; its text is written a query at a time. K = 10: 1,638 queries a block.
@@ -104,7 +105,9 @@ class NeighborsResult:
         The table's provenance.
     notes : tuple of str
         What was adjusted without being asked (a default k shrunk to fit the
-        table), and which queries are repeated tokens (``Vocabulary.repeat_note``).
+        table), which queries were found only as the table's tokenizer spells
+        them (``spelling_notes``), and which are repeated tokens
+        (``Vocabulary.repeat_note``).
     memory : SearchMemory or None
         The working-memory budget, each metric's plan (of the searches by id,
         or by vector where there are none) and the table's resident cost.
@@ -259,7 +262,7 @@ def neighbor_stream(
     # Checked, screened and planned once, for every block: the metrics, k, the vectors and every query's
     # length, then the budget (a budget too small for any search is refused before the first one).
     search = Search(table, k, metrics, ids=ids or None, vectors=vectors, memory=memory, device=device)
-    notes += repeat_notes(table, ids)
+    notes += spelling_notes(table, queries) + repeat_notes(table, ids)
     norms = table.norms()  # (V,)
     size = max(1, BLOCK_ENTRIES // k) if block is None else block
     blocks = _blocks(table, search, queries, size)
@@ -304,6 +307,17 @@ def repeat_notes(table: EmbeddingTable, ids: Sequence[int]) -> tuple[str, ...]:
         return ()
     notes = (table.vocabulary.repeat_note(int(i)) for i in ids)
     return tuple(dict.fromkeys(note for note in notes if note is not None))
+
+
+def spelling_notes(table: EmbeddingTable, queries: Sequence[Any]) -> tuple[str, ...]:
+    """One note per typed query found only as the table's tokenizer spells it (``vocabulary.respellings``).
+
+    >>> from embedlab.engine.vocabulary import Vocabulary
+    >>> t = EmbeddingTable([[1.0], [2.0]], vocabulary=Vocabulary(["a", "b"], spell=lambda s: [(s.lower(), "normalizer")]))
+    >>> spelling_notes(t, ["B", 0])
+    ("'B' -> 'b', id 1: normalised by the tokenizer",)
+    """
+    return tuple(r.note for r in respellings(queries, table.vocabulary))
 
 
 def _listed(found: Neighbors, n: int, norms: np.ndarray) -> list[Listed]:

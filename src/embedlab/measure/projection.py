@@ -30,6 +30,14 @@ Tables with huge or tiny entries (float64 up to 1e308, down to 1e-308) are
 divided by a power of two before fitting (see ``project``): the libraries
 square the entries (PCA's variances; t-SNE's PCA start and UMAP run in
 float32), which overflows or underflows far inside float64's range.
+
+Degenerate rows are left out of the fit and the picture unless asked for
+(``keep_degenerate``): all-zero rows, copies of a row already projected, and
+rows far longer than the rest (``degenerate.left_out``). OPT's all-zero
+padding row sat 75 units out in a t-SNE picture whose median distance was 8,
+and squeezed the other 259 points into a corner. The probe is always kept:
+the picture is drawn around it. The result names the rows left out
+(``Projection.degenerate``, ``notes``).
 """
 
 from __future__ import annotations
@@ -42,14 +50,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import ChoiceError, MissingExtraError, SizeError
+from ..errors import ChoiceError, MissingExtraError, SizeError, brief
 from ..engine.neighbors.defaults import DEFAULT_K
 from ..engine.table import EmbeddingTable
+from . import degenerate
 
 __all__ = ["rows_from_lists", "METHODS", "METRICS", "PCA_FIT_SAMPLE", "Projection", "choose_rows", "pca_fit_rows", "sample_bounds",
-           "project", "unfit_reason"]
+           "project", "unfit_reason", "degenerate_rows", "left_out_note", "LEFT_OUT_LISTED"]
 
 METHODS = ("pca", "tsne", "umap")
+METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}  # as the field writes them
 # The distances t-SNE and UMAP may keep; cosine first, the default, as in the neighbour lists.
 METRICS = ("cosine", "euclidean")
 # Rows PCA is fitted on, besides the rows shown: enough that the axes are the table's, not the sample's.
@@ -63,6 +73,7 @@ SAFE_RANGE = {"pca": (1e-100, 1e100), "tsne": (1e-15, 1e15), "umap": (1e-15, 1e1
 # PCA finds at most D directions, and t-SNE starts from a PCA (init="pca"); UMAP lays out
 # a graph of neighbours, which D = 1 has too.
 MIN_D = {"pca": 2, "tsne": 2, "umap": 1}
+LEFT_OUT_LISTED = 8  # degenerate rows a note names one by one; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -89,6 +100,17 @@ class Projection:
         ``n_neighbors``, ``seed``.
     table : str
         Which table: its name (``Provenance.display_name``).
+    degenerate : degenerate.LeftOut or None
+        The degenerate rows among those asked for (all-zero, copies, far
+        longer than the rest): left out of ``ids`` unless ``kept_degenerate``.
+        None for a projection made without looking (``Projection`` built by hand).
+    kept_degenerate : bool
+        Whether they were kept (``project(keep_degenerate=True)``).
+    degenerate_labels : tuple of (str or None)
+        The token of each of ``degenerate.ids``; None for a table without vocabulary.
+    notes : tuple of str
+        What the reader should know about the rows: which were left out or
+        kept as degenerate (``left_out_note``).
     """
 
     ids: np.ndarray
@@ -98,12 +120,18 @@ class Projection:
     method: str
     parameters: dict[str, Any]
     table: str
+    degenerate: degenerate.LeftOut | None = None
+    kept_degenerate: bool = False
+    degenerate_labels: tuple[str | None, ...] = ()
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as a JSON-able dict: ids and points as lists (points ``[x, y]``, float64)."""
+        found = None if self.degenerate is None else {**self.degenerate.to_dict(), "kept": self.kept_degenerate,
+                                                       "labels": list(self.degenerate_labels)}
         return {"table": self.table, "method": self.method, "parameters": dict(self.parameters),
                 "ids": self.ids.tolist(), "labels": list(self.labels), "groups": list(self.groups),
-                "points": self.points.tolist()}
+                "points": self.points.tolist(), "degenerate": found, "notes": list(self.notes)}
 
 
 def choose_rows(table: EmbeddingTable, probe: int | str, *, k: int = DEFAULT_K, sample: int = 60, seed: int = 0,
@@ -180,8 +208,9 @@ def rows_from_lists(V: int, probe: int, cos_ids: Sequence[int], dot_ids: Sequenc
 
 def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, groups: Sequence[str] | None = None,
             seed: int = 0, perplexity: float | None = None, n_neighbors: int | None = None,
-            dims: int = 2, metric: str | None = None, fit_sample: int | None = None) -> Projection:
-    """Project the rows ``ids`` of a table to 2-D (or 3-D).
+            dims: int = 2, metric: str | None = None, fit_sample: int | None = None,
+            keep_degenerate: bool = False) -> Projection:
+    """Project the rows ``ids`` of a table to 2-D (or 3-D), degenerate rows left out unless kept.
 
     Parameters
     ----------
@@ -205,14 +234,22 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
     fit_sample : int, optional
         PCA only: rows drawn with ``seed`` to fit the axes on, besides the
         rows shown; default ``PCA_FIT_SAMPLE`` (5000), capped at V.
+    keep_degenerate : bool
+        Keep the degenerate rows (``degenerate_rows``: all-zero, copies, far
+        longer than the rest) in the fit and the picture. By default they
+        are left out of both (the probe, group ``probe``, is always kept),
+        and for PCA out of the rows drawn to fit on as well; the result names
+        them (``degenerate``, ``notes``).
 
     Returns
     -------
     Projection
-        For PCA, the points are
+        The rows kept, in the order given. For PCA, the points are
         ``PCA(n_components=2, svd_solver="full").fit(table[F]).transform(table[ids])``
-        with F = ``pca_fit_rows(V, ids, fit_sample, seed)``; ``parameters``
-        says ``fitted_rows = len(F)``. When the fitted rows' largest |entry|
+        with F = ``pca_fit_rows(V, ids, fit_sample, seed)`` less its
+        degenerate rows other than ``ids``; ``parameters`` says
+        ``fitted_rows = len(F)``, and ``fit_left_out``, where rows were left
+        out of F. When the fitted rows' largest |entry|
         lies outside ``SAFE_RANGE[method]`` (PCA: [1e-100, 1e100]), the rows
         are divided by the power of two ``2**e`` that brings it into
         [0.5, 1) before fitting, which is exact (only entries 2**1022 times
@@ -226,7 +263,8 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
     ValueError
         For an unknown method, dims or metric, a metric with PCA (it keeps
         euclidean variance only), a fit_sample with t-SNE or UMAP or below 0,
-        repeated ids, too few points for the method, a table too narrow for it
+        repeated ids, too few points for the method (also once degenerate rows
+        are left out: the message says so), a table too narrow for it
         (PCA and t-SNE need D >= dims), or a perplexity / n_neighbors that does
         not fit the number of points (checked before fitting; the message
         names both numbers); for PCA points that overflow float64 once
@@ -242,18 +280,19 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
                           value=dims, expected="2 or 3")
     metric = _check_metric(metric, method)
     ids = np.asarray([table.token_id(i) for i in ids], dtype=np.int64)  # (n,)
-    n = ids.size
-    if len(set(ids.tolist())) != n:
+    if len(set(ids.tolist())) != ids.size:
         raise ValueError("the rows to project must not repeat a token id")
-    reason = unfit_reason(method, n, table.D, dims)
+    groups = list(groups or ["chosen"] * ids.size)
+    reason = unfit_reason(method, ids.size, table.D, dims)
     if reason is not None:
         raise ValueError(reason)
+    found = degenerate_rows(table, ids, groups)
+    if not keep_degenerate:
+        ids, groups = _without(table.D, ids, groups, found, method, dims)
+    n = ids.size
     if method == "pca":
-        fit_ids = pca_fit_rows(table.V, ids, _check_fit_sample(fit_sample), seed)  # (m,) sorted, m >= n
-        X, exponent = _unit_scale(table.lookup(fit_ids).astype(np.float64), *SAFE_RANGE[method])  # (m, D)
-        shown = np.searchsorted(fit_ids, ids)  # (n,) where each shown row sits among the fitted rows
-        points = _scale_back(_pca(X, X[shown], dims), exponent)
-        params: dict[str, Any] = {"fitted_rows": int(fit_ids.size), "seed": seed}
+        points, params = _pca_points(table, ids, _check_fit_sample(fit_sample), seed, dims,
+                                     None if keep_degenerate else found.limit)
     else:
         if fit_sample is not None:
             raise ValueError(f"fit_sample={fit_sample} applies to method='pca' only, not method={method!r}: "
@@ -268,8 +307,87 @@ def project(table: EmbeddingTable, ids: Sequence[int], method: str = "pca", *, g
             points = _umap(X, n_neighbors, metric, seed, dims)
             params = {"metric": metric, "n_neighbors": n_neighbors, "seed": seed}
     labels = [table.token(int(i)) or str(int(i)) for i in ids]
-    return Projection(ids=ids, labels=labels, groups=list(groups or ["chosen"] * n), points=points,
-                      method=method, parameters=params, table=table.provenance.display_name)
+    named = tuple(table.token(i) for i in found.ids)
+    note = left_out_note(found, named, method, keep_degenerate)
+    return Projection(ids=ids, labels=labels, groups=groups, points=points, method=method, parameters=params,
+                      table=table.provenance.display_name, degenerate=found, kept_degenerate=keep_degenerate,
+                      degenerate_labels=named, notes=() if note is None else (note,))
+
+
+def _without(D: int, ids: np.ndarray, groups: list[str], found: degenerate.LeftOut, method: str,
+             dims: int) -> tuple[np.ndarray, list[str]]:
+    """``ids`` (n,) and their groups less the degenerate rows ``found``; ``ValueError`` where too few are left."""
+    if not found.ids:
+        return ids, groups
+    kept = ~np.isin(ids, found.ids)  # (n,)
+    ids, groups = ids[kept], [g for g, k in zip(groups, kept.tolist()) if k]
+    reason = unfit_reason(method, ids.size, D, dims)
+    if reason is not None:
+        raise ValueError(f"{reason}: {len(found.ids)} degenerate row{'s' * (len(found.ids) != 1)} (all-zero, "
+                         "copies, far longer than the rest) left out; keep_degenerate=True keeps them")
+    return ids, groups
+
+
+def _pca_points(table: EmbeddingTable, ids: np.ndarray, fit_sample: int, seed: int, dims: int,
+                limit: float | None) -> tuple[np.ndarray, dict[str, Any]]:
+    """PCA's points (n, dims) of the rows ``ids`` and its parameters: fitted on ``pca_fit_rows`` less their
+    degenerate rows other than ``ids`` (rows longer than ``limit``; none left out where ``limit`` is None)."""
+    fit_ids = pca_fit_rows(table.V, ids, fit_sample, seed)  # (m,) sorted, m >= n
+    X = table.lookup(fit_ids).astype(np.float64)  # (m, D)
+    left: dict[str, Any] = {}
+    if limit is not None:  # the rows drawn to fit on, less their degenerate ones (the shown rows stay)
+        unfit = degenerate.left_out(X, fit_ids, table.norms()[fit_ids], limit, keep=ids).ids
+        if unfit:
+            fitted = ~np.isin(fit_ids, unfit)  # (m,)
+            fit_ids, X = fit_ids[fitted], X[fitted]  # (m', D)
+            left["fit_left_out"] = len(unfit)
+    X, exponent = _unit_scale(X, *SAFE_RANGE["pca"])  # (m, D)
+    shown = np.searchsorted(fit_ids, ids)  # (n,) where each shown row sits among the fitted rows
+    return _scale_back(_pca(X, X[shown], dims), exponent), {"fitted_rows": int(fit_ids.size), "seed": seed, **left}
+
+
+def degenerate_rows(table: EmbeddingTable, ids: Sequence[int], groups: Sequence[str] = ()) -> degenerate.LeftOut:
+    """The degenerate rows among ``ids`` that ``project`` leaves out: all-zero rows, copies of a row asked
+    before them, and rows longer than ``degenerate.long_limit`` of the table's row lengths; the probe (group
+    ``probe`` in ``groups``) never.
+
+    >>> t = EmbeddingTable(np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]))
+    >>> found = degenerate_rows(t, [0, 1, 2, 3], ["probe", "sample", "sample", "sample"])
+    >>> found.zero, found.copies, found.ids
+    ((1,), ((2, 0),), (1, 2))
+    """
+    ids = np.asarray(ids, dtype=np.int64)  # (n,)
+    norms = table.norms()  # (V,)
+    keep = [int(i) for i, g in zip(ids.tolist(), groups) if g == "probe"]
+    return degenerate.left_out(table.lookup(ids), ids.tolist(), norms[ids], degenerate.long_limit(norms), keep=keep)
+
+
+def left_out_note(found: degenerate.LeftOut, labels: Sequence[str | None], method: str, kept: bool) -> str | None:
+    """One sentence naming the degenerate rows of a projection, left out or kept; None where there are none.
+
+    ``labels``: the token of each of ``found.ids`` (None without vocabulary). The first ``LEFT_OUT_LISTED`` rows are named,
+    each with why, the rest counted.
+
+    >>> found = degenerate.LeftOut(zero=(1,), copies=((7, 3),), long=(), limit=2.5)
+    >>> left_out_note(found, ["<pad>", "x"], "tsne", False)
+    "2 degenerate rows left out of the t-SNE fit and the picture (--keep-degenerate, keep_degenerate=True, keeps them): id 1 '<pad>' (all zeros), id 7 'x' (a copy of id 3)"
+    """
+    if not found.ids:
+        return None
+    why = {i: "all zeros" for i in found.zero}
+    why |= {i: f"a copy of id {of}" for i, of in found.copies}
+    why |= {i: f"longer than {found.limit:.4g}, median + {degenerate.LONG_MADS:g} MAD of the row lengths"
+            for i in found.long}
+    named = [f"id {i}{'' if label is None else ' ' + brief(label)} ({why[i]})"
+             for i, label in zip(found.ids, labels)][:LEFT_OUT_LISTED]
+    more = len(found.ids) - len(named)
+    rows = ", ".join(named) + (f" and {more:,} more" if more else "")
+    count = f"{len(found.ids):,} degenerate row{'s' * (len(found.ids) != 1)}"
+    name = METHOD_NAMES.get(method, method)
+    if kept:
+        return f"{count} kept in the {name} fit and the picture (--keep-degenerate, keep_degenerate=True): {rows}"
+    return (f"{count} left out of the {name} fit and the picture (--keep-degenerate, keep_degenerate=True, keeps "
+            f"them): {rows}")
 
 
 def pca_fit_rows(V: int, ids: Sequence[int], sample: int = PCA_FIT_SAMPLE, seed: int = 0) -> np.ndarray:

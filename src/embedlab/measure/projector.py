@@ -14,6 +14,11 @@ itself computes nothing:
 * the token string and row length of every id the page names (the rows and
   every listed neighbour), so that a neighbour outside the sample is shown too.
 
+Degenerate rows (all-zero, copies, far longer than the rest:
+``projection.degenerate_rows``) are left out of the points unless kept
+(``keep_degenerate``), and named in a note; the neighbour lists still list them
+(over the whole table), as rows the picture does not show.
+
 Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` neighbours per list;
 ``n`` the projected rows, ``m`` the ids the page names (rows and neighbours).
 """
@@ -30,7 +35,7 @@ from ..engine.neighbors.search import BY_ID, Search, check_k
 from ..engine.table import EmbeddingTable
 from ..engine.vocabulary import resolve_ids
 from ..errors import brief
-from . import projection
+from . import degenerate, projection
 
 __all__ = ["ProjectorResult", "measure_projector", "given_rows"]
 
@@ -69,7 +74,14 @@ class ProjectorResult:
     V, D : int
         The table's size.
     notes : tuple of str
-        What was adjusted without being asked (a default sample or k shrunk to fit).
+        What was adjusted without being asked (a default sample or k shrunk to
+        fit), typed tokens found only as the tokenizer spells them, and the
+        degenerate rows left out or kept (``projection.left_out_note``).
+    degenerate : degenerate.LeftOut or None
+        The degenerate rows among those chosen: not among ``ids`` unless
+        ``kept_degenerate``. None for a result built by hand.
+    kept_degenerate : bool
+        Whether they were kept (``keep_degenerate=True``).
     """
 
     ids: np.ndarray
@@ -90,6 +102,8 @@ class ProjectorResult:
     V: int
     D: int
     notes: tuple[str, ...] = field(default=())
+    degenerate: degenerate.LeftOut | None = None
+    kept_degenerate: bool = False
 
     def token_of(self, token_id: int) -> str | None:
         """The token string of an id the page names (``named_ids``); KeyError for another id."""
@@ -110,15 +124,16 @@ class ProjectorResult:
                      for metric in self.neighbor_ids}
             rows.append({"id": token_id, "token": token_of[token_id], "group": self.groups[i],
                          "point": self.points[i].tolist(), "norm": norm_of[token_id], "neighbors": lists})
+        found = None if self.degenerate is None else {**self.degenerate.to_dict(), "kept": self.kept_degenerate}
         return {"source": dict(self.source), "V": self.V, "D": self.D, "probe": self.probe, "method": self.method,
                 "dims": self.dims, "k": self.k, "seed": self.seed, "parameters": dict(self.parameters),
-                "rows": rows, "notes": list(self.notes)}
+                "rows": rows, "degenerate": found, "notes": list(self.notes)}
 
 
 def measure_projector(table: EmbeddingTable, *, probe: int | None, tokens: Sequence[int | str] | None = None,
                       sample: int | None = None, method: str = "pca", dims: int = 2, k: int = DEFAULT_K, seed: int = 0,
                       metric: str | None = None, memory: int | None = None, progress: Callable[[int], None] | None = None,
-                      notes: Sequence[str] = ()) -> ProjectorResult:
+                      notes: Sequence[str] = (), keep_degenerate: bool = False) -> ProjectorResult:
     """Choose the rows, project them and list every row's exact neighbours.
 
     Parameters
@@ -149,6 +164,11 @@ def measure_projector(table: EmbeddingTable, *, probe: int | None, tokens: Seque
         Called with the number of rows whose lists are done (2 * n in all).
     notes : sequence of str
         Notes of the caller's (defaults it shrank), kept in the result.
+    keep_degenerate : bool
+        Keep the degenerate rows among those chosen (all-zero, copies, far
+        longer than the rest: ``projection.degenerate_rows``) in the fit and
+        the points; by default they are left out (the probe never), and a
+        note names them.
 
     Returns
     -------
@@ -180,8 +200,14 @@ def measure_projector(table: EmbeddingTable, *, probe: int | None, tokens: Seque
         if probe is None:
             raise TypeError("a sample is drawn around a probe: give probe= with sample=")
         ids, groups = projection.choose_rows(table, probe, k=k, sample=sample, seed=seed, memory=memory)
+    unfit = projection.degenerate_rows(table, ids, groups)
+    if unfit.ids and not keep_degenerate:
+        shown = ~np.isin(ids, unfit.ids)  # (n,) the rows kept
+        ids, groups = ids[shown], [g for g, kept in zip(groups, shown.tolist()) if kept]
     search = Search(table, k, METRICS, ids=ids, memory=memory)  # the rows' lengths and the budget, before projecting
-    projected = projection.project(table, ids, method, groups=groups, seed=seed, dims=dims, metric=metric)
+    projected = projection.project(table, ids, method, groups=groups, seed=seed, dims=dims, metric=metric,
+                                   keep_degenerate=keep_degenerate)
+    left = projection.left_out_note(unfit, [table.token(i) for i in unfit.ids], method, keep_degenerate)
     neighbor_ids, neighbor_scores = {}, {}
     for metric in METRICS:
         found = search.nearest(metric, progress=progress)
@@ -194,7 +220,8 @@ def measure_projector(table: EmbeddingTable, *, probe: int | None, tokens: Seque
         tokens=tuple(words) if words is not None else (None,) * named.size,
         norms=np.asarray(table.norms()[named], dtype=np.float64),  # (m,)
         probe=probe, method=method, dims=int(dims), k=k, seed=seed, parameters=dict(projected.parameters),
-        source=table.provenance.to_dict(), V=table.V, D=table.D, notes=tuple(notes))
+        source=table.provenance.to_dict(), V=table.V, D=table.D, notes=(*notes, *([left] if left else [])),
+        degenerate=unfit, kept_degenerate=keep_degenerate)
 
 
 def given_rows(table: EmbeddingTable, tokens: Sequence[int | str], probe: int | None) -> tuple[np.ndarray, list[str]]:

@@ -5,7 +5,9 @@ Standard library only. ``fixed`` and ``number`` write values; ``human_count`` an
 ``settings_text`` and ``tick_text`` write numbers in figure titles and on axes; ``terminal_table`` lines
 columns up; ``Inline`` says how a token is quoted inline (Markdown or terminal);
 ``shown_path`` and ``shown_source`` write where a table came from without an
-absolute local path, as every report (JSON, Markdown, HTML) shows it.
+absolute local path, as every report (JSON, Markdown, HTML) shows it;
+``visible_whitespace`` gives a token's spaces, tabs and newlines a sign where it
+is a label beside a point (a figure's, the projector's).
 
 Text from a model's files (tokens, tensor names, metadata, file names) is written by
 strangers, and each medium is given it escaped for that medium: ``terminal_text`` for
@@ -33,7 +35,7 @@ from ..errors import BRIEF_LIMIT, brief
 __all__ = ["Inline", "terminal_table", "terminal_text", "HIDDEN", "shown_escaped", "cut_text", "markdown_row",
            "json_escaped", "fixed", "number", "human_count", "human_bytes", "to_json", "to_json_chunks", "MARKDOWN",
            "TERMINAL", "source_name", "shown_path", "shown_source", "human", "percent", "round3", "row_label",
-           "shape_text", "format_value", "settings_text", "tick_text"]
+           "shape_text", "format_value", "settings_text", "tick_text", "WHITESPACE_SIGNS", "visible_whitespace"]
 
 MINUS = "\N{MINUS SIGN}"  # negative numbers on figure axes, as matplotlib writes them
 
@@ -407,6 +409,26 @@ def row_label(token: str | None, token_id: int | None) -> str:
         return str(token_id)
     shown = repr(token[:BRIEF_LIMIT])[1:-1] + (f"… ({len(token):,} characters)" if len(token) > BRIEF_LIMIT else "")
     return f"{shown} ({token_id})" if token_id is not None else shown
+
+
+# Whitespace that a label beside a point would draw as nothing, and the sign drawn instead: a token that is a
+# space, a tab or a newline was a point without a label. OPEN BOX for the space (U+2420, SYMBOL FOR SPACE, is in
+# neither font the figures draw with), the arrows editors draw for a tab and a line end.
+WHITESPACE_SIGNS = {" ": "\N{OPEN BOX}", "\t": "\N{RIGHTWARDS ARROW TO BAR}",
+                    "\n": "\N{DOWNWARDS ARROW WITH CORNER LEFTWARDS}"}
+_WHITESPACE_TABLE = str.maketrans(WHITESPACE_SIGNS)
+
+
+def visible_whitespace(token: str) -> str:
+    r"""``token`` with each space, tab and newline written as its sign (``WHITESPACE_SIGNS``), for a label.
+
+    A label beside a point has no quotes to show where a space begins or ends:
+    ``' '``, ``'\t'`` and ``' the'`` would be drawn as nothing or as ``the``.
+
+    >>> visible_whitespace(" "), visible_whitespace("\t"), visible_whitespace("a\nb"), visible_whitespace(" the")
+    ('␣', '⇥', 'a↵b', '␣the')
+    """
+    return token.translate(_WHITESPACE_TABLE)
 
 
 def round3(x: float | None) -> float | None:

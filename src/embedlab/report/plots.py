@@ -41,7 +41,7 @@ from matplotlib.text import Text
 from ..errors import SizeError, brief
 from . import fonts
 from .colors import PALETTE
-from .formats import HIDDEN, cut_text, fixed, format_value, settings_text, source_name, tick_text
+from .formats import HIDDEN, cut_text, fixed, format_value, settings_text, source_name, tick_text, visible_whitespace
 from .labels import place_labels
 from .locales import AUDIT_WORDS, DEFAULT_LANGUAGE, WORDS, check_language
 
@@ -59,6 +59,7 @@ METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}  # as the field w
 COSINE_SPAN = 0.01  # the narrowest range a cosine axis shows: nearly equal cosines read as a flat line
 NOTE_SIZE = 8  # points, the size of notes under a figure
 UNDRAWN_SHOWN = 6  # tokens named in the note about undrawable tokens; the rest are counted
+DEGENERATE_SHOWN = 4  # degenerate rows named in a projection's note; the rest are counted
 # Figure -> tokens whose characters no font has, for callers that report them (the CLI's note);
 # weak keys: an entry goes with its figure.
 _UNDRAWN: "weakref.WeakKeyDictionary[Any, tuple[str, ...]]" = weakref.WeakKeyDictionary()
@@ -172,7 +173,8 @@ def projection_figure(proj: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAG
     ax.set_ylabel(words["projection_axis"].format(method=method, axis=2))
     # Outside the axes, at the right: inside, it hid points wherever "best" put it.
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=8)
-    _finish(fig, words, tokens=proj.labels, notes=[words["projection_note"]])  # before the labels: it sets the layout
+    notes = [words["projection_note"], *_degenerate_notes(proj, words)]
+    _finish(fig, words, tokens=proj.labels, notes=notes)  # before the labels: it sets the layout
     wanted = _labelled_rows(proj.groups)
     placement = place_labels(ax, proj.points[wanted], [_label(proj.labels[i]) for i in wanted],
                              points=proj.points, family=list(fonts.families()))
@@ -181,6 +183,22 @@ def projection_figure(proj: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAG
                                                          left=format_value(len(proj.ids) - placed)),
              fontsize=NOTE_SIZE, color="#404040", ha="right", va="bottom", fontfamily=list(fonts.families()))
     return fig
+
+
+def _degenerate_notes(proj: Any, words: dict[str, str]) -> list[str]:
+    """The note under a projection naming its degenerate rows, left out or kept (``Projection.degenerate``), each
+    with why; the first ``DEGENERATE_SHOWN``, then a count. No note where there are none."""
+    found = getattr(proj, "degenerate", None)
+    if found is None or not found.ids:
+        return []
+    why = {i: words["degenerate_zero"] for i in found.zero}
+    why |= {i: words["degenerate_copy"].format(of=of) for i, of in found.copies}
+    why |= {i: words["degenerate_long"].format(limit=format_value(found.limit)) for i in found.long}
+    rows = [f"id {i} ({why[i]})" if label is None else f"{_label(label)} (id {i}: {why[i]})"
+            for i, label in zip(found.ids, proj.degenerate_labels)]
+    more = f" … (+{len(rows) - DEGENERATE_SHOWN})" if len(rows) > DEGENERATE_SHOWN else ""
+    key = "projection_kept" if proj.kept_degenerate else "projection_left_out"
+    return [words[key].format(count=format_value(len(rows)), rows=", ".join(rows[:DEGENERATE_SHOWN]) + more)]
 
 
 def _labelled_rows(groups: list[str]) -> list[int]:
@@ -657,10 +675,11 @@ LABEL_LIMIT = 24
 
 
 def _label(token: str) -> str:
-    """A token as a label on a figure: ``_drawn``, cut after ``LABEL_LIMIT`` characters with its length
+    """A token as a label on a figure: its spaces, tabs and newlines as signs (``formats.visible_whitespace``:
+    a token ``' '`` is ``␣``, not nothing), ``_drawn``, cut after ``LABEL_LIMIT`` characters with its length
     (``formats.cut_text``), so long tokens (a 100,000-character one, or a panel of 60-character ones)
     cannot push the axes out of the figure."""
-    return _drawn(cut_text(token, LABEL_LIMIT))
+    return _drawn(cut_text(visible_whitespace(token), LABEL_LIMIT))
 
 
 def _named(token: str | None, token_id: int) -> str:

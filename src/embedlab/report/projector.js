@@ -5,8 +5,8 @@
 // click (the selected token's nearest tokens by cosine and by dot, measured by embedlab
 // over the whole table and listed from the data), and colouring (neighbour group or
 // row length). It computes no measurement: every number shown is in the data.
-// Tokens reach the page through textContent only; Plotly's labels get them with < > &
-// written as entities, since Plotly reads a little HTML in its text.
+// Tokens reach the page through textContent only; Plotly's hover labels and SVG traces' labels get them with
+// < > & written as entities, since Plotly reads a little HTML there (its WebGL traces draw text as it is).
 (function () {
   "use strict";
   document.body.dataset.scriptMs = performance.now().toFixed(0);  // plotly.js parsed: the rest is this page's
@@ -42,8 +42,10 @@
     }
   }
 
+  // A token as the page shows it: its spaces, tabs and newlines as signs (report/formats.py's
+  // visible_whitespace), so a token that is a space is a label, not nothing; null without vocabulary.
   function tokenOf(id) {
-    const t = data.named.tokens[namedAt.get(id)];
+    const t = data.named.labels[namedAt.get(id)];
     return t === null || t === undefined ? null : t;
   }
   function shown(id) {
@@ -57,6 +59,15 @@
   }
   function plotlyText(text) {
     return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  }
+  // A label as trace `trace` draws it: an SVG trace ("scatter") reads a little HTML in its text, so < > & go
+  // as entities; a WebGL trace draws entities as they are ("&lt;pad&gt;"), so its label goes as it is, except
+  // that scatter3d still reads <b>, <i>, <sub>, <sup> and <br>: a word joiner (U+2060, drawn as nothing) after
+  // their "<" keeps a token such as "<b>x</b>" from turning bold.
+  function labelText(trace, text) {
+    const type = fig.data[trace].type;
+    if (type === "scatter") return plotlyText(text);
+    return type === "scatter3d" ? text.replace(/<(?=\/?(?:b|i|sub|sup|br)\b)/gi, "<\u2060") : text;
   }
   function number(x) {
     return String(Number(x.toPrecision(4)));
@@ -200,20 +211,28 @@
 
   // -- search ------------------------------------------------------------------------
 
-  const folded = ids.map((id) => (tokenOf(id) === null ? "" : tokenOf(id).toLowerCase()));
+  // Text compared as people read it: canonically composed (NFC: ALBERT's vocabulary stores 표 decomposed,
+  // ᄑ + ᅭ, which reads the same as the typed syllable), case folded.
+  const fold = (t) => (t === null || t === undefined ? "" : t.normalize("NFC").toLowerCase());
+  // Each point's token as typed (its spaces as spaces) and as shown (its spaces as signs), folded.
+  const folded = ids.map((id) => fold(data.named.tokens[namedAt.get(id)]));
+  const foldedShown = ids.map((id) => fold(tokenOf(id)));
 
-  // The points whose token holds the text (case folded): exact first, then prefixes, then
-  // shorter tokens; "id:N" or a bare number also finds the point of id N.
+  // The points whose token holds the text (folded), as typed or as shown ("␣the" finds " the"):
+  // exact first, then prefixes, then shorter tokens; "id:N" or a bare number also finds the point of id N.
   function find(text) {
-    const query = text.trim().toLowerCase();
+    const query = fold(text.trim());
     if (!query) return [];
     const byId = /^(?:id:\s*)?([0-9]+)$/.exec(query);
     const found = [];
     if (byId && rowOf.has(Number(byId[1]))) found.push(rowOf.get(Number(byId[1])));
     if (!query.startsWith("id:")) {
-      const rank = (i) => (folded[i] === query ? 0 : folded[i].startsWith(query) ? 1 : 2);
+      const rank = (i) => (folded[i] === query || foldedShown[i] === query ? 0
+                           : folded[i].startsWith(query) || foldedShown[i].startsWith(query) ? 1 : 2);
       const hits = [];
-      for (let i = 0; i < n; i++) if (folded[i].includes(query) && found[0] !== i) hits.push(i);
+      for (let i = 0; i < n; i++) {
+        if ((folded[i].includes(query) || foldedShown[i].includes(query)) && found[0] !== i) hits.push(i);
+      }
       hits.sort((a, b) => rank(a) - rank(b) || folded[a].length - folded[b].length || ids[a] - ids[b]);
       found.push(...hits);
     }
@@ -289,18 +308,18 @@
   }
   function overlayLabels() {
     const keep = labelsKept();
-    return overlay.map((r) => (keep.has(r) ? plotlyText(shown(ids[r])) : ""));
+    return overlay.map((r) => (keep.has(r) ? labelText(1, shown(ids[r])) : ""));
   }
   // The matches listed in the panel carry their token beside the ring; the rest are rings only, and so are
   // matches already labelled as the selection or its neighbours (one label per point, not two on top).
   function ringLabels() {
     const keep = labelsKept(), labelled = new Set(overlay);
-    return ringed.map((i, rank) => (rank < MATCHES_LISTED && !labelled.has(i) && keep.has(i) ? plotlyText(shown(ids[i])) : ""));
+    return ringed.map((i, rank) => (rank < MATCHES_LISTED && !labelled.has(i) && keep.has(i) ? labelText(2, shown(ids[i])) : ""));
   }
   // On a small page, trace 0 labels the points that neither the selection nor a listed match labels.
   function pointLabels() {
     const keep = labelsKept(), elsewhere = new Set([...overlay, ...ringed.slice(0, MATCHES_LISTED)]);
-    return ids.map((id, i) => (LABEL_ALL && !elsewhere.has(i) && keep.has(i) ? plotlyText(shown(id)) : ""));
+    return ids.map((id, i) => (LABEL_ALL && !elsewhere.has(i) && keep.has(i) ? labelText(0, shown(id)) : ""));
   }
   // After a zoom or a pan the points sit elsewhere on the screen: thin the labels again.
   function relabel() {
@@ -385,8 +404,6 @@
     }));
   }
 
-  fig.data[0].text = pointLabels();
-  fig.data[0].hovertext = ids.map(hoverText);
   if (!webgl()) {
     if (data.dims === 3) {
       document.getElementById("no-webgl").hidden = false;
@@ -395,6 +412,8 @@
     }
     for (const trace of fig.data) if (trace.type === "scattergl") trace.type = "scatter";  // SVG: slower, same picture
   }
+  fig.data[0].text = pointLabels();  // after the choice of traces: an SVG trace's labels are escaped (labelText)
+  fig.data[0].hovertext = ids.map(hoverText);
   if (data.probe !== null && rowOf.has(data.probe)) {
     select(rowOf.get(data.probe));
   } else {

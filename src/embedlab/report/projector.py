@@ -23,8 +23,11 @@ block, never written into the script's text: ``<``, ``>`` and ``&`` are written
 as ``\\u003c``, ``\\u003e``, ``\\u0026``, so a token such as ``</script>`` can
 neither end the block nor start a comment, and ``JSON.parse`` gives it back
 unchanged. The script writes tokens into the page with ``textContent`` (and,
-for Plotly's labels, with ``<``, ``>``, ``&`` as entities, since Plotly reads
-a little HTML in them), inside ``<bdi>`` so right-to-left tokens stay apart.
+for Plotly's hover labels and its SVG traces' labels, with ``<``, ``>``, ``&``
+as entities, since Plotly reads a little HTML in them; its WebGL traces,
+``scattergl`` and ``scatter3d``, draw a label as it is), inside ``<bdi>`` so right-to-left tokens stay apart,
+each space, tab and newline written as a sign (``␣``, ``⇥``, ``↵``): a token
+that is a space was a point without a label.
 
 Standard library at import; plotly (the ``plots`` extra) when a page is written.
 """
@@ -40,7 +43,7 @@ from typing import Any
 from .. import __version__
 from ..errors import MissingExtraError
 from .colors import PALETTE
-from .formats import json_escaped, source_name
+from .formats import json_escaped, source_name, visible_whitespace
 from .locales import DEFAULT_LANGUAGE, PROJECTOR_WORDS, WORDS
 from .plotlyjs import plotly_js
 
@@ -176,7 +179,9 @@ def page_data(result: Any, lang: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
     ``figure`` (``projector_figure`` as a dict), ``config`` (Plotly's),
     ``rows`` (the n projected ids, their groups and lengths), ``neighbors``
     (per metric, the n lists of K ids and scores), ``named`` (every id the
-    page names, with its token, None without vocabulary, and length),
+    page names, with its token, None without vocabulary, the token as the
+    page shows it, its spaces, tabs and newlines as signs, ``formats.visible_whitespace``,
+    and its length),
     ``probe``, ``dims``, ``k``, ``colors`` and ``words`` (the page's words in ``lang``).
     Scores, lengths and coordinates are rounded for display (4 and 6 significant digits).
     """
@@ -193,6 +198,7 @@ def page_data(result: Any, lang: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
                                "scores": [[_short(s) for s in row] for row in result.neighbor_scores[metric].tolist()]}
                       for metric in result.neighbor_ids},
         "named": {"ids": result.named_ids.tolist(), "tokens": list(result.tokens),
+                  "labels": [None if t is None else visible_whitespace(t) for t in result.tokens],
                   "norms": [_short(v) for v in result.norms.tolist()]},
         "probe": result.probe, "dims": result.dims, "k": result.k, "colors": GROUP_COLORS,
         "words": {key: words[key] for key in ("matches", "no_match", "legend", "click_hint", "not_shown", "length",

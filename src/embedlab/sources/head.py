@@ -59,5 +59,6 @@ def fit_rows(tokens: Tokens | None, V_head: int, V_token: int) -> tuple[Tokens |
             "model can never predict them")
     if isinstance(tokens, Vocabulary):
         owners = {token: i for token, i in tokens.token_to_index.items() if i < V_head}
-        return Vocabulary(tokens.index_to_token[:V_head], owners=owners, rule=tokens.rule), [note]
+        cut = Vocabulary(tokens.index_to_token[:V_head], owners=owners, rule=tokens.rule, spell=tokens.spell)
+        return cut, [note]
     return (None if tokens is None else list(tokens)[:V_head]), [note]

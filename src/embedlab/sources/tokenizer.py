@@ -21,8 +21,8 @@ from .hf import quiet
 from .resolve import A_CHECKPOINT, GGUF_SUFFIXES, NAMED, check_model_name, existing_path, file_kind, package_dir
 from .word_vectors import read_words
 
-__all__ = ["NEEDS_TOKENIZER", "load_tokenizer", "folder_vocabulary", "TokenizerInventory", "read_inventory",
-           "TOKENIZER_FILES"]
+__all__ = ["NEEDS_TOKENIZER", "load_tokenizer", "folder_vocabulary", "TokenizerSpelling", "TokenizerInventory",
+           "read_inventory", "TOKENIZER_FILES"]
 
 NEEDS_TOKENIZER = ("tokenizing text (encode) needs --model minilm or a checkpoint folder holding tokenizer.json "
                    "(or a .safetensors file with tokenizer.json beside it)")
@@ -82,7 +82,10 @@ def folder_vocabulary(folder: Path, size: int) -> Vocabulary | None:
     ``json.load`` in ``GPT2Tokenizer``). Every id keeps its own string, so
     each copy of a repeated token is shown and reached by ``id:N``; ids past
     the tokenizer (padding rows of the table) have none. ``None`` when the
-    folder holds none of the three files.
+    folder holds none of the three files. A vocabulary read from
+    ``tokenizer.json`` spells typed tokens as that tokenizer does
+    (``TokenizerSpelling``); one from ``vocab.txt`` or ``vocab.json`` alone
+    finds them as typed only.
 
     Parameters
     ----------
@@ -97,8 +100,9 @@ def folder_vocabulary(folder: Path, size: int) -> Vocabulary | None:
         For a tokenizer with ids ``>= V`` (it and the weights do not belong
         together), or a file that cannot be read.
     """
+    spell = None
     if files.present(folder / "tokenizer.json", "tokenizer"):
-        tokens, owners, rule = _tokenizer_json(folder / "tokenizer.json", size)
+        tokens, owners, rule, spell = _tokenizer_json(folder / "tokenizer.json", size)
     elif files.present(folder / "vocab.txt", "vocabulary"):
         tokens = read_words(folder / "vocab.txt")
         owners = {t: i for i, t in enumerate(tokens)}  # a later line overwrites: load_vocab's OrderedDict
@@ -116,12 +120,44 @@ def folder_vocabulary(folder: Path, size: int) -> Vocabulary | None:
         raise SourceError(f"the tokenizer in {folder} has token ids up to {len(tokens) - 1}, but the table has only "
                           f"V={size} rows: the tokenizer and the weights do not belong together")
     tokens = [*tokens, *[None] * (size - len(tokens))]  # padding rows past the tokenizer have no string
-    return Vocabulary(tokens, owners={t: i for t, i in owners.items() if tokens[i] == t}, rule=rule)
+    return Vocabulary(tokens, owners={t: i for t, i in owners.items() if tokens[i] == t}, rule=rule, spell=spell)
 
 
-def _tokenizer_json(path: Path, size: int) -> tuple[list[str | None], dict[str, int], str]:
-    """(string of each id, the id each string means, the rule) as the ``tokenizers`` library reads ``path``."""
+class TokenizerSpelling:
+    """How a ``tokenizers.Tokenizer`` spells a typed token: the forms ``Vocabulary.respell`` tries, in order.
+
+    First the tokenizer's normalizer's output (``normalize_str``: ALBERT's
+    NFKD decomposes ``표`` into ``ᄑ`` + ``ᅭ``; BERT's lowercases), then, where
+    its pre-tokenizer makes one piece of that, the piece (``pre_tokenize_str``:
+    GPT-2's byte-level letters ``Ġking``, a sentencepiece word start ``▁king``).
+    Text the pre-tokenizer splits into several pieces is several tokens, not
+    one, and gives no second form. Nothing is guessed beyond what the
+    tokenizer itself writes; a form equal to the text is left out.
+
+    Parameters
+    ----------
+    tokenizer : tokenizers.Tokenizer
+        Only its normalizer and pre-tokenizer are kept (either may be None).
+    """
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.normalizer = tokenizer.normalizer
+        self.pre_tokenizer = tokenizer.pre_tokenizer
+
+    def __call__(self, text: str) -> list[tuple[str, str]]:
+        normal = text if self.normalizer is None else self.normalizer.normalize_str(text)
+        forms = [(normal, "normalizer")] if normal != text else []
+        pieces = [] if self.pre_tokenizer is None else self.pre_tokenizer.pre_tokenize_str(normal)
+        if len(pieces) == 1 and pieces[0][0] not in (text, normal):
+            forms.append((pieces[0][0], "pre_tokenizer"))
+        return forms
+
+
+def _tokenizer_json(path: Path, size: int) -> tuple[list[str | None], dict[str, int], str, TokenizerSpelling]:
+    """(string of each id, the id each string means, the rule, its spelling) as the ``tokenizers`` library
+    reads ``path``."""
     tokenizer = _read_tokenizer(path)
+    spell = TokenizerSpelling(tokenizer)
     owners = tokenizer.get_vocab(with_added_tokens=True)
     by_id = {i: t for t, i in owners.items()}
     if len(by_id) == len(owners) and max(by_id, default=-1) == len(owners) - 1:
@@ -130,12 +166,12 @@ def _tokenizer_json(path: Path, size: int) -> tuple[list[str | None], dict[str, 
         # whose id_to_token string means another id, or two strings for one id, leaves an id out or repeats
         # one; neither happens here. One dict, not 128,256 calls into the library (benchmarks/README.md).
         # No string is repeated, so each means its only id and no owners are needed (nor checked, row by row).
-        return [by_id[i] for i in range(len(by_id))], {}, "the id the tokenizers library's get_vocab gives it"
+        return [by_id[i] for i in range(len(by_id))], {}, "the id the tokenizers library's get_vocab gives it", spell
     top = max(max(owners.values(), default=-1), size - 1)
     tokens = [tokenizer.id_to_token(i) for i in range(top + 1)]
     while len(tokens) > size and tokens[-1] is None:
         tokens.pop()
-    return tokens, owners, "the id the tokenizers library's get_vocab gives it"
+    return tokens, owners, "the id the tokenizers library's get_vocab gives it", spell
 
 
 def _read_tokenizer(path: Path) -> Any:
