@@ -235,7 +235,7 @@ def test_the_page_carries_a_glyph_for_every_character_it_shows(lang):
     in the fonts the page embeds, read back from their data URLs with fontTools; the page's CSS and each
     figure's text name that family first, so no machine's own fonts are needed to read it."""
     np = pytest.importorskip("numpy")
-    from test_webfont import covered
+    from embedded_fonts import covered
 
     from embedlab.engine.table import EmbeddingTable
 

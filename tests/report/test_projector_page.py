@@ -115,7 +115,7 @@ def test_the_page_carries_a_glyph_for_every_token_and_word_it_can_show(result):
     fonts the page embeds (read back with fontTools; DejaVu Sans has the Arabic and the emoji of TRICKY);
     the style sheet and Plotly's text name the page's faces first."""
     pytest.importorskip("brotli")
-    from test_webfont import covered
+    from embedded_fonts import covered
 
     text = page.projector_html(result, "ko")
     data = page_data(text)

@@ -1,14 +1,11 @@
-"""The glyphs a page carries: @font-face rules with WOFF2 subsets in data: URLs, read back here with
-fontTools (which decodes WOFF2 through brotli) and checked against the font files themselves (their
-character maps, read with fontTools from the files the figures are drawn with: matplotlib's DejaVu Sans
-and the Noto Sans CJK JP of notojp-matplotlib), never against embedlab's own lists."""
+"""The glyphs a page carries: @font-face rules with WOFF2 subsets in data: URLs, read back with fontTools
+(tests/embedded_fonts.py) and checked against the font files themselves (their character maps, read with
+fontTools from the files the figures are drawn with: matplotlib's DejaVu Sans and the Noto Sans CJK JP of
+notojp-matplotlib), never against embedlab's own lists."""
 
 from __future__ import annotations
 
-import base64
 import importlib.util
-import io
-import re
 from pathlib import Path
 
 import pytest
@@ -19,36 +16,11 @@ pytest.importorskip("brotli")
 from fontTools.ttLib import TTFont  # noqa: E402
 from matplotlib import get_data_path  # noqa: E402
 
+from embedded_fonts import covered, faces  # noqa: E402
 from embedlab.errors import MissingExtraError  # noqa: E402
 from embedlab.report import webfont  # noqa: E402
 
-FACE = re.compile(r'@font-face \{ font-family: "embedlab";[^}]*src: url\(data:font/woff2;base64,([A-Za-z0-9+/=]+)\) '
-                  r'format\("woff2"\); unicode-range: ([^;]+); \}')
 UNICORN = "\N{UNICORN FACE}"  # in neither font
-
-
-def faces(css: str) -> list[tuple[TTFont, set[int]]]:
-    """Each face of ``css``: the font its data URL decodes to, and the code points its unicode-range names."""
-    found = []
-    for data, ranges in FACE.findall(css):
-        raw = base64.b64decode(data)
-        assert raw[:4] == b"wOF2"  # the WOFF2 signature
-        font = TTFont(io.BytesIO(raw))
-        found.append((font, _points(ranges)))
-    return found
-
-
-def covered(css: str) -> set[int]:
-    """Code points some face of ``css`` has a glyph for, by the decoded fonts' own cmaps."""
-    return set().union(*(font.getBestCmap() for font, _ in faces(css)))
-
-
-def _points(ranges: str) -> set[int]:
-    points = set()
-    for part in ranges.split(", "):
-        first, _, last = part.removeprefix("U+").partition("-")
-        points.update(range(int(first, 16), int(last or first, 16) + 1))
-    return points
 
 
 def _cmap(path: Path) -> set[int]:
