@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import brief
+from ..measure.params import STORED
 from .audit import (advice_text, audit_words, finding_text, ids_text, indicator_text, intro_text, resize_text,
                     rule_text, undertrained_text, verdict_text, SHOWN)
 from .formats import (TERMINAL, source_name, cut_text, human, percent, round3, row_label, shape_text,
@@ -83,7 +84,8 @@ def _plan_tables(plan: "DimensionPlan") -> str:
 
 
 def _parts_table(b: Breakdown, count: Count) -> str:
-    """Each part's parameters and bytes in ``b.dtype``; for a GGUF file, its bytes as stored too."""
+    """Each part's parameters and bytes in ``b.dtype``; for a GGUF file, its bytes as stored too (with the
+    type of each part: in the bytes' own column where they are priced as stored)."""
     byte = b.bytes
     head_note = " (tied: the token table)" if b.tied and not b.head else ""
     rows = [("token table", b.token, byte.token), ("position table", b.position, byte.position),
@@ -95,14 +97,15 @@ def _parts_table(b: Breakdown, count: Count) -> str:
         cells.append(("other", human_count(b.other), f"{b.other:,}", human_bytes(byte.other or 0), f"{byte.other:,}"))
     total = "total" if b.other is not None else "total (tables only)"
     cells.append((total, human_count(b.total), f"{b.total:,}", human_bytes(byte.total), f"{byte.total:,}"))
-    headers = ("part", "parameters", "exact", f"bytes ({b.dtype})", "exact bytes")
+    headers = ("part", "parameters", "exact", f"bytes ({_dtype_label(b.dtype)})", "exact bytes")
     if count.file_bytes is not None:  # the file's own storage types, beside the named dtype
         stored, types = count.file_bytes, count.file_types
         column = [(stored.token, "token"), (stored.position, "position"), (stored.token_type, "token_type"),
                   (stored.head, "head"), (stored.other, "other"), (stored.total, None)]
-        cells = [(*row, f"{n:,}" + (f" ({types[part]})" if part in types else ""))
+        as_stored = b.dtype == STORED  # the bytes column is the file's: the types go beside it, no second column
+        cells = [(*(row[:-1] if as_stored else row), f"{n:,}" + (f" ({types[part]})" if part in types else ""))
                  for row, (n, part) in zip(cells, column)]
-        headers += ("bytes in the file",)
+        headers += () if as_stored else ("bytes in the file",)
     cells.append(("tables' share", percent(b.share), *[""] * (len(headers) - 2)))
     return terminal_table(cells, headers=headers)
 
@@ -117,11 +120,16 @@ def _growth_table(g: Growth) -> str:
         total = "total" if now.other is not None else "total (tables only)"
         rows += [(f"{name}: tables", human(now.tables), human(bigger.tables), human(added, sign=True)),
                  (f"{name}: {total}", human(now.total), human(bigger.total), human(added, sign=True)),
-                 (f"{name}: bytes ({now.dtype})", human(now.bytes.total, human_bytes),
+                 (f"{name}: bytes ({_dtype_label(now.dtype)})", human(now.bytes.total, human_bytes),
                   human(bigger.bytes.total, human_bytes), human(added_bytes, human_bytes, sign=True)),
                  (f"{name}: tables' share", percent(now.share), percent(bigger.share), "")]
     rows.append(("saved by tying", human(g.saved), human(g.bigger_saved), ""))
     return terminal_table(rows, headers=(f"vocabulary {by}", f"V={g.V:,}", f"V={g.bigger_V:,}", "difference"))
+
+
+def _dtype_label(dtype: str) -> str:
+    """What bytes are counted in, as a column names it: ``int8``, or ``as stored`` (each part in its file's type)."""
+    return "as stored" if dtype == STORED else dtype
 
 
 def demo_terminal(result: "DemoResult") -> str:
