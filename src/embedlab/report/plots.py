@@ -530,7 +530,9 @@ def compress_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAG
 
     One line per method through its sizes (pca, truncate), one point for the
     others; int8 and binary also rescored (hollow marks, dashed line to the
-    reduced point); the full table a grey star at recall 1. Bytes on a log axis.
+    reduced point); the full table a grey star at recall 1. Bytes on a log axis,
+    each method at what it costs a token in all (``total_bytes_per_token``: its
+    code and its share of the side data, PCA axes, int8 ranges, pq codebooks).
 
     Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
     """
@@ -546,15 +548,15 @@ def compress_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAG
                 color=PALETTE["reference"],
                 label=words["compress_full"].format(bytes=format_value(result.full_bytes_per_token)))
         for method, rows in by_method.items():
-            rows = sorted(rows, key=lambda r: r.bytes_per_token)
-            x = [r.bytes_per_token for r in rows]
+            rows = sorted(rows, key=lambda r: r.total_bytes_per_token)
+            x = [r.total_bytes_per_token for r in rows]
             ax.plot(x, [r.metrics[metric].recall for r in rows], marker="o", color=PALETTE[method],
                     label=method if method in ("pca", "truncate") else f"{method} ({rows[0].size})")
             if method in ("pca", "truncate"):  # pca's sizes above its points, truncation's below: never on each other
                 for r in rows:
-                    ax.annotate(r.size, (r.bytes_per_token, r.metrics[metric].recall), fontsize=7,
+                    ax.annotate(r.size, (r.total_bytes_per_token, r.metrics[metric].recall), fontsize=7,
                                 xytext=(4, 5) if method == "pca" else (4, -11), textcoords="offset points")
-            rescored = [(r.bytes_per_token, r.metrics[metric].rescored_recall) for r in rows
+            rescored = [(r.total_bytes_per_token, r.metrics[metric].rescored_recall) for r in rows
                         if r.metrics[metric].rescored_recall is not None]
             for (bx, by), r in zip(rescored, rows):
                 ax.plot([bx, bx], [r.metrics[metric].recall, by], linestyle="--", color=PALETTE[method])
