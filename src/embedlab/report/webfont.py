@@ -16,7 +16,10 @@ text name ``FAMILY`` first; the machine's fonts stay behind it for characters
 neither file has (most emoji), which the figures draw as ``fonts.REPLACEMENT``.
 
 The subsets keep only what the text needs: a Korean report of a few hundred
-distinct characters embeds about 40 kB of WOFF2 as base64. Both fonts may be embedded: DejaVu
+distinct characters embeds about 40 kB of WOFF2 as base64, written in about a
+second; a page naming 785 distinct CJK characters 180 kB, in about 5 s on two
+busy cores (cutting the CFF font and Brotli's best compression take the time).
+Both fonts may be embedded: DejaVu
 Sans under its own licence (Bitstream Vera's, with DejaVu's changes in the
 public domain), Noto Sans CJK under the SIL Open Font License 1.1; each rule
 names its font and licence in a comment.
