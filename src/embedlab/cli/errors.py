@@ -98,13 +98,17 @@ def flag(args: argparse.Namespace, parameter: str | None) -> str | None:
 
 def typed_value(args: argparse.Namespace, given: str, value: object) -> str:
     """A flag's number as the user typed it (``--memory 1K``, not the 1024 it parsed to), from the command
-    line ``args.argv``; ``shown(value)`` for a value that is not a number, or a flag not found typed.
+    line ``args.argv``, where the flag's whole value is the one in question; ``shown(value)`` for a value
+    that is not a number, one item of a list (``--tokens 1,2,999``: ``999``), or a flag not found typed.
 
-    >>> args = argparse.Namespace(argv=["hubs", "--memory", "1K", "--k=07"])
-    >>> typed_value(args, "--memory", 1024), typed_value(args, "--k", 7), typed_value(args, "--seed", 3)
-    ('1K', '07', '3')
+    >>> args = argparse.Namespace(argv=["hubs", "--memory", "1K", "--k=07", "--tokens", "1,9"], memory=1024, k=7,
+    ...                           tokens="1,9", seed=3, flags={})
+    >>> [typed_value(args, flag, v) for flag, v in (("--memory", 1024), ("--k", 7), ("--tokens", 9), ("--seed", 3))]
+    ['1K', '07', '9', '3']
     """
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
+    canonical = next((flag for flag, spellings in getattr(args, "flags", {}).items() if given in spellings), given)
+    whole = getattr(args, canonical[2:].replace("-", "_"), None)  # the flag's parsed value (its dest)
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or whole != value:
         return shown(value)
     words = list(getattr(args, "argv", ()))
     typed = [word.split("=", 1)[1] if "=" in word else (words[i + 1] if i + 1 < len(words) else None)
