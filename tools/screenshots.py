@@ -26,7 +26,7 @@ page says it is ready, saves a PNG, and prints what a person would notice:
 
 Install (outside the package's extras; nothing is downloaded at run time)::
 
-    apt-get install -y chromium fonts-noto-cjk   # Debian's browser, and fonts for CJK and Hangul tokens
+    apt-get install -y chromium   # Debian's browser (the pages carry the glyphs of their CJK and Hangul text)
     python3 -m venv /tmp/shots && /tmp/shots/bin/pip install playwright==1.65.2
                                                  # the driver only: it runs /usr/bin/chromium, no browser download
 

@@ -425,8 +425,8 @@ def params(vocab_size: int | None = None, d_model: int | None = None, *,
     blocks' ``heads``, ``layers`` and ``d_ff`` for a dimension plan), a Hugging
     Face ``config`` (a config.json, its folder or its dict), or a safetensors
     or GGUF ``model`` (``"minilm"`` or a path; headers or tensor infos only,
-    ``tensor`` to name the token table). ``dtype``: fp32 (default; a checkpoint: its own), fp16,
-    bf16, int8 or int4. The bigger vocabulary is ``growth_factor`` times V (default
+    ``tensor`` to name the token table). ``dtype``: fp32 (default; a checkpoint: its own; a GGUF
+    file: ``"stored"``, each tensor in its own type), fp16, bf16, int8 or int4. The bigger vocabulary is ``growth_factor`` times V (default
     2) or ``target_vocab_size``. The keywords' old names (``V``, ``D``, ``T_max``,
     ``factor``, ``target_V``) still work, with a ``DeprecationWarning``.
 

@@ -164,7 +164,7 @@ MODULE_EXTRAS = {"numpy": "models", "safetensors": "models", "tokenizers": "mode
                  "tqdm": "models", "scipy": "models", "threadpoolctl": "models", "gguf": "models", "numba": "models",
                  "torch": "torch", "distributed": "cluster", "dask": "cluster",
                  "matplotlib": "plots", "sklearn": "plots", "umap": "plots", "plotly": "plots",
-                 "adjustText": "plots"}
+                 "adjustText": "plots", "fontTools": "plots", "brotli": "plots"}
 
 
 def missing_extra(exc: ImportError, what: str) -> "MissingExtraError | None":

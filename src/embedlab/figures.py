@@ -2,7 +2,8 @@
 
 ``plot(figure, table_or_model, **options)`` measures what the figure shows on
 one table (``measure/``) and draws it (``report.plots``), returning a
-``matplotlib.figure.Figure`` (write it with ``report.plots.png_bytes`` or
+``matplotlib.figure.Figure`` (write it with ``report.plots.figure_bytes(fig, path)``,
+PNG or SVG by the file's name as ``embedlab plot --out`` writes it, or with
 ``fig.savefig``), its text in the report's language (``lang``). Each figure
 takes only its own options (``OPTIONS``); one that does not apply is refused,
 never ignored. Defaults that do not fit a small table

@@ -298,7 +298,7 @@ def test_each_module_of_a_hint_is_in_the_extra_it_names():
 
     pyproject = tomllib.loads((SRC.parent / "pyproject.toml").read_text(encoding="utf-8"))
     extras = pyproject["project"]["optional-dependencies"]
-    distribution = {"sklearn": "scikit-learn", "umap": "umap-learn"}
+    distribution = {"sklearn": "scikit-learn", "umap": "umap-learn", "fontTools": "fonttools"}
     for module, extra in MODULE_EXTRAS.items():
         names = {re.split(r"[<>=\[ ]", req)[0] for req in extras[extra]}
         assert distribution.get(module, module) in names, (module, extra)

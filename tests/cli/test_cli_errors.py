@@ -33,6 +33,20 @@ def test_a_library_error_names_the_flag_the_value_and_what_is_allowed(tmp_path, 
     assert err == f"embedlab {command}: error: {line}\n"
 
 
+@pytest.mark.parametrize("argv, typed", [
+    (["hubs", "--memory", "1K"], "1K"), (["neighbors", "5", "--memory=0.5k"], "0.5k"),
+    (["neighbors", "5", "--memory", "64K", "--memory", "2KiB"], "2KiB"),  # the last one given is the one used
+    (["params", "--vocab", "512", "--d-model", "64", "--factor", "00"], "00"),
+])
+def test_a_number_is_echoed_as_typed_not_as_parsed(tmp_path, monkeypatch, capsys, argv, typed):
+    """--memory 1K is 1,024 bytes to the library, but the line names what the user wrote."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *argv)
+    flag = next(word.split("=")[0] for word in argv if word.startswith(("--memory", "--factor")))
+    assert (code, out) == (1, "")
+    assert f": error: {flag} {typed}: expected " in err and "1024" not in err and "512:" not in err
+
+
 def test_demo_names_its_own_flags():
     pytest.importorskip("torch")
     from embedlab.measure import demo

@@ -54,7 +54,7 @@ def test_neighbors_of_vectors_from_a_file(tmp_path, capsys):
     (["neighbors", "600"], "token id 600 is out of range for V=512"),
     (["neighbors", "king"], "table has no vocabulary"),
     (["neighbors", "1", "--k", "512"], "--k 512: expected an int from 1 to 511 (V-1: the query itself is left out)"),
-    (["neighbors", "1", "--memory", "1K"], "--memory 1024: expected at least"),
+    (["neighbors", "1", "--memory", "1K"], "--memory 1K: expected at least"),
     (["hubs", "--k", "512"], "--k 512: expected an int from 1 to 511 (V-1: the query itself is left out)"),
     (["hubs", "--queries", "10", "--seed", "-1"], "--seed -1: expected a whole number >= 0"),
     (["neighbors", "--", "\u00b2"], "table has no vocabulary"),

@@ -151,8 +151,46 @@ def test_plot_sample_counts_every_point(tmp_path):
     assert drawn == 30
 
 
+@pytest.mark.parametrize("name", ["norms.svg", "NORMS.SVG"])
+def test_out_ending_in_svg_writes_an_svg_that_carries_its_glyphs(tmp_path, capsys, name):
+    """The format follows the name (as compress --plot and audit --plot): an SVG document, parsed here as XML,
+    of the size asked, its tokens as text, and a glyph for every character outside ASCII of its text in the
+    fonts it embeds (read back with fontTools)."""
+    import xml.etree.ElementTree as ET
+
+    import numpy as np
+
+    pytest.importorskip("brotli")
+    from embedded_fonts import covered
+
+    words = ["王", "女王", "한국어", "かな", "東京"] + [f"w{i}" for i in range(27)]
+    W = np.random.default_rng(2).normal(size=(len(words), 8))  # (32, 8)
+    W[:5] *= 3  # the CJK rows the longest: labelled on the norms figure
+    np.save(tmp_path / "t.npy", W)
+    (tmp_path / "words.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    out = tmp_path / name
+    assert cli.main(["plot", "norms", "--model", str(tmp_path / "t.npy"), "--words", str(tmp_path / "words.txt"),
+                     "--size", "640x480", "--out", str(out), "--quiet"]) == 0
+    assert f"wrote {out} (640x480 pixels)" in capsys.readouterr().out
+    text = out.read_text(encoding="utf-8")
+    root = ET.fromstring(text)
+    svg = "{http://www.w3.org/2000/svg}"
+    assert root.tag == f"{svg}svg" and (root.get("width"), root.get("height")) == ("640", "480")
+    shown = "".join("".join(t.itertext()) for t in root.iter(f"{svg}text"))
+    assert all(w in shown for w in ("王", "한국어", "東京"))  # the Korean title and the tokens, as text
+    css = "".join(s.text or "" for s in root.iter(f"{svg}style"))
+    assert {ord(c) for c in shown if ord(c) > 127} <= covered(css)
+
+
+def test_a_figure_file_of_another_kind_is_refused_by_the_library():
+    from embedlab.report import plots
+
+    with pytest.raises(ValueError, match=r"'x\.jpg' must end in \.png or \.svg"):
+        plots.figure_bytes(plots.new_figure(200, 100), "x.jpg")
+
+
 @pytest.mark.parametrize("argv", [["norms", "--out", "x.jpg"], ["norms", "--size", "100000x100000"]])
-def test_out_must_be_png_and_size_bounded(argv):
+def test_out_must_be_png_or_svg_and_size_bounded(argv):
     with pytest.raises(SystemExit) as exc:
         cli.main(["plot", *argv])
     assert exc.value.code == 2

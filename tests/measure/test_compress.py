@@ -167,3 +167,33 @@ def test_the_api_and_json(table):
     r = api_compress(EmbeddingTable(table), methods=["binary"], k=2, queries=5)
     d = r.to_dict()
     assert d["rows"][0]["metrics"]["cosine"]["rescored_recall"] is not None and d["k"] == 2
+
+
+def test_side_bytes_count_in_what_a_method_costs_a_token(table):
+    """On a small table pq's codebooks outweigh its codes: 300 tokens of 4 one-byte codes (1,200 bytes) beside
+    4 sub-quantisers of 256 centroids of 4 floats (16,384 bytes, read from faiss's own trained IndexPQ), so a
+    token costs (1,200 + 16,384) / 300 = 58.6 bytes in all, not 4: in the JSON, in the note and on the plot."""
+    faiss = pytest.importorskip("faiss")
+    pytest.importorskip("matplotlib")
+    import json
+
+    from embedlab.report import formats, plots
+
+    index = faiss.IndexPQ(16, 4, 8)
+    index.pq.cp.min_points_per_centroid = 1
+    index.train(table)
+    codebooks = faiss.vector_to_array(index.pq.centroids).nbytes  # 4 x 256 x 4 float32
+    assert codebooks == 4 * 256 * 4 * 4
+    V = len(table)
+    r = compress(EmbeddingTable(table), methods=["pq", "int8"], pq_m=4, k=3, queries=10)
+    pq, int8 = (json.loads(formats.to_json(r))["rows"][i] for i in (0, 1))
+    assert (pq["bytes_per_token"], pq["side_bytes"]) == (4, codebooks)
+    assert pq["total_bytes_per_token"] == pytest.approx((V * 4 + codebooks) / V)
+    assert int8["total_bytes_per_token"] == pytest.approx((V * 16 + 2 * 16 * 4) / V)  # a min and a max a dimension
+    assert any(n.startswith(f"pq m=4: its side data ({codebooks:,} bytes: the codebooks) outweigh its codes "
+                            f"({V * 4:,} bytes): 58.61 bytes a token in all, not 4") for n in r.notes)
+    fig = plots.compress_figure(r, lang="en")
+    for ax in fig.axes[:2]:
+        xs = {line.get_label(): line.get_xdata()[0] for line in ax.get_lines()}
+        assert xs["pq (m=4)"] == pytest.approx((V * 4 + codebooks) / V)
+        assert "codebooks" in ax.get_xlabel()

@@ -65,7 +65,7 @@ def test_bytes_in_the_file_are_in_its_own_types(tmp_path):
     assert count.file_bytes.head == 0
     assert count.file_bytes.total == count.stored_bytes == sum(stored.values())
     assert count.file_types == {"token": "Q8_0", "other": "BF16/F32/Q8_0"}
-    assert count.breakdown.dtype == "int8"  # the named dtype nearest Q8_0's 8.5 bits, for the what-ifs
+    assert count.breakdown.dtype == "stored" and count.breakdown.bytes == count.file_bytes  # priced as stored
 
 
 def test_an_untied_file_counts_its_head(tmp_path):
@@ -77,7 +77,7 @@ def test_an_untied_file_counts_its_head(tmp_path):
     assert b.total == 2 * V * D + OTHER
     assert count.file_bytes.head == _library_bytes(path)["output.weight"] == V * D // 32 * 18  # Q4_0: 18 per 32
     assert count.file_bytes.token == 2 * V * D  # F16
-    assert count.breakdown.dtype == "fp16"
+    assert count.breakdown.bytes == count.file_bytes  # each part in its own type: F16 table, Q4_0 head
     assert count.tensors["head"] == "output.weight"
 
 
@@ -137,7 +137,33 @@ def test_api_and_cli_count_a_gguf_model(tmp_path, capsys):
     assert data["file_bytes"]["token"] == V * 34
     assert main(["params", "--model", str(path)]) == 0
     text = capsys.readouterr().out
-    assert "bytes in the file" in text and f"{V * 34:,} (Q8_0)" in text
+    assert "bytes (as stored)" in text and f"{V * 34:,} (Q8_0)" in text
+    assert main(["params", "--model", str(path), "--dtype", "int8"]) == 0  # a named dtype: the file's beside it
+    text = capsys.readouterr().out
+    assert "bytes (int8)" in text and "bytes in the file" in text and f"{V * 34:,} (Q8_0)" in text
+
+
+def test_each_table_is_priced_in_the_type_the_file_stores_it_in(tmp_path):
+    """An F32 head beside a Q8_0 table: the head costs 4 bytes a weight, not the 1 of int8 (the type nearest
+    the table's), now and at the bigger V; a head the file lacks (the untied what-if of a tied file) is priced
+    as its table. Expected bytes from the gguf library: GGUFReader's n_bytes and GGML_QUANT_SIZES."""
+    rng = np.random.default_rng(4)
+    tensors = {**_tensors("Q8_0"), "output.weight": (rng.standard_normal((V, D)), "F32")}
+    path = write_gguf(tmp_path / "f32-head.gguf", tensors)
+    stored = _library_bytes(path)
+    block, size = gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType.Q8_0]  # 32 weights in 34 bytes
+    result = embedlab.params(model=str(path))
+    b = result.count.breakdown
+    assert b.bytes.head == stored["output.weight"] == 4 * V * D
+    assert b.bytes.token == stored["token_embd.weight"] == V * D // block * size
+    assert b.bytes.total == sum(stored.values())
+    g = result.growth  # V -> 2V: each table grows at its own price, the rest stays as stored
+    other = sum(n for name, n in stored.items() if name not in ("token_embd.weight", "output.weight"))
+    assert g.untied_bigger.bytes.head == 4 * 2 * V * D
+    assert g.untied_bigger.bytes.total == 2 * V * D // block * size + 4 * 2 * V * D + other
+    assert g.tied_bigger.bytes.total == 2 * V * D // block * size + other
+    tied = embedlab.params(model=str(write_gguf(tmp_path / "tied.gguf", _tensors("Q8_0")))).growth
+    assert tied.untied_now.bytes.head == V * D // block * size  # no output.weight: priced as token_embd
 
 
 def test_the_dimension_plan_reads_the_metadata_widths(tmp_path):

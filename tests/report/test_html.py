@@ -148,9 +148,10 @@ def test_ids_are_unique_across_the_inline_figures(pages):
 def test_the_page_links_nothing_outside_itself(pages):
     text = pages("en")
     page = parse(text)
-    assert page.refs and all(ref.startswith("#") for ref in page.refs)  # in-page references only
+    # in-page references only: ids, and the fonts carried inside the page as data: URLs
+    assert page.refs and all(ref.startswith(("#", "data:font/woff2;base64,")) for ref in page.refs)
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:|file:|//)""", text, flags=re.I)
-    assert not re.search(r"""url\(\s*["']?\s*(?!#)""", text)
+    assert not re.search(r"""url\(\s*["']?\s*(?!#|data:font/woff2;base64,)""", text)
     assert "http://" not in text and "https://" not in text and "@import" not in text
 
 
@@ -203,7 +204,54 @@ def test_cjk_tokens_are_text_in_the_svg_and_fonts_for_them_are_named():
     assert any("王" in t for t in drawn)  # the probe's token, as text a browser draws and Ctrl+F finds
     stretch = page.figures[4]
     assert any(words[i] in t for t in stretch.texts for i in measured.cos_neighbors)
-    assert "Noto Sans CJK KR" in text and "var(--cjk-fonts)" in text
+    assert "Noto Sans CJK KR" in text and "var(--cjk-fonts)" in text  # behind the page's own faces
+
+
+class Text(HTMLParser):
+    """The text a reader sees: character data outside style and script; and the font-family of each rule
+    and of each SVG text, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text, self.css, self.svg_families, self._in = [], [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self._in.append(tag)
+        style = dict(attrs).get("style") or ""
+        if tag == "text" and "font-family" in style:
+            self.svg_families.append(re.search(r"font-family: ([^;]*)", style)[1])
+
+    def handle_endtag(self, tag):
+        while self._in and self._in.pop() != tag:
+            pass
+
+    def handle_data(self, data):
+        (self.css if self._in and self._in[-1] == "style" else self.text).append(data)
+
+
+@pytest.mark.parametrize("lang", list(WORDS))
+def test_the_page_carries_a_glyph_for_every_character_it_shows(lang):
+    """Every character outside ASCII that the page shows (Korean headings, CJK tokens, ×, √) has a glyph
+    in the fonts the page embeds, read back from their data URLs with fontTools; the page's CSS and each
+    figure's text name that family first, so no machine's own fonts are needed to read it."""
+    np = pytest.importorskip("numpy")
+    from embedded_fonts import covered
+
+    from embedlab.engine.table import EmbeddingTable
+
+    words = ["王", "春", "한국어", "かな", "國語", "简体", "king"] + [f"w{i}" for i in range(33)]
+    matrix = np.random.default_rng(1).normal(size=(len(words), 6))  # (40, 6)
+    measured = lab.measure(EmbeddingTable(matrix, vocabulary=words), lab.LabSettings(probe=0, k=4), figures=True)
+    page = Text()
+    page.feed(html_report.report_html(measured, lang))
+    shown = "".join(page.text)
+    assert "王" in shown and "한국어" in shown
+    css = "".join(page.css)
+    outside_ascii = {ord(c) for c in shown if ord(c) > 127}
+    assert outside_ascii and outside_ascii <= covered(css)
+    assert re.search(r'body \{ font-family: "embedlab", ', css)
+    assert page.svg_families and all(f.startswith("'embedlab', 'DejaVu Sans', 'Noto Sans CJK JP'")
+                                     for f in page.svg_families)
 
 
 def test_a_result_measured_without_figures_is_refused():

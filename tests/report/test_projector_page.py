@@ -107,8 +107,29 @@ def test_nothing_is_linked_or_fetched_from_outside(html_text):
     assert all("src" not in attrs for attrs, _ in tags.scripts)
     for pattern in (r"<script[^>]*\ssrc\s*=", r"<link[^>]*\shref\s*=", r"url\(\s*['\"]?https?:", r"@import"):
         assert not re.search(pattern, html_text, re.IGNORECASE), pattern
-    for _, css in tags.styles:
-        assert "url(" not in css
+    for _, css in tags.styles:  # the only url(): the page's own fonts, inside it
+        assert [u[:23] for u in re.findall(r"url\(([^)]*)\)", css)] == ["data:font/woff2;base64,"] * css.count("url(")
+
+
+def test_the_page_carries_a_glyph_for_every_token_and_word_it_can_show(result):
+    """Every character outside ASCII of the tokens the data names and of the page's words has a glyph in the
+    fonts the page embeds (read back with fontTools; DejaVu Sans has the Arabic and the emoji of TRICKY);
+    the style sheet and Plotly's text name the page's faces first."""
+    pytest.importorskip("brotli")
+    from embedded_fonts import covered
+
+    text = page.projector_html(result, "ko")
+    data = page_data(text)
+    css = "".join(body for _, body in parsed(text).styles)
+    words = PROJECTOR_WORDS["ko"]
+    shown = "".join([*(t for t in data["named"]["tokens"] if t), *map(str, data["words"].values()),
+                     words["title"], words["search"], words["reset"]])
+    glyphs = covered(css)
+    outside = {ord(c) for c in shown if ord(c) > 127} - {0x2028}  # a line separator: no glyph in any font
+    assert {ord(c) for c in "王春한국어😀مرحبا" + words["search"].replace(" ", "")} <= outside <= glyphs
+    assert ':root { --page-font: "embedlab"; }' in css and "font-family: var(--page-font)," in css
+    assert data["figure"]["layout"]["font"]["family"].startswith('"embedlab", ')
+    assert data["font_family"] == "embedlab"
 
 
 def test_one_data_block_and_no_token_written_into_a_script(html_text, result):

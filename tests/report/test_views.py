@@ -29,16 +29,36 @@ def test_neighbors_terminal():
         "toy: k=2; row norms: median 1.000, max 3.000\n"
         "\n"
         "query king (7), norm 1.500\n"
-        "#  cosine     score   norm   dot        score   norm\n"
-        "-  ---------  ------  -----  ---------  ------  -----\n"
-        "1  queen (3)  0.7123  1.250  [CLS] (2)  2.5000  3.000\n"
-        "2  a\\nb (9)   0.5000  0.750  queen (3)  1.3333  1.250\n"
+        "#  cosine     score   norm   dot        score  norm\n"
+        "-  ---------  ------  -----  ---------  -----  -----\n"
+        "1  queen (3)  0.7123  1.250  [CLS] (2)  2.500  3.000\n"
+        "2  a\\nb (9)   0.5000  0.750  queen (3)  1.333  1.250\n"
         "\n"
         "query vector 0, norm 2.000\n"
-        "#  cosine  score   norm   dot  score   norm\n"
-        "-  ------  ------  -----  ---  ------  -----\n"
-        "1  1       1.0000  2.000  1    4.0000  2.000\n"
-        "2  0       0.0000  0.000  0    0.0000  0.000\n"
+        "#  cosine  score  norm   dot  score  norm\n"
+        "-  ------  -----  -----  ---  -----  -----\n"
+        "1  1       1.000  2.000  1    4.000  2.000\n"
+        "2  0       0.000  0.000  0    0.000  0.000\n"
+    )
+
+
+def test_scores_keep_four_significant_digits_of_their_column():
+    """A small-norm table's dot products (0.003812, 0.001586, 0.0009) read with their digits, not as 0.0038,
+    0.0016, 0.0009 (4 fixed decimals): one number of decimals per column, 4 significant digits of its largest,
+    as the projector page's lists; the decimals here are counted by hand."""
+    q = QueryLists(query="a", id=0, token="a", norm=0.06203, lists={
+        "cosine": [Listed(1, "b", 0.8193, 0.09374), Listed(2, "c", 0.05, 0.01944)],
+        "dot": [Listed(1, "b", 0.0038124, 0.09374), Listed(3, "d", 0.00158612, 0.0593)]})
+    result = NeighborsResult(k=2, metrics=["cosine", "dot"], queries=[q], median_norm=0.05285, max_norm=0.09374,
+                             source={"source": "toy"})
+    assert views.neighbors_terminal(result) == (
+        "toy: k=2; row norms: median 0.05285, max 0.09374\n"
+        "\n"
+        "query a (0), norm 0.06203\n"
+        "#  cosine  score   norm     dot    score     norm\n"
+        "-  ------  ------  -------  -----  --------  -------\n"
+        "1  b (1)   0.8193  0.09374  b (1)  0.003812  0.09374\n"
+        "2  c (2)   0.0500  0.01944  d (3)  0.001586  0.05930\n"
     )
 
 
@@ -48,12 +68,12 @@ def test_tiny_and_huge_lengths_and_scores_do_not_read_as_zero_or_run_wide():
     result = NeighborsResult(k=1, metrics=["cosine", "dot"], queries=[q], median_norm=0.5, max_norm=2.5e7,
                              source={"source": "toy"})
     assert views.neighbors_terminal(result) == (
-        "toy: k=1; row norms: median 0.500, max 2.50e+07\n"
+        "toy: k=1; row norms: median 0.5000, max 2.500e+07\n"
         "\n"
-        "query tiny (0), norm 1.00e-200\n"
-        "#  cosine  score     norm      dot    score       norm\n"
-        "-  ------  --------  --------  -----  ----------  --------\n"
-        "1  b (1)   4.00e-04  2.50e+07  b (1)  -1.00e-201  2.50e+07\n"
+        "query tiny (0), norm 1.000e-200\n"
+        "#  cosine  score      norm       dot    score        norm\n"
+        "-  ------  ---------  ---------  -----  -----------  ---------\n"
+        "1  b (1)   0.0004000  2.500e+07  b (1)  -1.000e-201  2.500e+07\n"
     )
 
 

@@ -237,13 +237,6 @@ def pixels(text: str) -> tuple[int, int]:
     return width, height
 
 
-def png_path(text: str) -> Path:
-    """A file name ending in .png: figures are written as PNG only."""
-    if not text.lower().endswith(".png"):
-        raise argparse.ArgumentTypeError(f"{text!r} must be a .png file name: figures are written as PNG")
-    return Path(text)
-
-
 def figure_path(text: str) -> Path:
     """A file name ending in .png or .svg: the figure's format follows it."""
     if not text.lower().endswith((".png", ".svg")):

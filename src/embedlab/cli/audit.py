@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         from ..report import plots
 
         fig = plots.audit_figure(result, lang=args.lang)
-        written[args.plot] = plots.svg_text(fig) if args.plot.suffix.lower() == ".svg" else plots.png_bytes(fig)
+        written[args.plot] = plots.figure_bytes(fig, args.plot)
     if written:
         files.write_atomic(written)
     text = formats.to_json(result) if args.json else views.audit_terminal(result, show=args.show)

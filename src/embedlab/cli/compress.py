@@ -62,8 +62,7 @@ def run(args: argparse.Namespace) -> int:
         from ..report import plots
 
         fig = plots.compress_figure(result, lang=args.lang)
-        data = plots.svg_text(fig).encode("utf-8") if args.plot.suffix.lower() == ".svg" else plots.png_bytes(fig)
-        files.write_atomic({args.plot: data})
+        files.write_atomic({args.plot: plots.figure_bytes(fig, args.plot)})
     text = formats.to_json(result) if args.json else views.compress_terminal(result)
     print(terminal_text(text), end="")
     if args.plot is not None and not args.json:

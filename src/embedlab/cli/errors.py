@@ -6,7 +6,8 @@ name: ``--`` + ``parameter.replace("_", "-")`` (``seq_len`` -> ``--seq-len``),
 the same word from the flag to the library call. An error that carries the
 structured fields ``parameter``, ``value`` and ``expected`` is written again
 from them with that flag, where the command has it, and in the spelling the
-user typed (``--seq``, an older spelling still accepted, is named as typed).
+user typed (``--seq``, an older spelling still accepted, is named as typed),
+its number as typed too (``--memory 1K``, not the 1024 it parsed to).
 ``FLAG_EXCEPTIONS`` holds the few places where a flag must differ from its
 parameter, each with its reason. The message text itself is never parsed.
 """
@@ -17,7 +18,8 @@ import argparse
 
 from ..errors import MODULE_EXTRAS, EmbedlabError, MissingExtraError, brief, install_hint
 
-__all__ = ["USER_ERRORS", "COMMAND_EXTRAS", "FLAG_EXCEPTIONS", "flag", "flag_of", "option_spellings", "message"]
+__all__ = ["USER_ERRORS", "COMMAND_EXTRAS", "FLAG_EXCEPTIONS", "flag", "flag_of", "option_spellings", "message",
+           "typed_value"]
 
 # What the user got wrong rather than a bug: the builtins the library raises, and the
 # package EmbedlabError subclasses of them. Anything else is a bug and shows its
@@ -58,7 +60,7 @@ def message(exc: BaseException, args: argparse.Namespace | None = None) -> str:
         if given is not None:
             if exc.value is None:
                 return f"{given} is missing: expected {exc.expected}"
-            return f"{given} {shown(exc.value)}: expected {exc.expected}"
+            return f"{given} {typed_value(args, given, exc.value)}: expected {exc.expected}"
     if isinstance(exc, MemoryError):
         return "not enough memory for this size; try smaller sizes"
     if isinstance(exc, KeyError) and exc.args:
@@ -92,6 +94,26 @@ def flag(args: argparse.Namespace, parameter: str | None) -> str | None:
         return None
     typed = [word.split("=", 1)[0] for word in getattr(args, "argv", ()) if word.split("=", 1)[0] in spellings]
     return typed[-1] if typed else canonical  # the last one wins, as argparse takes it
+
+
+def typed_value(args: argparse.Namespace, given: str, value: object) -> str:
+    """A flag's number as the user typed it (``--memory 1K``, not the 1024 it parsed to), from the command
+    line ``args.argv``, where the flag's whole value is the one in question; ``shown(value)`` for a value
+    that is not a number, one item of a list (``--tokens 1,2,999``: ``999``), or a flag not found typed.
+
+    >>> args = argparse.Namespace(argv=["hubs", "--memory", "1K", "--k=07", "--tokens", "1,9"], memory=1024, k=7,
+    ...                           tokens="1,9", seed=3, flags={})
+    >>> [typed_value(args, flag, v) for flag, v in (("--memory", 1024), ("--k", 7), ("--tokens", 9), ("--seed", 3))]
+    ['1K', '07', '9', '3']
+    """
+    canonical = next((flag for flag, spellings in getattr(args, "flags", {}).items() if given in spellings), given)
+    whole = getattr(args, canonical[2:].replace("-", "_"), None)  # the flag's parsed value (its dest)
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or whole != value:
+        return shown(value)
+    words = list(getattr(args, "argv", ()))
+    typed = [word.split("=", 1)[1] if "=" in word else (words[i + 1] if i + 1 < len(words) else None)
+             for i, word in enumerate(words) if word.split("=", 1)[0] == given]
+    return typed[-1] if typed and typed[-1] is not None else shown(value)  # the last one wins, as argparse takes it
 
 
 def option_spellings(parser: argparse.ArgumentParser) -> dict[str, tuple[str, ...]]:

@@ -59,7 +59,8 @@ def add(sub: argparse._SubParsersAction) -> None:
                       help="vocabulary growth factor, a whole number (default 2)")
     grow.add_argument("--target-vocab-size", "--target-vocab", type=int, metavar="V",
                       help="the bigger vocabulary size instead of a growth factor")
-    p.add_argument("--dtype", help="bytes in fp32 (default; a checkpoint: its own), fp16, bf16, int8 or int4")
+    p.add_argument("--dtype", help="bytes in fp32 (default; a checkpoint: its own; a GGUF file: each tensor as "
+                                   "stored), fp16, bf16, int8 or int4")
     p.add_argument("--json", action="store_true", help="print JSON instead of the tables")
     p.set_defaults(run=run, usage_error=p.error)
 

@@ -1,4 +1,4 @@
-"""``embedlab plot``: one figure as PNG."""
+"""``embedlab plot``: one figure as PNG or SVG, as the file's name says."""
 
 from __future__ import annotations
 
@@ -21,23 +21,26 @@ PROJECTION_METRICS = ("cosine", "euclidean")  # projection.METRICS, likewise
 
 def add(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "plot", help="figures as PNG: projections, norms, neighbours before/after stretch, sqrt(d) scaling, "
+        "plot", help="figures as PNG or SVG: projections, norms, neighbours before/after stretch, sqrt(d) scaling, "
                      "position tables, wavelength bands",
-        description="Draw one figure of a table and write it as a PNG (needs the plots extra). Each figure "
+        description="Draw one figure of a table and write it as a PNG, or as an SVG (text kept as text, its "
+                    "glyphs embedded) when --out ends in .svg (needs the plots extra). Each figure "
                     "takes its own options: embedlab plot FIGURE --help lists them.",
         epilog="Examples:\n  embedlab plot projection --model glove --probe king --method umap --out king.png\n"
-               "  embedlab plot norms --model minilm --lang en --out norms.png",
+               "  embedlab plot norms --model minilm --lang en --out norms.svg",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     figures = p.add_subparsers(dest="figure", required=True, metavar="FIGURE")
     for name, help_text in FIGURES.items():
-        f = figures.add_parser(name, help=help_text, description=f"{help_text[:1].upper()}{help_text[1:]}, as a PNG.")
+        f = figures.add_parser(name, help=help_text,
+                               description=f"{help_text[:1].upper()}{help_text[1:]}, as a PNG or an SVG.")
         arguments.add_model_arguments(f)
         for option in OPTIONS[name]:
             ADD_OPTION[option](f)
         arguments.add_language_argument(f, "the figure's titles, axis labels, legends and notes")
         f.add_argument("--size", type=arguments.pixels, help="WIDTHxHEIGHT in pixels (default 1200x800)")
-        f.add_argument("--out", type=arguments.png_path, help=f"PNG file to write (default {name}.png{arguments.MAKES_FOLDER})")
+        f.add_argument("--out", type=arguments.figure_path,
+                       help=f"PNG or SVG file to write, by its extension (default {name}.png{arguments.MAKES_FOLDER})")
         f.add_argument("--quiet", action="store_true", help="no progress bar")
         f.set_defaults(run=run, usage_error=f.error, flags=option_spellings(f))
 
@@ -56,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         fig = plot(args.figure, args.model, size=(width, height), tensor=args.tensor, words=args.words,
                    table=args.table, lang=args.lang, **options)
         bar.update()
-        files.write_atomic({path: plots.png_bytes(fig)})
+        files.write_atomic({path: plots.figure_bytes(fig, path)})
         bar.update()
     print(terminal_text(f"wrote {path} ({width}x{height} pixels)"))
     for note in plot_notes(fig):

@@ -20,7 +20,10 @@ metric (cosine and dot):
 
 Bytes: a token's code (d' float32 values; D int8 codes; ceil(D / 8) bytes of
 sign bits; m one-byte pq codes) and the whole table's (V codes plus what is
-stored once: PCA mean and axes, int8 ranges, pq codebooks).
+stored once: PCA mean and axes, int8 ranges, pq codebooks). What a method costs
+a token in all is the whole table's bytes over V, its code and its share of the
+side data: on a small table pq's codebooks (256 centroids of D floats) can
+outweigh its codes many times over, and the plot places each method there.
 
 Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
 """
@@ -53,6 +56,8 @@ DEFAULT_QUERIES = 1000
 DEFAULT_RESCORE = 4  # shortlist = rescore * k (sentence-transformers' rescore_multiplier)
 SPEARMAN_TOP = 100  # rows of each query's exact list the reduced scores are ranked on
 PCA_MAX_ROWS = 100_000  # PCA is fitted on the table, or on this many of its rows (seeded)
+SIDE_DATA = {"pca": "the mean and the axes", "truncate": "none", "int8": "the ranges", "binary": "none",
+             "pq": "the codebooks"}  # what each method stores once beside its codes
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,9 @@ class CompressionRow:
         ``ceil(V * bytes_per_token)`` plus ``side_bytes``.
     side_bytes : int
         Stored once beside the codes (PCA mean and axes, int8 ranges, pq codebooks).
+    total_bytes_per_token : float
+        ``table_bytes / V``: a token's code and its share of ``side_bytes``, what the method costs a
+        token in all (the compress plot's x).
     metrics : dict of str -> MetricScores
         ``"cosine"`` and ``"dot"``.
     seconds : float
@@ -97,6 +105,7 @@ class CompressionRow:
     bytes_per_token: float
     table_bytes: int
     side_bytes: int
+    total_bytes_per_token: float
     metrics: dict[str, MetricScores]
     seconds: float
 
@@ -219,9 +228,11 @@ def compress(table: EmbeddingTable, *, methods: Sequence[str] | None = None, dim
             if progress is not None:
                 progress(2)
             r = reduced["cosine"]
+            table_bytes = math.ceil(V * r.bytes_per_token) + r.side_bytes
             rows.append(CompressionRow(method=method, size=r.size, dims=d, bytes_per_token=r.bytes_per_token,
-                                       table_bytes=math.ceil(V * r.bytes_per_token) + r.side_bytes,
-                                       side_bytes=r.side_bytes, metrics=scores, seconds=time.perf_counter() - start))
+                                       table_bytes=table_bytes, side_bytes=r.side_bytes,
+                                       total_bytes_per_token=table_bytes / V, metrics=scores,
+                                       seconds=time.perf_counter() - start))
     notes += _method_notes(chosen, fit, shortlist, k, rescore, rows, V)
     itemsize = W.dtype.itemsize
     return CompressResult(V=V, D=D, k=k, n_queries=len(queries), seed=seed, rescore=rescore, shortlist=shortlist,
@@ -396,6 +407,11 @@ def _method_notes(chosen: list[str], fit: Any, shortlist: int, k: int, rescore: 
         if V < advised:
             notes.append(f"pq: trained on all V={V:,} rows; faiss advises at least {advised:,} "
                          f"({compression.PQ_ADVISED_POINTS} a centroid), so its centroids are rough here")
+    for r in rows:
+        if r.side_bytes > r.table_bytes - r.side_bytes:  # what is stored once outweighs the V codes
+            notes.append(f"{r.method} {r.size}: its side data ({r.side_bytes:,} bytes: "
+                         f"{SIDE_DATA[r.method]}) outweigh its codes ({r.table_bytes - r.side_bytes:,} bytes): "
+                         f"{r.total_bytes_per_token:,.4g} bytes a token in all, not {r.bytes_per_token:,.4g}")
     undefined = [f"{r.method} {r.size} ({metric})" for r in rows for metric, s in r.metrics.items()
                  if s.spearman is None]
     if undefined:

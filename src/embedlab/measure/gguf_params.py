@@ -8,12 +8,13 @@ other tensor. Only the tensor infos are read (names, dimensions, GGML types),
 and, where ``output.weight`` is present, the bytes of the table and the head,
 to tell a head stored twice from a separate one.
 
-Bytes come two ways: ``Count.file_bytes`` in the file's own storage types,
-each tensor as stored (a Q8_0 tensor takes 34 bytes per block of 32 weights,
-from ``gguf.GGML_QUANT_SIZES``); ``Breakdown.bytes`` in one named dtype for the
-what-ifs (bigger V, tied or untied), by default the one nearest the token
-table's storage (F32 -> fp32, F16 -> fp16, BF16 -> bf16, a block type -> int8
-or int4, whichever is nearer its bits per weight).
+Bytes are the file's own: ``Count.file_bytes`` each part as stored, and
+``Breakdown.bytes`` (``dtype="stored"``) each table priced in the type the
+file stores it in (a Q8_0 table at 34 bytes per block of 32 weights, an F32
+head at 4 bytes a weight, from ``gguf.GGML_QUANT_SIZES``), so the what-ifs
+(bigger V, tied or untied) grow each table at its own price; a head the file
+does not hold is priced as the token table. ``dtype`` names one dtype for
+every part instead (fp32, fp16, bf16, int8, int4), as for any model.
 """
 
 from __future__ import annotations
@@ -22,11 +23,10 @@ from pathlib import Path
 
 from ..sources import gguf
 from . import dimensions
-from .params import Breakdown, Buffer, Bytes, Count
+from .params import STORED, Breakdown, Buffer, Bytes, Count
 
 __all__ = ["from_gguf"]
 
-FLOAT_DTYPES = {"F32": "fp32", "F16": "fp16", "BF16": "bf16"}
 # llama.cpp architectures (general.architecture) that rotate queries and keys, or add ALiBi biases:
 # neither stores a position table.
 ROTARY_ARCHS = frozenset({"llama", "llama4", "mistral3", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "gemma", "gemma2",
@@ -47,7 +47,7 @@ def from_gguf(path: str | Path, *, tensor: str | None = None, dtype: str | None 
         is the head whatever names it: the token table is then the default.
     dtype : str, optional
         What ``Breakdown.bytes`` are counted in (fp32, fp16, bf16, int8,
-        int4); default the one nearest the token table's storage type.
+        int4); default ``"stored"``: each part in the type the file stores it in.
 
     Returns
     -------
@@ -84,7 +84,9 @@ def from_gguf(path: str | Path, *, tensor: str | None = None, dtype: str | None 
     breakdown = Breakdown(V, D, token=table.numel, position=part("position", "numel"),
                           token_type=part("token_type", "numel"), head=part("head", "numel"),
                           other=sum(i.numel for i in others), tied=verdict.tied,
-                          dtype=dtype or _nearest_dtype(table.type), other_tensors=tuple(i.numel for i in others))
+                          dtype=dtype or STORED, other_tensors=tuple(i.numel for i in others),
+                          stored={role: gguf.block_bytes(infos[name].type) for role, name in counted.items()},
+                          stored_other=sum(i.nbytes for i in others))
     parts = [part(role, "nbytes") for role in ("token", "position", "token_type", "head")]
     other_bytes = sum(i.nbytes for i in others)
     file_types = {role: infos[name].type for role, name in counted.items()}
@@ -149,18 +151,3 @@ def _buffer_reason(info: gguf.GGUFTensor) -> str | None:
     if info.type in gguf.INTEGER_TYPES:
         return f"integer type {info.type}"
     return None
-
-
-def _nearest_dtype(kind: str) -> str:
-    """The named dtype for a GGML type: the float types by name, a block type by its bits per weight
-    (Q8_0 8.5 -> int8, Q6_K 6.5625 -> int8, Q4_0 4.5 -> int4).
-
-    >>> _nearest_dtype("BF16"), _nearest_dtype("Q8_0"), _nearest_dtype("Q6_K"), _nearest_dtype("Q4_0")
-    ('bf16', 'int8', 'int8', 'int4')
-    """
-    if kind in FLOAT_DTYPES:
-        return FLOAT_DTYPES[kind]
-    bits = gguf.bits_per_weight(kind)
-    if bits >= 16:  # F64: no named dtype is wider than fp32
-        return "fp32"
-    return "int8" if abs(bits - 8) < abs(bits - 4) else "int4"

@@ -15,7 +15,9 @@ stays put. Three ways in, one ``Breakdown`` out:
 
 All counts are exact ints, and so are bytes: fp32 4, fp16 and bf16 2, int8 1,
 int4 half a byte per parameter, rounded up per tensor (5 int4 parameters take
-3 bytes). Shared storage is counted once.
+3 bytes). Shared storage is counted once. A file that stores each tensor in a
+type of its own (GGUF: an F32 head beside a Q8_0 table) is priced part by part
+as stored (``dtype="stored"``, ``Breakdown.stored``), not at one dtype for all.
 
 >>> b = from_numbers(512, 64).breakdown
 >>> b.token, b.head, b.total
@@ -36,12 +38,13 @@ from . import dimensions
 from .dimensions import DimensionPlan
 
 __all__ = [
-    "DTYPES", "POSITION_KINDS", "Breakdown", "Bytes", "Buffer", "Count", "Growth", "ParamsResult",
+    "DTYPES", "STORED", "POSITION_KINDS", "Breakdown", "Bytes", "Buffer", "Count", "Growth", "ParamsResult",
     "tensor_bytes", "from_numbers", "growth",
 ]
 
 # dtype -> bytes per parameter as a fraction (numerator, denominator): int4 packs two per byte.
 DTYPES: dict[str, tuple[int, int]] = {"fp32": (4, 1), "fp16": (2, 1), "bf16": (2, 1), "int8": (1, 1), "int4": (1, 2)}
+STORED = "stored"  # the dtype of a breakdown priced part by part as its file stores each (Breakdown.stored)
 POSITION_KINDS = ("learned", "sinusoidal", "rotary", "none")
 
 
@@ -99,7 +102,15 @@ class Breakdown:
     tied : bool or None
         Whether the head is the token table; None when neither file nor config says.
     dtype : str
-        What ``bytes`` are counted in: "fp32", "fp16", "bf16", "int8" or "int4".
+        What ``bytes`` are counted in: "fp32", "fp16", "bf16", "int8" or "int4";
+        or ``STORED``, each part as ``stored`` says.
+    stored : dict of str -> (int, int)
+        For ``dtype=STORED``: the bytes and weights of one block of the type
+        the file stores each table in ("token", and "position", "token_type",
+        "head" where present; Q8_0 is (34, 32), F32 (4, 1)); a head the file
+        does not hold (an untied what-if) is priced as the token table.
+    stored_other : int or None
+        For ``dtype=STORED``: the bytes of ``other`` as the file stores them.
     other_tensors : tuple of int
         Parameters of each tensor in ``other``, so that int4 rounds up per
         tensor; empty means ``other`` is taken as one tensor.
@@ -127,6 +138,8 @@ class Breakdown:
     dtype: str = "fp32"
     other_tensors: tuple[int, ...] = field(default=(), repr=False)
     vocab_bias: int = 0
+    stored: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
+    stored_other: int | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         _size(self.V, "V")
@@ -141,7 +154,12 @@ class Breakdown:
             raise SizeError(f"vocab_bias {self.vocab_bias} must be whole biases of V={self.V} entries within "
                             f"other={self.other}", parameter="vocab_bias", value=self.vocab_bias,
                             expected=f"a multiple of V={self.V} no larger than other")
-        _dtype(self.dtype)
+        if self.dtype == STORED:
+            if "token" not in self.stored or (self.other is not None and self.stored_other is None):
+                raise DtypeError(f"dtype {STORED!r} needs the token table's stored type and other's stored bytes",
+                                 parameter="dtype", value=self.dtype, expected=f"one of {', '.join(DTYPES)}")
+        else:
+            _dtype(self.dtype)
 
     @property
     def total(self) -> int:
@@ -171,14 +189,22 @@ class Breakdown:
 
     @property
     def bytes(self) -> Bytes:
-        """Bytes of each part in ``dtype``, int4 rounded up per tensor."""
-        def of(n: int) -> int:
-            return tensor_bytes(n, self.dtype)
+        """Bytes of each part in ``dtype``, int4 rounded up per tensor; with ``dtype=STORED`` each table in
+        its own stored type (rounded up to a whole byte) and ``other`` as stored."""
+        def of(n: int, part: str = "other") -> int:
+            if self.dtype != STORED:
+                return tensor_bytes(n, self.dtype)
+            num, den = self.stored.get(part, self.stored["token"])  # a head the file lacks: as its table
+            return -(-n * num // den)
 
         other = None
         if self.other is not None:
-            other = sum(of(n) for n in self.other_tensors) if self.other_tensors else of(self.other)
-        parts = (of(self.token), of(self.position), of(self.token_type), of(self.head))
+            if self.dtype == STORED:
+                other = self.stored_other
+            else:
+                other = sum(of(n) for n in self.other_tensors) if self.other_tensors else of(self.other)
+        parts = (of(self.token, "token"), of(self.position, "position"), of(self.token_type, "token_type"),
+                 of(self.head, "head"))
         return Bytes(*parts, other, sum(parts) + (other or 0))
 
     def with_vocab(self, V: int) -> Breakdown:

@@ -15,6 +15,9 @@ glyph by glyph, the first family that has it). A character that no family has
 (most emoji, Devanagari, cuneiform...) would be drawn as an empty box with a
 warning; ``missing`` finds such characters before drawing, so that a figure can
 draw ``REPLACEMENT`` in their place and say which tokens it could not draw.
+
+The same two files give a page its glyphs (``report.webfont``): ``files()`` are
+the font files of ``families()``, in fallback order, and ``charmap`` what each has.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from matplotlib import font_manager, ft2font
 
 from ..errors import MissingExtraError
 
-__all__ = ["BASE_FAMILY", "CJK_FAMILY", "CJK_PACKAGE", "REPLACEMENT", "families", "missing", "drawable", "undrawable"]
+__all__ = ["BASE_FAMILY", "CJK_FAMILY", "CJK_PACKAGE", "REPLACEMENT", "families", "files", "charmap", "cjk_file",
+           "missing", "drawable", "undrawable"]
 
 BASE_FAMILY = "DejaVu Sans"  # matplotlib's bundled default: Latin, Greek, Cyrillic, Arabic, Hebrew, symbols
 CJK_FAMILY = "Noto Sans CJK JP"  # the family name inside the .otf file
@@ -52,8 +56,24 @@ def families() -> tuple[str, ...]:
     MissingExtraError
         When ``notojp-matplotlib`` is not installed (the ``plots`` extra).
     """
-    font_manager.fontManager.addfont(str(_cjk_file()))
+    font_manager.fontManager.addfont(str(cjk_file()))
     return BASE_FAMILY, CJK_FAMILY
+
+
+@functools.cache
+def files() -> tuple[Path, ...]:
+    """The font file of each family of ``families()``, in the same order: what matplotlib draws with.
+
+    Raises ``MissingExtraError`` as ``families``.
+    """
+    return tuple(Path(font_manager.findfont(font_manager.FontProperties(family=family), fallback_to_default=False))
+                 for family in families())
+
+
+@functools.cache
+def charmap(path: Path) -> frozenset[int]:
+    """The code points the font file ``path`` has a glyph for (its character map)."""
+    return frozenset(ft2font.FT2Font(str(path)).get_charmap())
 
 
 def missing(text: str) -> str:
@@ -86,14 +106,10 @@ def undrawable(texts: Iterable[str]) -> list[str]:
 @functools.cache
 def _covered() -> frozenset[int]:
     """Code points some family of ``families()`` has a glyph for (the union of their charmaps)."""
-    points: set[int] = set()
-    for family in families():
-        path = font_manager.findfont(font_manager.FontProperties(family=family), fallback_to_default=False)
-        points.update(ft2font.FT2Font(path).get_charmap())
-    return frozenset(points)
+    return frozenset().union(*(charmap(path) for path in files()))
 
 
-def _cjk_file() -> Path:
+def cjk_file() -> Path:
     """The path of the CJK font file inside the installed package, found without importing it."""
     try:
         spec = importlib.util.find_spec(CJK_PACKAGE)

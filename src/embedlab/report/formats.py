@@ -1,6 +1,6 @@
 """Number and table formats: how values are written in terminal tables, Markdown and JSON.
 
-Standard library only. ``fixed`` and ``number`` write values; ``human_count`` and
+Standard library only. ``fixed``, ``significant`` and ``number`` write values; ``human_count`` and
 ``human_bytes`` round counts and byte sizes for people; ``format_value``,
 ``settings_text`` and ``tick_text`` write numbers in figure titles and on axes; ``terminal_table`` lines
 columns up; ``Inline`` says how a token is quoted inline (Markdown or terminal);
@@ -33,11 +33,12 @@ from ..engine.provenance import display_name
 from ..errors import BRIEF_LIMIT, brief
 
 __all__ = ["Inline", "terminal_table", "terminal_text", "HIDDEN", "shown_escaped", "cut_text", "markdown_row",
-           "json_escaped", "fixed", "number", "human_count", "human_bytes", "to_json", "to_json_chunks", "MARKDOWN",
+           "json_escaped", "fixed", "significant", "SCORE_DIGITS", "number", "human_count", "human_bytes", "to_json", "to_json_chunks", "MARKDOWN",
            "TERMINAL", "source_name", "shown_path", "shown_source", "human", "percent", "round3", "row_label",
            "shape_text", "format_value", "settings_text", "tick_text", "WHITESPACE_SIGNS", "visible_whitespace"]
 
 MINUS = "\N{MINUS SIGN}"  # negative numbers on figure axes, as matplotlib writes them
+SCORE_DIGITS = 4  # significant digits of scores and lengths in terminal tables (and on the projector page)
 
 
 
@@ -156,6 +157,36 @@ def fixed(x: float, places: int, sign: bool = False) -> str:
     if x != 0 and math.isfinite(x) and not 1e-3 <= abs(x) < 1e6:
         return f"{x:{plus}.2e}"
     return f"{x:{plus}.{places}f}"
+
+
+def significant(values: Sequence[float], digits: int = SCORE_DIGITS) -> list[str]:
+    """A column of scores or lengths with one number of decimals: ``digits`` significant digits of its
+    largest magnitude, as the terminal tables and the projector page's lists show them.
+
+    The decimals follow the column's size, so a small-norm table keeps its digits:
+    dot products of 0.003812 and 0.001586 read so, where 4 fixed decimals wrote
+    0.0038 and 0.0016, and a column never mixes 0.8123 with 0.05 (it reads 0.8123,
+    0.0500). A column whose largest magnitude is below 1e-4 or from 1e6 (as
+    ``fixed``) is written in scientific form, each value with ``digits`` digits,
+    so it neither reads as zero nor runs wide; a value that rounds to zero is
+    written without a sign.
+
+    >>> significant([26.5718, 25.0817]), significant([0.003812, 0.0015861]), significant([0.8123, 0.05])
+    (['26.57', '25.08'], ['0.003812', '0.001586'], ['0.8123', '0.0500'])
+    >>> significant([9.99996]), significant([12345.6]), significant([0.0, -0.0]), significant([2.5e7, 3.2e-7])
+    (['10.00'], ['12346'], ['0.000', '0.000'], ['2.500e+07', '3.200e-07'])
+    """
+    finite = [abs(v) for v in values if math.isfinite(v)]
+    top = float(f"{max(finite):.{digits - 1}e}") if finite else 0.0  # rounded first: 9.99996 reads 10.00
+    if top != 0 and not 1e-4 <= top < 1e6:
+        return [f"{v:.{digits - 1}e}" if math.isfinite(v) else str(v) for v in values]
+    places = max(0, digits - 1 - math.floor(math.log10(top))) if top else digits - 1
+    return [_unsigned_zero(f"{v:.{places}f}") if math.isfinite(v) else str(v) for v in values]
+
+
+def _unsigned_zero(text: str) -> str:
+    """``-0.000`` -> ``0.000``: a value that rounds to zero reads without a sign."""
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
 
 
 def number(x: Any) -> str:

@@ -1,5 +1,9 @@
 """Figures: measurement results -> matplotlib Figures, and PNG bytes or SVG text.
 
+``figure_bytes`` writes a figure as its file's name says, PNG or SVG (an SVG
+file carries the glyphs of its text, ``svg_document``); ``svg_text`` is the
+SVG an HTML page inlines.
+
 Each function takes a result a measurement produced and draws it; nothing is
 computed here beyond placing marks. Every text of a figure (titles, axis
 labels, legends, notes) comes from the report's words,
@@ -23,9 +27,11 @@ from __future__ import annotations
 
 import functools
 import io
+import os
 import re
 import warnings
 import weakref
+from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import matplotlib
@@ -39,7 +45,7 @@ from matplotlib.patches import Patch
 from matplotlib.text import Text
 
 from ..errors import SizeError, brief
-from . import fonts
+from . import fonts, webfont
 from .colors import PALETTE
 from .formats import HIDDEN, cut_text, fixed, format_value, settings_text, source_name, tick_text, visible_whitespace
 from .labels import place_labels
@@ -47,13 +53,14 @@ from .locales import AUDIT_WORDS, DEFAULT_LANGUAGE, WORDS, check_language
 
 __all__ = [
     "lab_figure", "new_figure", "png_bytes", "DPI", "PALETTE", "GROUP_COLORS", "METHOD_NAMES",
-    "undrawn_tokens", "svg_text",
+    "undrawn_tokens", "svg_text", "svg_document", "figure_bytes", "FIGURE_SUFFIXES",
     "projection_figure", "norms_figure", "stretch_figure", "scale_figure",
     "cost_figure", "params_figure", "positions_figure", "bands_figure", "compress_figure", "audit_figure",
     "AUDIT_LABELS", "AUDIT_LISTED",
 ]
 
 DPI = 100  # pixels per inch: a figure of 12 x 8 inches is 1200 x 800 pixels
+FIGURE_SUFFIXES = (".png", ".svg")  # a figure file's format follows its name (figure_bytes)
 GROUP_COLORS = {group: PALETTE[group] for group in ("probe", "cosine", "dot", "both", "sample", "chosen")}
 METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}  # as the field writes them
 COSINE_SPAN = 0.01  # the narrowest range a cosine axis shows: nearly equal cosines read as a flat line
@@ -94,9 +101,10 @@ def svg_text(fig: Any, id_prefix: str = "fig") -> str:
     """The figure as an SVG document whose text stays text, ``width`` x ``height`` in CSS pixels.
 
     Written with ``svg.fonttype = "none"``: every title, label and token is a
-    ``<text>`` element the viewer draws with its own fonts, so any script shows
-    where the viewer has a font for it, tokens can be found with Ctrl+F, and the
-    figure is sharp at any zoom. ``width``/``height`` are the figure's pixel size
+    ``<text>`` element, so tokens can be found with Ctrl+F and the figure is
+    sharp at any zoom. Its fonts are the family a page embeds
+    (``webfont.FAMILY``; ``svg_document`` embeds it in a file of its own), then
+    the families matplotlib measured the text with, then the viewer's sans-serif. ``width``/``height`` are the figure's pixel size
     (as ``png_bytes``'s PNG; the ``viewBox`` keeps matplotlib's points), and the
     document carries no metadata (no date, no links).
 
@@ -135,8 +143,32 @@ def svg_text(fig: Any, id_prefix: str = "fig") -> str:
     text = re.sub(r'(<svg\b[^>]*?) width="[^"]*" height="[^"]*"', rf'\1 width="{width}" height="{height}"',
                   buffer.getvalue(), count=1)
     text = re.sub(r'(\bid="|url\(#|href="#)', rf"\g<1>{id_prefix}-", text)
-    # A viewer without the fonts matplotlib names falls back to its own sans-serif, not its serif default.
+    # The faces a page or file embeds first (webfont.FAMILY), then the families matplotlib measured the text
+    # with; a viewer without them falls back to its own sans-serif, not its serif default.
+    text = re.sub(r"(font-family: )", rf"\1'{webfont.FAMILY}', ", text)
     return re.sub(r"(font(?:-family)?:[^;\"]*'Noto Sans CJK JP')", r"\1, sans-serif", text)
+
+
+def svg_document(fig: Any) -> str:
+    """The figure as an SVG file that reads the same on any machine: ``svg_text`` with a ``<style>`` whose
+    ``@font-face`` rules carry the glyphs of every character of its text (``webfont.font_faces``).
+
+    Raises ``MissingExtraError`` (an ``ImportError``) without fontTools and brotli (the ``plots`` extra).
+    """
+    text = svg_text(fig)
+    opening = re.search(r"<svg\b[^>]*>", text).end()
+    return f"{text[:opening]}\n<style>\n{webfont.font_faces(webfont.page_text(text))}\n</style>{text[opening:]}"
+
+
+def figure_bytes(fig: Any, path: str | os.PathLike) -> bytes:
+    """The figure as the file ``path`` names: PNG (``png_bytes``) or SVG (``svg_document``) by its extension.
+
+    Raises ``ValueError`` for another extension (``FIGURE_SUFFIXES``).
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix not in FIGURE_SUFFIXES:
+        raise ValueError(f"{str(path)!r} must end in .png or .svg: the figure's format follows the name")
+    return png_bytes(fig) if suffix == ".png" else svg_document(fig).encode("utf-8")
 
 
 def undrawn_tokens(fig: Any) -> tuple[str, ...]:
@@ -516,7 +548,9 @@ def compress_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAG
 
     One line per method through its sizes (pca, truncate), one point for the
     others; int8 and binary also rescored (hollow marks, dashed line to the
-    reduced point); the full table a grey star at recall 1. Bytes on a log axis.
+    reduced point); the full table a grey star at recall 1. Bytes on a log axis,
+    each method at what it costs a token in all (``total_bytes_per_token``: its
+    code and its share of the side data, PCA axes, int8 ranges, pq codebooks).
 
     Text in ``lang`` (one of ``locales.LANGUAGES``; ``ValueError`` for another).
     """
@@ -532,15 +566,15 @@ def compress_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAG
                 color=PALETTE["reference"],
                 label=words["compress_full"].format(bytes=format_value(result.full_bytes_per_token)))
         for method, rows in by_method.items():
-            rows = sorted(rows, key=lambda r: r.bytes_per_token)
-            x = [r.bytes_per_token for r in rows]
+            rows = sorted(rows, key=lambda r: r.total_bytes_per_token)
+            x = [r.total_bytes_per_token for r in rows]
             ax.plot(x, [r.metrics[metric].recall for r in rows], marker="o", color=PALETTE[method],
                     label=method if method in ("pca", "truncate") else f"{method} ({rows[0].size})")
             if method in ("pca", "truncate"):  # pca's sizes above its points, truncation's below: never on each other
                 for r in rows:
-                    ax.annotate(r.size, (r.bytes_per_token, r.metrics[metric].recall), fontsize=7,
+                    ax.annotate(r.size, (r.total_bytes_per_token, r.metrics[metric].recall), fontsize=7,
                                 xytext=(4, 5) if method == "pca" else (4, -11), textcoords="offset points")
-            rescored = [(r.bytes_per_token, r.metrics[metric].rescored_recall) for r in rows
+            rescored = [(r.total_bytes_per_token, r.metrics[metric].rescored_recall) for r in rows
                         if r.metrics[metric].rescored_recall is not None]
             for (bx, by), r in zip(rescored, rows):
                 ax.plot([bx, bx], [r.metrics[metric].recall, by], linestyle="--", color=PALETTE[method])

@@ -420,7 +420,15 @@
     recolour();
     drawSelection();
   }
-  Plotly.newPlot(plot, fig.data, fig.layout, data.config).then(() => {
+  // The page's own faces (report/webfont.py) are loaded before the first draw: Plotly measures its labels,
+  // and relabel() their boxes, with the fonts they are drawn in.
+  const faces = [];
+  if (document.fonts) {
+    document.fonts.forEach((face) => {
+      if (face.family.replace(/["']/g, "") === data.font_family) faces.push(face.load());
+    });
+  }
+  Promise.all(faces).catch(() => null).then(() => Plotly.newPlot(plot, fig.data, fig.layout, data.config)).then(() => {
     drawn = true;
     document.body.dataset.plotMs = performance.now().toFixed(0);
     plot.on("plotly_click", (event) => {

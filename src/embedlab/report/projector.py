@@ -29,7 +29,16 @@ as entities, since Plotly reads a little HTML in them; its WebGL traces,
 each space, tab and newline written as a sign (``␣``, ``⇥``, ``↵``): a token
 that is a space was a point without a label.
 
-Standard library at import; plotly (the ``plots`` extra) when a page is written.
+The page carries the glyphs of its text (``report.webfont``): the title, the
+panel's words, every token the data names and the script's own marks, as
+subsets of the fonts the figures are drawn with, in ``@font-face`` rules that
+its style sheet and Plotly's text name first, so Hangul, kana and Han read on a
+machine without CJK fonts. The script draws the figure once those faces are
+loaded (Plotly measures its labels with them). What a user types in the
+search box is drawn with the machine's fonts.
+
+Standard library at import; plotly, fontTools and brotli (the ``plots`` extra)
+when a page is written.
 """
 
 from __future__ import annotations
@@ -38,7 +47,7 @@ import html
 import json
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, Iterator
 
 from .. import __version__
 from ..errors import MissingExtraError
@@ -88,12 +97,15 @@ def projector_html(result: Any, lang: str = DEFAULT_LANGUAGE) -> str:
     ValueError
         For an unknown language.
     MissingExtraError
-        (an ``ImportError``) when plotly is not installed (the ``plots`` extra).
+        (an ``ImportError``) when plotly, fontTools or brotli is not installed (the ``plots`` extra).
     """
+    from .webfont import font_faces, page_text  # fontTools and matplotlib: off the seed report's path
+
     words = _words(lang)
     script = _plotly_js()
     title = _title(result, words)
-    data = script_json(page_data(result, lang))
+    values = page_data(result, lang)
+    data = script_json(values)
     notes = "".join(f"<li>{html.escape(note)}</li>" for note in result.notes)
     panel = PANEL.format(
         title=html.escape(title), summary=_summary(result, words),
@@ -105,8 +117,11 @@ def projector_html(result: Any, lang: str = DEFAULT_LANGUAGE) -> str:
         **{key: html.escape(words[key]) for key in ("search", "search_hint", "color_by", "color_group",
                                                      "color_norm", "reset", "selected", "click_hint", "cosine",
                                                      "dot", "no_webgl", "absent_hint")})
+    # Every character the page can show: the panel, the data's strings (tokens, words), the script's own
+    # marks (its '—' and '·'), and printable ASCII for the numbers and ids the script writes.
+    shown = "".join((title, page_text(panel), *_strings(values), _asset("projector.js"), ASCII))
     return PAGE.format(lang=html.escape(lang), title=html.escape(title), table=html.escape(source_name(result.source)),
-                       style=_asset("projector.css"),
+                       style=f"{font_faces(shown)}\n:root {{ --page-font: \"{_family()}\"; }}\n{_asset('projector.css')}",
                        panel=panel, data_id=DATA_ID, data=data, plotly_js=script.text,
                        plotly_label=html.escape(script.label),
                        script=_asset("projector.js"))
@@ -134,15 +149,29 @@ def projector_figure(result: Any) -> Any:
     traces = [points(**coords, customdata=ids, mode=style["mode"], marker=style["marker"], **LABELS),
               overlay(**empty, mode=style["overlay"], marker=style["selected"], **LABELS),
               points(**empty, mode="markers+text", hoverinfo="skip", marker=style["rings"], **LABELS)]
-    return go.Figure(traces, layout={**_axes(result, coords), **LAYOUT})
+    return go.Figure(traces, layout={**_axes(result, coords), **LAYOUT, **_fonts()})
 
 
 # Both labelled traces: the script sets each point's text (its token) and hovertext (token and id).
 LABELS = {"hovertemplate": "%{hovertext}<extra></extra>", "textposition": "top center",
           "textfont": {"size": 14, "color": "#222222"}}
 LAYOUT = {"template": "plotly_white", "showlegend": False, "hovermode": "closest", "uirevision": "keep",
-          "margin": {"l": 30, "r": 10, "t": 10, "b": 30}, "font": {"family": "system-ui, sans-serif"},
-          "hoverlabel": {"font": {"size": 14}}}
+          "margin": {"l": 30, "r": 10, "t": 10, "b": 30}}
+FONTS = "system-ui, sans-serif"  # Plotly's text, after the page's own faces (webfont.FAMILY)
+ASCII = "".join(map(chr, range(0x20, 0x7F)))  # printable ASCII: what the script writes beside the data's strings
+
+
+def _fonts() -> dict[str, Any]:
+    """Plotly's text (labels, axis titles, hover labels) in the page's own faces first, then ``FONTS``."""
+    family = f'"{_family()}", {FONTS}'
+    return {"font": {"family": family}, "hoverlabel": {"font": {"size": 14, "family": family}}}
+
+
+def _family() -> str:
+    """The family of the page's own faces (``webfont.FAMILY``)."""
+    from .webfont import FAMILY  # fontTools and matplotlib: off the seed report's path
+
+    return FAMILY
 
 
 def _style(n: int, dims: int) -> dict[str, Any]:
@@ -182,7 +211,8 @@ def page_data(result: Any, lang: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
     page names, with its token, None without vocabulary, the token as the
     page shows it, its spaces, tabs and newlines as signs, ``formats.visible_whitespace``,
     and its length),
-    ``probe``, ``dims``, ``k``, ``colors`` and ``words`` (the page's words in ``lang``).
+    ``probe``, ``dims``, ``k``, ``colors``, ``words`` (the page's words in ``lang``) and
+    ``font_family`` (the page's own faces, which the script loads before Plotly draws).
     Scores, lengths and coordinates are rounded for display (4 and 6 significant digits).
     """
     words = _words(lang)
@@ -201,6 +231,7 @@ def page_data(result: Any, lang: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
                   "labels": [None if t is None else visible_whitespace(t) for t in result.tokens],
                   "norms": [_short(v) for v in result.norms.tolist()]},
         "probe": result.probe, "dims": result.dims, "k": result.k, "colors": GROUP_COLORS,
+        "font_family": _family(),
         "words": {key: words[key] for key in ("matches", "no_match", "legend", "click_hint", "not_shown", "length",
                                                "columns", "color_norm")},
     }
@@ -276,6 +307,19 @@ def _padded(values: list[float], above: bool) -> list[float]:
 def _short(x: float) -> float:
     """A score or length rounded to 4 significant digits, as the page shows it."""
     return float(f"{x:.4g}")
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON-able value, keys included, depth first."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
 
 
 def _plain(value: Any) -> Any:

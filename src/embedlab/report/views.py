@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import brief
+from ..measure.params import STORED
 from .audit import (advice_text, audit_words, finding_text, ids_text, indicator_text, intro_text, resize_text,
                     rule_text, undertrained_text, verdict_text, SHOWN)
 from .formats import (TERMINAL, source_name, cut_text, human, percent, round3, row_label, shape_text,
-                      fixed, human_bytes, human_count, number, terminal_table)
+                      fixed, human_bytes, human_count, number, significant, terminal_table)
 
 if TYPE_CHECKING:  # only for the annotations: these modules need NumPy / torch
     from ..measure.hubs import HubsResult
@@ -83,7 +84,8 @@ def _plan_tables(plan: "DimensionPlan") -> str:
 
 
 def _parts_table(b: Breakdown, count: Count) -> str:
-    """Each part's parameters and bytes in ``b.dtype``; for a GGUF file, its bytes as stored too."""
+    """Each part's parameters and bytes in ``b.dtype``; for a GGUF file, its bytes as stored too (with the
+    type of each part: in the bytes' own column where they are priced as stored)."""
     byte = b.bytes
     head_note = " (tied: the token table)" if b.tied and not b.head else ""
     rows = [("token table", b.token, byte.token), ("position table", b.position, byte.position),
@@ -95,14 +97,15 @@ def _parts_table(b: Breakdown, count: Count) -> str:
         cells.append(("other", human_count(b.other), f"{b.other:,}", human_bytes(byte.other or 0), f"{byte.other:,}"))
     total = "total" if b.other is not None else "total (tables only)"
     cells.append((total, human_count(b.total), f"{b.total:,}", human_bytes(byte.total), f"{byte.total:,}"))
-    headers = ("part", "parameters", "exact", f"bytes ({b.dtype})", "exact bytes")
+    headers = ("part", "parameters", "exact", f"bytes ({_dtype_label(b.dtype)})", "exact bytes")
     if count.file_bytes is not None:  # the file's own storage types, beside the named dtype
         stored, types = count.file_bytes, count.file_types
         column = [(stored.token, "token"), (stored.position, "position"), (stored.token_type, "token_type"),
                   (stored.head, "head"), (stored.other, "other"), (stored.total, None)]
-        cells = [(*row, f"{n:,}" + (f" ({types[part]})" if part in types else ""))
+        as_stored = b.dtype == STORED  # the bytes column is the file's: the types go beside it, no second column
+        cells = [(*(row[:-1] if as_stored else row), f"{n:,}" + (f" ({types[part]})" if part in types else ""))
                  for row, (n, part) in zip(cells, column)]
-        headers += ("bytes in the file",)
+        headers += () if as_stored else ("bytes in the file",)
     cells.append(("tables' share", percent(b.share), *[""] * (len(headers) - 2)))
     return terminal_table(cells, headers=headers)
 
@@ -117,11 +120,16 @@ def _growth_table(g: Growth) -> str:
         total = "total" if now.other is not None else "total (tables only)"
         rows += [(f"{name}: tables", human(now.tables), human(bigger.tables), human(added, sign=True)),
                  (f"{name}: {total}", human(now.total), human(bigger.total), human(added, sign=True)),
-                 (f"{name}: bytes ({now.dtype})", human(now.bytes.total, human_bytes),
+                 (f"{name}: bytes ({_dtype_label(now.dtype)})", human(now.bytes.total, human_bytes),
                   human(bigger.bytes.total, human_bytes), human(added_bytes, human_bytes, sign=True)),
                  (f"{name}: tables' share", percent(now.share), percent(bigger.share), "")]
     rows.append(("saved by tying", human(g.saved), human(g.bigger_saved), ""))
     return terminal_table(rows, headers=(f"vocabulary {by}", f"V={g.V:,}", f"V={g.bigger_V:,}", "difference"))
+
+
+def _dtype_label(dtype: str) -> str:
+    """What bytes are counted in, as a column names it: ``int8``, or ``as stored`` (each part in its file's type)."""
+    return "as stored" if dtype == STORED else dtype
 
 
 def demo_terminal(result: "DemoResult") -> str:
@@ -214,8 +222,10 @@ def encode_terminal(result: "Encoding") -> str:
 def neighbors_terminal(result: NeighborsResult, *, memory: bool = False) -> str:
     """For each query, its lists side by side: rank, row, score, the row's norm.
 
-    Scores to 4 decimals, norms to 3; the table's median and largest row
-    norms in the heading, to read the norms against. The head of a tied
+    Each list's scores, and its norms, with one number of decimals: 4 significant
+    digits of the column's largest (``formats.significant``, as the projector page:
+    a small dot product reads 0.003812, not 0.0038); the table's median and largest
+    row norms in the heading, to read the norms against. The head of a tied
     model is named with "(tied: the token table)", as its JSON says. With ``memory``, the
     search's plan against its budget and the table's resident cost follow
     (``memory_lines``).
@@ -235,20 +245,20 @@ def _neighbors_pieces(head: Any, blocks: Iterable[Sequence[Any]], searched: Call
                       memory: bool) -> Iterator[str]:
     """The heading, each block's queries, then (``searched()`` read after the blocks) the memory and the notes."""
     tied = " (tied: the token table)" if head.source.get("part") == "head" and head.source.get("tied") else ""
-    yield (f"{source_name(head.source)}{tied}: k={head.k}; row norms: median {fixed(head.median_norm, 3)}, "
-           f"max {fixed(head.max_norm, 3)}\n")
+    (median,), (largest,) = significant([head.median_norm]), significant([head.max_norm])  # each on its own
+    yield f"{source_name(head.source)}{tied}: k={head.k}; row norms: median {median}, max {largest}\n"
     headers = ["#"] + [h for m in head.metrics for h in (m, "score", "norm")]
     for block in blocks:
         for q in block:
             what = q.query if q.id is None else row_label(q.token, q.id)
-            rows = []
-            for rank in range(head.k):
-                cells = [str(rank + 1)]
-                for m in head.metrics:
-                    row = q.lists[m][rank]
-                    cells += [row_label(row.token, row.id), fixed(row.score, 4), fixed(row.norm, 3)]
-                rows.append(cells)
-            yield f"\nquery {what}, norm {fixed(q.norm, 3)}\n" + terminal_table(rows, headers).rstrip("\n") + "\n"
+            columns = [[str(rank + 1) for rank in range(head.k)]]
+            for m in head.metrics:
+                listed = q.lists[m][:head.k]
+                columns += [[row_label(row.token, row.id) for row in listed], significant([r.score for r in listed]),
+                            significant([r.norm for r in listed])]
+            rows = list(zip(*columns))
+            yield (f"\nquery {what}, norm {significant([q.norm])[0]}\n"
+                   + terminal_table(rows, headers).rstrip("\n") + "\n")
         del block  # not held while the next block is searched
     tail = (memory_lines(searched()) if memory else []) + [f"note: {note}" for note in head.notes]
     if tail:  # after a blank line, as every query's table
@@ -273,13 +283,14 @@ def hubs_terminal(result: HubsResult, *, memory: bool = False) -> str:
         lines.append(f"{m.metric}: the rows in the most lists (an even share is {result.even_share:.3g}; "
                      f"skewness {number(round3(m.skewness))}, {m.never_listed:,} row{'s' * (m.never_listed != 1)} in no list; "
                      f"{m.seconds:.1f} s)")
-        rows = [[str(r + 1), row_label(h.token, h.id), f"{h.lists[m.metric]:,}", fixed(h.norm, 3),
-                 str(h.norm_rank)]
+        norms = significant([h.norm for h in m.top])
+        rows = [[str(r + 1), row_label(h.token, h.id), f"{h.lists[m.metric]:,}", norms[r], str(h.norm_rank)]
                 for r, h in enumerate(m.top)]
         lines += [terminal_table(rows, ["rank", "row", "lists", "norm", "norm rank"]).rstrip("\n"), ""]
     lines.append(f"the {len(result.longest)} longest rows and the lists they enter")
-    rows = [[str(h.norm_rank), row_label(h.token, h.id), fixed(h.norm, 3), f"{h.lists['dot']:,}",
-             f"{h.lists['cosine']:,}"] for h in result.longest]
+    norms = significant([h.norm for h in result.longest])
+    rows = [[str(h.norm_rank), row_label(h.token, h.id), norms[r], f"{h.lists['dot']:,}", f"{h.lists['cosine']:,}"]
+            for r, h in enumerate(result.longest)]
     lines.append(terminal_table(rows, ["norm rank", "row", "norm", "dot lists", "cosine lists"]).rstrip("\n"))
     lines.append(f"together they enter {dot.longest_rows_lists:,} of {result.n_queries:,} dot lists "
                  f"and {cos.longest_rows_lists:,} cosine lists")

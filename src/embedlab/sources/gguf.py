@@ -48,7 +48,7 @@ from . import gguf_header
 from .head import fit_rows, tied_note
 
 __all__ = ["TOKEN", "POSITIONS", "TOKEN_TYPES", "HEAD", "INTEGER_TYPES", "GGUFTensor", "GGUFFile", "TieVerdict",
-           "load_gguf", "decide_tying", "bits_per_weight"]
+           "load_gguf", "decide_tying", "block_bytes"]
 
 TOKEN, POSITIONS, TOKEN_TYPES, HEAD = "token_embd.weight", "position_embd.weight", "token_types.weight", "output.weight"
 TOKENS_KEY = "tokenizer.ggml.tokens"
@@ -327,20 +327,21 @@ def decide_tying(file: GGUFFile, token: str = TOKEN) -> TieVerdict:
                                     "a separate output head")
 
 
-def bits_per_weight(kind: str) -> float:
-    """Bits one weight takes in a GGML type: 8 * bytes per block / weights per block (``gguf.GGML_QUANT_SIZES``).
+def block_bytes(kind: str) -> tuple[int, int]:
+    """(bytes, weights) of one block of a GGML type, as ``gguf.GGML_QUANT_SIZES`` gives them: a tensor of n
+    weights in it takes n * bytes / weights bytes (Q8_0: 34 bytes per 32 weights; F32: 4 per 1).
 
     Raises ``SourceError`` for a type the gguf library does not know.
 
-    >>> bits_per_weight("F16"), bits_per_weight("Q8_0"), bits_per_weight("Q4_0")
-    (16.0, 8.5, 4.5)
+    >>> block_bytes("F32"), block_bytes("F16"), block_bytes("Q8_0"), block_bytes("Q4_0")
+    ((4, 1), (2, 1), (34, 32), (18, 32))
     """
     lib = _library()
     try:
         block, size = lib.GGML_QUANT_SIZES[lib.GGMLQuantizationType[kind]]
     except KeyError:
         raise SourceError(f"unknown GGML type {brief(kind)}") from None
-    return 8 * size / block
+    return int(size), int(block)
 
 
 # -- helpers -----------------------------------------------------------------
