@@ -161,3 +161,19 @@ def test_a_lookup_of_a_kept_table_gives_the_widened_rows_without_widening_the_ta
     assert got.dtype == np.float32 and np.array_equal(got, W[ids]) and isinstance(table.rows(), Bf16Matrix)
     out = np.empty((2, 2, 6), dtype=np.float32)
     assert table.lookup(ids, out=out) is out and np.array_equal(out, W[ids])
+
+
+def test_logits_and_stretch_of_a_kept_table_equal_the_widened_tables_without_widening_it(tmp_path):
+    from embedlab.engine.table import EmbeddingTable
+
+    rng = np.random.default_rng(5)
+    bits = (rng.standard_normal((3000, 40)).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    table = _kept_table(tmp_path, bits)
+    widened = EmbeddingTable(np.array(Bf16Matrix(bits)), norms=np.array(table.norms()))
+    for h in (rng.standard_normal(40).astype(np.float32), rng.standard_normal(40)):  # float32 and float64 vectors
+        got, want = table.logits(h), widened.logits(h)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+        assert np.allclose(got, widened.W_E.astype(np.float64) @ h.astype(np.float64), rtol=1e-5, atol=1e-5)
+    stretched, plain = table.stretch(17, 3.0), widened.stretch(17, 3.0)
+    assert np.array_equal(stretched.W_E, plain.W_E) and np.array_equal(stretched.norms(), plain.norms())
+    assert isinstance(table.rows(), Bf16Matrix)

@@ -103,8 +103,7 @@ class EmbeddingTable:
         where = _where(self._provenance)
         finite = isinstance(norms, np.ndarray) and norms.dtype == np.float64 and bool(np.isfinite(norms).all())
         self._bf16: np.ndarray | None = None  # the bf16 screen's rows (V, D) uint16, built on first use
-        self._widened: np.ndarray | None = None  # a kept bf16 table widened whole, on first use of W_E
-        self._widening = threading.Lock()
+        self._widening = threading.Lock()  # a kept bf16 table is widened whole once, on first use of W_E
         if isinstance(matrix, Bf16Matrix):  # a bf16 checkpoint's table, kept as its bits (2 bytes an entry)
             if not finite:
                 norms = vector_norms(matrix)  # (V,) a block at a time: finite lengths show finite entries
@@ -153,23 +152,24 @@ class EmbeddingTable:
 
     @property
     def _W(self) -> np.ndarray:
-        """The table as one array: the matrix held, or the kept bf16 table widened once (thread-safe)."""
-        if not isinstance(self._held, Bf16Matrix):
-            return self._held
-        with self._widening:
-            if self._widened is None:
-                self._widened = self._held.widened()
-            return self._widened
+        """The table as one array: the matrix held, or the kept bf16 table widened once (thread-safe). Once
+        widened, the float32 array is what the table holds: the bits are let go (the bf16 screens round the
+        float32 rows again where they run, exactly: every value is a bfloat16)."""
+        if isinstance(self._held, Bf16Matrix):
+            with self._widening:
+                if isinstance(self._held, Bf16Matrix):
+                    self._held, self._bf16 = self._held.widened(), None
+        return self._held
 
     def rows(self) -> Any:
         """The table as held, for a search that reads it a block at a time: ``W_E`` itself, or where a bf16
-        checkpoint's table is kept as its bits, the ``bf16_matrix.Bf16Matrix`` (rows widened as read), or
-        ``W_E`` once that was widened.
+        checkpoint's table is kept as its bits (until ``W_E`` widens it), the ``bf16_matrix.Bf16Matrix``
+        (rows widened as they are read).
 
         >>> EmbeddingTable(np.eye(2, dtype=np.float32)).rows().shape
         (2, 2)
         """
-        return self._held if self._widened is None else self._widened
+        return self._held
 
     @property
     def V(self) -> int:
@@ -298,7 +298,7 @@ class EmbeddingTable:
         elif out.shape != shape or out.dtype != self.dtype or not out.flags.c_contiguous:
             raise ShapeError(f"out must be a C-contiguous {self.dtype} array of shape {shape}, "
                              f"got {out.dtype} {out.shape}")
-        rows = self.rows()
+        rows = self._held
         if isinstance(rows, Bf16Matrix):  # a kept bf16 table: the rows' bits gathered, then widened
             widen_bf16(rows.bits[idx.reshape(-1)], out=out.reshape(-1, shape[-1]))
         else:
@@ -351,15 +351,17 @@ class EmbeddingTable:
             raise ShapeError(f"hidden has shape {h.shape}, expected (D,) or (N, D) with D={self.D}")
         if not np.isfinite(h).all():
             raise ValueError("hidden vector holds NaN or infinity")
-        dtype = np.result_type(self._W.dtype, h.dtype, np.float32)
+        dtype = np.result_type(self.dtype, h.dtype, np.float32)
         h = h.astype(dtype, copy=False)  # (D,) or (N, D)
+        kept = isinstance(self._held, Bf16Matrix) and h.ndim == 1  # a bf16 table's bits: widened a block at a time
         with np.errstate(over="ignore", invalid="ignore"):  # refused below, with the token named
-            if self._W.dtype == dtype or h.ndim == 2:
+            if (self.dtype == dtype or h.ndim == 2) and not kept:
                 out = h @ self._W.T.astype(dtype, copy=False)  # (V,) or (N, V)
             else:  # a float64 copy of a real table would be twice its size: widened a block at a time
                 out = np.empty(self.V, dtype=dtype)  # (V,)
+                rows = self._held if kept else self._W
                 step = max(64, (2**21 // (8 * self.D)) // 64 * 64)  # rows per block, a multiple of 64
-                map_row_blocks(lambda a, b: _widened_product(h, self._W[a:b], out[a:b]), self.V, step)
+                map_row_blocks(lambda a, b: _widened_product(h, rows[a:b], out[a:b]), self.V, step)
         if not np.isfinite(out).all():
             where = np.argwhere(~np.isfinite(np.atleast_2d(out)))[0]
             raise ValueError(f"logits overflow {np.dtype(dtype).name}: token {int(where[1])} (row length "
@@ -424,8 +426,7 @@ class EmbeddingTable:
         """
         extra = sum(t.nbytes for t in (self._positions, self._token_types) if t is not None)
         kept = isinstance(self._held, Bf16Matrix)  # the bits are the table: not counted again as bf16 rows
-        return ResidentCost(table=self._held.nbytes + (0 if self._widened is None else self._widened.nbytes),
-                            positions=extra,
+        return ResidentCost(table=self._held.nbytes, positions=extra,
                             norms=0 if self._norms is None else self._norms.nbytes,
                             codes=0 if self._codes is None else self._codes.nbytes,
                             mapped=isinstance(self._held, np.memmap),
@@ -447,11 +448,16 @@ class EmbeddingTable:
         if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor):
             raise SizeError(f"stretch factor must be a finite number, got {factor!r}", parameter="factor",
                             value=factor, expected="a finite number")
-        row = self._W[i].astype(np.float64) * factor  # (D,)
+        held = self._held  # a kept bf16 table's bits are widened into the copy: this table stays as it is
+        row = held[i].astype(np.float64) * factor  # (D,)
         if np.abs(row).max() > np.finfo(self.dtype).max:
             raise ValueError(f"stretching token {i} by {factor!r} overflows {self.dtype}: its values would be inf")
-        W = fresh_table(self._W.shape, self._W.dtype)  # (V, D) the new table: copied over the cores, then frozen
-        map_row_blocks(lambda a, b: np.copyto(W[a:b], self._W[a:b]), self.V, max(1, 2**20 // W[:1].nbytes))
+        W = fresh_table(held.shape, self.dtype)  # (V, D) the new table: copied over the cores, then frozen
+        if isinstance(held, Bf16Matrix):
+            copy = lambda a, b: widen_bf16(held.bits[a:b], out=W[a:b])  # noqa: E731
+        else:
+            copy = lambda a, b: np.copyto(W[a:b], held[a:b])  # noqa: E731
+        map_row_blocks(copy, self.V, max(1, 2**20 // W[:1].nbytes))
         W[i] = row
         W.flags.writeable = False
         norms = np.array(self.norms())  # (V,) every other row's length is unchanged: measured again for row i only
