@@ -177,3 +177,11 @@ def test_logits_and_stretch_of_a_kept_table_equal_the_widened_tables_without_wid
     stretched, plain = table.stretch(17, 3.0), widened.stretch(17, 3.0)
     assert np.array_equal(stretched.W_E, plain.W_E) and np.array_equal(stretched.norms(), plain.norms())
     assert isinstance(table.rows(), Bf16Matrix)
+
+
+def test_the_one_hot_product_of_a_kept_table_is_its_lookup_without_widening_it(tmp_path, monkeypatch):
+    bits, W = _tied_bits(4, V=300, D=8)
+    table = _kept_table(tmp_path, bits)
+    monkeypatch.setattr(Bf16Matrix, "widened", lambda self, **kw: pytest.fail("the table was widened whole"))
+    ids = [[0, 299], [150, 0]]
+    assert np.array_equal(table.lookup_via_one_hot(ids), W[np.array(ids)])

@@ -313,14 +313,26 @@ class EmbeddingTable:
         """
         checked = self._ids(ids)  # (...)
         idx = checked.ravel()  # (N,)
-        out = np.empty((idx.size, self.D), dtype=np.result_type(self._W.dtype, np.float32))
+        out = np.empty((idx.size, self.D), dtype=np.result_type(self.dtype, np.float32))
         block = max(1, 2**24 // max(self.V, 1))  # one-hot rows per product, ~64 MB of float32
         for start in range(0, idx.size, block):
             part = idx[start:start + block]
             one_hot = np.zeros((part.size, self.V), dtype=out.dtype)  # (n, V)
             one_hot[np.arange(part.size), part] = 1.0
-            out[start:start + part.size] = one_hot @ self._W  # (n, D)
+            out[start:start + part.size] = self._one_hot_product(one_hot)  # (n, D)
         return out.reshape(*checked.shape, self.D)  # (..., D)
+
+    def _one_hot_product(self, one_hot: np.ndarray) -> np.ndarray:
+        """``one_hot (n, V) @ W_E (V, D)``; a kept bf16 table's rows widened a block at a time and the block
+        products summed (each entry is one row's value plus zeros, whatever the blocks: the same values)."""
+        held = self._held
+        if not isinstance(held, Bf16Matrix):
+            return one_hot @ held
+        product = np.zeros((len(one_hot), self.D), dtype=one_hot.dtype)  # (n, D)
+        step = max(1, 2**22 // (4 * self.D))  # rows widened at a time: 4 MiB of float32
+        for a in range(0, self.V, step):
+            product += one_hot[:, a:a + step] @ held[a:a + step]
+        return product
 
     # -- the tied output head ------------------------------------------------
 
@@ -478,7 +490,7 @@ class EmbeddingTable:
         result's dtype (float32 for a float32 table).
         """
         out = self.lookup(ids).astype(np.float64) * math.sqrt(self.D)  # (..., D)
-        dtype = np.result_type(self._W.dtype, np.float32)
+        dtype = np.result_type(self.dtype, np.float32)
         if out.size and np.abs(out).max() > np.finfo(dtype).max:
             raise ValueError(f"scaling by sqrt(D) = sqrt({self.D}) overflows {np.dtype(dtype).name}: the largest "
                              f"entry of these rows, {np.abs(out).max() / math.sqrt(self.D):.4g}, would become inf")
