@@ -30,7 +30,7 @@ import threading
 import numpy as np
 
 from ..bf16_matrix import Bf16Matrix
-from ..row_blocks import map_row_blocks
+from ..row_blocks import CORES, map_row_blocks
 from .plan import BlockPlan
 from .pool import CandidatePool
 from .precision import longest_other, margin
@@ -211,21 +211,24 @@ class FloatScreen:
         over the table once, not once per core. The values multiplied are the widened table's, bit for bit;
         only the product's order of summation may differ, which the margin covers. Holds one chunk
         (``WIDEN_CHUNK_BYTES``) per thread."""
-        D = self.W.shape[1]
+        D, s = self.W.shape[1], run.stop - run.start
         step = max(1, WIDEN_CHUNK_BYTES // (4 * D))  # rows of a chunk
 
-        def chunk(c0: int, c1: int) -> None:
+        def share(a: int, b: int) -> None:  # one thread's share of the block: its chunks in order
             buf = getattr(_chunks, "rows", None)
             if buf is None or buf.shape != (step, D):
                 buf = _chunks.rows = np.empty((step, D), dtype=np.float32)
-            part = slice(run.start + c0, run.start + c1)
-            rows = self.W.widen_into(part, buf[:c1 - c0])  # (c, D) float32
-            if self.inv_norms is not None and not self.scale_after:  # unit rows; zero rows stay 0
-                np.multiply(rows, self.inv_norms[part, None], out=rows, dtype=self.dtype)
-            with np.errstate(over="ignore"):  # only a query's own row can overflow: set to -inf by the caller
-                np.matmul(rows, self.queries.T, out=out[c0:c1])
+            for c0 in range(a, b, step):
+                c1 = min(b, c0 + step)
+                part = slice(run.start + c0, run.start + c1)
+                rows = self.W.widen_into(part, buf[:c1 - c0])  # (c, D) float32
+                if self.inv_norms is not None and not self.scale_after:  # unit rows; zero rows stay 0
+                    np.multiply(rows, self.inv_norms[part, None], out=rows, dtype=self.dtype)
+                with np.errstate(over="ignore"):  # only a query's own row can overflow: set to -inf by the caller
+                    np.matmul(rows, self.queries.T, out=out[c0:c1])
 
-        map_row_blocks(chunk, run.stop - run.start, step, parallel=self.plan.workers == 1)
+        threads = CORES if self.plan.workers == 1 else 1
+        map_row_blocks(share, s, -(-s // threads), parallel=threads > 1)  # one share per core
         return out
 
     def _settle(self, i: int, cand: np.ndarray) -> np.ndarray:
