@@ -31,7 +31,7 @@ CPU capability.)
   ``sources.load`` gives it, no codes given by hand; the screen is the one the
   search chooses (printed, from the result's plans). The untimed first call
   (the warm-up) leaves on the table what a first call leaves: its lengths,
-  and its integer codes where the search built them (2,048 queries or more).
+  and its integer codes where the search built them (768 queries or more, 384 where D <= 128).
   The ratios are against this row.
 - embedlab.neighbors, new table: the same call on a new ``EmbeddingTable`` over
   the same array for every run, so that the lengths and any codes are built

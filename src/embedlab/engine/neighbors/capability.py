@@ -54,13 +54,17 @@ import numpy as np
 
 from .codes import HIGH, LOW, codes_fit
 
-__all__ = ["SCREENS", "CODED_QUERIES", "BF16_QUERIES", "BF16_WIDTH", "cpu_flags", "fast_int16", "fast_bf16",
+__all__ = ["SCREENS", "CODED_QUERIES", "NARROW_WIDTH", "coded_queries", "BF16_QUERIES", "BF16_WIDTH", "cpu_flags", "fast_int16", "fast_bf16",
            "bf16_pays", "choose_screen", "builds_codes", "int16_runs", "describe", "reason", "bf16_how"]
 
 SCREENS = ("auto", "bf16", "int16", "float")
-# Queries from which a search builds the table's integer codes (``EmbeddingTable.codes``): building them
-# costs about one search of 1,000 queries, which the integer screen wins back over a few thousand.
-CODED_QUERIES = 2048
+# Queries from which a search builds the table's integer codes (``EmbeddingTable.codes``), codes included in
+# its time: measured on the 2-core Xeon (AVX-512, VNNI; benchmarks/codes_pay.py, benchmarks/README.md "When the
+# codes pay"), both metrics, the float screen against the codes built and used: minilm (D = 384) 0.44 s
+# against 0.49 s at 500 queries, 1.05 against 0.86 at 1,000; GloVe (D = 50, where a float32 GEMM runs far
+# below its peak) 0.57 against 0.64 at 250, 1.04 against 0.87 at 500. Half as many for narrow tables.
+CODED_QUERIES = 768
+NARROW_WIDTH = 128  # D up to which the codes pay from CODED_QUERIES // 2 queries
 # Where "auto" takes the bf16 screen (on matrix units): at least this many queries of at least this width.
 # Below them the product is not where the time goes (a few queries read the table once; D = 50 pads the
 # matrix units' tiles), and rounding the rows to bfloat16 costs more than it saves (benchmarks/neighbors.py).
@@ -168,7 +172,7 @@ def reason(chosen: str, screen: str, *, codes_given: bool, fits: bool, queries: 
     if not fast_int16():
         why.append("no AVX2" if "avx2" not in cpu_flags() else "numba not installed")
     elif not codes_given:
-        why.append(f"no int16 codes (built from N={CODED_QUERIES:,})")
+        why.append(f"no int16 codes (built from N={coded_queries(width):,})")
     return "float GEMM: " + "; ".join(why)
 
 
@@ -235,8 +239,18 @@ def builds_codes(n_queries: int, width: int = 0, rows: int = 0, metrics: tuple[s
     >>> builds_codes(10)
     False
     """
-    return (n_queries >= CODED_QUERIES and fast_int16()
+    return (n_queries >= coded_queries(width) and fast_int16()
             and not all(bf16_pays(n_queries, width, rows, m) for m in metrics))
+
+
+def coded_queries(width: int) -> int:
+    """Queries from which a search of a table of width D builds its codes: ``CODED_QUERIES``, half as many
+    where D <= ``NARROW_WIDTH`` (a narrow GEMM runs far below its peak; the codes do not).
+
+    >>> coded_queries(50), coded_queries(384)
+    (384, 768)
+    """
+    return CODED_QUERIES // 2 if width <= NARROW_WIDTH else CODED_QUERIES
 
 
 def int16_runs(row_norms: np.ndarray) -> bool:
