@@ -477,8 +477,11 @@ def positions_figure(maps: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE
         maps_drawn = [(axes[0][0], maps.learned_cosines, words["learned_of"].format(table=maps.table)),
                       (axes[0][1], maps.sinusoidal_cosines, words["sinusoidal"])]
         curves, offsets = axes[1]
+    step = maps.heatmap_step  # cell i is position i * step: the axes read in positions
     for ax, matrix, name in maps_drawn:
-        image = ax.imshow(matrix, vmin=-1.0, vmax=1.0, cmap="RdBu_r", origin="upper")
+        edge = (matrix.shape[0] - 0.5) * step
+        image = ax.imshow(matrix, vmin=-1.0, vmax=1.0, cmap="RdBu_r", origin="upper",
+                          extent=(-0.5 * step, edge, edge, -0.5 * step))
         ax.set_title(words["position_map"].format(name=name), fontsize=10)
         ax.set_xlabel(words["position_q"])
         ax.set_ylabel(words["position_p"])
@@ -507,7 +510,23 @@ def positions_figure(maps: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE
     if maps.learned_cosines is None:
         title += "\n" + words["no_learned"].format(table=maps.table)
     fig.suptitle(title)
-    return _finish(fig, words)
+    return _finish(fig, words, notes=_position_notes(maps, words))
+
+
+def _position_notes(maps: Any, words: dict[str, str]) -> list[str]:
+    """Where the figure's positions come from: the rows left out, the T_max read, what was drawn."""
+    notes = []
+    if maps.position_offset:
+        notes.append(words["positions_offset"].format(
+            last=format_value(maps.position_offset - 1), stored=format_value(maps.stored_rows),
+            family=maps.family or "the family", offset=format_value(maps.position_offset)))
+    if maps.T_max_from in ("config", "default"):
+        notes.append(words[f"positions_{maps.T_max_from}"].format(T_max=format_value(maps.T_max)))
+    if maps.drawn < maps.T_max:
+        notes.append(words["positions_drawn"].format(drawn=format_value(maps.drawn), T_max=format_value(maps.T_max)))
+    if maps.heatmap_step > 1:
+        notes.append(words["positions_step"].format(step=format_value(maps.heatmap_step)))
+    return notes
 
 
 def bands_figure(bands: dict[int, Any], base: float, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
