@@ -140,3 +140,18 @@ def test_both_commands_read_minilm_without_model_and_the_readme_says_so(capsys):
     assert parser.parse_args(["plot", "norms"]).model == "seed"
     readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8").split())
     assert "Without `--model` it reads minilm, as `plot positions` does" in readme
+
+
+def test_a_multimodal_checkpoint_is_drawn_at_its_text_configs_t_max(tmp_path):
+    # Qwen2-VL keeps its language model's max_position_embeddings in text_config, as transformers' config holds it
+    torch.manual_seed(0)
+    text = {"vocab_size": 300, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
+            "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 96, "bos_token_id": 1,
+            "eos_token_id": 2, "rope_scaling": {"type": "mrope", "mrope_section": [2, 2, 4]}}
+    vision = {"depth": 1, "embed_dim": 16, "hidden_size": 32, "num_heads": 2, "mlp_ratio": 2, "patch_size": 14,
+              "spatial_merge_size": 2, "in_channels": 3}
+    cfg = transformers.Qwen2VLConfig(text_config=text, vision_config=vision, bos_token_id=1, eos_token_id=2)
+    transformers.Qwen2VLForConditionalGeneration(cfg).save_pretrained(tmp_path / "tiny-vl")
+    table = sources.load(str(tmp_path / "tiny-vl"))
+    maps = position_maps(table, rule=sources.read_input_rule(table))
+    assert (maps.T_max, maps.T_max_from) == (cfg.text_config.max_position_embeddings, "config")
