@@ -84,7 +84,7 @@ def test_every_figure_names_its_folder(folders, family, figure):
 
 def test_the_output_head_is_named_by_folder_and_part(folders):
     fig = embedlab.plot("scale", str(folders["llama"]), table="head", probe="w5", lang="en")
-    assert fig._suptitle.get_text().startswith("beta-model, output head: ")
+    assert "rows of beta-model, output head near 'w5'" in fig._suptitle.get_text()
 
 
 def test_the_projector_page_and_the_report_name_the_folder(folders, capsys, tmp_path):

@@ -334,8 +334,8 @@ def stretch_figure(cmp: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -
     for ax, metric in zip(axes[1], ("cosine", "dot")):
         ax.set_xlabel(words[f"{metric}_axis"])
     target = next((t for i, t in zip(cmp.cos_before.ids, cmp.cos_before.tokens or []) if i == cmp.target), None)
-    fig.suptitle(_of_table(words, cmp.table, words["stretch_title"].format(
-        probe=_named(cmp.probe_token, cmp.probe), target=_named(target, cmp.target), factor=factor)))
+    fig.suptitle(_title(words, "stretch_title", cmp.table, probe=_named(cmp.probe_token, cmp.probe),
+                        target=_named(target, cmp.target), factor=factor))
     fig.legend(handles=_patches([(PALETTE["cosine"], words["group_cosine"]), (PALETTE["dot"], words["group_dot"]),
                                  (PALETTE["stretched"], words["stretched_row"])]),
                loc="outside lower center", ncols=3, fontsize=8)
@@ -373,7 +373,7 @@ def scale_figure(cmp: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> 
     right.legend(fontsize=8)
     for axis in ("x", "y"):  # cosines that agree to 1e-9 would be magnified into noise otherwise
         _min_span(right, axis, COSINE_SPAN)
-    fig.suptitle(_of_table(words, cmp.table, words["scale_title"].format(probe=_named(cmp.probe_token, cmp.probe))))
+    fig.suptitle(_title(words, "scale_title", cmp.table, probe=_named(cmp.probe_token, cmp.probe)))
     _finish(fig, words, tokens=[cmp.probe_token or "", *labels])  # before the labels: it sets the layout
     points = np.column_stack([cmp.cos_before, cmp.cos_after]).astype(np.float64)  # (k, 2)
     diagonal = np.repeat(np.linspace(lo, hi, 60)[:, None], 2, axis=1)  # (60, 2): labels keep off the after = before line
@@ -761,10 +761,11 @@ def _finish(fig: Any, words: dict[str, str], tokens: Iterable[str] = (), notes: 
     return fig
 
 
-def _of_table(words: dict[str, str], table: str | None, title: str) -> str:
-    """A title that names its table first (``"tiny-llama: Neighbours of ..."``), so figures of several
-    models tell themselves apart; the title alone for a table with no name (a bare list of rows)."""
-    return title if table is None else words["table_title"].format(table=table, title=title)
+def _title(words: dict[str, str], key: str, table: str | None, **fields: str) -> str:
+    """The title ``key`` naming its table (``key + "_in"``: "Neighbours of 'king' in tiny-llama: ..."), so
+    figures of several models tell themselves apart; without the name for a table that has none (a bare
+    list of rows)."""
+    return words[key].format(**fields) if table is None else words[f"{key}_in"].format(table=table, **fields)
 
 
 def _undrawn_note(undrawn: Sequence[str], words: dict[str, str]) -> str:
