@@ -306,6 +306,21 @@ def test_dir_and_all_list_the_public_names():
         assert f"``{name}``" in embedlab.__doc__, name  # help(embedlab) shows the docstring
 
 
+def test_help_lists_every_command_with_its_library_call():
+    # issue 23: help(embedlab) left out compress. Every command of the CLI is one library call, listed by
+    # the package docstring that help() shows; the commands are read from the parser itself.
+    import pydoc
+
+    from embedlab import cli
+
+    parser = cli.build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    shown = pydoc.render_doc(embedlab)
+    for command in commands:
+        assert f"``{command}``" in embedlab.__doc__ and f"``{command}``" in shown, command
+        assert command in embedlab.__all__ and callable(getattr(embedlab, command)), command
+
+
 def test_report_and_measure_stay_the_functions_after_their_subpackages_are_imported():
     from embedlab.measure import lab
     from embedlab.report import views  # noqa: F401

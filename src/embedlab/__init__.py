@@ -30,6 +30,7 @@ result:
 ``neighbors``       nearest tokens by cosine and by dot, side by side
 ``hubs``            rows that enter the most neighbour lists
 ``graph``           every token's k nearest (cosine, dot), written as Parquet
+``compress``        what shrinking the vectors costs: recall@k of PCA, truncation, int8, binary, pq vs bytes
 ``params``          parameters and bytes, tied and untied, now and at a bigger V
 ``positions``       a learned position table against the sinusoidal one
 ``encode``          text -> tokens -> ids -> vectors -> (B, T, D)

@@ -97,8 +97,9 @@ def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (
         all-zero rows, copies and rows far longer than the rest in the fit and the
         picture; by default they are left out and named in a note), ``top`` (longest rows
         labelled, 10 or V), ``stretch_factor`` (4.0), ``max_context_length`` (T_max,
-        the rows of a sinusoidal table for a table without positions, 512; ``max_positions=``,
-        its old name, still works with a ``DeprecationWarning``), ``widths``
+        the rows of a sinusoidal table for a table without positions: the config's
+        ``max_position_embeddings``, else 512; ``max_positions=``, its old name, still works with a
+        ``DeprecationWarning``), ``widths``
         (model widths, default D and D/2), ``base`` (10000.0).
 
     Returns
@@ -204,8 +205,7 @@ def _positions(table: Any, fig: Any, lang: str, *, max_context_length: int | Non
     from .report import plots
 
     maps = positions.position_maps(table, base=10000.0 if base is None else base,
-                                   max_context_length=512 if max_context_length is None else max_context_length,
-                                   rule=sources.read_input_rule(table))
+                                   max_context_length=max_context_length, rule=sources.read_input_rule(table))
     return plots.positions_figure(maps, fig, lang=lang)
 
 

@@ -77,6 +77,8 @@ def test_llama_family_rotates_without_a_rotary_key():
     ({"rope_theta": 10000.0}, "rotary"),
     ({"position_embedding_type": "rotary"}, "rotary"),
     ({"alibi": True}, "none"),
+    ({"alibi": True, "rope_parameters": {"rope_theta": 10000.0}}, "none"),  # Falcon rotates only without ALiBi
+    ({"rope_parameters": {"rope_theta": 10000.0}}, "rotary"),  # where transformers 5 saves rope_theta
     ({"model_type": "bloom"}, "none"),
     ({"position_embedding_type": "absolute"}, "learned"),
     ({"position_embedding_type": "relative_key"}, "learned"),
@@ -86,6 +88,36 @@ def test_position_kind_from_config(extra, kind):
     count = model_params.from_config({"vocab_size": 100, "hidden_size": 8, "max_position_embeddings": 16, **extra})
     assert count.positions == kind
     assert count.breakdown.position == (16 * 8 if kind == "learned" else 0)
+
+
+def test_a_multimodal_config_without_architectures_is_counted_on_its_generation_class():
+    # issue 23: a qwen2_vl config.json saves no `architectures`; it was counted as the bare Qwen2VLModel,
+    # "tied: false: no output head". The truth: the generation class transformers builds for it, counted here
+    # by transformers itself (on the meta device), and its own text config's T_max and rotary positions.
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    text = {"vocab_size": 1000, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 128,
+            "bos_token_id": 1, "eos_token_id": 2, "rope_scaling": {"type": "mrope", "mrope_section": [2, 2, 4]}}
+    vision = {"depth": 1, "embed_dim": 32, "hidden_size": 64, "num_heads": 2, "mlp_ratio": 2, "patch_size": 14,
+              "spatial_merge_size": 2, "in_channels": 3}
+    cfg = transformers.Qwen2VLConfig(text_config=text, vision_config=vision, bos_token_id=1, eos_token_id=2)
+    config = {k: v for k, v in cfg.to_dict().items() if k != "architectures"}
+    assert "architectures" not in config and config["model_type"] == "qwen2_vl"
+    with torch.device("meta"):
+        model = transformers.Qwen2VLForConditionalGeneration(cfg)
+    table, head = model.get_input_embeddings().weight, model.get_output_embeddings().weight
+    assert head is not table  # Qwen2-VL 2B-scale configs tie; this one does not: the head is counted apart
+
+    count = model_params.from_config(config)
+    b = count.breakdown
+    assert count.built == type(model).__name__ == "Qwen2VLForConditionalGeneration"
+    assert b.total == sum(p.numel() for p in model.parameters())
+    assert (b.token, b.head, b.tied) == (table.numel(), head.numel(), False)
+    assert (count.positions, count.T_max) == ("rotary", cfg.text_config.max_position_embeddings)
+    assert "Qwen2VLForConditionalGeneration built" in count.reader
+    assert "no architectures in the config: the class transformers' AutoModelForImageTextToText maps " \
+        "model_type=qwen2_vl to" in count.reader
 
 
 def test_config_without_position_limit_has_no_table():

@@ -31,7 +31,8 @@ def test_shown_source_copies_and_replaces_the_path_wherever_it_is_quoted():
     source = {"source": "npy", "path": "/data/t.npy", "note": "rows of /data/t.npy", "package": None, "tied": None}
     kept = dict(source)
     shown = formats.shown_source(source, cwd="/w")
-    assert shown == {"source": "npy", "path": "t.npy", "note": "rows of t.npy", "package": None, "tied": None}
+    assert shown == {"name": "t.npy", "source": "npy", "path": "t.npy", "note": "rows of t.npy", "package": None,
+                     "tied": None}
     assert source == kept  # the caller's dict, and the absolute path in it, unchanged
 
 
@@ -39,7 +40,7 @@ def test_shown_source_rewrites_lists_and_leaves_a_relative_path_alone_elsewhere(
     count = {"source": "checkpoint", "path": "/m/tiny", "files": ["/m/tiny/a.safetensors", "/m/tiny/b.safetensors"]}
     assert formats.shown_source(count, cwd="/w")["files"] == ["tiny/a.safetensors", "tiny/b.safetensors"]
     here = {"source": "checkpoint", "path": ".", "tie_evidence": "config.json says tied."}
-    assert formats.shown_source(here, cwd="/w/lab") == {"source": "checkpoint", "path": "lab",
+    assert formats.shown_source(here, cwd="/w/lab") == {"name": "lab", "source": "checkpoint", "path": "lab",
                                                         "tie_evidence": "config.json says tied."}
 
 
@@ -53,7 +54,7 @@ def test_to_json_shows_every_provenance_path_and_keeps_the_object():
 
     result = Result()
     data = json.loads(formats.to_json(result))
-    assert data == {"queries": [{"source": {"source": "text", "path": "v.txt"}}], "path": "/x"}
+    assert data == {"queries": [{"source": {"name": "v.txt", "source": "text", "path": "v.txt"}}], "path": "/x"}
     assert result.data["queries"][0]["source"]["path"] == "/abs/v.txt"
 
 

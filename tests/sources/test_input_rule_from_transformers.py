@@ -191,4 +191,6 @@ def test_factorised_opt_positions_are_its_d_wide_table(tmp_path):
 
     loaded = sources.load(str(tmp_path))
     maps = position_maps(loaded, rule=sources.read_input_rule(loaded))  # what the positions figure draws
-    assert (maps.T_max, maps.D) == table.shape and maps.learned is not None
+    # the same rows as `positions`: the two OPT leaves out (OPTLearnedPositionalEmbedding.offset) are not drawn
+    assert (maps.T_max, maps.D) == (table.shape[0] - 2, table.shape[1]) and maps.learned is not None
+    assert maps.position_offset == model.decoder.embed_positions.offset == 2

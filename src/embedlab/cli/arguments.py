@@ -19,8 +19,13 @@ ANY_TABLE = "seed, minilm, glove, or a path: a checkpoint folder, a .safetensors
 
 TABLES = ("input", "head")  # engine.provenance.PARTS, without importing the package's engine here
 
+# --model when not given: the lab's seed table, for every command that can run on it; the commands that need
+# what it lacks (a tokenizer: encode, audit; a position table: positions, plot positions) read minilm.
+DEFAULT_MODEL = "seed"
+DEFAULT_REAL_MODEL = "minilm"
 
-def add_model_arguments(p: argparse.ArgumentParser, default: str = "seed", kinds: str = ANY_TABLE,
+
+def add_model_arguments(p: argparse.ArgumentParser, default: str = DEFAULT_MODEL, kinds: str = ANY_TABLE,
                         words: bool = True, table: bool = True) -> None:
     """--model (what ``kinds`` says it may be), --tensor, --table where the command can read the output head,
     and, where a table can be a .npy, --words."""

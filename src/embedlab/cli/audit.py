@@ -35,7 +35,7 @@ def add(sub: argparse._SubParsersAction) -> None:
                "--plot audit.png",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    arguments.add_model_arguments(p, default="minilm", kinds=AUDIT_KINDS, table=False)
+    arguments.add_model_arguments(p, default=arguments.DEFAULT_REAL_MODEL, kinds=AUDIT_KINDS, table=False)
     p.add_argument("--unused", type=id_list, metavar="IDS", default=(),
                    help="ids known to be unused, added to the reference set: comma-separated ids and ranges "
                         "(5,7,100-120)")

@@ -57,7 +57,7 @@ def add_positions(sub: argparse._SubParsersAction) -> None:
         epilog="Examples:\n  embedlab positions --model minilm\n  embedlab positions --model path/to/checkpoint --json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    arguments.add_model_arguments(p, default="minilm", table=False,  # positions meet the input table only
+    arguments.add_model_arguments(p, default=arguments.DEFAULT_REAL_MODEL, table=False,  # positions meet the input table only
                                   kinds="a table with learned positions: minilm, or a checkpoint folder or "
                                         ".safetensors file holding a position table")
     p.add_argument("--base", type=float, default=10000.0, help="base of the sinusoidal table (default 10000)")
@@ -84,7 +84,7 @@ def add_encode(sub: argparse._SubParsersAction) -> None:
                '  embedlab encode --model minilm --truncate --json "a very long text ..."',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    arguments.add_model_arguments(p, default="minilm", words=False, table=False,  # text -> the input table's rows
+    arguments.add_model_arguments(p, default=arguments.DEFAULT_REAL_MODEL, words=False, table=False,  # text -> the input table's rows
                                   kinds="a checkpoint with its tokenizer: minilm, or a checkpoint folder (or "
                                         ".safetensors file) with tokenizer.json beside it")
     p.add_argument("texts", nargs="+", metavar="TEXT", help="one or more texts (one sequence each)")

@@ -34,7 +34,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     for name, help_text in FIGURES.items():
         f = figures.add_parser(name, help=help_text,
                                description=f"{help_text[:1].upper()}{help_text[1:]}, as a PNG or an SVG.")
-        arguments.add_model_arguments(f)
+        # positions: the table `embedlab positions` reads by default, one with a position table
+        arguments.add_model_arguments(f, default=arguments.DEFAULT_REAL_MODEL if name == "positions"
+                                      else arguments.DEFAULT_MODEL)
         for option in OPTIONS[name]:
             ADD_OPTION[option](f)
         arguments.add_language_argument(f, "the figure's titles, axis labels, legends and notes")
@@ -132,7 +134,8 @@ ADD_OPTION = {
     "max_context_length": lambda p: p.add_argument("--max-context-length", "--max-positions",
                                                    type=arguments.at_least(2, "positions"), metavar="T_max",
                                                    help="T_max, the rows of the sinusoidal table for a source without "
-                                                        "a position table (default 512)"),
+                                                        "a position table (default: the config's "
+                                                        "max_position_embeddings, else 512)"),
     "widths": lambda p: p.add_argument("--widths", type=arguments.widths,
                                        help="comma-separated model widths (default D and D/2)"),
     "base": lambda p: p.add_argument("--base", type=arguments.above(1, "a sinusoidal base"), help="sinusoidal base (default 10000)"),

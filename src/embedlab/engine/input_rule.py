@@ -151,6 +151,29 @@ class InputRule:
         """
         return max(int(T_max) - self.position_offset, 0)
 
+    def position_table(self, table: Any) -> np.ndarray | None:
+        """The position table the family adds to the token vectors, as stored (offset rows included).
+
+        The D-wide table added after the projection (OPT's ``decoder.embed_positions``
+        beside a factorised token table) where there is one, else the table's own
+        (``table.positions``, (T_max, E)); None for a family without a position table
+        (rotary, ALiBi, relative positions) and for word vectors.
+        """
+        if self.projection is not None and self.projection.positions is not None:
+            return self.projection.positions  # (T_max + offset, D)
+        return getattr(table, "positions", None)  # (T_max + offset, E) or None
+
+    def position_rows(self, table: Any) -> np.ndarray | None:
+        """The rows of ``position_table`` that tokens read, position 0 first: row ``p + position_offset``
+        is position p. RoBERTa's unused row 0 and its padding row 1 (``padding_idx``) are left out, as are
+        OPT's first 2 rows; None without a position table.
+
+        >>> InputRule(position_offset=2).position_rows(type("T", (), {"positions": np.arange(5.0)[:, None]})).ravel().tolist()
+        [2.0, 3.0, 4.0]
+        """
+        stored = self.position_table(table)
+        return None if stored is None else stored[self.position_offset:]  # (T_max, width)
+
     def position_ids(self, padding: Any) -> np.ndarray:
         """The row of the position table each slot reads; (B, T) bool -> (B, T) int64.
 

@@ -358,9 +358,7 @@ def _summands(parts: Any, rule: InputRule) -> list[str]:
 
 def _position_table(table: EmbeddingTable, rule: InputRule) -> np.ndarray | None:
     """The position table the family adds: the D-wide one after its projection (OPT), else the table's."""
-    if rule.projection is not None and rule.projection.positions is not None:
-        return rule.projection.positions  # (T_max, D)
-    return table.positions  # (T_max, E) or None
+    return rule.position_table(table)  # (T_max, D or E) or None
 
 
 def _output(table: EmbeddingTable, vectors: dict[str, np.ndarray]) -> np.ndarray:

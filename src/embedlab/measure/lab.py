@@ -33,7 +33,7 @@ from typing import Any, Sequence
 
 from .. import embed
 from ..deprecation import renamed_names
-from ..engine.provenance import Provenance
+from ..engine.provenance import Provenance, display_name
 from ..errors import SizeError
 from .backends import ArrayBackend, Backend, ReferenceBackend, as_backend
 
@@ -238,9 +238,10 @@ def measure(table: Any, settings: LabSettings = LabSettings(), *, seed: int | No
     scores = backend.logits(vec)  # (V,) the tied head
     argmax = max(range(V), key=lambda t: (scores[t], -t))  # the smaller id wins a tie
 
-    stretch = _stretch_experiment(backend, s)
+    name = None if source is None else display_name(source)
+    stretch = _stretch_experiment(backend, s, name)
     cos_ids, dot_ids = stretch.cos_before.ids, stretch.dot_before.ids
-    scale = _scale_experiment(backend, p, list(dict.fromkeys([*cos_ids, *dot_ids])))
+    scale = _scale_experiment(backend, p, list(dict.fromkeys([*cos_ids, *dot_ids])), name)
     other = scale.ids.index(cos_ids[0])  # the probe's nearest token by cosine
     rms_plain, rms_scaled = scale.rms_before, scale.rms_after
 
@@ -316,7 +317,11 @@ class ScoredList:
 
 @dataclass(frozen=True)
 class StretchComparison:
-    """The probe's cosine and dot lists before and after one row is stretched."""
+    """The probe's cosine and dot lists before and after one row is stretched.
+
+    ``table`` is the table's name (``Provenance.display_name``: ``"tiny-llama"``),
+    ``None`` for a bare list of rows.
+    """
 
     probe: int
     probe_token: str | None
@@ -326,6 +331,7 @@ class StretchComparison:
     dot_before: ScoredList
     cos_after: ScoredList
     dot_after: ScoredList
+    table: str | None = None
 
 
 @dataclass(frozen=True)
@@ -333,7 +339,8 @@ class ScaleComparison:
     """Rows before and after multiplying by sqrt(D): length changes, cosine with the probe does not.
 
     ``rms_before``/``rms_after`` are the probe's own rms (``embed.rms``);
-    ``norms_*`` and ``cos_*`` hold one value per id of ``ids``.
+    ``norms_*`` and ``cos_*`` hold one value per id of ``ids``; ``table`` the
+    table's name (``Provenance.display_name``), ``None`` for a bare list of rows.
     """
 
     probe: int
@@ -347,6 +354,7 @@ class ScaleComparison:
     cos_after: list[float]
     rms_before: float = 0.0
     rms_after: float = 0.0
+    table: str | None = None
 
 
 @dataclass(frozen=True)
@@ -374,7 +382,8 @@ def compare_stretch(table: Any, settings: LabSettings = LabSettings()) -> Stretc
     multiplied by ``settings.stretch_factor``; lists hold ``settings.k`` ids.
     ``table`` is what ``measure`` takes. Raises as ``EmbeddingTable.nearest``.
     """
-    return _stretch_experiment(as_backend(table), settings)
+    backend = as_backend(table)
+    return _stretch_experiment(backend, settings, _name(backend))
 
 
 def compare_scale(table: Any, probe: int, ids: Sequence[int]) -> ScaleComparison:
@@ -382,10 +391,16 @@ def compare_scale(table: Any, probe: int, ids: Sequence[int]) -> ScaleComparison
 
     ``table`` is what ``measure`` takes. Raises as ``EmbeddingTable.lookup``.
     """
-    return _scale_experiment(as_backend(table), probe, [int(i) for i in ids])
+    backend = as_backend(table)
+    return _scale_experiment(backend, probe, [int(i) for i in ids], _name(backend))
 
 
-def _stretch_experiment(backend: Backend, s: LabSettings) -> StretchComparison:
+def _name(backend: Backend) -> str | None:
+    """The table's name for a figure's title (``Provenance.display_name``); None for a bare list of rows."""
+    return backend.table.provenance.display_name if isinstance(backend, ArrayBackend) else None
+
+
+def _stretch_experiment(backend: Backend, s: LabSettings, table: str | None = None) -> StretchComparison:
     cos_before = _scored(backend, s.probe, s.k, "cosine")
     target = cos_before.ids[s.rank]
     stretched = backend.stretch(target, s.stretch_factor)
@@ -394,10 +409,11 @@ def _stretch_experiment(backend: Backend, s: LabSettings) -> StretchComparison:
         probe=s.probe, probe_token=probe_token, target=target, factor=float(s.stretch_factor),
         cos_before=cos_before, dot_before=_scored(backend, s.probe, s.k, "dot"),
         cos_after=_scored(stretched, s.probe, s.k, "cosine"), dot_after=_scored(stretched, s.probe, s.k, "dot"),
+        table=table,
     )
 
 
-def _scale_experiment(backend: Backend, probe: int, ids: list[int]) -> ScaleComparison:
+def _scale_experiment(backend: Backend, probe: int, ids: list[int], table: str | None = None) -> ScaleComparison:
     plain = backend.lookup([probe, *ids])  # (1 + n, D)
     scaled = backend.scaled_lookup([probe, *ids])  # (1 + n, D), times sqrt(D)
     (probe_token,) = backend.tokens([probe]) or [None]
@@ -406,7 +422,7 @@ def _scale_experiment(backend: Backend, probe: int, ids: list[int]) -> ScaleComp
         norms_before=[embed.norm(v) for v in plain[1:]], norms_after=[embed.norm(v) for v in scaled[1:]],
         cos_before=[embed.cosine(plain[0], v) for v in plain[1:]],
         cos_after=[embed.cosine(scaled[0], v) for v in scaled[1:]],
-        rms_before=embed.rms(plain[0]), rms_after=embed.rms(scaled[0]),
+        rms_before=embed.rms(plain[0]), rms_after=embed.rms(scaled[0]), table=table,
     )
 
 

@@ -37,7 +37,8 @@ WIDTH_KEYS = ("hidden_size", "n_embd", "d_model", "dim")
 # A factorised token table is narrower than the model (ALBERT's embedding_size, OPT's word_embed_proj_dim).
 TABLE_WIDTH_KEYS = ("embedding_size", "word_embed_proj_dim")
 LIMIT_KEYS = ("max_position_embeddings", "n_positions")
-ROTARY_KEYS = ("rope_theta", "rotary_dim", "rotary_pct", "rotary_emb_base", "partial_rotary_factor", "rope_scaling")
+ROTARY_KEYS = ("rope_theta", "rotary_dim", "rotary_pct", "rotary_emb_base", "partial_rotary_factor", "rope_scaling",
+               "rope_parameters")  # rope_parameters: where transformers 5 saves rope_theta and the scaling
 # Families whose configs may name no rotary key at all (LLaMA 1 has none) but rotate all the same.
 ROTARY_FAMILIES = frozenset({"llama", "mistral", "mixtral", "qwen2", "gemma", "gemma2", "gpt_neox", "gptj",
                              "phi", "phi3", "stablelm", "olmo", "falcon"})
@@ -50,7 +51,10 @@ def from_config(config: str | Path | dict[str, Any], *, dtype: str = "fp32") -> 
     With transformers installed and a ``model_type`` it knows, the model is
     built as transformers builds it, on the meta device (no memory, no
     weights; ``sources.hf.count_config``): the class ``architectures`` names,
-    else the family's usual head, and ``Count.built`` says which. Every
+    else the family's usual head (a multimodal family's generation class, as
+    transformers' image-text-to-text Auto class maps it), and ``Count.built``
+    says which, ``Count.reader`` through which Auto class. A multimodal
+    config's position keys are read from its ``text_config``. Every
     table, the tie, output biases and the exact total come from that model.
 
     Otherwise the common keys are read by hand: ``vocab_size``; the token
@@ -128,7 +132,7 @@ def _from_model(m: Any, config: dict[str, Any], path: str | None, dtype: str) ->
         kind, why = "learned", f"{m.tensors['position']} ({m.T_max}, {m.position // m.T_max})"
     elif kind == "learned":
         kind, why = "none", f"{m.built} has no learned position table (relative positions)"
-    limit = m.T_max or next((config[k] for k in LIMIT_KEYS if isinstance(config.get(k), int)), None)
+    limit = m.T_max or _context_limit(config)
     breakdown = Breakdown(m.V, m.D, token=m.token, position=m.position, token_type=m.token_type, head=m.head,
                           other=sum(m.other), tied=tied, dtype=dtype, other_tensors=m.other,
                           vocab_bias=m.vocab_bias)
@@ -265,24 +269,54 @@ def _config_size(config: dict[str, Any], keys: tuple[str, ...], where: str, need
 
 
 def _position_kind(config: dict[str, Any]) -> tuple[str, str]:
-    """(kind, the key it rests on) from a config, in the order the docstring of from_config gives."""
+    """(kind, the key it rests on) from a config, in the order the docstring of from_config gives.
+
+    A multimodal config keeps its language model's keys in ``text_config`` (Qwen2-VL, LLaVA): they
+    are read there where the config itself has none, and named so (``text_config.rope_parameters``).
+    ``alibi: true`` wins over rotary keys: Falcon has both and rotates only without ALiBi.
+    """
+    config, named = _language_keys(config)
     stated = config.get("position_embedding_type")
     if stated == "rotary":
-        return "rotary", "position_embedding_type=rotary"
+        return "rotary", f"{named['position_embedding_type']}=rotary"
+    family = config.get("model_type")
+    if config.get("alibi") is True:
+        return "none", f"{named['alibi']}=true: ALiBi, no position table"
     rotary = next((k for k in ROTARY_KEYS if config.get(k) is not None), None)
     if rotary:
-        return "rotary", f"{rotary} present: rotary"
-    family = config.get("model_type")
-    if config.get("alibi") is True or family in ALIBI_FAMILIES:
-        because = "alibi=true" if config.get("alibi") is True else f"model_type={family}"
-        return "none", f"{because}: ALiBi, no position table"
+        return "rotary", f"{named[rotary]} present: rotary"
+    if family in ALIBI_FAMILIES:
+        return "none", f"model_type={family}: ALiBi, no position table"
     if family in ROTARY_FAMILIES:
         return "rotary", f"model_type={family}: rotary"
     limit = next((k for k in LIMIT_KEYS if config.get(k) is not None), None)
     if limit:
         # BERT keeps its learned table even with relative_key attention.
-        return "learned", f"{limit} present" + (f", position_embedding_type={stated}" if stated else "") + ": learned"
+        return "learned", (f"{named[limit]} present" + (f", position_embedding_type={stated}" if stated else "")
+                           + ": learned")
     return "none", f"no {' or '.join(LIMIT_KEYS)}: no position table"
+
+
+def _language_keys(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The config's keys, with those of its ``text_config`` where it has none (a multimodal family's
+    language model), and each key's name as found (``"text_config.max_position_embeddings"``).
+
+    >>> _language_keys({"model_type": "qwen2_vl", "text_config": {"max_position_embeddings": 128}})[1]["max_position_embeddings"]
+    'text_config.max_position_embeddings'
+    """
+    named = {key: key for key in config}
+    text = config.get("text_config")
+    if not isinstance(text, dict):
+        return config, named
+    named.update({key: f"text_config.{key}" for key in text if key not in config})
+    return {**text, **config}, named
+
+
+def _context_limit(config: dict[str, Any]) -> int | None:
+    """T_max a config declares (``LIMIT_KEYS``), its ``text_config``'s where it has none; None if neither."""
+    config, _ = _language_keys(config)
+    return next((config[k] for k in LIMIT_KEYS if isinstance(config.get(k), int) and not isinstance(config[k], bool)),
+                None)
 
 
 def _checkpoint_positions(infos: dict[str, safetensors.TensorInfo], roles: checkpoint.Roles,
@@ -293,5 +327,4 @@ def _checkpoint_positions(infos: dict[str, safetensors.TensorInfo], roles: check
     if config is None:
         return "none", None
     kind, _ = _position_kind(config)
-    limit = next((config[k] for k in LIMIT_KEYS if isinstance(config.get(k), int)), None)
-    return ("none" if kind == "learned" else kind), limit
+    return ("none" if kind == "learned" else kind), _context_limit(config)

@@ -30,13 +30,23 @@ import numpy as np
 from ..deprecation import renamed
 from ..errors import SizeError, SourceError
 from ..engine.position_similarity import adjacent_cosine, cosine_matrix, mean_cosine_by_offset, position_table
+from ..engine.input_rule import InputRule
 from ..engine.positional import DEFAULT_BASE, sinusoidal_table
 
 __all__ = [
-    "family_positions", "SMOOTH_ADJACENT", "TableSimilarity", "Smoothness", "PositionComparison",
+    "family_positions", "DEFAULT_MAX_CONTEXT", "DRAWN_POSITIONS", "HEATMAP_POSITIONS", "SMOOTH_ADJACENT", "TableSimilarity", "Smoothness", "PositionComparison",
     "power_of_two_offsets", "table_similarity", "smoothness", "compare_positions", "compare_table_positions",
     "PositionMaps", "position_maps",
 ]
+
+# T_max of the sinusoidal table drawn for a table with no position table and no config to give its context.
+DEFAULT_MAX_CONTEXT = 512
+# A sinusoidal table drawn alone is measured over at most this many positions: its (T, D) float64 rows and
+# their unit copy stay under 0.3 GiB at D = 4,096, where Llama 3.1's 131,072 positions would take 8 GiB.
+DRAWN_POSITIONS = 4096
+# A heatmap shows at most this many positions a side (every s-th beyond): an (H, H) float64 matrix of
+# 32 MiB, far more cells than the panel has pixels.
+HEATMAP_POSITIONS = 2048
 
 # A table is called smooth when neighbouring rows have a mean cosine of at least
 # this (they point mostly the same way; independent random rows give ~0) and the
@@ -123,40 +133,46 @@ def compare_table_positions(table: Any, *, base: float = DEFAULT_BASE, offsets: 
     positions start: rows before ``rule.position_offset`` (RoBERTa's unused
     row 0 and padding row 1; OPT's first 2) hold no position and are left
     out, so position 0 is compared with the sinusoidal table's row 0.
-    ``T_max`` of the result is the rows measured.
+    ``T_max`` of the result is the rows measured, the same rows the positions
+    figure draws (``position_maps``) and ``encode`` reads.
 
     Raises ``SourceError`` (a ``ValueError``) for a source without a position
-    table (word vectors such as GloVe, the seed table, rotary checkpoints).
+    table (word vectors such as GloVe, the seed table, rotary checkpoints),
+    naming the table (``Provenance.display_name``).
     """
-    positions, where = family_positions(table, rule)
-    if positions is None:
+    rule = InputRule() if rule is None else rule
+    rows = rule.position_rows(table)  # (T_max, D) or None
+    if rows is None:
         raise SourceError(f"{table.provenance.display_name} has no position table: positions needs a checkpoint "
                           "with a learned position table, e.g. --model minilm")
-    offset = 0 if rule is None else rule.position_offset
-    result = compare_positions(positions[offset:], base=base, offsets=offsets,  # (T_max - offset, D)
-                               source=table.provenance.to_dict())
-    notes = [*result.notes, *([where] if where else [])]
-    if offset:
-        notes.append(f"rows 0-{offset - 1} of the {positions.shape[0]}-row table left out: "
-                     f"{rule.family or 'the family'} numbers positions from row {offset}")
-    return replace(result, position_offset=offset, notes=notes)
+    result = compare_positions(rows, base=base, offsets=offsets, source=table.provenance.to_dict())
+    return replace(result, position_offset=rule.position_offset, notes=[*result.notes, *_row_notes(table, rule)])
 
 
 def family_positions(table: Any, rule: Any = None) -> tuple[Any, str | None]:
-    """The learned position table the family adds, and a note where it is not the table's own.
+    """The learned position table the family adds, as stored, and a note where it is not the table's own.
 
     A factorised OPT keeps its positions D wide, added after its Linear E ->
     D (``rule.projection.positions``); every other table has them beside its
-    token rows (``table.positions``), or none.
+    token rows (``table.positions``), or none (``InputRule.position_table``).
     """
-    if table.positions is not None:
-        return table.positions, None  # (T_max, D)
-    projection = getattr(rule, "projection", None)
-    if projection is not None and projection.positions is not None:
-        return projection.positions, (f"the position table {projection.positions_name} is D="
-                                      f"{projection.positions.shape[1]} wide, added after {projection.name} "
-                                      f"(Linear E={projection.weight.shape[1]} -> D={projection.weight.shape[0]})")
-    return None, None
+    rule = InputRule() if rule is None else rule
+    stored = rule.position_table(table)  # (T_max + offset, width) or None
+    projection = rule.projection
+    if stored is None or projection is None or stored is not projection.positions:
+        return stored, None
+    return stored, (f"the position table {projection.positions_name} is D={stored.shape[1]} wide, added after "
+                    f"{projection.name} (Linear E={projection.weight.shape[1]} -> D={projection.weight.shape[0]})")
+
+
+def _row_notes(table: Any, rule: Any) -> list[str]:
+    """Where the rows measured come from, for the reader: OPT's D-wide table, the family's offset."""
+    stored, where = family_positions(table, rule)
+    notes = [where] if where else []
+    if rule.position_offset:
+        notes.append(f"rows 0-{rule.position_offset - 1} of the {stored.shape[0]}-row table left out: "
+                     f"{rule.family or 'the family'} numbers positions from row {rule.position_offset}")
+    return notes
 
 
 def compare_positions(learned: Any, *, base: float = DEFAULT_BASE, offsets: Sequence[int] | None = None,
@@ -205,16 +221,33 @@ class PositionMaps:
     table : str
         The table's name (``Provenance.display_name``).
     T_max, D : int
-        Size of the position tables compared.
+        The positions the model takes and the width of its position vectors:
+        the rows of the learned table its tokens read (offset rows left out),
+        else the config's ``max_position_embeddings``, else the value given
+        (``max_context_length``), else ``DEFAULT_MAX_CONTEXT``.
     learned : TableSimilarity or None
-        The checkpoint's learned table, measured; ``None`` for a source
-        without one (then only the sinusoidal table is drawn).
+        The checkpoint's learned table, measured on the rows its tokens read
+        (``InputRule.position_rows``, as ``compare_table_positions``); ``None``
+        for a source without one (then only the sinusoidal table is drawn).
     sinusoidal : TableSimilarity
-        ``sinusoidal_table(T_max, D, base)``, measured the same way.
-    learned_cosines : numpy.ndarray, shape (T_max, T_max), float64, or None
-        Cosine of every pair of learned rows.
-    sinusoidal_cosines : numpy.ndarray, shape (T_max, T_max), float64
-        Cosine of every pair of sinusoidal rows.
+        ``sinusoidal_table(drawn, D, base)``, measured the same way.
+    learned_cosines : numpy.ndarray, shape (H, H), float64, or None
+        Cosine of every pair of learned positions 0, s, 2s, ... (s = ``heatmap_step``).
+    sinusoidal_cosines : numpy.ndarray, shape (H, H), float64
+        The same for the sinusoidal table.
+    drawn : int
+        Positions measured: T_max, or the first ``DRAWN_POSITIONS`` of a
+        longer context drawn with the sinusoidal table alone.
+    heatmap_step : int
+        s: the heatmaps show every s-th position, at most ``HEATMAP_POSITIONS`` a side.
+    T_max_from : {"table", "config", "given", "default"}
+        Where T_max comes from.
+    position_offset : int
+        Rows of the stored table before position 0 (RoBERTa: padding_idx + 1; OPT: 2), left out.
+    stored_rows : int or None
+        Rows of the position table as stored (T_max + position_offset); None without one.
+    family : str or None
+        The config's ``model_type``, for the note on the rows left out.
     """
 
     table: str
@@ -224,37 +257,68 @@ class PositionMaps:
     sinusoidal: TableSimilarity
     learned_cosines: np.ndarray | None
     sinusoidal_cosines: np.ndarray
+    drawn: int
+    heatmap_step: int = 1
+    T_max_from: str = "table"
+    position_offset: int = 0
+    stored_rows: int | None = None
+    family: str | None = None
 
 
 @renamed(max_positions="max_context_length")
-def position_maps(table: Any, *, base: float = DEFAULT_BASE, max_context_length: int = 512,
+def position_maps(table: Any, *, base: float = DEFAULT_BASE, max_context_length: int | None = None,
                   rule: Any = None) -> PositionMaps:
     """Measure an ``EmbeddingTable``'s position table beside the sinusoidal one.
 
-    A table with a learned position table is compared at its own (T_max, D)
-    (a factorised OPT's D-wide one, with ``rule``: ``family_positions``);
-    one without (word vectors, the seed table) gets the sinusoidal table of
-    ``(max_context_length, D)`` alone.
+    The same rows as ``compare_table_positions`` (``embedlab positions``):
+    a table with a learned position table is compared on the rows its
+    tokens read (``rule.position_rows``: RoBERTa's from padding_idx + 1,
+    its zero padding row left out; a factorised OPT's D-wide table). One
+    without (rotary or ALiBi checkpoints, word vectors, the seed table) gets
+    the sinusoidal table alone, at the model's T_max: ``max_context_length``
+    where given, else the config's ``max_position_embeddings``
+    (``rule.max_context_length``), else ``DEFAULT_MAX_CONTEXT``; a T_max
+    beyond ``DRAWN_POSITIONS`` is measured over its first ``DRAWN_POSITIONS``
+    (a (T_max, D) float64 table of Llama 3.1's 131,072 x 4,096 would be 4 GiB).
 
     Raises ``SizeError`` (a ``ValueError``) for max_context_length < 2 when it is used.
     """
-    positions, _ = family_positions(table, rule)
-    learned = None if positions is None else position_table(positions)  # (T_max, D)
-    if learned is None and int(max_context_length) < 2:
-        raise SizeError(f"max_context_length={max_context_length!r}: the sinusoidal table needs at least 2 positions "
-                        "for an offset", parameter="max_context_length", value=max_context_length,
-                        expected="an int of at least 2")
-    T_max = learned.shape[0] if learned is not None else int(max_context_length)
-    D = learned.shape[1] if learned is not None else table.D
-    offsets = power_of_two_offsets(T_max)
-    sinusoidal = sinusoidal_table(T_max, D, base)  # (T_max, D)
+    rule = InputRule() if rule is None else rule
+    rows = rule.position_rows(table)
+    learned = None if rows is None else position_table(rows)  # (T_max, D)
+    if learned is not None:
+        T_max, D, source = learned.shape[0], learned.shape[1], "table"
+    else:
+        T_max, source = _context_length(max_context_length, rule)
+        D = table.D
+    drawn = T_max if learned is not None else min(T_max, DRAWN_POSITIONS)
+    offsets = power_of_two_offsets(drawn)
+    sinusoidal = sinusoidal_table(drawn, D, base)  # (drawn, D)
+    step = -(-drawn // HEATMAP_POSITIONS)  # ceil: at most HEATMAP_POSITIONS positions a side
+    stored = rule.position_table(table)
     return PositionMaps(
         table=table.provenance.display_name, T_max=T_max, D=D,
         learned=None if learned is None else table_similarity(learned, offsets),
         sinusoidal=table_similarity(sinusoidal, offsets),
-        learned_cosines=None if learned is None else cosine_matrix(learned),
-        sinusoidal_cosines=cosine_matrix(sinusoidal),
+        learned_cosines=None if learned is None else cosine_matrix(learned[::step]),  # (H, H)
+        sinusoidal_cosines=cosine_matrix(sinusoidal[::step]),  # (H, H)
+        drawn=drawn, heatmap_step=step, T_max_from=source,
+        position_offset=rule.position_offset if learned is not None else 0,
+        stored_rows=None if stored is None else int(stored.shape[0]), family=rule.family,
     )
+
+
+def _context_length(given: int | None, rule: Any) -> tuple[int, str]:
+    """T_max for a table without a position table, and where it comes from: given, the config's, the default."""
+    if given is not None:
+        if isinstance(given, bool) or not isinstance(given, int) or given < 2:
+            raise SizeError(f"max_context_length={given!r}: the sinusoidal table needs at least 2 positions "
+                            "for an offset", parameter="max_context_length", value=given,
+                            expected="an int of at least 2")
+        return given, "given"
+    if rule.max_context_length is not None and rule.max_context_length >= 2:
+        return int(rule.max_context_length), "config"
+    return DEFAULT_MAX_CONTEXT, "default"
 
 
 def table_similarity(table: Any, offsets: Sequence[int], windows: int = 8) -> TableSimilarity:

@@ -613,19 +613,23 @@ def shown_path(path: str | os.PathLike, package: str | None = None, cwd: str | o
 
 
 def shown_source(source: dict[str, Any], cwd: str | os.PathLike | None = None) -> dict[str, Any]:
-    """A copy of a provenance dict (``Provenance.to_dict``) as reports show it: ``path`` by ``shown_path``,
-    and the absolute path, wherever another field (or a list of strings in one) quotes it, replaced the same way.
+    """A copy of a provenance dict (``Provenance.to_dict``) as reports show it: first ``name``, the table's
+    name (``source_name``: the folder or file, never the format) where it was read from a path; ``path`` by
+    ``shown_path``; and the absolute path, wherever another field (or a list of strings in one) quotes it,
+    replaced the same way.
 
     The dict given is left as it is: the absolute path stays available to code.
 
     >>> shown_source({"source": "npy", "path": "/data/t.npy", "note": "read /data/t.npy", "package": None})
-    {'source': 'npy', 'path': 't.npy', 'note': 'read t.npy', 'package': None}
+    {'name': 't.npy', 'source': 'npy', 'path': 't.npy', 'note': 'read t.npy', 'package': None}
     """
     path = source.get("path")
     if not isinstance(path, str):
         return dict(source)
     shown = shown_path(path, source.get("package"), cwd)
     full = os.path.normpath(os.path.join(os.fspath(cwd if cwd is not None else os.getcwd()), path))
+    if "source" in source and "name" not in source:  # "." names the folder it is, seen from cwd
+        source = {"name": source_name({**source, "path": full}), **source}
     quoted = [p for p in dict.fromkeys((path, full)) if os.path.isabs(p)]  # a relative "." would match any dot
 
     def unquoted(value: Any) -> Any:

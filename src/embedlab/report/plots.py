@@ -334,8 +334,8 @@ def stretch_figure(cmp: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -
     for ax, metric in zip(axes[1], ("cosine", "dot")):
         ax.set_xlabel(words[f"{metric}_axis"])
     target = next((t for i, t in zip(cmp.cos_before.ids, cmp.cos_before.tokens or []) if i == cmp.target), None)
-    fig.suptitle(words["stretch_title"].format(probe=_named(cmp.probe_token, cmp.probe),
-                                               target=_named(target, cmp.target), factor=factor))
+    fig.suptitle(_title(words, "stretch_title", cmp.table, probe=_named(cmp.probe_token, cmp.probe),
+                        target=_named(target, cmp.target), factor=factor))
     fig.legend(handles=_patches([(PALETTE["cosine"], words["group_cosine"]), (PALETTE["dot"], words["group_dot"]),
                                  (PALETTE["stretched"], words["stretched_row"])]),
                loc="outside lower center", ncols=3, fontsize=8)
@@ -373,7 +373,7 @@ def scale_figure(cmp: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> 
     right.legend(fontsize=8)
     for axis in ("x", "y"):  # cosines that agree to 1e-9 would be magnified into noise otherwise
         _min_span(right, axis, COSINE_SPAN)
-    fig.suptitle(words["scale_title"].format(probe=_named(cmp.probe_token, cmp.probe)))
+    fig.suptitle(_title(words, "scale_title", cmp.table, probe=_named(cmp.probe_token, cmp.probe)))
     _finish(fig, words, tokens=[cmp.probe_token or "", *labels])  # before the labels: it sets the layout
     points = np.column_stack([cmp.cos_before, cmp.cos_after]).astype(np.float64)  # (k, 2)
     diagonal = np.repeat(np.linspace(lo, hi, 60)[:, None], 2, axis=1)  # (60, 2): labels keep off the after = before line
@@ -477,8 +477,11 @@ def positions_figure(maps: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE
         maps_drawn = [(axes[0][0], maps.learned_cosines, words["learned_of"].format(table=maps.table)),
                       (axes[0][1], maps.sinusoidal_cosines, words["sinusoidal"])]
         curves, offsets = axes[1]
+    step = maps.heatmap_step  # cell i is position i * step: the axes read in positions
     for ax, matrix, name in maps_drawn:
-        image = ax.imshow(matrix, vmin=-1.0, vmax=1.0, cmap="RdBu_r", origin="upper")
+        edge = (matrix.shape[0] - 0.5) * step
+        image = ax.imshow(matrix, vmin=-1.0, vmax=1.0, cmap="RdBu_r", origin="upper",
+                          extent=(-0.5 * step, edge, edge, -0.5 * step))
         ax.set_title(words["position_map"].format(name=name), fontsize=10)
         ax.set_xlabel(words["position_q"])
         ax.set_ylabel(words["position_p"])
@@ -507,7 +510,23 @@ def positions_figure(maps: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE
     if maps.learned_cosines is None:
         title += "\n" + words["no_learned"].format(table=maps.table)
     fig.suptitle(title)
-    return _finish(fig, words)
+    return _finish(fig, words, notes=_position_notes(maps, words))
+
+
+def _position_notes(maps: Any, words: dict[str, str]) -> list[str]:
+    """Where the figure's positions come from: the rows left out, the T_max read, what was drawn."""
+    notes = []
+    if maps.position_offset:
+        notes.append(words["positions_offset"].format(
+            last=format_value(maps.position_offset - 1), stored=format_value(maps.stored_rows),
+            family=maps.family or "the family", offset=format_value(maps.position_offset)))
+    if maps.T_max_from in ("config", "default"):
+        notes.append(words[f"positions_{maps.T_max_from}"].format(T_max=format_value(maps.T_max)))
+    if maps.drawn < maps.T_max:
+        notes.append(words["positions_drawn"].format(drawn=format_value(maps.drawn), T_max=format_value(maps.T_max)))
+    if maps.heatmap_step > 1:
+        notes.append(words["positions_step"].format(step=format_value(maps.heatmap_step)))
+    return notes
 
 
 def bands_figure(bands: dict[int, Any], base: float, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
@@ -740,6 +759,13 @@ def _finish(fig: Any, words: dict[str, str], tokens: Iterable[str] = (), notes: 
         text.set_text(_drawn(text.get_text(), lines=True))
     _UNDRAWN[fig] = tuple(undrawn)
     return fig
+
+
+def _title(words: dict[str, str], key: str, table: str | None, **fields: str) -> str:
+    """The title ``key`` naming its table (``key + "_in"``: "Neighbours of 'king' in tiny-llama: ..."), so
+    figures of several models tell themselves apart; without the name for a table that has none (a bare
+    list of rows)."""
+    return words[key].format(**fields) if table is None else words[f"{key}_in"].format(table=table, **fields)
 
 
 def _undrawn_note(undrawn: Sequence[str], words: dict[str, str]) -> str:

@@ -197,13 +197,14 @@ def encode_terminal(result: "Encoding") -> str:
     if "projected" in result.components and "projected" not in result.summands:
         lines.append(f"projected = the Linear E -> D of {result.components[-2]}; the first block sees projected")
     numbered = result.position_offset != 0  # the row of the position table differs from t: show it
-    headers = ("t", *(("pos id",) if numbered else ()), "token", "id", "type",
+    typed = "token_type" in result.components  # a type id means nothing where the family has no token-type table
+    headers = ("t", *(("pos id",) if numbered else ()), "token", "id", *(("type",) if typed else ()),
                *(_VECTOR_HEADERS.get(c, c) for c in result.components))
     for b, text in enumerate(result.texts):
         cut = f", cut from {result.original_lengths[b]}" if result.original_lengths[b] != result.lengths[b] else ""
         lines += ["", f"text {b + 1}: {text!r} ({result.lengths[b]} tokens{cut})"]
         rows = [(r.position, *((r.position_id,) if numbered else ()),
-                 cut_text(r.token) + (" (pad)" if r.padding else ""), r.id, r.type_id,
+                 cut_text(r.token) + (" (pad)" if r.padding else ""), r.id, *((r.type_id,) if typed else ()),
                  *(_vector(r.vectors[c]) for c in result.components)) for r in result.rows if r.sequence == b]
         lines.append(terminal_table(rows, headers).rstrip("\n"))
     if result.same_token:

@@ -89,7 +89,9 @@ def read_input_rule(table: EmbeddingTable) -> InputRule:
     layer_norm = _layer_norm(prov.path, config, table.D)
     projection = None if names is None else _projection(prov.path, table.D, *names[:2])
     notes = rule.notes if names is None else (*rule.notes, _projection_note(rule.family, table.D, names, projection))
-    pad, limit = config.get("pad_token_id"), config.get("max_position_embeddings")
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+    # T_max: a multimodal config (Qwen2-VL, LLaVA) keeps its language model's in text_config
+    pad, limit = config.get("pad_token_id"), config.get("max_position_embeddings", text.get("max_position_embeddings"))
     return InputRule(**{**rule.__dict__, "layer_norm": layer_norm, "projection": projection, "notes": notes,
                         "pad_token_id": pad if _whole(pad, 0) else None,
                         "max_context_length": limit if _whole(limit, 1) else None})

@@ -31,8 +31,12 @@ __all__ = ["ModelCount", "OutputHead", "HEAD_SCALES", "available", "family_ties"
 
 # Keys of a saved config.json that describe the file, not the model.
 _FILE_KEYS = ("model_type", "transformers_version", "_name_or_path")
-# The heads tried, in order, when a config names no class of transformers (the family's usual head).
-_AUTO_HEADS = ("AutoModelForSeq2SeqLM", "AutoModelForMaskedLM", "AutoModelForCausalLM", "AutoModel")
+# The heads tried, in order, when a config names no class of transformers (the family's usual head): the
+# language-model heads, then the generation class of a multimodal family whose config saves no architectures
+# (qwen2_vl: Qwen2VLForConditionalGeneration, with its lm_head; its base Qwen2VLModel has no head), then the
+# bare model. An Auto class this transformers does not have is passed over.
+_AUTO_HEADS = ("AutoModelForSeq2SeqLM", "AutoModelForMaskedLM", "AutoModelForCausalLM", "AutoModelForImageTextToText",
+               "AutoModelForMultimodalLM", "AutoModel")
 # Module names (the last part) of learned absolute position tables and of token-type tables.
 _POSITION_MODULES = ("position_embeddings", "wpe", "embed_positions")
 _TYPE_MODULES = ("token_type_embeddings",)
@@ -216,8 +220,11 @@ def count_config(config: dict[str, Any], where: str = "config") -> ModelCount:
 
     The class built is the one the config's ``architectures`` names (when
     transformers has it), else the family's usual head: the first of
-    seq2seq LM, masked LM, causal LM and the bare model that transformers'
-    Auto classes map ``model_type`` to. The model is made under
+    seq2seq LM, masked LM, causal LM, image-text-to-text, multimodal LM
+    (the generation class of a multimodal family, Qwen2-VL's
+    ``Qwen2VLForConditionalGeneration``) and the bare model that
+    transformers' Auto classes map ``model_type`` to; ``ModelCount.notes``
+    says which Auto class chose. The model is made under
     ``torch.device("meta")``: every shape, no memory, no weights.
 
     Parameters
@@ -293,7 +300,7 @@ def _build(config: dict[str, Any], where: str) -> tuple[Any, str, tuple[str, ...
         raise ConfigError(f"{where}: transformers {transformers.__version__} cannot read model_type="
                           f"{model_type!r}: {_reason(exc)}", parameter="config", value=model_type,
                           expected="a config transformers can read") from None
-    build, unknown = _model_class(transformers, cfg, config.get("architectures"))
+    build, unknown, auto = _model_class(transformers, cfg, config.get("architectures"))
     try:
         with quiet(), torch.device("meta"), config_limits.bounded_build(where):
             model = build(cfg)
@@ -302,8 +309,13 @@ def _build(config: dict[str, Any], where: str) -> tuple[Any, str, tuple[str, ...
     except Exception as exc:  # transformers' own checks on the config (head counts, sizes)
         raise ConfigError(f"{where}: transformers cannot build {getattr(build, '__name__', build)} from it: {_reason(exc)}",
                           parameter="config", value=model_type, expected="a config transformers can build") from None
-    notes = (f"architectures names {unknown!r}, which transformers {transformers.__version__} does not have: "
-             f"built {build.__name__}, the family's usual head",) if unknown else ()
+    if unknown:
+        notes = (f"architectures names {unknown!r}, which transformers {transformers.__version__} does not have: "
+                 f"built {build.__name__}, the family's usual head ({auto})",)
+    elif auto:
+        notes = (f"no architectures in the config: the class transformers' {auto} maps model_type={model_type} to",)
+    else:
+        notes = ()
     return model, f"transformers {transformers.__version__}", notes
 
 
@@ -335,19 +347,20 @@ def _reason(exc: Exception, limit: int = 160) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text):,} characters)"
 
 
-def _model_class(transformers: Any, cfg: Any, architectures: Any) -> tuple[Any, str | None]:
-    """The class named by ``architectures`` if transformers has it, else the family's usual head; and
-    the name ``architectures`` gave that transformers does not have (None if none)."""
+def _model_class(transformers: Any, cfg: Any, architectures: Any) -> tuple[Any, str | None, str | None]:
+    """The class named by ``architectures`` if transformers has it, else the family's usual head: the first
+    of ``_AUTO_HEADS`` whose mapping holds the config's class. Also the name ``architectures`` gave that
+    transformers does not have, and the Auto class that chose (each None where none)."""
     unknown = None
     if isinstance(architectures, list) and architectures and isinstance(architectures[0], str):
         named = getattr(transformers, architectures[0], None)
         if isinstance(named, type):
-            return named, None
+            return named, None, None
         unknown = architectures[0]
     for auto in _AUTO_HEADS:
-        mapping = getattr(transformers, auto)._model_mapping
+        mapping = getattr(getattr(transformers, auto, None), "_model_mapping", {})
         if type(cfg) in mapping:
-            return mapping[type(cfg)], unknown
+            return mapping[type(cfg)], unknown, auto
     raise ConfigError(f"transformers has no model class for model_type={cfg.model_type!r}", parameter="config",
                       value=cfg.model_type, expected="a model_type with a model class in transformers")
 
