@@ -272,3 +272,25 @@ def test_a_failed_write_removes_the_folders_it_made(monkeypatch, tmp_path):
 def test_check_writable_creates_nothing(tmp_path):
     files.check_writable([tmp_path / "a" / "b" / "x.png", tmp_path / "y.html"])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_long_call_shows_a_status_line_on_a_terminal_and_erases_it(monkeypatch):
+    """``arguments.working``: on a terminal, ``desc: N s`` from ``after`` seconds on, erased at the end; else nothing."""
+    import io
+    import time
+
+    from embedlab.cli import arguments
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    for stream, shown in ((Terminal(), True), (io.StringIO(), False)):
+        monkeypatch.setattr(sys, "stderr", stream)
+        with arguments.working("embedlab report", after=0.05, every=0.05):
+            time.sleep(0.3)
+        text = stream.getvalue()
+        if shown:
+            assert text.startswith("\rembedlab report: 0 s") and text.endswith("\r\033[K")
+        else:
+            assert text == ""

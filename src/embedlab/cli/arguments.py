@@ -7,6 +7,8 @@ import contextlib
 import math
 import re
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -256,6 +258,41 @@ def token_list(text: str) -> list[str]:
         raise ValueError(f"--tokens {text!r} has an empty item: expected comma-separated tokens or ids, "
                          "e.g. king,queen")
     return items
+
+
+@contextlib.contextmanager
+def working(desc: str, *, after: float = 1.0, every: float = 0.5) -> Iterator[None]:
+    """A status line on stderr while a long call runs, where stderr is a terminal: ``desc: 12 s``.
+
+    For the commands whose library call has no steps to count (report, positions, encode, audit, params):
+    it shows that the command is at work and for how long, from ``after`` seconds on, redrawn every
+    ``every`` seconds by a daemon thread, and is erased when the call ends (before anything is printed).
+    Nothing is written where stderr is not a terminal (pipes, files, tests).
+    """
+    if not sys.stderr.isatty():
+        yield
+        return
+    done = threading.Event()
+    start = time.monotonic()
+
+    def draw() -> None:
+        if done.wait(after):
+            return
+        while True:
+            sys.stderr.write(f"\r{desc}: {time.monotonic() - start:.0f} s")
+            sys.stderr.flush()
+            if done.wait(every):
+                break
+        sys.stderr.write("\r\033[K")  # the line erased: the command's own output starts clean
+        sys.stderr.flush()
+
+    thread = threading.Thread(target=draw, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 @contextlib.contextmanager

@@ -56,8 +56,9 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     files.check_writable(p for p in (args.markdown, args.plot) if p is not None)  # before the audit: costs nothing
-    result = api.audit(args.model, unused=args.unused, percentile=args.percentile, tensor=args.tensor,
-                       words=args.words)
+    with arguments.working("embedlab audit"):
+        result = api.audit(args.model, unused=args.unused, percentile=args.percentile, tensor=args.tensor,
+                           words=args.words)
     # The audit records the command line as typed (absolute paths shown relative), not the API call.
     result = replace(result, run=replace(result.run, command=run_record.command_line(["embedlab", *args.argv])))
     written: dict[Path, str | bytes] = {}

@@ -66,7 +66,8 @@ def add_positions(sub: argparse._SubParsersAction) -> None:
 
 
 def run_positions(args: argparse.Namespace) -> int:
-    result = api.positions(args.model, base=args.base, tensor=args.tensor, words=args.words)
+    with arguments.working("embedlab positions"):
+        result = api.positions(args.model, base=args.base, tensor=args.tensor, words=args.words)
     text = formats.to_json(result) if args.json else views.positions_terminal(result)
     print(terminal_text(text), end="")
     return 0
@@ -102,7 +103,8 @@ def add_encode(sub: argparse._SubParsersAction) -> None:
 
 
 def run_encode(args: argparse.Namespace) -> int:
-    result = api.encode(args.model, args.texts, truncate=args.truncate, show=args.show, tensor=args.tensor)
+    with arguments.working("embedlab encode"):
+        result = api.encode(args.model, args.texts, truncate=args.truncate, show=args.show, tensor=args.tensor)
     text = formats.to_json(result) if args.json else views.encode_terminal(result)
     print(terminal_text(text), end="")
     return 0

@@ -67,11 +67,12 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _check_params_form(args)
-    result = api.params(args.vocab_size, args.d_model, config=args.config, model=args.model,
-                        tied=False if args.untied else None, max_context_length=args.max_context_length,
-                        positions=args.positions, type_vocab=args.type_vocab, other=args.other, tensor=args.tensor,
-                        dtype=args.dtype, growth_factor=args.growth_factor, target_vocab_size=args.target_vocab_size,
-                        heads=args.heads, layers=args.layers, d_ff=args.d_ff)
+    with arguments.working("embedlab params"):
+        result = api.params(args.vocab_size, args.d_model, config=args.config, model=args.model,
+                            tied=False if args.untied else None, max_context_length=args.max_context_length,
+                            positions=args.positions, type_vocab=args.type_vocab, other=args.other, tensor=args.tensor,
+                            dtype=args.dtype, growth_factor=args.growth_factor, target_vocab_size=args.target_vocab_size,
+                            heads=args.heads, layers=args.layers, d_ff=args.d_ff)
     text = formats.to_json(result) if args.json else views.params_terminal(result.count, result.growth)
     print(terminal_text(text), end="")
     return 0

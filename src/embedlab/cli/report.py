@@ -44,20 +44,21 @@ def run(args: argparse.Namespace) -> int:
     arguments.check_model_options(args)
     names = ["embed_report.json", "embed_report.md"] + (["embed_report.html"] if args.html else [])
     files.check_writable(args.out / name for name in names)  # before the measurements: a bad --out costs nothing
-    result = api.report(args.model, probe=args.probe, k=args.k, stretch_factor=args.stretch_factor,
-                        growth_factor=args.growth_factor, tensor=args.tensor, words=args.words, figures=args.html,
-                        table=args.table)
-    # The report records the command line as typed (absolute paths shown relative), not the API call.
-    result = replace(result, run=replace(result.run, command=run_record.command_line(["embedlab", *args.argv])))
-    texts: dict[Path, str | bytes] = {
-        args.out / names[0]: formats.to_json(result),
-        args.out / names[1]: lab_report.report_markdown(result, args.lang),
-    }
-    if args.html:
-        from ..report import html as html_report
+    with arguments.working("embedlab report"):  # measured, rendered and written: then the summary is printed
+        result = api.report(args.model, probe=args.probe, k=args.k, stretch_factor=args.stretch_factor,
+                            growth_factor=args.growth_factor, tensor=args.tensor, words=args.words, figures=args.html,
+                            table=args.table)
+        # The report records the command line as typed (absolute paths shown relative), not the API call.
+        result = replace(result, run=replace(result.run, command=run_record.command_line(["embedlab", *args.argv])))
+        texts: dict[Path, str | bytes] = {
+            args.out / names[0]: formats.to_json(result),
+            args.out / names[1]: lab_report.report_markdown(result, args.lang),
+        }
+        if args.html:
+            from ..report import html as html_report
 
-        texts[args.out / names[2]] = html_report.report_html(result, args.lang)
-    written = files.write_atomic(texts)
+            texts[args.out / names[2]] = html_report.report_html(result, args.lang)
+        written = files.write_atomic(texts)
     print(terminal_text(lab_report.report_terminal(result, written)), end="")
     for reason in result.views.left_out.values() if result.views else ():
         print(terminal_text(f"note: embed_report.html leaves a figure out: {reason}"))
