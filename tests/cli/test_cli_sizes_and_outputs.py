@@ -158,7 +158,7 @@ def test_many_lists_stream_in_flat_memory(tmp_path):
     rng = np.random.default_rng(7)
     np.save(tmp_path / "W.npy", rng.integers(-3, 4, size=(16, 2)).astype(np.float32))
     (tmp_path / "words.txt").write_text("".join(f"{i:02d}" + "x" * 4000 + "\n" for i in range(16)), encoding="utf-8")
-    np.save(tmp_path / "Q.npy", rng.integers(-3, 4, size=(2000, 2)).astype(np.float64))  # the lists stream, whatever the screen
+    np.save(tmp_path / "Q.npy", rng.integers(-3, 4, size=(2000, 2)).astype(np.float64))  # 2,000 queries of a 16-row table: the float screen
     code = "import sys; from embedlab.cli import main; code = main(sys.argv[1:]); " + PRINT_PEAK + "; sys.exit(code)"
     argv = ["neighbors", "--model", str(tmp_path / "W.npy"), "--words", str(tmp_path / "words.txt"),
             "--vector", str(tmp_path / "Q.npy"), "--k", "7", "--json"]

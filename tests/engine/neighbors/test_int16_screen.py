@@ -240,6 +240,7 @@ def test_a_table_builds_its_codes_for_many_queries_where_the_kernel_is_fast(monk
     table = EmbeddingTable(W)
     monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset())
     monkeypatch.setattr(capability, "CODED_QUERIES", 64)
+    monkeypatch.setattr(capability, "CODES_WORK", 0)  # a tiny table: as if the search were large
     table.nearest(np.arange(100), 3, "dot")
     assert table.resident().codes == 0  # no fast kernel: no codes built
     monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset({"avx2"}))

@@ -424,6 +424,7 @@ def test_the_screen_is_chosen_inside_and_the_codes_built_through_the_tables_cach
     pytest.importorskip("numba")
     W = np.random.default_rng(3).standard_normal((500, 8)).astype(np.float32)
     monkeypatch.setattr(capability, "CODED_QUERIES", 100)
+    monkeypatch.setattr(capability, "CODES_WORK", 0)  # a tiny table: as if the search were large
     monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset({"sse2"}))  # no AVX2: the float GEMM
     table = EmbeddingTable(W)
     assert {Search(table, 5, METRICS, ids=np.arange(200)).plan(m).screen for m in METRICS} == {"float"}

@@ -54,7 +54,7 @@ import numpy as np
 
 from .codes import HIGH, LOW, codes_fit
 
-__all__ = ["SCREENS", "CODED_QUERIES", "NARROW_WIDTH", "coded_queries", "BF16_QUERIES", "BF16_WIDTH", "cpu_flags", "fast_int16", "fast_bf16",
+__all__ = ["SCREENS", "CODED_QUERIES", "NARROW_WIDTH", "CODES_WORK", "coded_queries", "BF16_QUERIES", "BF16_WIDTH", "cpu_flags", "fast_int16", "fast_bf16",
            "bf16_pays", "choose_screen", "builds_codes", "int16_runs", "describe", "reason", "bf16_how"]
 
 SCREENS = ("auto", "bf16", "int16", "float")
@@ -65,6 +65,11 @@ SCREENS = ("auto", "bf16", "int16", "float")
 # below its peak) 0.57 against 0.64 at 250, 1.04 against 0.87 at 500. Half as many for narrow tables.
 CODED_QUERIES = 768
 NARROW_WIDTH = 128  # D up to which the codes pay from CODED_QUERIES // 2 queries
+# Multiply-adds (N * V * D) from which building the codes pays for loading numba in a process that has not:
+# its import and cached kernels take 0.7-0.9 s on the 2-core Xeon, and the float screen ran 1e10
+# multiply-adds a second on minilm and GloVe there (both metrics, screen and rescoring), of which the codes
+# save 20-45%: a search needs about 2e10 to win it back.
+CODES_WORK = 2e10
 # Where "auto" takes the bf16 screen (on matrix units): at least this many queries of at least this width.
 # Below them the product is not where the time goes (a few queries read the table once; D = 50 pads the
 # matrix units' tiles), and rounding the rows to bfloat16 costs more than it saves (benchmarks/neighbors.py).
@@ -172,7 +177,8 @@ def reason(chosen: str, screen: str, *, codes_given: bool, fits: bool, queries: 
     if not fast_int16():
         why.append("no AVX2" if "avx2" not in cpu_flags() else "numba not installed")
     elif not codes_given:
-        why.append(f"no int16 codes (built from N={coded_queries(width):,})")
+        why.append(f"no int16 codes (built from N={coded_queries(width):,}, and N*V*D >= {CODES_WORK:.2g} "
+                   "where numba is not loaded yet)")
     return "float GEMM: " + "; ".join(why)
 
 
@@ -233,14 +239,20 @@ def choose_screen(screen: str, *, codes_given: bool, fits: bool, queries: int = 
 
 def builds_codes(n_queries: int, width: int = 0, rows: int = 0, metrics: tuple[str, ...] = ("cosine",)) -> bool:
     """Whether a search of ``n_queries`` queries of width D against V rows builds the table's codes: enough
-    queries, a CPU that multiplies them fast, and no bf16 screen that runs instead for every one of the
-    ``metrics`` (``bf16_pays``).
+    queries (``coded_queries``), numba loaded already or enough work to pay for loading it (``CODES_WORK``),
+    a CPU that multiplies them fast, and no bf16 screen that runs instead for every one of the ``metrics``
+    (``bf16_pays``).
 
     >>> builds_codes(10)
     False
     """
-    return (n_queries >= coded_queries(width) and fast_int16()
-            and not all(bf16_pays(n_queries, width, rows, m) for m in metrics))
+    return (n_queries >= coded_queries(width) and (_numba_loaded() or n_queries * width * rows >= CODES_WORK)
+            and fast_int16() and not all(bf16_pays(n_queries, width, rows, m) for m in metrics))
+
+
+def _numba_loaded() -> bool:
+    """Whether this process has imported numba already (its import and cached kernels, about 0.8 s, are paid)."""
+    return "numba" in sys.modules
 
 
 def coded_queries(width: int) -> int:
