@@ -1,0 +1,74 @@
+"""``embedlab diff``: what changed between two tables, and did the new rows train?"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+
+from .. import api
+from ..report import diff as diff_report, files, formats, run as run_record, views
+from ..report.formats import terminal_text
+from . import arguments
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "diff", help="two tables (or a table and its head): moved rows, new rows, Procrustes alignment",
+        description="Compare two tables of one lineage (a model and its fine-tune, a table before and after "
+                    "tokens were added, two merged models) or a model's token table and its output head: the "
+                    "rows they share (by id, and by token string where the ids differ), added and removed; "
+                    "for each shared row whether it is exactly equal, its L2 and relative change, the rows "
+                    "that moved most and least; the added rows against their initialisation (the old rows' "
+                    "mean, as transformers' mean resizing starts them, or zero); and the orthogonal map that "
+                    "best aligns B to A (Procrustes), with each row's aligned cosine.",
+        epilog="Examples:\n  embedlab diff path/to/base path/to/finetuned\n"
+               "  embedlab diff path/to/model                  # its token table against its output head\n"
+               "  embedlab diff base grown --json > diff.json\n"
+               "  embedlab diff base finetuned --center --markdown diff.md --lang en",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("a", metavar="A", type=arguments.given(str, "a model name or path"),
+                   help=f"the table before: {arguments.ANY_TABLE}")
+    p.add_argument("b", metavar="B", nargs="?", type=arguments.given(str, "a model name or path"),
+                   help="the table after, as A; left out, A's other table (--table-b: its output head)")
+    p.add_argument("--table", choices=arguments.TABLES, default="input",
+                   help="which table of A's model: input, the token-embedding table (default), or head")
+    p.add_argument("--table-b", choices=arguments.TABLES, default=None,
+                   help="which table of B's model (default: --table; with B left out, A's other table)")
+    for suffix, which in (("", "A"), ("-b", "B")):
+        p.add_argument(f"--tensor{suffix}", type=arguments.given(str, "a tensor name"),
+                       help=f"for {which}'s checkpoint: the name of the tensor of the table read")
+        p.add_argument(f"--words{suffix}", type=arguments.given(str, "a word-list file"),
+                       help=f"for {which} as a .npy table: a file with one token per line, in row order")
+    p.add_argument("--top", type=arguments.at_least(1, "rows per ranking"), default=None,
+                   help="rows listed per ranking (most and least moved, most drifted; default 10)")
+    p.add_argument("--center", action="store_true", help="align after centring both tables on their mean row")
+    p.add_argument("--scale", action="store_true", help="also scale B to A when aligning")
+    arguments.add_memory_argument(p)
+    p.add_argument("--json", action="store_true", help="print everything as JSON, every row")
+    p.add_argument("--markdown", type=_markdown_path, metavar="FILE",
+                   help=f"also write the diff as Markdown in --lang{arguments.MAKES_FOLDER}")
+    arguments.add_language_argument(p, "the Markdown")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    files.check_writable([args.markdown] if args.markdown is not None else [])  # before the tables load
+    result = api.diff(args.a, args.b, table=args.table, table_b=args.table_b, top=args.top, center=args.center,
+                      scale=args.scale, memory=args.memory, tensor=args.tensor, tensor_b=args.tensor_b,
+                      words=args.words, words_b=args.words_b)
+    # The diff records the command line as typed (absolute paths shown relative), not the API call.
+    result = replace(result, run=replace(result.run, command=run_record.command_line(["embedlab", *args.argv])))
+    if args.markdown is not None:
+        files.write_atomic({args.markdown: diff_report.diff_markdown(result, lang=args.lang)})
+    print(terminal_text(formats.to_json(result) if args.json else views.diff_terminal(result)), end="")
+    if args.markdown is not None and not args.json:
+        print(terminal_text(f"wrote {args.markdown}"))
+    return 0
+
+
+def _markdown_path(text: str) -> Path:
+    if not text.lower().endswith(".md"):
+        raise argparse.ArgumentTypeError(f"{text!r} must end in .md: the file is Markdown")
+    return Path(text)
