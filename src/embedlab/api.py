@@ -562,7 +562,8 @@ def _audit_call(table_or_model: Table, **given: Any) -> str | None:
 # -- diff ----------------------------------------------------------------------------
 
 def diff(a: Table, b: Table | None = None, *, table: str = "input", table_b: str | None = None,
-         top: int | None = None, center: bool = False, scale: bool = False, memory: int | None = None,
+         top: int | None = None, k: int | None = None, queries: int | None = None, seed: int = 0,
+         center: bool = False, scale: bool = False, memory: int | None = None,
          tensor: str | None = None, tensor_b: str | None = None, words: str | os.PathLike | None = None,
          words_b: str | os.PathLike | None = None) -> "DiffResult":
     """What changed between two tables, and did the new rows train? (``embedlab diff``)
@@ -570,7 +571,8 @@ def diff(a: Table, b: Table | None = None, *, table: str = "input", table_b: str
     Rows shared by id (and by token string where both have a vocabulary and the ids differ), added and
     removed; per row exact equality, L2 and relative change; added rows against their initialisation
     (the old rows' mean, as transformers' mean resizing, or zero); the orthogonal map that best aligns B
-    to A and each row's aligned cosine (``measure.diff.measure_diff``).
+    to A and each row's aligned cosine; for every shared token, the overlap of its k nearest (cosine) in A and
+    in B over each whole vocabulary, with the exact search (``measure.diff.measure_diff``).
 
     Parameters
     ----------
@@ -580,11 +582,18 @@ def diff(a: Table, b: Table | None = None, *, table: str = "input", table_b: str
     table, table_b : {"input", "head"}
         Which table of A's model, and of B's (default: ``table``, or with ``b`` left out the other one).
     top : int, optional
-        Rows listed per ranking; default 10, shrunk to the shared rows with a note.
+        Rows listed per ranking; default 10, shrunk to the smaller V with a note.
+    k : int, optional
+        Neighbours per list of the overlap; default 10, shrunk to the smaller V - 1 with a note; 0 leaves the
+        overlap out (it searches both tables whole: the slow part on a big table).
+    queries : int, optional
+        The overlap of this many shared tokens, sampled with ``seed``; default every shared token.
+    seed : int
+        Seed of that sample.
     center, scale : bool
         Centre both tables on their mean row, and scale B, before aligning (``measure.procrustes.align``).
     memory : int, optional
-        Bytes of working memory (default ``DEFAULT_MEMORY``, 256 MiB).
+        Bytes of working memory of each block of rows and each search (default ``DEFAULT_MEMORY``, 256 MiB).
     tensor, tensor_b, words, words_b : optional
         For A's and B's model path, as ``sources.load``.
 
@@ -609,7 +618,8 @@ def diff(a: Table, b: Table | None = None, *, table: str = "input", table_b: str
     >>> r.changes.equal.tolist(), r.changes.l2.tolist(), r.match.added.tolist(), r.new.verdicts
     ([True, False], [0.0, 1.0], [2], ('mean',))
     """
-    call = _call_text(diff, [a] if b is None else [a, b], dict(table=table, table_b=table_b, top=top, center=center,
+    call = _call_text(diff, [a] if b is None else [a, b], dict(table=table, table_b=table_b, top=top, k=k,
+                      queries=queries, seed=seed, center=center,
                       scale=scale, memory=memory, tensor=tensor, tensor_b=tensor_b, words=words, words_b=words_b))
     with _extra("diffs"):
         from .measure import diff as measure
@@ -622,8 +632,9 @@ def diff(a: Table, b: Table | None = None, *, table: str = "input", table_b: str
     loaded_b = _table(a if b is None else b, tensor if b is None and tensor_b is None else tensor_b,
                       words if b is None and words_b is None else words_b, table_b)
     top, notes = fit_default(top, DEFAULT_TOP, min(loaded_a.V, loaded_b.V), "top", "the smaller V")
-    result = measure.measure_diff(loaded_a, loaded_b, top=top, center=center, scale=scale, memory=memory,
-                                  notes=notes)
+    k, k_notes = fit_default(k, DEFAULT_K, min(loaded_a.V, loaded_b.V) - 1, "k", "the smaller V - 1")
+    result = measure.measure_diff(loaded_a, loaded_b, top=top, k=k, queries=queries, seed=seed, center=center,
+                                  scale=scale, memory=memory, notes=notes + k_notes)
     return replace(result, run=run.record(call))
 
 

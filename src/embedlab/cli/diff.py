@@ -20,8 +20,10 @@ def add(sub: argparse._SubParsersAction) -> None:
                     "rows they share (by id, and by token string where the ids differ), added and removed; "
                     "for each shared row whether it is exactly equal, its L2 and relative change, the rows "
                     "that moved most and least; the added rows against their initialisation (the old rows' "
-                    "mean, as transformers' mean resizing starts them, or zero); and the orthogonal map that "
-                    "best aligns B to A (Procrustes), with each row's aligned cosine.",
+                    "mean, as transformers' mean resizing starts them, or zero); the orthogonal map that "
+                    "best aligns B to A (Procrustes), with each row's aligned cosine; and for every shared "
+                    "token, how many of its k nearest (cosine) A and B have in common, each searched over its "
+                    "whole vocabulary with the exact search (Gonen et al. 2020).",
         epilog="Examples:\n  embedlab diff path/to/base path/to/finetuned\n"
                "  embedlab diff path/to/model                  # its token table against its output head\n"
                "  embedlab diff base grown --json > diff.json\n"
@@ -43,6 +45,12 @@ def add(sub: argparse._SubParsersAction) -> None:
                        help=f"for {which} as a .npy table: a file with one token per line, in row order")
     p.add_argument("--top", type=arguments.at_least(1, "rows per ranking"), default=None,
                    help="rows listed per ranking (most and least moved, most drifted; default 10)")
+    p.add_argument("--k", type=arguments.at_least(0, "neighbours per list; 0 leaves the overlap out"), default=None,
+                   help="neighbours per list of the overlap (default 10; 0 leaves the overlap out, which searches "
+                        "both tables whole)")
+    p.add_argument("--queries", type=arguments.query_count, default=None,
+                   help="the overlap of 'all' shared tokens (default) or of this many, sampled with --seed")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sampled queries (default 0)")
     p.add_argument("--center", action="store_true", help="align after centring both tables on their mean row")
     p.add_argument("--scale", action="store_true", help="also scale B to A when aligning")
     arguments.add_memory_argument(p)
@@ -55,7 +63,8 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     files.check_writable([args.markdown] if args.markdown is not None else [])  # before the tables load
-    result = api.diff(args.a, args.b, table=args.table, table_b=args.table_b, top=args.top, center=args.center,
+    result = api.diff(args.a, args.b, table=args.table, table_b=args.table_b, top=args.top, k=args.k,
+                      queries=args.queries, seed=args.seed, center=args.center,
                       scale=args.scale, memory=args.memory, tensor=args.tensor, tensor_b=args.tensor_b,
                       words=args.words, words_b=args.words_b)
     # The diff records the command line as typed (absolute paths shown relative), not the API call.

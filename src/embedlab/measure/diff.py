@@ -12,6 +12,8 @@ two merged models, or a model's token table and its untied output head) compared
   Hewitt 2021, "Initializing new word embeddings for pretrained language models"; it adds noise of
   covariance 1e-9 times the old rows', some 3e-5 of their spread) or at zero; each added row is
   named as still at one of them (within ``INIT_TOLERANCE`` of the old rows' spread) or moved, with how far;
+* alignment-free agreement (``neighbor_overlap``): for every shared token, the overlap of its k nearest
+  (cosine) in A and in B, over each whole vocabulary with the exact search (Gonen et al. 2020);
 * aligned drift (``procrustes.align``): the orthogonal map that best aligns B to A on the shared rows,
   then each row's aligned cosine; the rows that drifted most after alignment.
 
@@ -24,7 +26,7 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``n`` shared rows, ``K`` top
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -32,6 +34,7 @@ import numpy as np
 from ..engine.neighbors.defaults import DEFAULT_MEMORY
 from ..engine.row_blocks import row_edges
 from ..errors import SizeError
+from .neighbor_overlap import NeighborOverlap, neighbor_overlap
 from .procrustes import Alignment, align
 
 __all__ = ["INIT_TOLERANCE", "INITS", "MATCHES", "RowMatch", "RowChanges", "NewRows", "Skipped", "DiffResult",
@@ -172,6 +175,8 @@ class DiffResult:
     new : NewRows or None
         B's added rows against their initialisations; None where B added none.
     alignment : Alignment or None
+    overlap : NeighborOverlap or None
+        None where it was not asked for (``k=0``) or the tables share too few rows.
     top : int
         Rows listed per ranking.
     skipped : tuple of Skipped
@@ -192,6 +197,7 @@ class DiffResult:
     changes: RowChanges | None
     new: NewRows | None
     alignment: Alignment | None
+    overlap: NeighborOverlap | None
     top: int
     skipped: tuple[Skipped, ...] = ()
     notes: tuple[str, ...] = ()
@@ -227,7 +233,15 @@ class DiffResult:
                        relative=_rounded(self.changes.relative[j]))
         if self.alignment is not None:
             row["aligned_cosine"] = _rounded(self.alignment.cosines[j])
+        if self.overlap is not None:
+            row["overlap"] = _rounded(self.overlap.by_row[j])  # None where the token was not a query
         return row
+
+    def lowest_overlap(self, top: int | None = None) -> np.ndarray:
+        """Positions (into the shared rows) of the ``top`` lowest neighbour overlaps, lowest first."""
+        if self.overlap is None:
+            return np.zeros(0, dtype=np.int64)
+        return self.overlap.positions[self.overlap.lowest(self.top if top is None else top)]
 
     @property
     def counts(self) -> dict[str, int]:
@@ -258,6 +272,7 @@ class DiffResult:
             "removed": [{"a_id": int(i), "token": self.token(a_id=int(i))} for i in m.removed],
             "new_rows": None if self.new is None else self._new_rows_dict(),
             "alignment": None if self.alignment is None else self._alignment_dict(),
+            "overlap": None if self.overlap is None else self._overlap_dict(),
             "rows": [self.shared_row(j) for j in range(m.n)],
             "skipped": [s.to_dict() for s in self.skipped], "notes": list(self.notes),
         }
@@ -283,9 +298,17 @@ class DiffResult:
                 "rotation": a.rotation.tolist(),
                 "most_drifted": [self.shared_row(int(j)) for j in self.most_drifted()]}
 
+    def _overlap_dict(self) -> dict[str, Any]:
+        o = self.overlap
+        return {"k": o.k, "metric": "cosine", "queries": len(o.positions), "every": o.every, "seed": o.seed,
+                "mean": _rounded(o.mean), "histogram": o.histogram(),
+                "lowest": [self.shared_row(int(j)) for j in self.lowest_overlap()],
+                "memory": {side: asdict(m) for side, m in o.memory.items()}}
 
-def measure_diff(a: Any, b: Any, *, top: int, center: bool = False, scale: bool = False,
-                 memory: int | None = None, notes: Sequence[str] = ()) -> DiffResult:
+
+def measure_diff(a: Any, b: Any, *, top: int, k: int = 0, queries: int | None = None, seed: int = 0,
+                 center: bool = False, scale: bool = False, memory: int | None = None,
+                 notes: Sequence[str] = ()) -> DiffResult:
     """Compare two tables row by row and after alignment (``embedlab diff``).
 
     Parameters
@@ -294,12 +317,17 @@ def measure_diff(a: Any, b: Any, *, top: int, center: bool = False, scale: bool 
         The table before (A) and after (B): a model and its fine-tune, a table and its grown copy, a
         model's token table and its output head.
     top : int
-        Rows listed per ranking (most and least moved, most drifted), at least 1.
+        Rows listed per ranking (most and least moved, most drifted, lowest overlap), at least 1.
+    k : int
+        Neighbours per list of the overlap (``neighbor_overlap``); 0 leaves the overlap out.
+    queries : int, optional
+        The overlap of this many shared tokens, sampled with ``seed``; None: every shared token.
+    seed : int
     center, scale : bool
         Options of the alignment (``procrustes.align``).
     memory : int, optional
-        Bytes of working memory: the rows are compared a block at a time within it (default
-        ``DEFAULT_MEMORY``).
+        Bytes of working memory: the rows are compared a block at a time within it, and each neighbour search
+        plans within it (default ``DEFAULT_MEMORY``).
     notes : sequence of str
         Notes of the caller (a default shrunk), kept first.
 
@@ -310,7 +338,7 @@ def measure_diff(a: Any, b: Any, *, top: int, center: bool = False, scale: bool 
     Raises
     ------
     SizeError
-        (a ``ValueError``) for ``top`` below 1.
+        (a ``ValueError``) for ``top`` below 1; as ``neighbor_overlap`` for ``k``, ``queries``, ``memory``.
     """
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise SizeError(f"top={top!r} must be an int of at least 1", parameter="top", value=top,
@@ -330,9 +358,14 @@ def measure_diff(a: Any, b: Any, *, top: int, center: bool = False, scale: bool 
             alignment = align(_Rows(a, match.a_ids), _Rows(b, match.b_ids), center=center, scale=scale, block=step)
         else:
             skipped.append(Skipped("alignment", "the tables share no row to align on"))
+    overlap = None
+    if k and match.n:
+        overlap = neighbor_overlap(a, b, match.a_ids, match.b_ids, k, queries=queries, seed=seed, memory=memory)
+    elif k:
+        skipped.append(Skipped("overlap", "the tables share no token to compare the neighbours of"))
     return DiffResult(source_a=a.provenance.to_dict(), source_b=b.provenance.to_dict(), V_a=a.V, V_b=b.V,
                       D_a=a.D, D_b=b.D, tokens_a=tokens_a, tokens_b=tokens_b, match=match, changes=changes, new=new,
-                      alignment=alignment, top=top, skipped=tuple(skipped), notes=tuple(notes))
+                      alignment=alignment, overlap=overlap, top=top, skipped=tuple(skipped), notes=tuple(notes))
 
 
 # -- the parts ---------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # annotations only: the result's module needs NumPy
     from ..measure.diff import DiffResult
 
 __all__ = ["diff_markdown", "diff_words", "tables_text", "rows_text", "changes_text", "new_rows_text",
-           "alignment_text", "moved_rows", "new_row_cells", "removed_cells", "value_text", "cosine_text"]
+           "alignment_text", "overlap_text", "moved_rows", "overlap_rows", "new_row_cells", "removed_cells", "value_text", "cosine_text"]
 
 
 def diff_words(lang: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
@@ -88,6 +88,29 @@ def alignment_text(result: "DiffResult", words: dict[str, Any]) -> str:
                                      min=cosine_text(a.cosines.min()), residual=value_text(a.residual))
 
 
+def overlap_text(result: "DiffResult", words: dict[str, Any]) -> str:
+    """The neighbour overlap in one sentence; empty where it did not run."""
+    o = result.overlap
+    if o is None:
+        return ""
+    counts = o.histogram()
+    sample = "" if o.every else words["sample"].format(seed=o.seed)
+    return words["overlap"].format(k=format_value(o.k), queries=format_value(len(o.positions)), sample=sample,
+                                   mean=f"{o.mean:.4f}", full=format_value(counts[-1]), none=format_value(counts[0]))
+
+
+def overlap_rows(result: "DiffResult", positions: Sequence[int], inline: Inline) -> list[tuple]:
+    """One row of cells per shared row at ``positions``: ids, token, overlap, L2, aligned cosine."""
+    c, a, o = result.changes, result.alignment, result.overlap
+    rows = []
+    for j in positions:
+        a_id, b_id = int(result.match.a_ids[j]), int(result.match.b_ids[j])
+        token = result.token(a_id, b_id)
+        rows.append((str(a_id), str(b_id), inline.code(token) if token is not None else "-", f"{o.by_row[j]:.2f}",
+                     value_text(c.l2[j]) if c is not None else "-", cosine_text(a.cosines[j]) if a is not None else "-"))
+    return rows
+
+
 def moved_rows(result: "DiffResult", positions: Sequence[int], words: dict[str, Any], inline: Inline) -> list[tuple]:
     """One row of cells per shared row at ``positions``: ids, token, how matched, L2, relative, aligned cosine."""
     c, a = result.changes, result.alignment
@@ -131,7 +154,8 @@ def diff_markdown(result: "DiffResult", lang: str = DEFAULT_LANGUAGE, shown: int
     title = w["title"].format(a=source_name(result.source_a), b=source_name(result.source_b))
     out = [f"# {md.text(title)}", "", tables_text(result, w, md), "", f"## {w['headings']['summary']}", ""]
     out += [f"- {md.text(text)}" for text in (rows_text(result, w), changes_text(result, w),
-                                               new_rows_text(result, w), alignment_text(result, w)) if text]
+                                               new_rows_text(result, w), alignment_text(result, w),
+                                               overlap_text(result, w)) if text]
     c = result.changes
     if c is not None:
         out += _section(w["headings"]["most_moved"], w["columns"]["moved"], moved_rows(result, c.most(shown), w, md))
@@ -144,6 +168,9 @@ def diff_markdown(result: "DiffResult", lang: str = DEFAULT_LANGUAGE, shown: int
     if result.alignment is not None:
         out += _section(w["headings"]["drifted"], w["columns"]["moved"],
                         moved_rows(result, result.most_drifted(shown), w, md))
+    if result.overlap is not None:
+        out += _section(w["headings"]["lowest_overlap"], w["columns"]["overlap"],
+                        overlap_rows(result, result.lowest_overlap(shown), md))
     if len(result.match.removed):
         out += _section(w["headings"]["removed"], w["columns"]["removed"], removed_cells(result, md, shown),
                         more=len(result.match.removed) - shown, words=w)

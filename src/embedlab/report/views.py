@@ -14,8 +14,8 @@ from ..errors import brief
 from ..measure.params import STORED
 from .audit import (advice_text, audit_words, finding_text, ids_text, indicator_text, intro_text, resize_text,
                     rule_text, undertrained_text, verdict_text, SHOWN)
-from .diff import (alignment_text, changes_text, diff_words, tables_text, moved_rows,
-                   new_row_cells, new_rows_text, removed_cells, rows_text)
+from .diff import (alignment_text, changes_text, diff_words, moved_rows, new_row_cells, new_rows_text,
+                   overlap_rows, overlap_text, removed_cells, rows_text, tables_text)
 from .formats import (TERMINAL, source_name, cut_text, human, percent, round3, row_label, shape_text,
                       fixed, human_bytes, human_count, number, significant, terminal_table)
 
@@ -468,7 +468,8 @@ def diff_terminal(result: Any, *, show: int | None = None) -> str:
     result's ``top``; ``--json`` holds every row). English (``locales.DIFF_WORDS["en"]``)."""
     w = diff_words("en")
     show = result.top if show is None else show
-    sentences = [rows_text(result, w), changes_text(result, w), new_rows_text(result, w), alignment_text(result, w)]
+    sentences = [rows_text(result, w), changes_text(result, w), new_rows_text(result, w), alignment_text(result, w),
+                 overlap_text(result, w)]
     blocks = [f"embedlab diff: {tables_text(result, w, TERMINAL)}\n" + "".join(f"{s}\n" for s in sentences if s)]
     c, headers = result.changes, w["columns"]["moved"]
     if c is not None and (~c.equal).any():
@@ -483,6 +484,9 @@ def diff_terminal(result: Any, *, show: int | None = None) -> str:
     if result.alignment is not None:
         blocks.append(_titled(w["headings"]["drifted"], moved_rows(result, result.most_drifted(show), w, TERMINAL),
                               headers))
+    if result.overlap is not None:
+        blocks.append(_titled(w["headings"]["lowest_overlap"], overlap_rows(result, result.lowest_overlap(show),
+                                                                            TERMINAL), w["columns"]["overlap"]))
     if len(result.match.removed):
         blocks.append(_titled(w["headings"]["removed"], removed_cells(result, TERMINAL, show), w["columns"]["removed"],
                               more=len(result.match.removed) - show, words=w))
