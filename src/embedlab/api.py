@@ -563,7 +563,7 @@ def _audit_call(table_or_model: Table, **given: Any) -> str | None:
 
 def diff(a: Table, b: Table | None = None, *, table: str = "input", table_b: str | None = None,
          top: int | None = None, k: int | None = None, queries: int | None = None, seed: int = 0,
-         center: bool = False, scale: bool = False, memory: int | None = None,
+         center: bool = False, scale: bool = False, geometry: bool = True, memory: int | None = None,
          tensor: str | None = None, tensor_b: str | None = None, words: str | os.PathLike | None = None,
          words_b: str | os.PathLike | None = None) -> "DiffResult":
     """What changed between two tables, and did the new rows train? (``embedlab diff``)
@@ -592,6 +592,9 @@ def diff(a: Table, b: Table | None = None, *, table: str = "input", table_b: str
         Seed of that sample.
     center, scale : bool
         Centre both tables on their mean row, and scale B, before aligning (``measure.procrustes.align``).
+    geometry : bool
+        Each table's isotropy (``measure.isotropy``): mean cosine of random pairs, first-component share,
+        IsoScore, partition-function ratio, the mean row and all-but-the-top's effect on neighbour lists.
     memory : int, optional
         Bytes of working memory of each block of rows and each search (default ``DEFAULT_MEMORY``, 256 MiB).
     tensor, tensor_b, words, words_b : optional
@@ -619,7 +622,7 @@ def diff(a: Table, b: Table | None = None, *, table: str = "input", table_b: str
     ([True, False], [0.0, 1.0], [2], ('mean',))
     """
     call = _call_text(diff, [a] if b is None else [a, b], dict(table=table, table_b=table_b, top=top, k=k,
-                      queries=queries, seed=seed, center=center,
+                      queries=queries, seed=seed, center=center, geometry=geometry,
                       scale=scale, memory=memory, tensor=tensor, tensor_b=tensor_b, words=words, words_b=words_b))
     with _extra("diffs"):
         from .measure import diff as measure
@@ -634,7 +637,7 @@ def diff(a: Table, b: Table | None = None, *, table: str = "input", table_b: str
     top, notes = fit_default(top, DEFAULT_TOP, min(loaded_a.V, loaded_b.V), "top", "the smaller V")
     k, k_notes = fit_default(k, DEFAULT_K, min(loaded_a.V, loaded_b.V) - 1, "k", "the smaller V - 1")
     result = measure.measure_diff(loaded_a, loaded_b, top=top, k=k, queries=queries, seed=seed, center=center,
-                                  scale=scale, memory=memory, notes=notes + k_notes)
+                                  scale=scale, geometry=geometry, memory=memory, notes=notes + k_notes)
     return replace(result, run=run.record(call))
 
 

@@ -53,8 +53,9 @@ def test_markdown_has_its_languages_headings_and_shows_every_token_as_code(lang)
     r = _result()
     md = diff_report.diff_markdown(r, lang)
     words = DIFF_WORDS[lang]
-    for part in ("summary", "most_moved", "least_moved", "new_rows", "drifted"):
+    for part in ("summary", "most_moved", "least_moved", "new_rows", "drifted", "lowest_overlap"):
         assert f"\n## {words['headings'][part]}\n" in md, part
+    assert f"\n## {words['geometry']['heading']}\n" in md
     page = render(md)
     assert not any(tag in ("img", "script") for tag, _ in page.tags)  # '<img src=x>' stays text
     most = sorted(range(1, 7), key=lambda i: -r.changes.l2[i])[:3]  # the three largest changes, from the arrays

@@ -51,6 +51,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--queries", type=arguments.query_count, default=None,
                    help="the overlap of 'all' shared tokens (default) or of this many, sampled with --seed")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampled queries (default 0)")
+    p.add_argument("--geometry", action=argparse.BooleanOptionalAction, default=True,
+                   help="each table's isotropy: mean cosine of random pairs, first-component share, IsoScore, "
+                        "partition-function ratio, the mean row, all-but-the-top's effect on neighbours (default on)")
     p.add_argument("--center", action="store_true", help="align after centring both tables on their mean row")
     p.add_argument("--scale", action="store_true", help="also scale B to A when aligning")
     arguments.add_memory_argument(p)
@@ -64,7 +67,7 @@ def add(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     files.check_writable([args.markdown] if args.markdown is not None else [])  # before the tables load
     result = api.diff(args.a, args.b, table=args.table, table_b=args.table_b, top=args.top, k=args.k,
-                      queries=args.queries, seed=args.seed, center=args.center,
+                      queries=args.queries, seed=args.seed, center=args.center, geometry=args.geometry,
                       scale=args.scale, memory=args.memory, tensor=args.tensor, tensor_b=args.tensor_b,
                       words=args.words, words_b=args.words_b)
     # The diff records the command line as typed (absolute paths shown relative), not the API call.

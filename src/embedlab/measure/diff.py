@@ -14,6 +14,8 @@ two merged models, or a model's token table and its untied output head) compared
   named as still at one of them (within ``INIT_TOLERANCE`` of the old rows' spread) or moved, with how far;
 * alignment-free agreement (``neighbor_overlap``): for every shared token, the overlap of its k nearest
   (cosine) in A and in B, over each whole vocabulary with the exact search (Gonen et al. 2020);
+* geometry of each table (``isotropy``): mean cosine of random pairs, first-component share, IsoScore,
+  the partition-function ratio, the mean row and what removing it ("all-but-the-top") does to neighbours;
 * aligned drift (``procrustes.align``): the orthogonal map that best aligns B to A on the shared rows,
   then each row's aligned cosine; the rows that drifted most after alignment.
 
@@ -34,6 +36,7 @@ import numpy as np
 from ..engine.neighbors.defaults import DEFAULT_MEMORY
 from ..engine.row_blocks import row_edges
 from ..errors import SizeError
+from .isotropy import Isotropy, isotropy
 from .neighbor_overlap import NeighborOverlap, neighbor_overlap
 from .procrustes import Alignment, align
 
@@ -177,6 +180,8 @@ class DiffResult:
     alignment : Alignment or None
     overlap : NeighborOverlap or None
         None where it was not asked for (``k=0``) or the tables share too few rows.
+    geometry : dict of str -> Isotropy
+        A's (``"a"``) and B's (``"b"``) isotropy; empty where it was not asked for (``geometry=False``).
     top : int
         Rows listed per ranking.
     skipped : tuple of Skipped
@@ -198,6 +203,7 @@ class DiffResult:
     new: NewRows | None
     alignment: Alignment | None
     overlap: NeighborOverlap | None
+    geometry: dict[str, Isotropy]
     top: int
     skipped: tuple[Skipped, ...] = ()
     notes: tuple[str, ...] = ()
@@ -273,6 +279,7 @@ class DiffResult:
             "new_rows": None if self.new is None else self._new_rows_dict(),
             "alignment": None if self.alignment is None else self._alignment_dict(),
             "overlap": None if self.overlap is None else self._overlap_dict(),
+            "geometry": {side: iso.to_dict() for side, iso in self.geometry.items()},
             "rows": [self.shared_row(j) for j in range(m.n)],
             "skipped": [s.to_dict() for s in self.skipped], "notes": list(self.notes),
         }
@@ -307,7 +314,7 @@ class DiffResult:
 
 
 def measure_diff(a: Any, b: Any, *, top: int, k: int = 0, queries: int | None = None, seed: int = 0,
-                 center: bool = False, scale: bool = False, memory: int | None = None,
+                 center: bool = False, scale: bool = False, geometry: bool = True, memory: int | None = None,
                  notes: Sequence[str] = ()) -> DiffResult:
     """Compare two tables row by row and after alignment (``embedlab diff``).
 
@@ -325,6 +332,8 @@ def measure_diff(a: Any, b: Any, *, top: int, k: int = 0, queries: int | None = 
     seed : int
     center, scale : bool
         Options of the alignment (``procrustes.align``).
+    geometry : bool
+        Measure each table's isotropy (``isotropy.isotropy``, with ``k`` and ``seed``).
     memory : int, optional
         Bytes of working memory: the rows are compared a block at a time within it, and each neighbour search
         plans within it (default ``DEFAULT_MEMORY``).
@@ -363,9 +372,11 @@ def measure_diff(a: Any, b: Any, *, top: int, k: int = 0, queries: int | None = 
         overlap = neighbor_overlap(a, b, match.a_ids, match.b_ids, k, queries=queries, seed=seed, memory=memory)
     elif k:
         skipped.append(Skipped("overlap", "the tables share no token to compare the neighbours of"))
+    shapes = {"a": a, "b": b} if geometry else {}
+    measured = {side: isotropy(t, k=k, seed=seed, memory=memory) for side, t in shapes.items() if t.V >= 2}
     return DiffResult(source_a=a.provenance.to_dict(), source_b=b.provenance.to_dict(), V_a=a.V, V_b=b.V,
                       D_a=a.D, D_b=b.D, tokens_a=tokens_a, tokens_b=tokens_b, match=match, changes=changes, new=new,
-                      alignment=alignment, overlap=overlap, top=top, skipped=tuple(skipped), notes=tuple(notes))
+                      alignment=alignment, overlap=overlap, geometry=measured, top=top, skipped=tuple(skipped), notes=tuple(notes))
 
 
 # -- the parts ---------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # annotations only: the result's module needs NumPy
     from ..measure.diff import DiffResult
 
 __all__ = ["diff_markdown", "diff_words", "tables_text", "rows_text", "changes_text", "new_rows_text",
-           "alignment_text", "overlap_text", "moved_rows", "overlap_rows", "new_row_cells", "removed_cells", "value_text", "cosine_text"]
+           "alignment_text", "overlap_text", "moved_rows", "overlap_rows", "geometry_rows", "GEOMETRY", "new_row_cells", "removed_cells", "value_text", "cosine_text"]
 
 
 def diff_words(lang: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
@@ -111,6 +111,23 @@ def overlap_rows(result: "DiffResult", positions: Sequence[int], inline: Inline)
     return rows
 
 
+GEOMETRY = ("mean_cosine", "first_pc_share", "isoscore", "partition_ratio", "mean_norm", "mean_norm_ratio",
+            "abtt_overlap")  # the rows of the geometry table, in order
+
+
+def geometry_rows(result: "DiffResult", words: dict[str, Any]) -> list[tuple]:
+    """One row per isotropy measure: its name, A's value, B's value (``-`` where not measured)."""
+    w, g = words["geometry"], result.geometry
+    any_side = next(iter(g.values()))
+    rows = []
+    for name in GEOMETRY:
+        label = w[name].format(pairs=format_value(any_side.pairs), d=format_value(any_side.abtt_d))
+        values = [getattr(g[side], name) if side in g else None for side in ("a", "b")]
+        rows.append((label, *("-" if v is None else f"{v:.4f}" if abs(v) >= 1e-3 or v == 0 else f"{v:.3e}"
+                              for v in values)))
+    return rows
+
+
 def moved_rows(result: "DiffResult", positions: Sequence[int], words: dict[str, Any], inline: Inline) -> list[tuple]:
     """One row of cells per shared row at ``positions``: ids, token, how matched, L2, relative, aligned cosine."""
     c, a = result.changes, result.alignment
@@ -171,6 +188,9 @@ def diff_markdown(result: "DiffResult", lang: str = DEFAULT_LANGUAGE, shown: int
     if result.overlap is not None:
         out += _section(w["headings"]["lowest_overlap"], w["columns"]["overlap"],
                         overlap_rows(result, result.lowest_overlap(shown), md))
+    if result.geometry:
+        out += _section(w["geometry"]["heading"], w["geometry"]["columns"], [
+            tuple(md.text(cell) for cell in row) for row in geometry_rows(result, w)])
     if len(result.match.removed):
         out += _section(w["headings"]["removed"], w["columns"]["removed"], removed_cells(result, md, shown),
                         more=len(result.match.removed) - shown, words=w)

@@ -14,7 +14,7 @@ from ..errors import brief
 from ..measure.params import STORED
 from .audit import (advice_text, audit_words, finding_text, ids_text, indicator_text, intro_text, resize_text,
                     rule_text, undertrained_text, verdict_text, SHOWN)
-from .diff import (alignment_text, changes_text, diff_words, moved_rows, new_row_cells, new_rows_text,
+from .diff import (alignment_text, changes_text, diff_words, geometry_rows, moved_rows, new_row_cells, new_rows_text,
                    overlap_rows, overlap_text, removed_cells, rows_text, tables_text)
 from .formats import (TERMINAL, source_name, cut_text, human, percent, round3, row_label, shape_text,
                       fixed, human_bytes, human_count, number, significant, terminal_table)
@@ -487,6 +487,8 @@ def diff_terminal(result: Any, *, show: int | None = None) -> str:
     if result.overlap is not None:
         blocks.append(_titled(w["headings"]["lowest_overlap"], overlap_rows(result, result.lowest_overlap(show),
                                                                             TERMINAL), w["columns"]["overlap"]))
+    if result.geometry:
+        blocks.append(_titled(w["geometry"]["heading"], geometry_rows(result, w), w["geometry"]["columns"]))
     if len(result.match.removed):
         blocks.append(_titled(w["headings"]["removed"], removed_cells(result, TERMINAL, show), w["columns"]["removed"],
                               more=len(result.match.removed) - show, words=w))
