@@ -75,3 +75,14 @@ def test_a_markdown_name_that_is_not_md_is_a_usage_error(tables, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["diff", *args, "--markdown", "diff.txt"])
     assert exit_.value.code == 2
+
+
+@pytest.mark.plots
+def test_plot_writes_the_figure_beside_the_markdown(tables, capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    args, _, _ = tables
+    png, md = tmp_path / "fig" / "diff.png", tmp_path / "diff.md"
+    assert main(["diff", *args, "--plot", str(png), "--markdown", str(md), "--lang", "en"]) == 0
+    assert png.read_bytes().startswith(b"\x89PNG") and md.exists()
+    out = capsys.readouterr().out
+    assert f"wrote {md}" in out and f"wrote {png}" in out

@@ -32,11 +32,11 @@ def _fields(value):
     return value
 
 
-def _result(top: int = 3):
+def _result(top: int = 3, scales=np.arange(1, 7)):
     rng = np.random.default_rng(0)
     A = rng.normal(size=(40, 8))
     B = np.vstack([A, np.repeat(A.mean(axis=0, keepdims=True), 2, axis=0), rng.normal(size=(1, 8))])
-    B[[1, 2, 3, 4, 5, 6]] += rng.normal(size=(6, 8)) * np.arange(1, 7)[:, None]  # moved: the tokens to show
+    B[[1, 2, 3, 4, 5, 6]] += rng.normal(size=(6, 8)) * np.asarray(scales)[:, None]  # moved: the tokens to show
     extra = ["新", "王", "x\u202ey"]
     return embedlab.diff(EmbeddingTable(A, vocabulary=TOKENS), EmbeddingTable(B, vocabulary=TOKENS + extra), top=top)
 
@@ -75,3 +75,28 @@ def test_the_terminal_summary_counts_and_names_what_moved():
     assert "Still at their initialisation: 2; moved: 1." in text
     assert "'新'" in text and "at the old rows' mean" in text and "\u202e" not in text
     assert "… and 1 more (--json lists all)" in text  # 3 added rows, 2 shown
+
+
+@pytest.mark.plots
+@pytest.mark.parametrize("lang", ["ko", "en"])
+def test_the_figure_labels_the_drifted_rows_with_their_tokens_in_its_language(lang):
+    pytest.importorskip("matplotlib")
+    from matplotlib.text import Text
+
+    from embedlab.report import plots
+
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(200, 8))
+    B = A @ np.linalg.qr(rng.normal(size=(8, 8)))[0] + rng.normal(size=(200, 8)) * 1e-4
+    B[[1, 2, 3, 6]] += rng.normal(size=(4, 8)) * 3  # the CJK rows and '<img src=x>' moved far, the rest turned
+    tokens = TOKENS + [f"w{i}" for i in range(40, 200)]
+    r = embedlab.diff(EmbeddingTable(A, vocabulary=tokens), EmbeddingTable(B, vocabulary=tokens), top=3)
+    fig = plots.diff_figure(r, lang=lang)
+    texts = [t.get_text() for t in fig.findobj(Text)]
+    words = DIFF_WORDS[lang]["figure"]
+    assert words["drift_title"] in texts and words["geometry_title"] in texts
+    for token in ("王様", "日本語", "한국어", "<img\u2423src=x>"):  # a label shows a space as ␣
+        assert any(token in t for t in texts), token
+    assert not any(t.startswith("w") and t[1:].isdigit() for t in texts)  # unmoved rows are not labelled
+    assert not any("tick" in t or "a|b" in t for t in texts)
+    assert plots.png_bytes(fig).startswith(b"\x89PNG")

@@ -60,23 +60,33 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print everything as JSON, every row")
     p.add_argument("--markdown", type=_markdown_path, metavar="FILE",
                    help=f"also write the diff as Markdown in --lang{arguments.MAKES_FOLDER}")
-    arguments.add_language_argument(p, "the Markdown")
+    p.add_argument("--plot", type=arguments.figure_path, metavar="FILE",
+                   help="also draw the drift after alignment over the ids, the overlap histogram and the geometry "
+                        f"side by side, as .png or .svg{arguments.MAKES_FOLDER}")
+    arguments.add_language_argument(p, "the Markdown and the figure")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    files.check_writable([args.markdown] if args.markdown is not None else [])  # before the tables load
+    files.check_writable(p for p in (args.markdown, args.plot) if p is not None)  # before the tables load
     result = api.diff(args.a, args.b, table=args.table, table_b=args.table_b, top=args.top, k=args.k,
                       queries=args.queries, seed=args.seed, center=args.center, geometry=args.geometry,
                       scale=args.scale, memory=args.memory, tensor=args.tensor, tensor_b=args.tensor_b,
                       words=args.words, words_b=args.words_b)
     # The diff records the command line as typed (absolute paths shown relative), not the API call.
     result = replace(result, run=replace(result.run, command=run_record.command_line(["embedlab", *args.argv])))
+    written: dict[Path, str | bytes] = {}
     if args.markdown is not None:
-        files.write_atomic({args.markdown: diff_report.diff_markdown(result, lang=args.lang)})
+        written[args.markdown] = diff_report.diff_markdown(result, lang=args.lang)
+    if args.plot is not None:  # drawn before anything is printed: a failed figure leaves no half output
+        from ..report import plots
+
+        written[args.plot] = plots.figure_bytes(plots.diff_figure(result, lang=args.lang), args.plot)
+    if written:
+        files.write_atomic(written)
     print(terminal_text(formats.to_json(result) if args.json else views.diff_terminal(result)), end="")
-    if args.markdown is not None and not args.json:
-        print(terminal_text(f"wrote {args.markdown}"))
+    if written and not args.json:
+        print(terminal_text("\n".join(f"wrote {path}" for path in written)))
     return 0
 
 
