@@ -53,7 +53,7 @@ def test_each_shared_row_has_its_equality_l2_and_relative_change():
     moved = [3, 7, 11, 30]
     B[moved] += rng.normal(size=(4, 6)).astype(np.float32)
     B[20, 2] = np.nextafter(B[20, 2], np.float32(np.inf))  # one ulp: not equal, however small
-    r = embedlab.diff(_table(A), _table(B), memory=6 * 8 * 6 * 3)  # blocks of 3 rows
+    r = embedlab.diff(_table(A), _table(B), memory=6 * 8 * 6 * 3, k=0, geometry=False)  # blocks of 3 rows
     changed = sorted(moved + [20])
     assert np.flatnonzero(~r.changes.equal).tolist() == changed
     diff64 = B.astype(np.float64) - A.astype(np.float64)
@@ -74,7 +74,8 @@ def test_each_shared_row_has_its_equality_l2_and_relative_change():
 def test_a_default_top_shrinks_to_a_small_table_and_a_bad_top_is_refused():
     A = np.eye(4)
     r = embedlab.diff(A.tolist(), (2 * A).tolist())
-    assert r.top == 4 and r.notes == ("top = 4: the default 10 shrunk to the smaller V",)
+    assert r.top == 4 and r.notes == ("top = 4: the default 10 shrunk to the smaller V",
+                                      "k = 3: the default 10 shrunk to the smaller V - 1")
     with pytest.raises(SizeError, match="top=0"):
         embedlab.diff(A.tolist(), A.tolist(), top=0)
 

@@ -302,7 +302,8 @@ class DiffResult:
         return {"center": a.center, "scale": a.scaled, "scale_factor": a.scale, "residual": _rounded(a.residual),
                 "mean_aligned_cosine": _rounded(float(a.cosines.mean())),
                 "min_aligned_cosine": _rounded(float(a.cosines.min())),
-                "rotation": a.rotation.tolist(),
+                # the map itself is D x D (16.7M numbers at D = 4,096): the library result holds it, the JSON its sign
+                "determinant": _rounded(float(np.linalg.det(a.rotation))),
                 "most_drifted": [self.shared_row(int(j)) for j in self.most_drifted()]}
 
     def _overlap_dict(self) -> dict[str, Any]:

@@ -18,8 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.neighbors.footprint import SearchMemory
-from ..engine.neighbors.search import Search
+from ..engine.neighbors.search import Search, SearchMemory
 from ..errors import SizeError
 
 __all__ = ["NeighborOverlap", "neighbor_overlap", "METRIC"]
