@@ -154,12 +154,14 @@ def test_glove_rotated_by_a_random_orthogonal_map_is_aligned_back_exactly():
     rng = np.random.default_rng(20260917)
     Q = np.linalg.qr(rng.normal(size=(50, 50)))[0]  # a seeded random orthogonal map
     B = A @ Q.T  # B Q = A: the map that aligns B to A is Q
-    r = embedlab.diff(EmbeddingTable(A), EmbeddingTable(B))
+    r = embedlab.diff(EmbeddingTable(A), EmbeddingTable(B), k=0, geometry=False)  # the rows and the map only
     np.testing.assert_allclose(r.alignment.rotation, Q, atol=1e-10)
     np.testing.assert_allclose(r.alignment.cosines, 1.0, atol=1e-10)
+    sampled = embedlab.diff(EmbeddingTable(A), EmbeddingTable(B), queries=300, geometry=False)  # over all 400,000
+    assert (sampled.overlap.overlap == 1.0).all()  # a rotation keeps every cosine, so every neighbour list
     chosen = rng.choice(len(A), size=100, replace=False)
     noisy = B.copy()
     noisy[chosen] += rng.normal(size=(100, 50)) * np.linalg.norm(A[chosen], axis=1, keepdims=True) / 5
-    r = embedlab.diff(EmbeddingTable(A), EmbeddingTable(noisy), top=100)
+    r = embedlab.diff(EmbeddingTable(A), EmbeddingTable(noisy), top=100, k=0, geometry=False)
     assert set(r.match.a_ids[r.most_drifted()].tolist()) == set(chosen.tolist())
     assert set(np.flatnonzero(~r.changes.equal).tolist()) >= set(chosen.tolist())

