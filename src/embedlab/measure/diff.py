@@ -8,7 +8,7 @@ two merged models, or a model's token table and its untied output head) compared
   for each shared row whether it is exactly equal, its L2 change ``||b - a||`` and its relative change
   ``||b - a|| / ||a||``; the rows that moved most and least (of those that moved at all);
 * new rows (``new_rows``): a table grown from n to n + k rows starts its new rows at the mean of the
-  old rows (transformers' ``resize_token_embeddings``, mean resizing by default since 4.46, after
+  old rows (transformers' ``resize_token_embeddings``, whose ``mean_resizing`` is on by default, after
   Hewitt 2021, "Initializing new word embeddings for pretrained language models"; it adds noise of
   covariance 1e-9 times the old rows', some 3e-5 of their spread) or at zero; each added row is
   named as still at one of them (within ``INIT_TOLERANCE`` of the old rows' spread) or moved, with how far;
