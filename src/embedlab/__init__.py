@@ -38,6 +38,7 @@ result:
 ``projector``       what the offline projector page shows: points, exact neighbours over all V
 ``export``          the table as TensorBoard projector files (vectors.tsv, metadata.tsv)
 ``audit``           tokenizer vs table vs head: accounting, reachability, degenerate rows, under-trained tokens
+``diff``            two tables (or a table and its head): moved rows, new rows, Procrustes alignment
 ``plot``            one figure (projection, norms, neighbors, scale, positions, bands)
 ``resolve_probe``   the report's probe: a token or id, else "king", else id 137
 ==================  ===================================================================
@@ -73,6 +74,7 @@ _LAZY = {
     "graph": "api",
     "compress": "api",
     "audit": "api",
+    "diff": "api",
     "params": "api",
     "positions": "api",
     "encode": "api",

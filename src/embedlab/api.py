@@ -38,7 +38,7 @@ from .engine.neighbors.defaults import DEFAULT_K, DEFAULT_MEMORY, METRICS
 from .engine.vocabulary import resolve_id, respellings
 from .measure import lab, model_params, params as param_counts
 from .measure.lab import REPORT_K
-from .measure.defaults import fit_default
+from .measure.defaults import DEFAULT_TOP, fit_default
 from .report import files, run
 from .report.formats import shown_source
 
@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # annotations only: these modules need NumPy / torch
     from .measure.audit import AuditResult
     from .measure.compress import CompressResult
     from .measure.demo import DemoResult
+    from .measure.diff import DiffResult
     from .measure.encode import Encoding
     from .measure.hubs import HubsResult
     from .measure.neighbors import NeighborsResult, NeighborsStream
@@ -56,7 +57,7 @@ if TYPE_CHECKING:  # annotations only: these modules need NumPy / torch
     from .measure.projector import ProjectorResult
     from .report.export import Export
 
-__all__ = ["report", "neighbors", "neighbors_stream", "hubs", "graph", "compress", "audit", "params", "positions", "encode", "demo", "projector", "export",
+__all__ = ["report", "neighbors", "neighbors_stream", "hubs", "graph", "compress", "audit", "diff", "params", "positions", "encode", "demo", "projector", "export",
            "resolve_probe", "default_probe", "PROJECTOR_SAMPLE", "PROJECTOR_K",
            "DEFAULT_PROBE_TOKEN", "DEFAULT_PROBE_ID", "REPORT_K", "DEFAULT_MEMORY",
            "DEFAULT_BASE", "AUDIT_PERCENTILE"]
@@ -556,6 +557,88 @@ def audit(table_or_model: Table = "minilm", *, unused: Sequence[int | range] | r
 def _audit_call(table_or_model: Table, **given: Any) -> str | None:
     """``embedlab.audit('path/to/model', percentile=1.0)``: the call as written (``_call_text``)."""
     return _call_text(audit, [table_or_model], given)
+
+
+# -- diff ----------------------------------------------------------------------------
+
+def diff(a: Table, b: Table | None = None, *, table: str = "input", table_b: str | None = None,
+         top: int | None = None, k: int | None = None, queries: int | None = None, seed: int = 0,
+         center: bool = False, scale: bool = False, geometry: bool = True, memory: int | None = None,
+         tensor: str | None = None, tensor_b: str | None = None, words: str | os.PathLike | None = None,
+         words_b: str | os.PathLike | None = None) -> "DiffResult":
+    """What changed between two tables, and did the new rows train? (``embedlab diff``)
+
+    Rows shared by id (and by token string where both have a vocabulary and the ids differ), added and
+    removed; per row exact equality, L2 and relative change; added rows against their initialisation
+    (the old rows' mean, as transformers' mean resizing, or zero); the orthogonal map that best aligns B
+    to A and each row's aligned cosine; for every shared token, the overlap of its k nearest (cosine) in A and
+    in B over each whole vocabulary, with the exact search (``measure.diff.measure_diff``).
+
+    Parameters
+    ----------
+    a, b : EmbeddingTable, str, os.PathLike or list of list of float
+        The table before (A) and after (B), anything ``load`` reads. ``b`` left out is ``a`` itself: its
+        other table (``table_b``), so ``diff("path/to/model")`` compares the token table with the output head.
+    table, table_b : {"input", "head"}
+        Which table of A's model, and of B's (default: ``table``, or with ``b`` left out the other one).
+    top : int, optional
+        Rows listed per ranking; default 10, shrunk to the smaller V with a note.
+    k : int, optional
+        Neighbours per list of the overlap; default 10, shrunk to the smaller V - 1 with a note; 0 leaves the
+        overlap out (it searches both tables whole: the slow part on a big table).
+    queries : int, optional
+        The overlap of this many shared tokens, sampled with ``seed``; default every shared token.
+    seed : int
+        Seed of that sample.
+    center, scale : bool
+        Centre both tables on their mean row, and scale B, before aligning (``measure.procrustes.align``).
+    geometry : bool
+        Each table's isotropy (``measure.isotropy``): mean cosine of random pairs, first-component share,
+        IsoScore, partition-function ratio, the mean row and all-but-the-top's effect on neighbour lists.
+    memory : int, optional
+        Bytes of working memory of each block of rows and each search (default ``DEFAULT_MEMORY``, 256 MiB).
+    tensor, tensor_b, words, words_b : optional
+        For A's and B's model path, as ``sources.load``.
+
+    Returns
+    -------
+    DiffResult
+        ``run`` records embedlab's version, the date and this call.
+
+    Raises
+    ------
+    ChoiceError
+        For a ``table`` or ``table_b`` other than "input" or "head".
+    ValueError
+        ``table_b`` equal to ``table`` with ``b`` left out (a table against itself); ``table="head"`` beside a
+        table object or a list of rows.
+    SizeError
+        For ``top`` below 1.
+    SourceError, MissingExtraError
+        For a model that cannot be loaded.
+
+    >>> r = diff([[1.0, 0.0], [0.0, 1.0]], [[1.0, 0.0], [0.0, 2.0], [0.5, 0.5]])
+    >>> r.changes.equal.tolist(), r.changes.l2.tolist(), r.match.added.tolist(), r.new.verdicts
+    ([True, False], [0.0, 1.0], [2], ('mean',))
+    """
+    call = _call_text(diff, [a] if b is None else [a, b], dict(table=table, table_b=table_b, top=top, k=k,
+                      queries=queries, seed=seed, center=center, geometry=geometry,
+                      scale=scale, memory=memory, tensor=tensor, tensor_b=tensor_b, words=words, words_b=words_b))
+    with _extra("diffs"):
+        from .measure import diff as measure
+    if table_b is None:
+        table_b = table if b is not None else ("head" if table == "input" else "input")
+    if b is None and table_b == table:
+        raise ValueError(f"table_b={table_b!r} with b left out compares the {table} table with itself: give b, or "
+                         "the other table")
+    loaded_a = _table(a, tensor, words, table)
+    loaded_b = _table(a if b is None else b, tensor if b is None and tensor_b is None else tensor_b,
+                      words if b is None and words_b is None else words_b, table_b)
+    top, notes = fit_default(top, DEFAULT_TOP, min(loaded_a.V, loaded_b.V), "top", "the smaller V")
+    k, k_notes = fit_default(k, DEFAULT_K, min(loaded_a.V, loaded_b.V) - 1, "k", "the smaller V - 1")
+    result = measure.measure_diff(loaded_a, loaded_b, top=top, k=k, queries=queries, seed=seed, center=center,
+                                  scale=scale, geometry=geometry, memory=memory, notes=notes + k_notes)
+    return replace(result, run=run.record(call))
 
 
 # -- positions, encode, demo --------------------------------------------------------

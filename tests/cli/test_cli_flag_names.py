@@ -34,7 +34,7 @@ CLI_ONLY_IN = {
 }
 CALLS = {"report": api.report, "params": api.params, "positions": api.positions, "encode": api.encode,
          "neighbors": api.neighbors_stream, "hubs": api.hubs, "graph": api.graph, "compress": api.compress,
-         "projector": api.projector, "export": api.export, "audit": api.audit}
+         "projector": api.projector, "export": api.export, "audit": api.audit, "diff": api.diff}
 
 
 def _commands() -> dict[str, argparse.ArgumentParser]:

@@ -22,7 +22,7 @@ from typing import IO, Sequence
 
 from .. import __version__
 from ..report.formats import terminal_text
-from . import audit, compress, export, inputs, params, plot, projector, report, search
+from . import audit, compress, diff, export, inputs, params, plot, projector, report, search
 from .errors import USER_ERRORS, message, option_spellings
 
 __all__ = ["main", "build_parser"]
@@ -128,4 +128,4 @@ def _older_spellings(action: argparse.Action) -> list[str]:
 # One module per command family; each adds its subcommands to the parser.
 COMMANDS = (report.add, params.add, plot.add, inputs.add_demo, inputs.add_positions, inputs.add_encode,
             search.add_neighbors, search.add_hubs, search.add_graph, compress.add, projector.add, export.add,
-            audit.add)
+            audit.add, diff.add)

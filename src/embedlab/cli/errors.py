@@ -40,7 +40,8 @@ FLAG_EXCEPTIONS = {
 # to be asked for the next, is what a hint must spare the user.
 COMMAND_EXTRAS = {"plot": ("plots",), "demo": ("torch",), "positions": ("models",), "encode": ("models",),
                   "neighbors": ("models",), "hubs": ("models",), "projector": ("plots",), "export": ("models",),
-                  "graph": ("models",), "audit": ("models",)}
+                  "graph": ("models",), "audit": ("models",),
+                  "diff": ("models",)}
 EVERY_EXTRA = "(or 'make test', which installs every extra)"
 
 

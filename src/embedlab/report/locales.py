@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..errors import ChoiceError
 
-__all__ = ["LANGUAGES", "DEFAULT_LANGUAGE", "WORDS", "PROJECTOR_WORDS", "AUDIT_WORDS", "check_language"]
+__all__ = ["LANGUAGES", "DEFAULT_LANGUAGE", "WORDS", "PROJECTOR_WORDS", "AUDIT_WORDS", "DIFF_WORDS", "check_language"]
 
 DEFAULT_LANGUAGE = "ko"
 
@@ -1361,3 +1361,209 @@ def check_language(lang: str) -> str:
         raise ChoiceError(f"unknown language {lang!r}: expected one of {', '.join(LANGUAGES)}", parameter="lang",
                           value=lang, expected=f"one of {', '.join(LANGUAGES)}")
     return lang
+
+
+# The diff's words (``embedlab diff``: ``report.diff`` writes its Markdown, ``report.views`` its terminal summary
+# in English). Fields are already-formatted values from the renderer.
+DIFF_WORDS: dict[str, dict[str, object]] = {
+    "en": {
+        "title": "Diff of {a} and {b}: what changed, and did the new rows train?",
+        "intro": "A: {a}, V = {V_a} rows x D = {D_a}. B: {b}, V = {V_b} rows x D = {D_b}.",
+        "rows": "Rows: {shared} shared ({by_id} by id, {by_token} by token string where the ids differ); {added} "
+                "only in B (added), {removed} only in A (removed).",
+        "changes": "Exactly equal: {equal}; changed: {changed} (L2 change of the changed rows: median {median}, "
+                   "largest {max}; relative change ||b - a|| / ||a||: median {relative}).",
+        "unchanged": "Every shared row is exactly equal in A and B.",
+        "new_rows": "Added rows against their initialisation (the mean of A's rows, as transformers' mean resizing "
+                    "starts them, or zero): a row within {tolerance} of A's spread around that point (median "
+                    "distance {spread_mean} from the mean, {spread_zero} from zero) is still there. Still at their "
+                    "initialisation: {at_init}; moved: {moved}.",
+        "alignment": "Orthogonal Procrustes, B rotated onto A on the shared rows{options}: aligned cosine mean "
+                     "{mean}, lowest {min}; residual ||A - aligned B||_F = {residual}.",
+        "overlap": "Neighbour overlap (Gonen et al. 2020): the share of each token's {k} nearest by cosine that A "
+                   "and B have in common, each searched over its whole vocabulary, for {queries} shared tokens{sample}: "
+                   "mean {mean}; the same {k} neighbours: {full}; none in common: {none}.",
+        "sample": ", sampled with seed {seed}",
+        "centred": ", both centred on their mean row", "scaled": ", B scaled by {scale}",
+        "verdicts": {"mean": "at the old rows' mean", "zero": "at zero", "moved": "moved"},
+        "by": {"id": "id", "token": "token"},
+        "headings": {"lowest_overlap": "Tokens whose neighbours changed most (lowest overlap)",
+                     "summary": "Summary", "most_moved": "Rows that moved most",
+                     "least_moved": "Rows that moved least (of those that moved)", "new_rows": "Added rows",
+                     "drifted": "Rows that drifted most after alignment", "removed": "Rows only in A",
+                     "skipped": "Skipped", "notes": "Notes"},
+        "columns": {"overlap": ("A id", "B id", "token", "overlap", "L2", "aligned cosine"),
+                    "moved": ("A id", "B id", "token", "matched by", "L2", "relative", "aligned cosine"),
+                    "new_rows": ("B id", "token", "verdict", "from the mean", "from zero"),
+                    "removed": ("A id", "token")},
+        "new_columns_note": "distances in units of A's spread around that point",
+        "geometry": {"heading": "Geometry of each table", "columns": ("measure", "A", "B"),
+                     "mean_cosine": "mean cosine of {pairs} random pairs (Ethayarajh 2019)",
+                     "first_pc_share": "share of the variance on the first principal component",
+                     "isoscore": "IsoScore (Rudman et al. 2022; 1 = isotropic)",
+                     "partition_ratio": "partition-function ratio min Z / max Z (Mu & Viswanath 2018; 1 = isotropic)",
+                     "mean_norm": "length of the mean row",
+                     "mean_norm_ratio": "length of the mean row / mean row length",
+                     "abtt_overlap": "neighbours kept after removing the mean and {d} top components (all-but-the-top)"},
+        "figure": {"title": "{a} → {b}", "drift_title": "Drift after alignment, by token id",
+                   "drift_x": "token id (A)", "drift_y": "1 − aligned cosine",
+                   "overlap_title": "Neighbour overlap of {queries} tokens (k = {k})",
+                   "overlap_x": "neighbours in common, of {k}", "overlap_y": "tokens",
+                   "geometry_title": "Geometry of each table", "side": "{side}: {table}",
+                   "measures": {"mean_cosine": "mean cosine", "first_pc_share": "first PC share",
+                                "isoscore": "IsoScore", "partition_ratio": "min Z / max Z",
+                                "abtt_overlap": "kept by ABTT"}},
+        "more": "… and {count} more (--json lists all)",
+        "skipped_parts": {"rows": "row changes", "new_rows": "added rows", "alignment": "alignment",
+                          "overlap": "neighbour overlap", "geometry": "geometry"},
+    },
+    "ko": {
+        "title": "{a}와 {b} 비교: 무엇이 바뀌었고, 새 행은 학습되었나",
+        "intro": "A: {a}, V = {V_a}행 × D = {D_a}. B: {b}, V = {V_b}행 × D = {D_b}.",
+        "rows": "행: 공유 {shared}개(id로 {by_id}개, id가 달라 토큰 문자열로 {by_token}개); B에만 있는 행(추가) {added}개, "
+                "A에만 있는 행(삭제) {removed}개.",
+        "changes": "정확히 같은 행: {equal}개; 바뀐 행: {changed}개(바뀐 행의 L2 변화: 중앙값 {median}, 최대 {max}; "
+                   "상대 변화 ||b - a|| / ||a||: 중앙값 {relative}).",
+        "unchanged": "공유하는 모든 행이 A와 B에서 정확히 같다.",
+        "new_rows": "추가된 행을 초기값과 비교한다(transformers의 평균 크기 조정이 쓰는 A 행들의 평균, 또는 0): 그 점 "
+                    "둘레 A 행들의 퍼짐(평균에서 중앙 거리 {spread_mean}, 0에서 {spread_zero})의 {tolerance} 안에 있는 "
+                    "행은 아직 초기값에 있다. 초기값에 그대로: {at_init}개; 움직임: {moved}개.",
+        "alignment": "직교 프로크루스테스, 공유 행으로 B를 A에 맞춰 회전{options}: 정렬 뒤 코사인 평균 {mean}, 최저 "
+                     "{min}; 잔차 ||A - 정렬한 B||_F = {residual}.",
+        "overlap": "이웃 겹침(Gonen 외 2020): 토큰마다 코사인으로 가장 가까운 {k}개 가운데 A와 B가 함께 가진 비율, 각 표의 "
+                   "어휘 전체에서 찾음, 공유 토큰 {queries}개{sample}: 평균 {mean}; {k}개 이웃이 모두 같음: {full}개; "
+                   "하나도 안 겹침: {none}개.",
+        "sample": "(시드 {seed}로 뽑음)",
+        "centred": ", 두 표 모두 평균 행을 빼고", "scaled": ", B를 {scale}배",
+        "verdicts": {"mean": "옛 행들의 평균에 있음", "zero": "0에 있음", "moved": "움직임"},
+        "by": {"id": "id", "token": "토큰"},
+        "headings": {"lowest_overlap": "이웃이 가장 많이 바뀐 토큰(겹침이 가장 낮음)",
+                     "summary": "요약", "most_moved": "가장 많이 움직인 행",
+                     "least_moved": "가장 적게 움직인 행(움직인 행 가운데)", "new_rows": "추가된 행",
+                     "drifted": "정렬 뒤 가장 많이 벗어난 행", "removed": "A에만 있는 행",
+                     "skipped": "건너뜀", "notes": "참고"},
+        "columns": {"overlap": ("A id", "B id", "토큰", "겹침", "L2", "정렬 코사인"),
+                    "moved": ("A id", "B id", "토큰", "맞춘 방법", "L2", "상대", "정렬 코사인"),
+                    "new_rows": ("B id", "토큰", "판정", "평균에서", "0에서"),
+                    "removed": ("A id", "토큰")},
+        "new_columns_note": "거리는 그 점 둘레 A 행들의 퍼짐을 단위로 한다",
+        "geometry": {"heading": "표마다의 기하", "columns": ("측정", "A", "B"),
+                     "mean_cosine": "무작위 쌍 {pairs}개의 평균 코사인(Ethayarajh 2019)",
+                     "first_pc_share": "첫 주성분이 차지하는 분산의 비율",
+                     "isoscore": "IsoScore(Rudman 외 2022; 1 = 등방)",
+                     "partition_ratio": "분배 함수 비 min Z / max Z(Mu & Viswanath 2018; 1 = 등방)",
+                     "mean_norm": "평균 행의 길이",
+                     "mean_norm_ratio": "평균 행의 길이 / 행 길이의 평균",
+                     "abtt_overlap": "평균과 상위 주성분 {d}개를 뺀 뒤에도 남는 이웃(all-but-the-top)"},
+        "figure": {"title": "{a} → {b}", "drift_title": "정렬 뒤 벗어남, 토큰 id별",
+                   "drift_x": "토큰 id (A)", "drift_y": "1 − 정렬 코사인",
+                   "overlap_title": "토큰 {queries}개의 이웃 겹침 (k = {k})",
+                   "overlap_x": "{k}개 가운데 함께 가진 이웃", "overlap_y": "토큰 수",
+                   "geometry_title": "표마다의 기하", "side": "{side}: {table}",
+                   "measures": {"mean_cosine": "평균 코사인", "first_pc_share": "첫 주성분 비율",
+                                "isoscore": "IsoScore", "partition_ratio": "min Z / max Z",
+                                "abtt_overlap": "ABTT 뒤 남는 이웃"}},
+        "more": "… 그 밖에 {count}개(--json에 모두 있다)",
+        "skipped_parts": {"rows": "행 변화", "new_rows": "추가된 행", "alignment": "정렬",
+                          "overlap": "이웃 겹침", "geometry": "기하"},
+    },
+    "ja": {
+        "title": "{a} と {b} の比較：何が変わり、新しい行は学習されたか",
+        "intro": "A：{a}、V = {V_a} 行 × D = {D_a}。B：{b}、V = {V_b} 行 × D = {D_b}。",
+        "rows": "行：共有 {shared} 個（id で {by_id} 個、id が違いトークン文字列で {by_token} 個）；B だけの行（追加）"
+                "{added} 個、A だけの行（削除）{removed} 個。",
+        "changes": "完全に同じ行：{equal} 個；変わった行：{changed} 個（変わった行の L2 変化：中央値 {median}、最大 {max}；"
+                   "相対変化 ||b - a|| / ||a||：中央値 {relative}）。",
+        "unchanged": "共有する行はすべて A と B でまったく同じ。",
+        "new_rows": "追加された行を初期値と比べる（transformers の平均によるリサイズが使う A の行の平均、または 0）："
+                    "その点のまわりの A の行の広がり（平均からの中央距離 {spread_mean}、0 から {spread_zero}）の "
+                    "{tolerance} 以内の行はまだ初期値にある。初期値のまま：{at_init} 個；動いた：{moved} 個。",
+        "alignment": "直交プロクラステス、共有行で B を A に合わせて回転{options}：整列後のコサイン平均 {mean}、最低 "
+                     "{min}；残差 ||A - 整列した B||_F = {residual}。",
+        "overlap": "近傍の重なり（Gonen ら 2020）：トークンごとのコサインで最も近い {k} 個のうち A と B が共通に持つ割合、"
+                   "それぞれの表の語彙全体から探す、共有トークン {queries} 個{sample}：平均 {mean}；{k} 個の近傍がすべて同じ："
+                   "{full} 個；まったく重ならない：{none} 個。",
+        "sample": "（シード {seed} で抽出）",
+        "centred": "、両方の表から平均行を引いて", "scaled": "、B を {scale} 倍して",
+        "verdicts": {"mean": "元の行の平均にある", "zero": "0 にある", "moved": "動いた"},
+        "by": {"id": "id", "token": "トークン"},
+        "headings": {"lowest_overlap": "近傍が最も変わったトークン（重なりが最も低い）",
+                     "summary": "要約", "most_moved": "最も動いた行",
+                     "least_moved": "最も動かなかった行（動いた行のうち）", "new_rows": "追加された行",
+                     "drifted": "整列後に最もずれた行", "removed": "A だけの行",
+                     "skipped": "省いた部分", "notes": "注"},
+        "columns": {"overlap": ("A id", "B id", "トークン", "重なり", "L2", "整列コサイン"),
+                    "moved": ("A id", "B id", "トークン", "対応づけ", "L2", "相対", "整列コサイン"),
+                    "new_rows": ("B id", "トークン", "判定", "平均から", "0 から"),
+                    "removed": ("A id", "トークン")},
+        "new_columns_note": "距離はその点のまわりの A の行の広がりを単位とする",
+        "geometry": {"heading": "表ごとの幾何", "columns": ("指標", "A", "B"),
+                     "mean_cosine": "ランダムな {pairs} 組の平均コサイン（Ethayarajh 2019）",
+                     "first_pc_share": "第 1 主成分が占める分散の割合",
+                     "isoscore": "IsoScore（Rudman ら 2022；1 = 等方）",
+                     "partition_ratio": "分配関数の比 min Z / max Z（Mu & Viswanath 2018；1 = 等方）",
+                     "mean_norm": "平均行の長さ",
+                     "mean_norm_ratio": "平均行の長さ / 行の長さの平均",
+                     "abtt_overlap": "平均と上位 {d} 主成分を除いた後も残る近傍（all-but-the-top）"},
+        "figure": {"title": "{a} → {b}", "drift_title": "整列後のずれ、トークン id ごと",
+                   "drift_x": "トークン id (A)", "drift_y": "1 − 整列コサイン",
+                   "overlap_title": "トークン {queries} 個の近傍の重なり (k = {k})",
+                   "overlap_x": "{k} 個のうち共通の近傍", "overlap_y": "トークン数",
+                   "geometry_title": "表ごとの幾何", "side": "{side}：{table}",
+                   "measures": {"mean_cosine": "平均コサイン", "first_pc_share": "第 1 主成分の割合",
+                                "isoscore": "IsoScore", "partition_ratio": "min Z / max Z",
+                                "abtt_overlap": "ABTT 後に残る近傍"}},
+        "more": "… ほか {count} 個（--json がすべて示す）",
+        "skipped_parts": {"rows": "行の変化", "new_rows": "追加された行", "alignment": "整列",
+                          "overlap": "近傍の重なり", "geometry": "幾何"},
+    },
+    "zh": {
+        "title": "{a} 与 {b} 的比较：什么变了，新行训练了吗",
+        "intro": "A：{a}，V = {V_a} 行 × D = {D_a}。B：{b}，V = {V_b} 行 × D = {D_b}。",
+        "rows": "行：共有 {shared} 个（按 id {by_id} 个，id 不同、按词元字符串 {by_token} 个）；仅在 B 中（新增）"
+                "{added} 个，仅在 A 中（删除）{removed} 个。",
+        "changes": "完全相同的行：{equal} 个；变了的行：{changed} 个（变了的行的 L2 变化：中位数 {median}，最大 {max}；"
+                   "相对变化 ||b - a|| / ||a||：中位数 {relative}）。",
+        "unchanged": "所有共有的行在 A 与 B 中完全相同。",
+        "new_rows": "新增的行与其初始值比较（transformers 按均值扩表所用的 A 各行均值，或零）：与该点的距离在 A 各行"
+                    "围绕该点的散布（到均值的中位距离 {spread_mean}，到零 {spread_zero}）的 {tolerance} 以内的行，"
+                    "仍在初始值。仍在初始值：{at_init} 个；已移动：{moved} 个。",
+        "alignment": "正交 Procrustes，用共有的行把 B 旋转对齐到 A{options}：对齐后余弦均值 {mean}，最低 {min}；"
+                     "残差 ||A - 对齐后的 B||_F = {residual}。",
+        "overlap": "近邻重合（Gonen 等 2020）：每个词元按余弦最近的 {k} 个中 A 与 B 共有的比例，各自在整个词表中检索，"
+                   "共有词元 {queries} 个{sample}：均值 {mean}；{k} 个近邻全同：{full} 个；毫无重合：{none} 个。",
+        "sample": "（用种子 {seed} 抽样）",
+        "centred": "，两表都先减去均值行", "scaled": "，B 乘以 {scale}",
+        "verdicts": {"mean": "在旧行的均值", "zero": "在零", "moved": "已移动"},
+        "by": {"id": "id", "token": "词元"},
+        "headings": {"lowest_overlap": "近邻变化最大的词元（重合最低）",
+                     "summary": "摘要", "most_moved": "移动最多的行",
+                     "least_moved": "移动最少的行（在移动了的行中）", "new_rows": "新增的行",
+                     "drifted": "对齐后偏离最多的行", "removed": "仅在 A 中的行",
+                     "skipped": "跳过的部分", "notes": "提示"},
+        "columns": {"overlap": ("A id", "B id", "词元", "重合", "L2", "对齐余弦"),
+                    "moved": ("A id", "B id", "词元", "对应方式", "L2", "相对", "对齐余弦"),
+                    "new_rows": ("B id", "词元", "判定", "距均值", "距零"),
+                    "removed": ("A id", "词元")},
+        "new_columns_note": "距离以 A 各行围绕该点的散布为单位",
+        "geometry": {"heading": "各表的几何", "columns": ("指标", "A", "B"),
+                     "mean_cosine": "{pairs} 对随机行的平均余弦（Ethayarajh 2019）",
+                     "first_pc_share": "第一主成分所占方差的比例",
+                     "isoscore": "IsoScore（Rudman 等 2022；1 = 各向同性）",
+                     "partition_ratio": "配分函数比 min Z / max Z（Mu & Viswanath 2018；1 = 各向同性）",
+                     "mean_norm": "均值行的长度",
+                     "mean_norm_ratio": "均值行的长度 / 行长度的均值",
+                     "abtt_overlap": "去掉均值和前 {d} 个主成分后仍保留的近邻（all-but-the-top）"},
+        "figure": {"title": "{a} → {b}", "drift_title": "对齐后的偏离，按词元 id",
+                   "drift_x": "词元 id (A)", "drift_y": "1 − 对齐余弦",
+                   "overlap_title": "{queries} 个词元的近邻重合 (k = {k})",
+                   "overlap_x": "{k} 个中共有的近邻", "overlap_y": "词元数",
+                   "geometry_title": "各表的几何", "side": "{side}：{table}",
+                   "measures": {"mean_cosine": "平均余弦", "first_pc_share": "第一主成分比例",
+                                "isoscore": "IsoScore", "partition_ratio": "min Z / max Z",
+                                "abtt_overlap": "ABTT 后保留的近邻"}},
+        "more": "… 另有 {count} 个（--json 列出全部）",
+        "skipped_parts": {"rows": "行的变化", "new_rows": "新增的行", "alignment": "对齐",
+                          "overlap": "近邻重合", "geometry": "几何"},
+    },
+}

@@ -49,14 +49,14 @@ from . import fonts, webfont
 from .colors import PALETTE
 from .formats import HIDDEN, cut_text, fixed, format_value, settings_text, source_name, tick_text, visible_whitespace
 from .labels import place_labels
-from .locales import AUDIT_WORDS, DEFAULT_LANGUAGE, WORDS, check_language
+from .locales import AUDIT_WORDS, DEFAULT_LANGUAGE, DIFF_WORDS, WORDS, check_language
 
 __all__ = [
     "lab_figure", "new_figure", "png_bytes", "DPI", "PALETTE", "GROUP_COLORS", "METHOD_NAMES",
     "undrawn_tokens", "svg_text", "svg_document", "figure_bytes", "FIGURE_SUFFIXES",
     "projection_figure", "norms_figure", "stretch_figure", "scale_figure",
     "cost_figure", "params_figure", "positions_figure", "bands_figure", "compress_figure", "audit_figure",
-    "AUDIT_LABELS", "AUDIT_LISTED",
+    "AUDIT_LABELS", "AUDIT_LISTED", "diff_figure", "DIFF_LABELS",
 ]
 
 DPI = 100  # pixels per inch: a figure of 12 x 8 inches is 1200 x 800 pixels
@@ -74,6 +74,8 @@ SAMPLE_LABELS = 8  # sample rows labelled besides the probe and its neighbours: 
 MAX_LABELS = 60  # labels asked of the placer at most; the rest are counted as unlabelled
 AUDIT_LABELS = 12  # under-trained candidates labelled on the plot at most, the lowest first
 AUDIT_LISTED = 20  # candidates listed beside the plot (id, token, value), the lowest first
+DIFF_LABELS = 8  # rows labelled on the diff's drift panel at most, the most drifted first
+DRIFT_LABELLED = 1e-6  # drift (1 - aligned cosine) below which a row is not labelled: rounding, not movement
 
 
 def new_figure(width: int = 1200, height: int = 800) -> Any:
@@ -700,6 +702,79 @@ def _not_drawn(values: Any, w: dict[str, Any]) -> list[str]:
 def _audit_table(result: Any) -> str:
     """The audited model's name (the token table's provenance, without the part)."""
     return source_name({**result.source, "part": "input"})
+
+
+def diff_figure(result: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAGE) -> Any:
+    """The diff in three panels (``measure.diff.DiffResult``): each shared row's drift after alignment
+    (1 - aligned cosine) over A's id, the most drifted labelled with their tokens; the histogram of the
+    neighbour overlap; each table's geometry side by side (A in ``PALETTE["before"]``, B in ``"after"``).
+    A panel whose part did not run is left out. Text in ``lang``.
+    """
+    words, w = _words(lang), DIFF_WORDS[check_language(lang)]["figure"]
+    panels = [p for p, present in (("drift", result.alignment is not None), ("overlap", result.overlap is not None),
+                                   ("geometry", bool(result.geometry))) if present]
+    fig = fig or new_figure(1200 if len(panels) < 3 else 1500, 700)
+    axes = fig.subplots(1, max(1, len(panels)), squeeze=False)[0]
+    names = {"a": source_name(result.source_a), "b": source_name(result.source_b)}
+    fig.suptitle(w["title"].format(a=_drawn(names["a"]), b=_drawn(names["b"])))
+    labelled: list[tuple[Any, Any, list[str]]] = []
+    for ax, panel in zip(axes, panels):
+        if panel == "drift":
+            labelled.append(_drift_panel(ax, result, w))
+        elif panel == "overlap":
+            _overlap_panel(ax, result, w)
+        else:
+            _geometry_panel(ax, result, w, names)
+    tokens = [t for _, _, texts in labelled for t in texts]
+    _finish(fig, words, tokens=tokens)
+    for ax, anchors, texts in labelled:
+        if len(texts):
+            place_labels(ax, anchors, [_label(t) for t in texts], family=list(fonts.families()),
+                         color=PALETTE["stretched"])
+    return fig
+
+
+def _drift_panel(ax: Any, result: Any, w: dict[str, Any]) -> tuple[Any, Any, list[str]]:
+    drift = 1.0 - result.alignment.cosines  # (n,)
+    ids = result.match.a_ids  # (n,)
+    ax.scatter(ids, drift, s=3, c=PALETTE["rows"], linewidths=0, rasterized=True)
+    top = result.most_drifted(DIFF_LABELS)
+    # Only rows within two orders of magnitude of the largest drift are labelled: a table where five rows drifted
+    # names five, not three more at 1e-5; rounding (below DRIFT_LABELLED) is never named.
+    top = top[drift[top] > max(DRIFT_LABELLED, 0.01 * float(drift[top[0]]) if len(top) else 0.0)]
+    ax.scatter(ids[top], drift[top], s=14, c=PALETTE["stretched"], zorder=3)
+    ax.set_title(w["drift_title"])
+    ax.set_xlabel(w["drift_x"])
+    ax.set_ylabel(w["drift_y"])
+    texts = [result.token(int(ids[j]), int(result.match.b_ids[j])) or str(int(ids[j])) for j in top]
+    return ax, np.column_stack([ids[top], drift[top]]).astype(np.float64), texts
+
+
+def _overlap_panel(ax: Any, result: Any, w: dict[str, Any]) -> None:
+    o = result.overlap
+    counts = o.histogram()  # (k + 1,)
+    ax.bar(np.arange(o.k + 1), counts, color=PALETTE["cosine"])
+    ax.set_title(w["overlap_title"].format(queries=format_value(len(o.positions)), k=o.k))
+    ax.set_xlabel(w["overlap_x"].format(k=o.k))
+    ax.set_ylabel(w["overlap_y"])
+    ax.set_xticks(np.arange(o.k + 1))
+
+
+def _geometry_panel(ax: Any, result: Any, w: dict[str, Any], names: dict[str, str]) -> None:
+    measures = [m for m in w["measures"] if all(getattr(iso, m) is not None for iso in result.geometry.values())]
+    x = np.arange(len(measures))
+    for offset, side in ((-0.2, "a"), (0.2, "b")):
+        if side in result.geometry:
+            values = [getattr(result.geometry[side], m) for m in measures]
+            bars = ax.bar(x + offset, values, width=0.4, color=PALETTE["before" if side == "a" else "after"],
+                          label=w["side"].format(side=side.upper(), table=_drawn(names[side])))
+            # each value written on its bar: a ratio of 0.0003 has no visible bar, and reads as missing without it
+            ax.bar_label(bars, labels=[f"{v:.0e}" if abs(v) < 0.01 and v != 0 else f"{v:.2f}" for v in values],
+                         fontsize=7, padding=2)
+    ax.set_xticks(x, [w["measures"][m] for m in measures], rotation=20, ha="right")
+    ax.axhline(0.0, color=PALETTE["reference"], linewidth=0.8)
+    ax.set_title(w["geometry_title"])
+    ax.legend(loc="best", fontsize=8)
 
 
 # -- shared steps: words, fonts, numbers, notes -----------------------------------------------

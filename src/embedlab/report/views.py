@@ -14,6 +14,8 @@ from ..errors import brief
 from ..measure.params import STORED
 from .audit import (advice_text, audit_words, finding_text, ids_text, indicator_text, intro_text, resize_text,
                     rule_text, undertrained_text, verdict_text, SHOWN)
+from .diff import (alignment_text, changes_text, diff_words, geometry_rows, moved_rows, new_row_cells, new_rows_text,
+                   overlap_rows, overlap_text, removed_cells, rows_text, tables_text)
 from .formats import (TERMINAL, source_name, cut_text, human, percent, round3, row_label, shape_text,
                       fixed, human_bytes, human_count, number, significant, terminal_table)
 
@@ -28,7 +30,7 @@ if TYPE_CHECKING:  # only for the annotations: these modules need NumPy / torch
     from ..measure.positions import PositionComparison
 
 __all__ = ["params_terminal", "demo_terminal", "positions_terminal", "encode_terminal", "neighbors_terminal",
-           "neighbors_terminal_stream", "hubs_terminal", "compress_terminal", "graph_terminal", "audit_terminal"]
+           "neighbors_terminal_stream", "hubs_terminal", "compress_terminal", "graph_terminal", "audit_terminal", "diff_terminal"]
 
 
 def params_terminal(count: Count, growth: Growth) -> str:
@@ -459,3 +461,45 @@ def _audit_undertrained(result: Any, w: dict[str, Any], show: int) -> str:
     more = len(u.candidates) - show
     return (f"{w['headings']['undertrained'].lower()}\n{intro}\n" + table
             + (w["more"].format(count=f"{more:,}") + "\n" if more > 0 and rows else ""))
+
+
+def diff_terminal(result: Any, *, show: int | None = None) -> str:
+    """``embedlab diff``'s summary: the two tables, what is shared, added and removed, how far rows moved, the
+    added rows against their initialisation, the alignment; then each ranking's first ``show`` rows (default the
+    result's ``top``; ``--json`` holds every row). English (``locales.DIFF_WORDS["en"]``)."""
+    w = diff_words("en")
+    show = result.top if show is None else show
+    sentences = [rows_text(result, w), changes_text(result, w), new_rows_text(result, w), alignment_text(result, w),
+                 overlap_text(result, w)]
+    blocks = [f"embedlab diff: {tables_text(result, w, TERMINAL)}\n" + "".join(f"{s}\n" for s in sentences if s)]
+    c, headers = result.changes, w["columns"]["moved"]
+    if c is not None and (~c.equal).any():
+        blocks.append(_titled(w["headings"]["most_moved"], moved_rows(result, c.most(show), w, TERMINAL), headers))
+        if (~c.equal).sum() > show:  # fewer moved rows than a ranking shows: the least moved are the most moved
+            blocks.append(_titled(w["headings"]["least_moved"], moved_rows(result, c.least(show), w, TERMINAL),
+                                  headers))
+    if result.new is not None:
+        cells = new_row_cells(result, w, TERMINAL, show)
+        blocks.append(_titled(f"{w['headings']['new_rows']} ({w['new_columns_note']})", cells, w["columns"]["new_rows"],
+                              more=len(result.new.ids) - show, words=w))
+    if result.alignment is not None:
+        blocks.append(_titled(w["headings"]["drifted"], moved_rows(result, result.most_drifted(show), w, TERMINAL),
+                              headers))
+    if result.overlap is not None:
+        blocks.append(_titled(w["headings"]["lowest_overlap"], overlap_rows(result, result.lowest_overlap(show),
+                                                                            TERMINAL), w["columns"]["overlap"]))
+    if result.geometry:
+        blocks.append(_titled(w["geometry"]["heading"], geometry_rows(result, w), w["geometry"]["columns"]))
+    if len(result.match.removed):
+        blocks.append(_titled(w["headings"]["removed"], removed_cells(result, TERMINAL, show), w["columns"]["removed"],
+                              more=len(result.match.removed) - show, words=w))
+    tail = [f"skipped: {w['skipped_parts'][s.part]}: {s.reason}" for s in result.skipped]
+    tail += [f"note: {note}" for note in result.notes]
+    return "\n".join(blocks) + ("\n" + "\n".join(tail) + "\n" if tail else "")
+
+
+def _titled(title: str, rows: Sequence[Sequence[str]], headers: Sequence[str], *, more: int = 0,
+            words: dict[str, Any] | None = None) -> str:
+    """A lower-case title line, the table, and how many rows more where some were left out."""
+    text = f"{title[0].lower()}{title[1:]}\n" + terminal_table(rows, headers=headers)
+    return text + (words["more"].format(count=f"{more:,}") + "\n" if more > 0 and words is not None else "")
