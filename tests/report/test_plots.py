@@ -71,7 +71,7 @@ def assert_readable(fig, ax):
 def unlabelled_note(fig):
     import re
 
-    notes = [t.get_text() for t in fig.texts if "labelled" in t.get_text()]
+    notes = [line for t in fig.texts for line in t.get_text().split("\n") if "labelled" in line]
     assert len(notes) == 1
     counts = re.fullmatch(r"(\d+) of (\d+) points labelled, (\d+) left unlabelled", notes[0])
     shown, total, left = map(int, counts.groups())

@@ -207,15 +207,23 @@ def projection_figure(proj: Any, fig: Any = None, *, lang: str = DEFAULT_LANGUAG
     ax.set_ylabel(words["projection_axis"].format(method=method, axis=2))
     # Outside the axes, at the right: inside, it hid points wherever "best" put it.
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=8)
-    notes = [words["projection_note"], *_degenerate_notes(proj, words)]
+    # The last line of the notes says how many points got a label: known once they are placed, so a line is
+    # kept for it here (the notes set the layout before the labels) and written below. On a line of its own, it
+    # never runs into a long note (it stood at the right of the same line, and met the degenerate rows' note).
+    notes = [words["projection_note"], *_degenerate_notes(proj, words), "-"]
     _finish(fig, words, tokens=proj.labels, notes=notes)  # before the labels: it sets the layout
     wanted = _labelled_rows(proj.groups)
     placement = place_labels(ax, proj.points[wanted], [_label(proj.labels[i]) for i in wanted],
                              points=proj.points, family=list(fonts.families()))
     placed = len(placement.placed)
-    fig.text(0.99, 0.005, words["labelled_note"].format(placed=format_value(placed), total=format_value(len(proj.ids)),
-                                                         left=format_value(len(proj.ids) - placed)),
-             fontsize=NOTE_SIZE, color="#404040", ha="right", va="bottom", fontfamily=list(fonts.families()))
+    line = words["labelled_note"].format(placed=format_value(placed), total=format_value(len(proj.ids)),
+                                         left=format_value(len(proj.ids) - placed))
+    for text in fig.texts:  # _add_notes' block: the kept line replaced (a note on undrawn tokens may follow it)
+        lines = text.get_text().split("\n")
+        if "-" in lines:
+            lines[lines.index("-")] = _drawn(line, lines=True)
+            text.set_text("\n".join(lines))
+            break
     return fig
 
 
