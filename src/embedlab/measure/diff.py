@@ -36,6 +36,7 @@ import numpy as np
 from ..engine.neighbors.defaults import DEFAULT_MEMORY
 from ..engine.row_blocks import row_edges
 from ..errors import SizeError
+from .audit import Skipped  # a part that did not run, and why: the audit's record, shared
 from .isotropy import Isotropy, isotropy
 from .neighbor_overlap import NeighborOverlap, neighbor_overlap
 from .procrustes import Alignment, align
@@ -148,17 +149,6 @@ class NewRows:
     def moved(self) -> np.ndarray:
         """B's ids of the added rows that moved away from every initialisation."""
         return self.ids[[v == "moved" for v in self.verdicts]] if len(self.ids) else self.ids
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """A part of the diff that did not run, and why."""
-
-    part: str
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"part": self.part, "reason": self.reason}
 
 
 @dataclass(frozen=True)
