@@ -290,6 +290,7 @@ class DiffResult:
     def _alignment_dict(self) -> dict[str, Any]:
         a = self.alignment
         return {"center": a.center, "scale": a.scaled, "scale_factor": a.scale, "residual": _rounded(a.residual),
+                "fitted_rows": a.fitted,
                 "mean_aligned_cosine": _rounded(float(a.cosines.mean())),
                 "min_aligned_cosine": _rounded(float(a.cosines.min())),
                 # the map itself is D x D (16.7M numbers at D = 4,096): the library result holds it, the JSON its sign

@@ -8,7 +8,11 @@ Procrustes (Schönemann 1966) finds the orthogonal map ``R`` (D, D) that brings 
 
 (scipy's ``orthogonal_procrustes(B, A)``; Hamilton et al. 2016 align word vectors of two decades this way).
 Optionally both tables are centred on their mean row first, and B is scaled by ``s = trace(S) / ||B||_F^2``
-(the scale that minimises the residual once ``R`` is fixed). Each row's aligned cosine
+(the scale that minimises the residual once ``R`` is fixed). A few rows that moved far on their own
+(a fine-tune's new tokens, a merge's replaced rows) tilt a least-squares fit, so that rows which did
+not move at all come out "drifted": where some rows' residuals lie beyond the median + 10 MAD
+(``TRIM_MADS``) of all the residuals, and they are at most a tenth of the rows, the map is fitted
+once more without them (``Alignment.fitted``), and every row is measured with that map. Each row's aligned cosine
 ``cos(a_i, s (b_i - mu_B) R + mu_A)`` is 1 where the row only turned with the rest, lower where it
 moved on its own: the rows that drifted most come first.
 
@@ -25,7 +29,9 @@ import numpy as np
 from ..errors import ShapeError
 from ..engine.row_blocks import row_edges
 
-__all__ = ["Alignment", "align"]
+__all__ = ["Alignment", "align", "TRIM_MADS"]
+
+TRIM_MADS = 10  # residuals beyond the median + this many MADs are left out of a second fit
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,8 @@ class Alignment:
         ``||a_i - aligned b_i||``, in the table's units.
     center, scaled : bool
         The options the map was fitted with.
+    fitted : int
+        Rows the map was fitted on: all n, or fewer where rows far off the first fit were left out.
     """
 
     rotation: np.ndarray
@@ -56,6 +64,7 @@ class Alignment:
     residuals: np.ndarray
     center: bool
     scaled: bool
+    fitted: int = 0
 
     @property
     def residual(self) -> float:
@@ -99,24 +108,48 @@ def align(A: Any, B: Any, *, center: bool = False, scale: bool = False, block: i
     edges = row_edges(n, block)
     mean_a = _mean(A, edges) if center else np.zeros(D)  # (D,)
     mean_b = _mean(B, edges) if center else np.zeros(D)  # (D,)
+    R, s = _fit(A, B, edges, mean_a, mean_b, scale, keep=None)
+    cosines, residuals = _measure(A, B, edges, R, s, mean_a, mean_b)
+    median = float(np.median(residuals))
+    mad = float(np.median(np.abs(residuals - median)))
+    far = residuals > median + TRIM_MADS * mad  # (n,) rows that moved on their own, far off the first fit
+    fitted = n
+    if mad > 0 and 0 < int(far.sum()) <= n // 10:
+        R, s = _fit(A, B, edges, mean_a, mean_b, scale, keep=~far)
+        cosines, residuals = _measure(A, B, edges, R, s, mean_a, mean_b)
+        fitted = n - int(far.sum())
+    return Alignment(rotation=R, scale=s, mean_a=mean_a, mean_b=mean_b, cosines=cosines, residuals=residuals,
+                     center=center, scaled=scale, fitted=fitted)
+
+
+def _fit(A: Any, B: Any, edges: list[tuple[int, int]], mean_a: np.ndarray, mean_b: np.ndarray, scale: bool,
+         keep: np.ndarray | None) -> tuple[np.ndarray, float]:
+    """The map R (D, D) and scale s of least squares over the rows ``keep`` (n,) bool (all where None)."""
+    D = len(mean_a)
     M = np.zeros((D, D))  # B^T A over the centred rows
     b_energy = 0.0  # ||B - mu_B||_F^2
     for start, stop in edges:
         a = np.asarray(A[start:stop], dtype=np.float64) - mean_a  # (m, D)
         b = np.asarray(B[start:stop], dtype=np.float64) - mean_b  # (m, D)
+        if keep is not None:
+            a, b = a[keep[start:stop]], b[keep[start:stop]]
         M += b.T @ a
         b_energy += float(np.sum(b * b))
     U, S, Vt = np.linalg.svd(M)  # M = U S V^T
-    R = U @ Vt  # (D, D)
-    s = float(S.sum() / b_energy) if scale and b_energy > 0 else 1.0
+    return U @ Vt, (float(S.sum() / b_energy) if scale and b_energy > 0 else 1.0)
+
+
+def _measure(A: Any, B: Any, edges: list[tuple[int, int]], R: np.ndarray, s: float, mean_a: np.ndarray,
+             mean_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's aligned cosine and residual (n,) under the map."""
+    n = edges[-1][1]
     cosines, residuals = np.empty(n), np.empty(n)
     for start, stop in edges:
         a = np.asarray(A[start:stop], dtype=np.float64)  # (m, D)
         b = s * ((np.asarray(B[start:stop], dtype=np.float64) - mean_b) @ R) + mean_a  # (m, D) in A's frame
         residuals[start:stop] = np.linalg.norm(a - b, axis=1)
         cosines[start:stop] = _cosines(a, b)
-    return Alignment(rotation=R, scale=s, mean_a=mean_a, mean_b=mean_b, cosines=cosines, residuals=residuals,
-                     center=center, scaled=scale)
+    return cosines, residuals
 
 
 def _mean(X: Any, edges: list[tuple[int, int]]) -> np.ndarray:
