@@ -294,3 +294,16 @@ def test_a_long_call_shows_a_status_line_on_a_terminal_and_erases_it(monkeypatch
             assert text.startswith("\rembedlab report: 0 s") and text.endswith("\r\033[K")
         else:
             assert text == ""
+
+
+def test_a_reader_that_leaves_early_is_no_error(tmp_path):
+    """``embedlab neighbors ... | head -1``: the reader closes the pipe; the command ends with 0 and says nothing
+    (it printed "error: [Errno 32] Broken pipe" and exited 1)."""
+    np.save(tmp_path / "W.npy", np.random.default_rng(2).standard_normal((50, 4)).astype(np.float32))
+    ids = [str(i) for i in range(50)]
+    process = subprocess.Popen([sys.executable, "-m", "embedlab", "neighbors", "--model", str(tmp_path / "W.npy"),
+                                *ids, "--k", "40"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.read(10)
+    process.stdout.close()  # the reader leaves with most of the output unread (more than a pipe's buffer)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 0 and err == b"", err

@@ -17,6 +17,7 @@ import argparse
 import copy
 import functools
 import os
+import select
 import sys
 from typing import IO, Sequence
 
@@ -38,12 +39,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(terminal_text(f"{_command_name(args)}: interrupted"), file=sys.stderr)
         return 130
     except USER_ERRORS as exc:
+        if isinstance(exc, BrokenPipeError) and _stdout_gone():  # the reader left (`| head`): it read what it wanted
+            return 0
         if os.environ.get("EMBEDLAB_DEBUG"):
             raise
         # One line, whatever the message quotes from a file: its newlines are shown as \n too.
         print(terminal_text(f"{_command_name(args)}: error: {message(exc, args)}", newlines=False),
               file=sys.stderr)
         return 1
+
+
+def _stdout_gone() -> bool:
+    """Whether stdout is a pipe whose reader has left (``embedlab ... | head``); then stdout is pointed at
+    /dev/null, so Python's last flush on its way out raises no second error. Another broken pipe (a
+    cluster's connection) is an error as any other."""
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        gone = any(events & select.POLLERR for _, events in poller.poll(0))  # a pipe without reader: POLLERR
+    except (AttributeError, OSError, ValueError):  # no poll here, or stdout is not a file
+        return False
+    if gone:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+    return gone
 
 
 def _command_name(args: argparse.Namespace | None) -> str:
