@@ -632,8 +632,17 @@ def diff(a: Table, b: Table | None = None, *, table: str = "input", table_b: str
         raise ValueError(f"table_b={table_b!r} with b left out compares the {table} table with itself: give b, or "
                          "the other table")
     loaded_a = _table(a, tensor, words, table)
-    loaded_b = _table(a if b is None else b, tensor if b is None and tensor_b is None else tensor_b,
-                      words if b is None and words_b is None else words_b, table_b)
+    try:
+        loaded_b = _table(a if b is None else b, tensor if b is None and tensor_b is None else tensor_b,
+                          words if b is None and words_b is None else words_b, table_b)
+    except errors.SourceError as exc:
+        if b is not None or table_b != "head" or getattr(exc, "parameter", None) != "table":
+            raise
+        # B left out means "A's head": a table with none gets the fix, not the flag it never typed
+        name = os.fspath(a) if isinstance(a, (str, os.PathLike)) else "the table"
+        raise errors.SourceError(f"{name} has no output head to compare its table with (B left out means A's "
+                                 "head): give a second table B (embedlab diff A B)", parameter="b", value=None,
+                                 expected="a second table B: A has no output head to compare with") from None
     top, notes = fit_default(top, DEFAULT_TOP, min(loaded_a.V, loaded_b.V), "top", "the smaller V")
     k, k_notes = fit_default(k, DEFAULT_K, min(loaded_a.V, loaded_b.V) - 1, "k", "the smaller V - 1")
     result = measure.measure_diff(loaded_a, loaded_b, top=top, k=k, queries=queries, seed=seed, center=center,

@@ -68,6 +68,7 @@ def test_a_word_vector_table_has_no_head_to_compare_with(tables, capsys):
     assert main(["diff", args[0], "--words", args[3]]) == 1
     err = capsys.readouterr().err
     assert err.startswith("embedlab diff: error: ") and err.count("\n") == 1
+    assert "has no output head" in err and "give a second table B" in err and "--table" not in err  # the fix
 
 
 def test_a_markdown_name_that_is_not_md_is_a_usage_error(tables, capsys):

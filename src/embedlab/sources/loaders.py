@@ -204,7 +204,7 @@ def _no_head(name: str, what: str) -> SourceError:
     return SourceError(f"{name} has no output head: it is {what}, with no model to score tokens; table='head' "
                        "(--table head) needs a model checkpoint (a folder, a .safetensors or .gguf file)",
                        parameter="table", value="head",
-                       expected=f"input: {name} is {what}, which have no output head (only a model checkpoint has one)")
+                       expected=f"input: {name} is {what}, which has no output head (only a model checkpoint has one)")
 
 
 def _check_options(model: str, *, tensor: str | None, words: str | Path | None) -> None:
