@@ -66,6 +66,7 @@ FIGURES = ["projection", "norms", "stretch", "scale", "positions", "bands", "cos
 def _texts(fig):
     """Titles, axis labels, legend entries and notes: every text of the figure but ticks and marks."""
     found = [t.get_text() for t in fig.texts]
+    found += [line for t in fig.texts for line in t.get_text().split("\n")]  # the notes are lines of one text
     if fig._suptitle is not None:
         found.append(fig._suptitle.get_text())
     for legend in fig.legends:
