@@ -143,7 +143,8 @@ def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (
 def plot_notes(fig: Any) -> tuple[str, ...]:
     """What the call that drew ``fig`` says beside the figure, one sentence each: typed tokens found only as
     the table's tokenizer spells them (``vocabulary.Respelling.note``), the degenerate rows a projection left
-    out or kept (``Projection.notes``, also drawn under the figure). ``()`` for a figure with none, or one not
+    out or kept (``Projection.notes``, also drawn under the figure), the position rows a family leaves out
+    (``positions.row_notes``, as ``positions`` prints them). ``()`` for a figure with none, or one not
     drawn by ``plot``."""
     return _NOTES.get(fig, ())
 
@@ -204,9 +205,13 @@ def _positions(table: Any, fig: Any, lang: str, *, max_context_length: int | Non
     from .measure import positions
     from .report import plots
 
+    rule = sources.read_input_rule(table)
     maps = positions.position_maps(table, base=10000.0 if base is None else base,
-                                   max_context_length=max_context_length, rule=sources.read_input_rule(table))
-    return plots.positions_figure(maps, fig, lang=lang)
+                                   max_context_length=max_context_length, rule=rule)
+    drawn = plots.positions_figure(maps, fig, lang=lang)
+    if maps.learned is not None:  # the rows left out, as `positions` says them (also drawn under the figure)
+        _NOTES[drawn] = tuple(positions.row_notes(table, rule))
+    return drawn
 
 
 def _bands(table: Any, fig: Any, lang: str, *, widths: Sequence[int] | None, base: float | None) -> Any:

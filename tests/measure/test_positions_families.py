@@ -131,6 +131,23 @@ def test_the_positions_figure_says_where_its_rows_and_t_max_come_from(hf_familie
     assert "T_max = 64: config의 max_position_embeddings" in " ".join(t.get_text() for t in llama.texts)
 
 
+def test_plot_positions_says_on_the_terminal_what_positions_says(hf_families, capsys, tmp_path):
+    """The rows a family leaves out are printed by `plot positions` too, as `positions` prints them (a reviewer
+    found the note only inside the figure); the numbers from the model object."""
+    from embedlab.figures import plot_notes
+
+    truth = hf_families["roberta"]
+    model = _model(truth)
+    first = model.embeddings.padding_idx + 1  # the first row RoBERTa's tokens read
+    note = (f"rows 0-{first - 1} of the {model.config.max_position_embeddings}-row table left out: roberta numbers "
+            f"positions from row {first}")
+    fig = embedlab.plot("positions", str(truth.path), lang="ko")
+    assert note in plot_notes(fig) and note in embedlab.positions(str(truth.path)).notes
+    assert cli.main(["plot", "positions", "--model", str(truth.path), "--out", str(tmp_path / "p.png")]) == 0
+    assert f"note: {note}" in capsys.readouterr().out
+    assert plot_notes(embedlab.plot("positions", str(hf_families["llama"].path))) == ()  # nothing left out
+
+
 def test_both_commands_read_minilm_without_model_and_the_readme_says_so(capsys):
     from pathlib import Path
 

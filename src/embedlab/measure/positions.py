@@ -36,7 +36,7 @@ from ..engine.positional import DEFAULT_BASE, sinusoidal_table
 __all__ = [
     "family_positions", "DEFAULT_MAX_CONTEXT", "DRAWN_POSITIONS", "HEATMAP_POSITIONS", "SMOOTH_ADJACENT", "TableSimilarity", "Smoothness", "PositionComparison",
     "power_of_two_offsets", "table_similarity", "smoothness", "compare_positions", "compare_table_positions",
-    "PositionMaps", "position_maps",
+    "PositionMaps", "position_maps", "row_notes",
 ]
 
 # T_max of the sinusoidal table drawn for a table with no position table and no config to give its context.
@@ -146,7 +146,7 @@ def compare_table_positions(table: Any, *, base: float = DEFAULT_BASE, offsets: 
         raise SourceError(f"{table.provenance.display_name} has no position table: positions needs a checkpoint "
                           "with a learned position table, e.g. --model minilm")
     result = compare_positions(rows, base=base, offsets=offsets, source=table.provenance.to_dict())
-    return replace(result, position_offset=rule.position_offset, notes=[*result.notes, *_row_notes(table, rule)])
+    return replace(result, position_offset=rule.position_offset, notes=[*result.notes, *row_notes(table, rule)])
 
 
 def family_positions(table: Any, rule: Any = None) -> tuple[Any, str | None]:
@@ -165,11 +165,14 @@ def family_positions(table: Any, rule: Any = None) -> tuple[Any, str | None]:
                     f"{projection.name} (Linear E={projection.weight.shape[1]} -> D={projection.weight.shape[0]})")
 
 
-def _row_notes(table: Any, rule: Any) -> list[str]:
-    """Where the rows measured come from, for the reader: OPT's D-wide table, the family's offset."""
+def row_notes(table: Any, rule: Any) -> list[str]:
+    """Where the rows measured come from, for the reader, one sentence each (English): OPT's D-wide table,
+    the family's offset (``rows 0-1 of the 66-row table left out: roberta numbers positions from row 2``);
+    ``[]`` where the table has no learned positions or nothing is left out. ``positions`` and
+    ``plot positions`` print the same notes."""
     stored, where = family_positions(table, rule)
     notes = [where] if where else []
-    if rule.position_offset:
+    if rule.position_offset and stored is not None:
         notes.append(f"rows 0-{rule.position_offset - 1} of the {stored.shape[0]}-row table left out: "
                      f"{rule.family or 'the family'} numbers positions from row {rule.position_offset}")
     return notes
