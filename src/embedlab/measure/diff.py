@@ -362,6 +362,10 @@ def measure_diff(a: Any, b: Any, *, top: int, k: int = 0, queries: int | None = 
     overlap = None
     if k and match.n:
         overlap = neighbor_overlap(a, b, match.a_ids, match.b_ids, k, queries=queries, seed=seed, memory=memory)
+        if len(match.added) or len(match.removed):  # each table is searched whole: its own rows enter its lists
+            notes = [*notes, f"neighbour lists are searched over each whole table: B's {len(match.added):,} added "
+                             f"and A's {len(match.removed):,} removed rows can enter them, so a token's overlap "
+                             "can drop although its row and every shared row are unchanged"]
     elif k:
         skipped.append(Skipped("overlap", "the tables share no token to compare the neighbours of"))
     shapes = {"a": a, "b": b} if geometry else {}
