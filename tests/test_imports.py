@@ -17,7 +17,7 @@ only for a reason this file can check or names:
 Everything else goes to the top of its module: package-internal imports that do not pull a
 third-party package onto the path, the standard library, and third-party imports of modules off
 the path (which then say a missing extra where the path imports them: ``figures.plot``,
-``api._extra``, ``sources.__getattr__``, the CLI's one-line message).
+``errors.needs_extra``, ``sources.__getattr__``, the CLI's one-line message).
 """
 
 from __future__ import annotations

@@ -25,12 +25,11 @@ packages are imported by the call that needs them, and a missing one is a
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import numbers
 import os
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import __version__, embed, errors, sources
 from .deprecation import renamed
@@ -283,7 +282,7 @@ def neighbors(table_or_model: Table, queries: int | str | Sequence[int | str] = 
     >>> r.k, r.notes, [x.id for x in r.queries[0].lists["dot"]]
     (2, ('k = 2: the default 10 shrunk to V - 1',), [1, 0])
     """
-    with _extra("neighbour lists"):
+    with errors.needs_extra("neighbour lists"):
         from .measure import neighbors as measure
     table, items, vectors = _neighbor_queries(table_or_model, queries, vectors, tensor, words, table)
     return measure.neighbor_lists(table, items, k, metrics, vectors=vectors, memory=memory, device=device)
@@ -305,7 +304,7 @@ def neighbors_stream(table_or_model: Table, queries: int | str | Sequence[int | 
     >>> [q.lists["dot"][0].id for block in s.blocks for q in block]
     [1, 0, 1]
     """
-    with _extra("neighbour lists"):
+    with errors.needs_extra("neighbour lists"):
         from .measure import neighbors as measure
     loaded, items, vectors = _neighbor_queries(table_or_model, queries, vectors, tensor, words, table)
     return measure.neighbor_stream(loaded, items, k, metrics, vectors=vectors, memory=memory, device=device)
@@ -355,7 +354,7 @@ def hubs(table_or_model: Table, *, k: int | None = None, queries: int | None = N
     HubsResult
         As ``measure.hubs.measure_hubs``; it names the errors it raises.
     """
-    with _extra("hub counts"):
+    with errors.needs_extra("hub counts"):
         from .measure import hubs as measure
     return measure.measure_hubs(_table(table_or_model, tensor, words, table), k, queries=queries, seed=seed, top=top,
                                 memory=memory, progress=progress, scheduler=scheduler, device=device)
@@ -397,7 +396,7 @@ def compress(table_or_model: Table, *, methods: Sequence[str] | None = None, dim
     CompressResult
         As ``measure.compress.compress``; it names the errors it raises.
     """
-    with _extra("compression measurements"):
+    with errors.needs_extra("compression measurements"):
         from .measure import compress as measure
     return measure.compress(_table(table_or_model, tensor, words, table), methods=methods, dims=dims, queries=queries,
                             k=k, rescore=rescore, pq_m=pq_m, seed=seed, memory=memory, progress=progress)
@@ -462,7 +461,7 @@ def params(vocab_size: int | None = None, d_model: int | None = None, *,
     else:
         path = sources.checkpoint_path(model)
         if path.suffix.lower() == ".gguf":  # llama.cpp: counted from its tensor infos
-            with _extra("GGUF files"):
+            with errors.needs_extra("GGUF files"):
                 from .measure import gguf_params
             count = gguf_params.from_gguf(path, tensor=tensor, dtype=dtype)
         else:
@@ -540,7 +539,7 @@ def audit(table_or_model: Table = "minilm", *, unused: Sequence[int | range] | r
         regular file, past its cap, nested too deep, one the library does not load).
     """
     call = _audit_call(table_or_model, unused=unused, percentile=percentile, tensor=tensor, words=words)
-    with _extra("the audit"):
+    with errors.needs_extra("the audit"):
         from .sources import stored
         from .measure import audit as measure
     if isinstance(table_or_model, (str, os.PathLike)):
@@ -624,7 +623,7 @@ def diff(a: Table, b: Table | None = None, *, table: str = "input", table_b: str
     call = _call_text(diff, [a] if b is None else [a, b], dict(table=table, table_b=table_b, top=top, k=k,
                       queries=queries, seed=seed, center=center, geometry=geometry,
                       scale=scale, memory=memory, tensor=tensor, tensor_b=tensor_b, words=words, words_b=words_b))
-    with _extra("diffs"):
+    with errors.needs_extra("diffs"):
         from .measure import diff as measure
     if table_b is None:
         table_b = table if b is not None else ("head" if table == "input" else "input")
@@ -661,7 +660,7 @@ def positions(table_or_model: Table, *, base: float = DEFAULT_BASE, tensor: str 
     checkpoint whose family numbers positions from a later row (RoBERTa:
     padding_idx + 1, OPT: 2) is measured on the rows its tokens use.
     """
-    with _extra("position comparisons"):
+    with errors.needs_extra("position comparisons"):
         from .measure import positions as measure
     table = _table(table_or_model, tensor, words)
     from_path = isinstance(table_or_model, (str, os.PathLike))
@@ -696,7 +695,7 @@ def encode(model: str | os.PathLike, texts: str | Sequence[str], *, truncate: bo
     if not isinstance(model, (str, os.PathLike)):
         raise TypeError(f"encode needs a model name or path (its tokenizer.json lies beside the checkpoint), got "
                         f"{type(model).__name__}")
-    with _extra("input embeddings"):
+    with errors.needs_extra("input embeddings"):
         from .measure import encode as measure
     tokenizer = sources.load_tokenizer(model)  # first: a file with no tokenizer beside it says so
     table = sources.load(model, tensor=tensor)
@@ -714,7 +713,7 @@ def demo(**settings: Any) -> DemoResult:
     table, with a note. Raises ``TypeError`` for another name and ``ValueError``
     for a size below 1; needs PyTorch (``MissingExtraError`` without it).
     """
-    with _extra("the torch modules"):
+    with errors.needs_extra("the torch modules"):
         from .measure import demo as measure
     T_max = settings.get("max_context_length", measure.DemoSettings.max_context_length)
     limit = T_max - 1 if isinstance(T_max, int) and not isinstance(T_max, bool) else 0
@@ -786,7 +785,7 @@ def projector(table_or_model: Table = "seed", *, tokens: Sequence[int | str] | N
     >>> r.ids.tolist(), r.neighbor_ids["cosine"][0].tolist(), r.notes
     ([0, 1, 2, 3], [1, 2, 3], ('k = 3: the default 10 shrunk to V - 1', 'sample = 4: the default 2000 shrunk to V'))
     """
-    with _extra("projector pages"):
+    with errors.needs_extra("projector pages"):
         from .measure import projector as measure
     loaded = _table(table_or_model, tensor, words, table)
     if tokens is not None and sample is not None:
@@ -839,7 +838,7 @@ def export(table_or_model: Table, out: str | os.PathLike, *, format: str = "proj
         an ``out`` they cannot be written in (``report.files.check_writable``)
         before the table is read.
     """
-    with _extra("exports"):
+    with errors.needs_extra("exports"):
         from .report import export as writer
     if format not in writer.FORMATS:
         raise errors.ChoiceError(f"unknown export format {format!r}: expected one of {', '.join(writer.FORMATS)}",
@@ -893,9 +892,9 @@ def graph(table_or_model: Table, out: str | os.PathLike, *, k: int | None = None
         As ``measure.graph.measure_graph``.
     """
     path = graph_path(out)
-    with _extra("the neighbour graph"):
+    with errors.needs_extra("the neighbour graph"):
         from .measure import graph as measure
-    with _extra("Parquet output"):
+    with errors.needs_extra("Parquet output"):
         from .report import parquet as writer
     loaded = _table(table_or_model, tensor, words, table)
     result = measure.measure_graph(loaded, k, metrics=metrics, memory=memory, progress=progress,
@@ -937,7 +936,7 @@ def _table(source: Table, tensor: Any, words: Any, part: str = "input") -> Embed
     if tensor is not None or words is not None:
         raise ValueError("tensor and words apply to a model name or path, not to a table")
     _check_table(source, part)
-    with _extra("real tables"):
+    with errors.needs_extra("real tables"):
         from .engine import table as engine
     if isinstance(source, (list, tuple)):
         return engine.EmbeddingTable.from_rows(source)
@@ -959,18 +958,3 @@ def _check_table(source: Table, part: str) -> None:
                      "load the head with embedlab.load(model, table='head') and pass that table")
 
 
-@contextlib.contextmanager
-def _extra(what: str) -> Iterator[None]:
-    """Around the imports of a module that needs an extra: a missing extra is a ``MissingExtraError`` naming it.
-
-    ``what`` says what needs it ("hub counts"). The imports stay inside the functions that need them, in
-    plain sight: this module is on the import-free path (``import embedlab``, the seed report), so NumPy,
-    torch and the data packages are imported by the call that needs them.
-    """
-    try:
-        yield
-    except ModuleNotFoundError as exc:
-        missing = errors.missing_extra(exc, what)
-        if missing is None:
-            raise
-        raise missing from exc

@@ -7,7 +7,11 @@ nothing from the package. The CLI turns any of these into one line on stderr
 and a non-zero exit code.
 """
 
+import contextlib
+from typing import Iterator
+
 __all__ = [
+    "needs_extra",
     "EmbedlabError",
     "TokenIdError",
     "UnknownTokenError",
@@ -184,6 +188,26 @@ def missing_extra(exc: ImportError, what: str) -> "MissingExtraError | None":
     if not isinstance(exc, ModuleNotFoundError) or module not in MODULE_EXTRAS:
         return None
     return MissingExtraError.for_module(module, what, (MODULE_EXTRAS[module],))
+
+
+@contextlib.contextmanager
+def needs_extra(what: str) -> Iterator[None]:
+    """Around the imports of a module that needs an extra: a missing extra is a ``MissingExtraError`` naming it.
+
+    ``what`` says what needs it ("hub counts", "GGUF files"). Imports stay inside the functions that need
+    them, in plain sight, where a module is on the import-free path (``import embedlab``, the seed report).
+    Any other import error (a bug, a broken install) shows as it is.
+
+    >>> with needs_extra("figures"):
+    ...     import json
+    """
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        missing = missing_extra(exc, what)
+        if missing is None:
+            raise
+        raise missing from exc
 
 
 class ConfigError(SourceError):

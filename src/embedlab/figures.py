@@ -42,7 +42,7 @@ from .api import _table, resolve_probe
 from .deprecation import renamed
 from .engine.neighbors.defaults import DEFAULT_K
 from .engine.vocabulary import respellings
-from .errors import missing_extra
+from .errors import needs_extra
 from .measure import lab
 from .measure.lab import REPORT_K
 from .report.locales import DEFAULT_LANGUAGE, check_language
@@ -123,14 +123,8 @@ def plot(figure: str, table_or_model: Any = "seed", *, size: tuple[int, int] = (
         raise TypeError(f"{', '.join(stray)} {'does' if len(stray) == 1 else 'do'} not apply to the {figure} figure: "
                         f"it takes {', '.join(OPTIONS[figure])}")
     check_language(lang)
-    try:
-        # matplotlib: imported here, as cli/plot.py puts this module on the seed report's import-free path
+    with needs_extra("figures"):  # matplotlib: imported here, as cli/plot.py puts this module on the seed report's import-free path
         from .report import plots
-    except ModuleNotFoundError as exc:
-        missing = missing_extra(exc, "figures")
-        if missing is None:
-            raise
-        raise missing from exc
 
     fig = plots.new_figure(*size)
     loaded = _table(table_or_model, tensor, words, table)

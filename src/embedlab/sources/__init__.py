@@ -27,7 +27,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ..errors import missing_extra
+from ..errors import needs_extra
 
 # public name -> the module of this package that defines it
 _PUBLIC = {
@@ -45,13 +45,8 @@ __all__ = list(_PUBLIC)
 def __getattr__(name: str) -> Any:
     if name not in _PUBLIC:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    try:
+    with needs_extra("real tables"):  # NumPy or safetensors missing: say which extra installs it
         module = importlib.import_module(f".{_PUBLIC[name]}", __name__)
-    except ModuleNotFoundError as exc:  # NumPy or safetensors missing: say which extra installs it
-        missing = missing_extra(exc, "real tables")
-        if missing is None:
-            raise
-        raise missing from exc
     return getattr(module, name)
 
 

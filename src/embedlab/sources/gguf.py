@@ -43,7 +43,7 @@ import numpy as np
 
 from ..engine.provenance import Provenance
 from ..engine.table import EmbeddingTable
-from ..errors import SourceError, brief, missing_extra
+from ..errors import SourceError, brief, needs_extra
 from . import gguf_header
 from .head import fit_rows, tied_note
 
@@ -368,11 +368,6 @@ def _library() -> Any:
 
     Raises ``MissingExtraError`` (an ``ImportError``) naming the extra that installs it.
     """
-    try:
+    with needs_extra("GGUF files"):
         import gguf
-    except ModuleNotFoundError as exc:
-        missing = missing_extra(exc, "GGUF files")
-        if missing is None:
-            raise
-        raise missing from exc
     return gguf

@@ -9,7 +9,7 @@ from typing import BinaryIO, Iterator
 
 import numpy as np
 
-from ..errors import SourceError, brief, missing_extra
+from ..errors import SourceError, brief, needs_extra
 from ..engine.provenance import Provenance
 from ..engine.table import EmbeddingTable
 from ..engine.vocabulary import Vocabulary
@@ -196,13 +196,8 @@ def _text_header(path: Path, parts: list[str]) -> tuple[int, int]:
 
 
 def parquet_words(path: Path, *, expected: int) -> Vocabulary:
-    try:
+    with needs_extra("the glove word list"):
         import pyarrow.parquet as pq  # the glove word list only: pyarrow's import costs ~60 ms every other load saves
-    except ModuleNotFoundError as exc:
-        missing = missing_extra(exc, "the glove word list")
-        if missing is None:
-            raise
-        raise missing from exc
     words = pq.read_table(path, columns=["index"]).column("index").to_pylist()
     if len(words) != expected:
         raise SourceError(f"{path} has {len(words)} words but the table has {expected} rows")

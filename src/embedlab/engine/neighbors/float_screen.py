@@ -85,7 +85,11 @@ class FloatScreen:
 
     def run(self, plan: BlockPlan) -> tuple[np.ndarray, np.ndarray]:
         self.plan = plan
-        pool = self._scan(plan)
+        return self._rescore(self._scan(plan), plan)
+
+    def _rescore(self, pool: CandidatePool, plan: BlockPlan) -> tuple[np.ndarray, np.ndarray]:
+        """Step 3: the pooled candidates scored in float64, ``plan.rescore`` entries at a time: ids (m, K) int64
+        and scores (m, K) float64, ordered by ``(-score, id)``."""
         ids = np.empty((len(pool.ids), self.k), dtype=np.int64)
         scores = np.empty((len(pool.ids), self.k))
         step = max(1, plan.rescore // pool.ids.shape[1])
@@ -276,17 +280,7 @@ class JointScreen:
 
     def run(self, plan: BlockPlan) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         pools = self._scan(plan)
-        out = {}
-        for metric, screen in self.screens.items():
-            pool = pools[metric]
-            ids = np.empty((len(pool.ids), screen.k), dtype=np.int64)
-            scores = np.empty((len(pool.ids), screen.k))
-            step = max(1, plan.rescore // pool.ids.shape[1])
-            for s in range(0, len(pool.ids), step):
-                part = np.arange(s, min(s + step, len(pool.ids)))
-                ids[part], scores[part] = screen._exact_top_k(part, pool.ids[part])
-            out[metric] = (ids, scores)
-        return out
+        return {metric: screen._rescore(pools[metric], plan) for metric, screen in self.screens.items()}
 
     def _scan(self, plan: BlockPlan) -> dict[str, CandidatePool]:
         """Screen every row once for both metrics, block by block (``FloatScreen._scan``, twice over one product)."""
