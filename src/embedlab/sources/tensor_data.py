@@ -187,8 +187,7 @@ def _read_rows(handle: BinaryIO, info: TensorInfo, flat: np.ndarray, a: int, b: 
     if info.dtype == "BF16":
         raw = np.empty((b - a) * width, dtype="<u2")  # (n,) the block's bfloat16 bits
         _pread_into(handle, info, raw, info.span[0] + 2 * a * width)  # type: ignore[index]
-        # Widened in one pass: each bfloat16 becomes the top 16 bits of a float32, zeros below.
-        np.left_shift(raw, 16, out=flat[a:b].reshape(-1).view("<u4"), dtype=np.uint32)
+        widen_bf16(raw, out=flat[a:b].reshape(-1))  # in one pass, into its place: the top 16 bits of a float32
     else:
         _pread_into(handle, info, flat[a:b], info.span[0] + a * width * flat.itemsize)  # type: ignore[index]
     if norms is not None:

@@ -274,3 +274,15 @@ def test_cosines_one_ulp_apart_near_one_keep_the_float_screens_order():
     (ids, scores), (ids_f, scores_f) = both_screens(W, None, 1, "cosine", np.array([0]))
     assert ids.tolist() == ids_f.tolist() and scores.tolist() == scores_f.tolist()
     assert abs(scores[0, 0] - 1.0) < 1e-14
+
+
+def test_codes_wait_for_enough_work_to_pay_for_loading_numba(monkeypatch):
+    """A process without numba builds codes only for N x V x D >= CODES_WORK; with numba loaded, from the count."""
+    pytest.importorskip("numba")  # the integer screen's kernel: without it no codes are built at all
+    monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset({"avx2"}))
+    n = capability.coded_queries(8)
+    monkeypatch.setattr(capability, "_numba_loaded", lambda: False)
+    assert not capability.builds_codes(n, 8, 16)  # 16 rows: far below the work that pays for numba
+    assert capability.builds_codes(n, 8, int(capability.CODES_WORK // (n * 8)) + 1)
+    monkeypatch.setattr(capability, "_numba_loaded", lambda: True)
+    assert capability.builds_codes(n, 8, 16) and not capability.builds_codes(n - 1, 8, 16)
