@@ -6,7 +6,7 @@ import numpy as np
 
 from embedlab.cli import main
 from embedlab.engine.table import EmbeddingTable
-from embedlab.sources import loaders
+from embedlab.sources import loaders, tensor_data
 from safetensors_writer import write_safetensors
 
 
@@ -38,6 +38,16 @@ def test_the_memory_output_says_what_the_load_cost(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     line = next(line for line in lines if line.startswith("load: "))
     assert lines.index(line) == len(lines) - 2 and lines[-1].startswith("screen: ")  # after the resident cost
+    assert line.startswith("load: 9.375 KiB of BF16 mapped read-only from the file as the table (kept as bfloat16, "
+                           "widened to float32 as it is read), nothing copied; row lengths measured in ")
+    assert "(memory-mapped)" in lines[-3]  # the resident cost's table
+
+
+def test_the_memory_output_says_when_the_table_was_read_rather_than_mapped(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(tensor_data, "map_bf16_bits", lambda handle, info: None)  # as where a map is refused
+    path = _bf16_checkpoint(tmp_path)
+    assert main(["neighbors", "--model", str(path), "5", "--k", "2", "--memory", "64M"]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("load: "))
     assert line.startswith("load: 9.375 KiB of BF16 read into the 9.375 KiB table (kept as bfloat16, widened to "
                            "float32 as it is read) in ")
     assert "row lengths in the same pass" in line

@@ -8,6 +8,7 @@ where installed, and by the safetensors library for the dtypes NumPy has.
 
 from __future__ import annotations
 
+import mmap
 import os
 
 import numpy as np
@@ -154,16 +155,63 @@ def test_the_loaded_table_is_the_array_read_not_a_copy_and_keeps_the_lengths_rea
     assert np.array_equal(table.norms().view(np.int64), vector_norms(values, parallel=False).view(np.int64))
 
 
+def _maps(array: np.ndarray) -> bool:
+    """Whether the array is a view of an mmap (np.frombuffer keeps a memoryview of it)."""
+    base = array.base
+    while isinstance(base, np.ndarray):
+        base = base.base
+    return isinstance(getattr(base, "obj", None), mmap.mmap)
+
+
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("pad, mapped, maps", [(b"abcd", True, True),  # an even offset: the file's map
+                                                (b"abc", True, False),  # an odd one: a uint16 view would be misaligned
+                                                (b"abcd", False, False)])  # read into memory, as asked
 def test_bf16_bits_are_read_as_the_file_holds_them_with_the_widened_tables_lengths(tmp_path, small_blocks, shape,
-                                                                                  parallel):
+                                                                                  parallel, pad, mapped, maps):
     bits = _bf16_bits(np.random.default_rng(sum(shape) + 1), shape)
-    path = write_safetensors(tmp_path / "t.safetensors", {"pad": ("I8", (3,), b"abc"), "w": ("BF16", shape, bits.tobytes())})
-    got, norms = tensor_data.read_bf16_bits(safetensors.tensor_infos(path)["w"], parallel=parallel)
-    assert got.dtype == np.uint16 and got.shape == shape and got.base is None and got.tobytes() == bits.tobytes()
+    path = write_safetensors(tmp_path / "t.safetensors",
+                             {"pad": ("I8", (len(pad),), pad), "w": ("BF16", shape, bits.tobytes())})
+    info = safetensors.tensor_infos(path)["w"]
+    assert info.span[0] % 2 == len(pad) % 2  # the header is padded to 8 bytes: the pad sets the offset's parity
+    got, norms = tensor_data.read_bf16_bits(info, parallel=parallel, mapped=mapped)
+    assert got.dtype == np.uint16 and got.shape == shape and got.tobytes() == bits.tobytes()
+    assert not got.flags.writeable and _maps(got) == maps and (got.base is None) == (not maps)
     whole = vector_norms(_widen(bits), parallel=False)  # the widened table's lengths, measured whole
     assert np.array_equal(norms.view(np.int64), whole.view(np.int64))
+
+
+def test_a_file_the_system_will_not_map_is_read_instead(tmp_path, monkeypatch):
+    bits = _bf16_bits(np.random.default_rng(2), (40, 6))
+    path = write_safetensors(tmp_path / "t.safetensors", {"w": ("BF16", (40, 6), bits.tobytes())})
+
+    def refuse(*args, **kwargs):
+        raise OSError(19, "No such device")  # ENODEV: what mmap says of a file system without maps
+
+    monkeypatch.setattr(tensor_data.mmap, "mmap", refuse)
+    got, norms = tensor_data.read_bf16_bits(safetensors.tensor_infos(path)["w"])
+    assert got.base is None and got.tobytes() == bits.tobytes()
+    assert np.array_equal(norms.view(np.int64), vector_norms(_widen(bits), parallel=False).view(np.int64))
+
+
+def test_a_file_that_shrank_before_it_is_mapped_is_refused_as_truncated(tmp_path):
+    bits = _bf16_bits(np.random.default_rng(5), (64, 8))
+    path = write_safetensors(tmp_path / "t.safetensors", {"w": ("BF16", (64, 8), bits.tobytes())})
+    info = safetensors.tensor_infos(path)["w"]
+    os.truncate(path, os.path.getsize(path) - 1)  # one byte short: a page past the end would end the process
+    with pytest.raises(SourceError, match=r"truncated: tensor 'w' ends before its data does"):
+        tensor_data.read_bf16_bits(info)
+
+
+def test_a_mapped_table_outlives_its_file_handle_and_is_let_go_with_its_table(tmp_path):
+    bits = _bf16_bits(np.random.default_rng(6), (300, 16))
+    write_safetensors(tmp_path / "model.safetensors", {"embed_tokens.weight": ("BF16", (300, 16), bits.tobytes())})
+    table = loaders.load(str(tmp_path / "model.safetensors"))
+    assert table.rows().mapped and table.resident().mapped and table.load_cost.mapped
+    assert np.array_equal(table.lookup(np.arange(300)).view(np.uint32), _widen(bits).view(np.uint32))
+    assert np.array_equal(table.W_E.view(np.uint32), _widen(bits).view(np.uint32))  # widened: the map let go
+    assert not table.resident().mapped and table.resident().table == 300 * 16 * 4
 
 
 @pytest.mark.parametrize("dtype, shape", [("F32", (4, 2)), ("BF16", (8,)), ("BF16", (0, 3))])

@@ -17,6 +17,7 @@ Glossary: ``V`` vocabulary size, ``D`` model width.
 
 from __future__ import annotations
 
+import mmap
 from typing import Any
 
 import numpy as np
@@ -99,6 +100,14 @@ class Bf16Matrix:
     @property
     def nbytes(self) -> int:
         return self.bits.nbytes
+
+    @property
+    def mapped(self) -> bool:
+        """Whether the bits are a view of a file's map (``tensor_data.map_bf16_bits``), not memory of their own."""
+        base = self.bits.base
+        while isinstance(base, np.ndarray):
+            base = base.base
+        return isinstance(getattr(base, "obj", base), mmap.mmap)  # np.frombuffer holds a memoryview of the map
 
     @property
     def size(self) -> int:

@@ -37,7 +37,7 @@ class LoadCost:
     threads : int
         Threads the blocks ran on.
     read_seconds : float
-        Reading, widening and measuring the row lengths: one pass over the table.
+        Reading (or mapping), widening and measuring the row lengths: one pass over the table.
     lengths : bool
         Whether the row lengths were measured in that pass (then the table
         is neither measured nor scanned for NaN again).
@@ -47,6 +47,10 @@ class LoadCost:
         False where a BF16 table was kept as its bits and is widened to
         float32 as it is read (a search of a few queries never widens it
         whole); True where the table holds the values in their own dtype.
+    mapped : bool
+        True where the kept bits are the file's own bytes, mapped read-only
+        (``tensor_data.map_bf16_bits``: nothing copied; ``read_seconds`` is
+        then the lengths' pass alone); False where they were read into memory.
 
     >>> LoadCost("BF16", 8, 16, 4, 2, 0.5, True, None).to_dict()["table_bytes"]
     16
@@ -61,6 +65,7 @@ class LoadCost:
     lengths: bool
     vocabulary_seconds: float | None = None
     widened: bool = True
+    mapped: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The fields, JSON-able."""

@@ -441,7 +441,7 @@ class EmbeddingTable:
         return ResidentCost(table=self._held.nbytes, positions=extra,
                             norms=0 if self._norms is None else self._norms.nbytes,
                             codes=0 if self._codes is None else self._codes.nbytes,
-                            mapped=isinstance(self._held, np.memmap),
+                            mapped=isinstance(self._held, np.memmap) or (kept and self._held.mapped),
                             bf16=0 if self._bf16 is None or kept else self._bf16.nbytes,
                             load=None if self._load_cost is None else self._load_cost.to_dict())
 

@@ -342,9 +342,14 @@ def load_line(load: dict[str, Any]) -> str:
     vocabulary = ("" if load.get("vocabulary_seconds") is None
                   else f"; vocabulary {load['vocabulary_seconds']:.2f} s")
     kept = "" if load.get("widened", True) else " (kept as bfloat16, widened to float32 as it is read)"
+    threads = f"on {load['threads']} thread{'s' * (load['threads'] != 1)}"
+    beside = f"(at most {human_bytes(load['scratch_bytes'])} beside it)"
+    if load.get("mapped"):  # nothing read into memory: the pass is the lengths' alone
+        return (f"load: {human_bytes(load['file_bytes'])} of {load['dtype']} mapped read-only from the file as the "
+                f"table{kept}, nothing copied; row lengths measured in {load['read_seconds']:.2f} s {threads} "
+                f"{beside}{vocabulary}")
     return (f"load: {human_bytes(load['file_bytes'])} of {load['dtype']} read into the {human_bytes(load['table_bytes'])} "
-            f"table{kept} in {load['read_seconds']:.2f} s on {load['threads']} thread{'s' * (load['threads'] != 1)}"
-            f"{lengths} (at most {human_bytes(load['scratch_bytes'])} beside it){vocabulary}")
+            f"table{kept} in {load['read_seconds']:.2f} s {threads}{lengths} {beside}{vocabulary}")
 
 
 _VECTOR_HEADERS = {"token": "token vector", "position": "position vector", "token_type": "type vector",

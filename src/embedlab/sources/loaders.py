@@ -260,7 +260,8 @@ def _read_table(info: safetensors.TensorInfo) -> tuple[Any, np.ndarray | None, L
     """A (V, D) table read-only, and where its dtype is read by blocks (``tensor_data``: one pass over the
     table instead of three, and no copy) its row lengths, measured in that pass, and what the read cost;
     else None for both. A BF16 table is kept as its bits (``engine.bf16_matrix.Bf16Matrix``: half the
-    memory of float32, widened as a search reads it, or whole where a command needs one array)."""
+    memory of float32, widened as a search reads it, or whole where a command needs one array), mapped from
+    the file where it can be (``tensor_data.map_bf16_bits``)."""
     if info.span is None or info.dtype not in tensor_data.READ_DTYPES or len(info.shape) != 2 or not info.shape[1]:
         return _read_readonly(info), None, None
     start = time.perf_counter()
@@ -274,7 +275,7 @@ def _read_table(info: safetensors.TensorInfo) -> tuple[Any, np.ndarray | None, L
     cost = LoadCost(dtype=info.dtype, file_bytes=info.nbytes, table_bytes=array.nbytes,
                     scratch_bytes=tensor_data.scratch_bytes(info, lengths=True, bits=kept),
                     threads=tensor_data.block_threads(info), read_seconds=time.perf_counter() - start, lengths=True,
-                    widened=not kept)
+                    widened=not kept, mapped=kept and array.mapped)
     return array, norms, cost
 
 

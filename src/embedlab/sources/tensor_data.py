@@ -11,6 +11,15 @@ per thread: no full-size intermediate, no copy afterwards (the output is a
 fresh array that only the caller holds, which ``storage.readonly_matrix``
 keeps as it is once made read-only).
 
+A BF16 (V, D) table that is kept as its bits (``read_bf16_bits``) is not
+read at all where the file can be mapped: the bits are the file's own bytes,
+mapped read-only (``mmap``: the pages the operating system already caches, no
+copy, no fresh memory to fault in), and only the pass that measures their
+lengths reads them. Where they cannot be mapped (a span at an odd offset, a
+file system that refuses maps) they are read into a fresh array as above.
+A mapped file is checked to hold the whole span when it is mapped; one cut
+short while mapped ends the process (the kernel's SIGBUS), as with any map.
+
 A (V, D) table's row lengths can be measured in the same pass
 (``read_data(..., lengths=True)``): each block's, while it is in the core's
 cache, with ``lengths.vector_norms`` itself, so they are bit-identical to
@@ -25,6 +34,7 @@ truncated, naming the tensor.
 
 from __future__ import annotations
 
+import mmap
 import os
 import threading
 from typing import TYPE_CHECKING, BinaryIO
@@ -41,7 +51,7 @@ from . import files
 if TYPE_CHECKING:  # safetensors reads headers without NumPy and imports this module only to read data
     from .safetensors import TensorInfo
 
-__all__ = ["read_data", "read_bf16_bits", "block_threads", "scratch_bytes", "READ_DTYPES", "BLOCK_BYTES"]
+__all__ = ["read_data", "read_bf16_bits", "map_bf16_bits", "block_threads", "scratch_bytes", "READ_DTYPES", "BLOCK_BYTES"]
 
 # The file's dtype -> the dtype of the array it becomes (safetensors is little-endian).
 READ_DTYPES = {"F64": np.dtype("<f8"), "F32": np.dtype("<f4"), "F16": np.dtype("<f2"), "BF16": np.dtype("<f4")}
@@ -106,26 +116,40 @@ def read_data(info: TensorInfo, *, lengths: bool = False, parallel: bool = True)
     return data, norms
 
 
-def read_bf16_bits(info: TensorInfo, *, parallel: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """A BF16 (V, D) tensor's bits as a fresh uint16 array, kept as they are, and its rows' lengths.
+def read_bf16_bits(info: TensorInfo, *, parallel: bool = True, mapped: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """A BF16 (V, D) tensor's bits as a read-only uint16 array, kept as they are, and its rows' lengths.
 
-    What ``read_data(info, lengths=True)`` reads, without widening the table:
-    each block's bits go straight into their place in the result (2 bytes an
-    entry, half the float32 table), and are widened into a scratch block per
-    thread, in the core's cache, only to measure the block's lengths with
+    What ``read_data(info, lengths=True)`` reads, without widening the table
+    (2 bytes an entry, half the float32 table). The bits are the file's own
+    bytes, mapped read-only (``map_bf16_bits``), where the file can be mapped
+    and ``mapped``; else each block's bits are read straight into their place
+    in a fresh array. Each block is widened into a scratch block per thread,
+    in the core's cache, only to measure its lengths with
     ``lengths.vector_norms`` (bit-identical to ``vector_norms`` of the widened
     table). ``engine.bf16_matrix.Bf16Matrix`` reads the table from the bits.
 
+    Parameters
+    ----------
+    info : TensorInfo
+        A 2-D BF16 tensor with a row and a column and a known ``span``.
+    parallel : bool
+        False measures (and reads) every block on this thread, in order.
+    mapped : bool
+        False always reads the bits into a fresh array (what the tests
+        compare the map with).
+
     Returns
     -------
-    bits : np.ndarray, shape (V, D), uint16
-        Memory only the caller holds (``bits.base is None``).
+    bits : np.ndarray, shape (V, D), uint16, read-only
+        A view of the file's map (``bits.base`` is the ``mmap``), or memory
+        only the caller holds (``bits.base is None``) where it was read.
     norms : np.ndarray, shape (V,), float64
 
     Raises
     ------
     SourceError
-        As ``read_data``.
+        As ``read_data``: also when the file is shorter than the tensor's span
+        when it is mapped (truncated, naming the tensor).
     ValueError
         If the tensor is not BF16, or not 2-D with a row and a column.
     """
@@ -135,13 +159,14 @@ def read_bf16_bits(info: TensorInfo, *, parallel: bool = True) -> tuple[np.ndarr
     if info.span is None:
         raise SourceError(f"tensor {info.name!r} in {info.path}: cannot read {info.dtype} data by blocks (no byte span)")
     rows, width = info.shape
-    bits = fresh_table((rows, width), np.uint16)
     norms = np.empty(rows, dtype=np.float64)  # (V,)
     step = _rows_per_block(info)
     scratch = threading.local()  # each thread's float32 block, reused: a fresh one per block would fault it in
+    held: np.ndarray | None = None
 
     def read(a: int, b: int) -> None:
-        _pread_into(handle, info, bits[a:b], info.span[0] + 2 * a * width)  # type: ignore[index]
+        if held is None:  # not mapped: the block's bits read into their place
+            _pread_into(handle, info, bits[a:b], info.span[0] + 2 * a * width)  # type: ignore[index]
         buf = getattr(scratch, "rows", None)
         if buf is None:
             buf = scratch.rows = np.empty((step, width), dtype=np.float32)
@@ -150,10 +175,57 @@ def read_bf16_bits(info: TensorInfo, *, parallel: bool = True) -> tuple[np.ndarr
 
     try:
         with files.open_regular(info.path, "checkpoint file") as handle:
+            held = map_bf16_bits(handle, info) if mapped else None
+            bits = held if held is not None else fresh_table((rows, width), np.uint16)
             map_row_blocks(read, rows, step, parallel=parallel)
     except OSError as exc:
         raise SourceError(f"cannot read tensor {info.name!r} from {info.path}: {exc}") from None
+    bits.flags.writeable = False
     return bits, norms
+
+
+def map_bf16_bits(handle: BinaryIO, info: TensorInfo) -> np.ndarray | None:
+    """The BF16 (V, D) tensor's bits as a read-only view of the open file's map; None where it cannot be mapped.
+
+    The map covers the whole pages around the tensor's span (``mmap`` maps
+    from a multiple of ``ALLOCATIONGRANULARITY``) and is kept as long as the
+    array is (``bits.base``). Nothing is read here: the pages come in as they
+    are first read, from the operating system's cache where it holds them.
+
+    Parameters
+    ----------
+    handle : BinaryIO
+        The checkpoint file, open for reading (``files.open_regular``); the map
+        keeps its own descriptor, so the handle may be closed after.
+    info : TensorInfo
+        A 2-D BF16 tensor whose ``span`` is known.
+
+    Returns
+    -------
+    np.ndarray, shape (V, D), uint16, read-only, or None
+        None where the span starts at an odd byte (a uint16 view would be
+        misaligned) or the system refuses to map the file (``OSError``): the
+        caller reads the bits instead.
+
+    Raises
+    ------
+    SourceError
+        If the file is now shorter than the span's end (truncated, naming the
+        tensor): touching a page past a file's end would end the process.
+    """
+    start, end = info.span  # type: ignore[misc]
+    if start % 2:
+        return None
+    if os.fstat(handle.fileno()).st_size < end:
+        raise SourceError(f"{info.path}: truncated: tensor {info.name!r} ends before its data does")
+    base = start - start % mmap.ALLOCATIONGRANULARITY
+    try:
+        whole = mmap.mmap(handle.fileno(), end - base, access=mmap.ACCESS_READ, offset=base)
+    except (OSError, ValueError):  # a file system without maps, or an address space too small
+        return None
+    rows, width = info.shape
+    bits = np.frombuffer(whole, dtype="<u2", count=rows * width, offset=start - base).reshape(rows, width)
+    return bits
 
 
 def block_threads(info: TensorInfo) -> int:
