@@ -44,7 +44,7 @@ def test_the_memory_output_says_what_the_load_cost(tmp_path, capsys):
 
 
 def test_the_memory_output_says_when_the_table_was_read_rather_than_mapped(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(tensor_data, "map_bf16_bits", lambda handle, info: None)  # as where a map is refused
+    monkeypatch.setattr(tensor_data, "map_tensor", lambda handle, info: None)  # as where a map is refused
     path = _bf16_checkpoint(tmp_path)
     assert main(["neighbors", "--model", str(path), "5", "--k", "2", "--memory", "64M"]) == 0
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("load: "))

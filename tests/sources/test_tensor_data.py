@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from embedlab.engine.lengths import vector_norms
+from embedlab.engine.table import EmbeddingTable
 from embedlab.errors import SourceError
 from embedlab.sources import loaders, safetensors, tensor_data
 from safetensors_writer import write_safetensors
@@ -69,19 +70,27 @@ def test_nan_and_infinity_bits_are_kept_as_they_are(tmp_path, small_blocks):
 
 @pytest.mark.parametrize("dtype, numpy_dtype", [("F16", "<f2"), ("F32", "<f4"), ("F64", "<f8")])
 @pytest.mark.parametrize("shape", SHAPES)
-def test_float_tensors_are_read_as_the_file_holds_them(tmp_path, small_blocks, dtype, numpy_dtype, shape):
+@pytest.mark.parametrize("pad, mapped, maps", [(b"abc", False, False),  # read into memory
+                                                (b"abc", True, False),  # an offset the dtype's size does not divide
+                                                (b"abcdefgh", True, True)])  # 8 bytes in: every dtype aligned, mapped
+def test_float_tensors_are_read_as_the_file_holds_them(tmp_path, small_blocks, dtype, numpy_dtype, shape, pad, mapped,
+                                                       maps):
     values = np.random.default_rng(7).standard_normal(shape).astype(numpy_dtype)  # (shape)
-    path = write_safetensors(tmp_path / "t.safetensors", {"pad": ("I8", (3,), b"abc"), "w": (dtype, shape, values.tobytes())})
-    data, _ = tensor_data.read_data(safetensors.tensor_infos(path)["w"])
-    assert data.dtype == np.dtype(numpy_dtype) and data.base is None
+    path = write_safetensors(tmp_path / "t.safetensors",
+                             {"pad": ("I8", (len(pad),), pad), "w": (dtype, shape, values.tobytes())})
+    data, norms = tensor_data.read_data(safetensors.tensor_infos(path)["w"], mapped=mapped, lengths=len(shape) == 2)
+    assert data.dtype == np.dtype(numpy_dtype) and data.shape == shape and data.flags.c_contiguous
+    assert _maps(data) == maps and (data.base is None) == (not maps) and data.flags.writeable == (not maps)
     assert data.tobytes() == values.tobytes()
+    assert np.array_equal(norms.view(np.int64), vector_norms(values, parallel=False).view(np.int64))
     from safetensors.numpy import load_file  # the format's own reader
     assert load_file(str(path))["w"].tobytes() == values.tobytes()
 
 
 @pytest.mark.parametrize("dtype, shape", [("BF16", (101, 13)), ("BF16", (3, 5003)), ("F32", (257, 64)), ("F16", (7, 3)),
                                           ("F64", (50, 9))])
-def test_lengths_measured_while_reading_equal_vector_norms_bit_for_bit(tmp_path, small_blocks, dtype, shape):
+@pytest.mark.parametrize("mapped", [False, True])
+def test_lengths_measured_while_reading_equal_vector_norms_bit_for_bit(tmp_path, small_blocks, dtype, shape, mapped):
     rng = np.random.default_rng(11)
     if dtype == "BF16":
         raw = _bf16_bits(rng, shape).tobytes()
@@ -89,8 +98,8 @@ def test_lengths_measured_while_reading_equal_vector_norms_bit_for_bit(tmp_path,
         raw = (rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4, size=(shape[0], 1))).astype(
             {"F32": "<f4", "F16": "<f2", "F64": "<f8"}[dtype]).tobytes()
     path = write_safetensors(tmp_path / "t.safetensors", {"w": (dtype, shape, raw)})
-    data, norms = tensor_data.read_data(safetensors.tensor_infos(path)["w"], lengths=True)
-    assert norms.dtype == np.float64 and norms.shape == (shape[0],)
+    data, norms = tensor_data.read_data(safetensors.tensor_infos(path)["w"], lengths=True, mapped=mapped)
+    assert norms.dtype == np.float64 and norms.shape == (shape[0],) and _maps(data) == (mapped and dtype != "BF16")
     whole = vector_norms(data, parallel=False)  # the whole table on one thread, as the table measures it
     assert np.array_equal(norms.view(np.int64), whole.view(np.int64))
     assert np.allclose(norms, np.linalg.norm(data.astype(np.float64), axis=1), rtol=1e-14, atol=0)
@@ -202,6 +211,18 @@ def test_a_file_that_shrank_before_it_is_mapped_is_refused_as_truncated(tmp_path
     os.truncate(path, os.path.getsize(path) - 1)  # one byte short: a page past the end would end the process
     with pytest.raises(SourceError, match=r"truncated: tensor 'w' ends before its data does"):
         tensor_data.read_bf16_bits(info)
+
+
+def test_a_float_checkpoints_table_is_its_files_map_and_answers_as_the_array_read(tmp_path):
+    values = np.random.default_rng(8).standard_normal((300, 16)).astype("<f2")
+    write_safetensors(tmp_path / "model.safetensors", {"embed_tokens.weight": ("F16", (300, 16), values.tobytes())})
+    table = loaders.load(str(tmp_path / "model.safetensors"))
+    assert _maps(table.W_E) and table.resident().mapped and table.load_cost.mapped and not table.W_E.flags.writeable
+    plain = EmbeddingTable(values.copy())  # the same values in memory of its own
+    assert np.array_equal(table.norms().view(np.int64), plain.norms().view(np.int64))
+    for metric in ("cosine", "dot"):
+        got, want = table.nearest([5, 17], 7, metric), plain.nearest([5, 17], 7, metric)
+        assert np.array_equal(got.ids, want.ids) and np.array_equal(got.scores, want.scores)
 
 
 def test_a_mapped_table_outlives_its_file_handle_and_is_let_go_with_its_table(tmp_path):

@@ -17,13 +17,12 @@ Glossary: ``V`` vocabulary size, ``D`` model width.
 
 from __future__ import annotations
 
-import mmap
 from typing import Any
 
 import numpy as np
 
 from ..errors import ShapeError
-from .pages import fresh_table
+from .pages import file_mapped, fresh_table
 from .row_blocks import map_row_blocks
 
 __all__ = ["Bf16Matrix", "widen_bf16"]
@@ -103,11 +102,8 @@ class Bf16Matrix:
 
     @property
     def mapped(self) -> bool:
-        """Whether the bits are a view of a file's map (``tensor_data.map_bf16_bits``), not memory of their own."""
-        base = self.bits.base
-        while isinstance(base, np.ndarray):
-            base = base.base
-        return isinstance(getattr(base, "obj", base), mmap.mmap)  # np.frombuffer holds a memoryview of the map
+        """Whether the bits are a view of a file's map (``tensor_data.map_tensor``), not memory of their own."""
+        return file_mapped(self.bits)
 
     @property
     def size(self) -> int:

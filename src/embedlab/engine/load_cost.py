@@ -48,8 +48,8 @@ class LoadCost:
         float32 as it is read (a search of a few queries never widens it
         whole); True where the table holds the values in their own dtype.
     mapped : bool
-        True where the kept bits are the file's own bytes, mapped read-only
-        (``tensor_data.map_bf16_bits``: nothing copied; ``read_seconds`` is
+        True where the table (or the kept bits) is the file's own bytes, mapped read-only
+        (``tensor_data.map_tensor``: nothing copied; ``read_seconds`` is
         then the lengths' pass alone); False where they were read into memory.
 
     >>> LoadCost("BF16", 8, 16, 4, 2, 0.5, True, None).to_dict()["table_bytes"]

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["fresh_table", "SMALL_PAGES_FROM"]
+__all__ = ["fresh_table", "file_mapped", "SMALL_PAGES_FROM"]
 
 SMALL_PAGES_FROM = 1 << 22  # bytes: NumPy asks for huge pages from 4 MiB on
 MADV_NOHUGEPAGE = 15  # linux/mman.h
@@ -42,6 +42,23 @@ def fresh_table(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         span = (data.nbytes - start) // mmap.PAGESIZE * mmap.PAGESIZE
         _madvise(data.ctypes.data + start, span, MADV_NOHUGEPAGE)
     return data
+
+
+def file_mapped(array: np.ndarray) -> bool:
+    """Whether ``array`` is a view of a file's map (``np.memmap``, or ``np.frombuffer`` over an ``mmap``):
+    pages the operating system caches for the file, not memory of its own.
+
+    >>> file_mapped(np.zeros(3))
+    False
+    """
+    if isinstance(array, np.memmap):
+        return True
+    base: Any = array.base
+    while isinstance(base, np.ndarray):
+        if isinstance(base, np.memmap):
+            return True
+        base = base.base
+    return isinstance(getattr(base, "obj", base), mmap.mmap)  # np.frombuffer holds a memoryview of the map
 
 
 def _libc_madvise() -> Any:

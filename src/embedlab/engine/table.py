@@ -28,7 +28,7 @@ from .neighbors.bf16_screen import Bf16Rows, bf16_rows
 from .neighbors.codes import RowCodes, encode_rows
 from .neighbors.footprint import ResidentCost
 from .neighbors.search import Neighbors, Search
-from .pages import fresh_table
+from .pages import file_mapped, fresh_table
 from .provenance import Provenance
 from .row_blocks import map_row_blocks
 from .storage import readonly_matrix
@@ -441,7 +441,7 @@ class EmbeddingTable:
         return ResidentCost(table=self._held.nbytes, positions=extra,
                             norms=0 if self._norms is None else self._norms.nbytes,
                             codes=0 if self._codes is None else self._codes.nbytes,
-                            mapped=isinstance(self._held, np.memmap) or (kept and self._held.mapped),
+                            mapped=self._held.mapped if kept else file_mapped(self._held),
                             bf16=0 if self._bf16 is None or kept else self._bf16.nbytes,
                             load=None if self._load_cost is None else self._load_cost.to_dict())
 

@@ -31,6 +31,7 @@ from .. import embed
 from ..errors import ChoiceError, SourceError, UnsafeFormatError, brief
 from ..engine.bf16_matrix import Bf16Matrix
 from ..engine.load_cost import LoadCost
+from ..engine.pages import file_mapped
 from ..engine.provenance import PARTS, Provenance, display_name
 from ..engine.table import EmbeddingTable
 from ..engine.vocabulary import Vocabulary
@@ -261,7 +262,7 @@ def _read_table(info: safetensors.TensorInfo) -> tuple[Any, np.ndarray | None, L
     table instead of three, and no copy) its row lengths, measured in that pass, and what the read cost;
     else None for both. A BF16 table is kept as its bits (``engine.bf16_matrix.Bf16Matrix``: half the
     memory of float32, widened as a search reads it, or whole where a command needs one array), mapped from
-    the file where it can be (``tensor_data.map_bf16_bits``)."""
+    the file where it can be (``tensor_data.map_tensor``), as is an F64, F32 or F16 table."""
     if info.span is None or info.dtype not in tensor_data.READ_DTYPES or len(info.shape) != 2 or not info.shape[1]:
         return _read_readonly(info), None, None
     start = time.perf_counter()
@@ -270,12 +271,12 @@ def _read_table(info: safetensors.TensorInfo) -> tuple[Any, np.ndarray | None, L
         bits, norms = tensor_data.read_bf16_bits(info)
         array: Any = Bf16Matrix(bits)  # takes the fresh bits over, read-only: no second copy
     else:
-        array, norms = tensor_data.read_data(info, lengths=True)
-        array.flags.writeable = False  # a fresh array of ours: hand it over read-only, no second copy
+        array, norms = tensor_data.read_data(info, lengths=True, mapped=True)
+        array.flags.writeable = False  # a fresh array of ours, or the file's map: handed over read-only, no copy
     cost = LoadCost(dtype=info.dtype, file_bytes=info.nbytes, table_bytes=array.nbytes,
                     scratch_bytes=tensor_data.scratch_bytes(info, lengths=True, bits=kept),
                     threads=tensor_data.block_threads(info), read_seconds=time.perf_counter() - start, lengths=True,
-                    widened=not kept, mapped=kept and array.mapped)
+                    widened=not kept, mapped=array.mapped if kept else file_mapped(array))
     return array, norms, cost
 
 

@@ -11,14 +11,16 @@ per thread: no full-size intermediate, no copy afterwards (the output is a
 fresh array that only the caller holds, which ``storage.readonly_matrix``
 keeps as it is once made read-only).
 
-A BF16 (V, D) table that is kept as its bits (``read_bf16_bits``) is not
-read at all where the file can be mapped: the bits are the file's own bytes,
-mapped read-only (``mmap``: the pages the operating system already caches, no
-copy, no fresh memory to fault in), and only the pass that measures their
-lengths reads them. Where they cannot be mapped (a span at an odd offset, a
-file system that refuses maps) they are read into a fresh array as above.
-A mapped file is checked to hold the whole span when it is mapped; one cut
-short while mapped ends the process (the kernel's SIGBUS), as with any map.
+A table a loader keeps as the file holds it (F64, F32 and F16 with
+``read_data(..., mapped=True)``; a BF16 table kept as its bits,
+``read_bf16_bits``) is not read at all where the file can be mapped: the
+array is the file's own bytes, mapped read-only (``map_tensor``: the pages
+the operating system already caches, no copy, no fresh memory to fault in),
+and only the pass that measures the rows' lengths reads them. Where it cannot
+be mapped (a span not aligned to the dtype, a file system that refuses maps)
+it is read into a fresh array as above. A mapped file is checked to hold the
+whole span when it is mapped; one cut short while mapped ends the process
+(the kernel's SIGBUS), as with any map.
 
 A (V, D) table's row lengths can be measured in the same pass
 (``read_data(..., lengths=True)``): each block's, while it is in the core's
@@ -51,7 +53,7 @@ from . import files
 if TYPE_CHECKING:  # safetensors reads headers without NumPy and imports this module only to read data
     from .safetensors import TensorInfo
 
-__all__ = ["read_data", "read_bf16_bits", "map_bf16_bits", "block_threads", "scratch_bytes", "READ_DTYPES", "BLOCK_BYTES"]
+__all__ = ["read_data", "read_bf16_bits", "map_tensor", "block_threads", "scratch_bytes", "READ_DTYPES", "BLOCK_BYTES"]
 
 # The file's dtype -> the dtype of the array it becomes (safetensors is little-endian).
 READ_DTYPES = {"F64": np.dtype("<f8"), "F32": np.dtype("<f4"), "F16": np.dtype("<f2"), "BF16": np.dtype("<f4")}
@@ -64,8 +66,9 @@ BLOCK_BYTES = 1 << 19
 LENGTHS_BLOCK_BYTES = 1 << 19
 
 
-def read_data(info: TensorInfo, *, lengths: bool = False, parallel: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
-    """The tensor's data as a fresh, writable, C-contiguous array, and its rows' lengths where asked.
+def read_data(info: TensorInfo, *, lengths: bool = False, parallel: bool = True,
+              mapped: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+    """The tensor's data as a fresh, writable, C-contiguous array (or its file's read-only map), and its rows' lengths where asked.
 
     Parameters
     ----------
@@ -78,11 +81,17 @@ def read_data(info: TensorInfo, *, lengths: bool = False, parallel: bool = True)
     parallel : bool
         False reads every block on this thread, in order (what the tests
         compare the threaded read with).
+    mapped : bool
+        True maps an F64, F32 or F16 tensor read-only from its file where it
+        can be (``map_tensor``) instead of reading it: nothing is copied, and
+        the lengths (where asked) are the only pass over it. BF16, widened,
+        is always read.
 
     Returns
     -------
     data : np.ndarray, shape ``info.shape``, float64, float32 or float16
-        Memory only the caller holds (``data.base is None``).
+        Memory only the caller holds (``data.base is None``), or, mapped, a
+        read-only view of the file's map (C-contiguous).
     norms : np.ndarray, shape (V,), float64, or None
         The row lengths, or None where not asked.
 
@@ -100,16 +109,22 @@ def read_data(info: TensorInfo, *, lengths: bool = False, parallel: bool = True)
                           + ("" if info.span is not None else " (no byte span)"))
     if lengths and (len(info.shape) != 2 or info.shape[1] < 1):
         raise ValueError(f"row lengths need a 2-D tensor with a column, {info.name!r} has shape {info.shape}")
-    data = fresh_table(info.shape, READ_DTYPES[info.dtype])  # the one array it becomes, in small pages
     rows = info.shape[0] if info.shape else 1
     width = info.numel // rows if rows else 0  # values per row
     norms = np.empty(rows, dtype=np.float64) if lengths else None  # (V,)
     if not info.numel:
-        return data, norms
-    flat = data.reshape(rows, width)  # (rows, width) a view of data
+        return fresh_table(info.shape, READ_DTYPES[info.dtype]), norms
     step = _rows_per_block(info)
     try:
         with files.open_regular(info.path, "checkpoint file") as handle:
+            data = map_tensor(handle, info) if mapped and info.dtype != "BF16" else None
+            if data is not None:  # the file's own bytes: only the lengths read them, a block at a time in cache
+                flat = data.reshape(rows, width)  # (rows, width) a view of the map
+                if norms is not None:
+                    map_row_blocks(lambda a, b: _measure_rows(flat, a, b, norms), rows, step, parallel=parallel)
+                return data, norms
+            data = fresh_table(info.shape, READ_DTYPES[info.dtype])  # the one array it becomes, in small pages
+            flat = data.reshape(rows, width)  # (rows, width) a view of data
             map_row_blocks(lambda a, b: _read_rows(handle, info, flat, a, b, norms), rows, step, parallel=parallel)
     except OSError as exc:
         raise SourceError(f"cannot read tensor {info.name!r} from {info.path}: {exc}") from None
@@ -121,7 +136,7 @@ def read_bf16_bits(info: TensorInfo, *, parallel: bool = True, mapped: bool = Tr
 
     What ``read_data(info, lengths=True)`` reads, without widening the table
     (2 bytes an entry, half the float32 table). The bits are the file's own
-    bytes, mapped read-only (``map_bf16_bits``), where the file can be mapped
+    bytes, mapped read-only (``map_tensor``), where the file can be mapped
     and ``mapped``; else each block's bits are read straight into their place
     in a fresh array. Each block is widened into a scratch block per thread,
     in the core's cache, only to measure its lengths with
@@ -175,7 +190,7 @@ def read_bf16_bits(info: TensorInfo, *, parallel: bool = True, mapped: bool = Tr
 
     try:
         with files.open_regular(info.path, "checkpoint file") as handle:
-            held = map_bf16_bits(handle, info) if mapped else None
+            held = map_tensor(handle, info) if mapped else None
             bits = held if held is not None else fresh_table((rows, width), np.uint16)
             map_row_blocks(read, rows, step, parallel=parallel)
     except OSError as exc:
@@ -184,13 +199,15 @@ def read_bf16_bits(info: TensorInfo, *, parallel: bool = True, mapped: bool = Tr
     return bits, norms
 
 
-def map_bf16_bits(handle: BinaryIO, info: TensorInfo) -> np.ndarray | None:
-    """The BF16 (V, D) tensor's bits as a read-only view of the open file's map; None where it cannot be mapped.
+def map_tensor(handle: BinaryIO, info: TensorInfo) -> np.ndarray | None:
+    """The tensor's data as a read-only view of the open file's map; None where it cannot be mapped.
 
-    The map covers the whole pages around the tensor's span (``mmap`` maps
-    from a multiple of ``ALLOCATIONGRANULARITY``) and is kept as long as the
-    array is (``bits.base``). Nothing is read here: the pages come in as they
-    are first read, from the operating system's cache where it holds them.
+    F64, F32 and F16 come as the file holds them (little-endian), BF16 as its
+    uint16 bits. The map covers the whole pages around the tensor's span
+    (``mmap`` maps from a multiple of ``ALLOCATIONGRANULARITY``) and is kept
+    as long as the array is (its ``base``). Nothing is read here: the pages
+    come in as they are first read, from the operating system's cache where
+    it holds them.
 
     Parameters
     ----------
@@ -198,23 +215,29 @@ def map_bf16_bits(handle: BinaryIO, info: TensorInfo) -> np.ndarray | None:
         The checkpoint file, open for reading (``files.open_regular``); the map
         keeps its own descriptor, so the handle may be closed after.
     info : TensorInfo
-        A 2-D BF16 tensor whose ``span`` is known.
+        A tensor of dtype F64, F32, F16 or BF16 with at least one value and a
+        known ``span``.
 
     Returns
     -------
-    np.ndarray, shape (V, D), uint16, read-only, or None
-        None where the span starts at an odd byte (a uint16 view would be
-        misaligned) or the system refuses to map the file (``OSError``): the
-        caller reads the bits instead.
+    np.ndarray, shape ``info.shape``, float64 / float32 / float16 / uint16 (BF16), read-only, or None
+        None where the span does not start at a multiple of the value's size
+        (the view would be misaligned) or the system refuses to map the file
+        (``OSError``): the caller reads the data instead.
 
     Raises
     ------
     SourceError
         If the file is now shorter than the span's end (truncated, naming the
         tensor): touching a page past a file's end would end the process.
+    ValueError
+        For a dtype ``tensor_data`` does not read.
     """
+    if info.dtype not in DTYPE_SIZES:
+        raise ValueError(f"tensor {info.name!r}: cannot map {info.dtype} data")
     start, end = info.span  # type: ignore[misc]
-    if start % 2:
+    size = DTYPE_SIZES[info.dtype]
+    if start % size or not info.numel:
         return None
     if os.fstat(handle.fileno()).st_size < end:
         raise SourceError(f"{info.path}: truncated: tensor {info.name!r} ends before its data does")
@@ -223,9 +246,8 @@ def map_bf16_bits(handle: BinaryIO, info: TensorInfo) -> np.ndarray | None:
         whole = mmap.mmap(handle.fileno(), end - base, access=mmap.ACCESS_READ, offset=base)
     except (OSError, ValueError):  # a file system without maps, or an address space too small
         return None
-    rows, width = info.shape
-    bits = np.frombuffer(whole, dtype="<u2", count=rows * width, offset=start - base).reshape(rows, width)
-    return bits
+    dtype = np.dtype("<u2") if info.dtype == "BF16" else READ_DTYPES[info.dtype]
+    return np.frombuffer(whole, dtype=dtype, count=info.numel, offset=start - base).reshape(info.shape)
 
 
 def block_threads(info: TensorInfo) -> int:
@@ -264,6 +286,11 @@ def _read_rows(handle: BinaryIO, info: TensorInfo, flat: np.ndarray, a: int, b: 
         _pread_into(handle, info, flat[a:b], info.span[0] + a * width * flat.itemsize)  # type: ignore[index]
     if norms is not None:
         norms[a:b] = vector_norms(flat[a:b], block_bytes=LENGTHS_BLOCK_BYTES, parallel=False)  # while in cache
+
+
+def _measure_rows(flat: np.ndarray, a: int, b: int, norms: np.ndarray) -> None:
+    """The lengths of rows [a, b) of a mapped table into ``norms[a:b]``: one block, read once, in cache."""
+    norms[a:b] = vector_norms(flat[a:b], block_bytes=LENGTHS_BLOCK_BYTES, parallel=False)
 
 
 def _pread_into(handle: BinaryIO, info: TensorInfo, out: np.ndarray, offset: int) -> None:

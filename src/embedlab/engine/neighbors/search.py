@@ -43,6 +43,7 @@ import numpy as np
 
 from ...errors import BudgetError, ChoiceError, ShapeError
 from ..bf16_matrix import Bf16Matrix
+from ..pages import file_mapped
 from ..lengths import vector_norms
 from .capability import bf16_pays, builds_codes, choose_screen, int16_runs
 from .checks import check_ids, check_k, check_metrics, check_queries, check_rows, check_vectors
@@ -648,7 +649,7 @@ class ArrayTable:
         """Bytes held between searches: the array, its cached lengths, codes and bfloat16 rows."""
         return ResidentCost(table=self._W.nbytes, positions=0, norms=0 if self._norms is None else self._norms.nbytes,
                             codes=0 if self._codes is None else self._codes.nbytes,
-                            mapped=isinstance(self._W, np.memmap),
+                            mapped=file_mapped(self._W),
                             bf16=0 if self._bf16 is None else self._bf16.nbytes)
 
 
