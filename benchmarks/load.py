@@ -10,8 +10,9 @@ Steps, each best of ``--repeats`` in this process (page cache warm: say so), in 
    (wall time, the interpreter's start included);
 2. read: the token table's bytes read in blocks over the cores into the float32 array it becomes,
    BF16 widened on the way (``sources.tensor_data.read_data``), without and with the row lengths
-   measured in the same pass; and a BF16 table's bits read and kept as they are, the lengths measured
-   from each block widened in cache (``tensor_data.read_bf16_bits``: what the load runs);
+   measured in the same pass; and a BF16 table's bits kept as they are, read into memory or mapped
+   from the file (``tensor_data.read_bf16_bits``; mapped is what the load runs), the lengths measured
+   from each block widened in cache;
 3. lengths alone (``lengths.vector_norms`` over the finished table, what the pass saves);
 4. the vocabulary (``sources.tokenizer.folder_vocabulary``: tokenizer.json through the tokenizers library);
 5. the whole load (``sources.load``: everything above but the imports, as the command runs it);
@@ -80,10 +81,15 @@ def main(argv: list[str] | None = None) -> int:
     fused, (W, _) = best(args.repeats, lambda: tensor_data.read_data(info, lengths=True))
     rows.append(("read + row lengths in the same pass", fused, V * D * 4 + V * 8,
                  tensor_data.scratch_bytes(info, lengths=True)))
-    kept, _ = best(args.repeats, lambda: tensor_data.read_bf16_bits(info)) if info.dtype == "BF16" else (None, None)
-    if kept is not None:
-        rows.append(("read the bfloat16 bits, kept as they are, + row lengths (what a BF16 checkpoint's load runs)",
-                     kept, V * D * 2 + V * 8, tensor_data.scratch_bytes(info, lengths=True, bits=True)))
+    if info.dtype == "BF16":
+        kept, _ = best(args.repeats, lambda: tensor_data.read_bf16_bits(info, mapped=False))
+        rows.append(("read the bfloat16 bits into memory, kept as they are, + row lengths", kept, V * D * 2 + V * 8,
+                     tensor_data.scratch_bytes(info, lengths=True, bits=True)))
+        mapped, (bits, _) = best(args.repeats, lambda: tensor_data.read_bf16_bits(info))
+        how = "mapped" if bits.base is not None else "read (the file could not be mapped)"
+        rows.append((f"the bfloat16 bits {how} from the file, + row lengths (what a BF16 checkpoint's load runs)",
+                     mapped, V * D * 2 + V * 8, tensor_data.scratch_bytes(info, lengths=True, bits=True)))
+        del bits
     alone, _ = best(args.repeats, lambda: vector_norms(W))
     rows.append(("row lengths alone, a second pass (saved)", alone, "", ""))
     del W

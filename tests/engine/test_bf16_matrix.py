@@ -12,7 +12,9 @@ import struct
 import numpy as np
 import pytest
 
+from embedlab.engine import bf16_matrix
 from embedlab.engine.bf16_matrix import Bf16Matrix, widen_bf16
+from embedlab.engine.lengths import vector_norms
 from embedlab.errors import ShapeError
 
 
@@ -59,6 +61,18 @@ def test_widened_whole_is_read_only_and_equal_and_widen_into_fills_a_buffer():
     buf = np.full((10, 7), 9.0, dtype=np.float32)
     assert matrix.widen_into(slice(990, 1000), buf) is buf
     assert np.array_equal(buf.view(np.uint32), whole[990:].view(np.uint32))
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (257, 13), (3, 5003)])
+@pytest.mark.parametrize("parallel", [False, True])
+def test_lengths_equal_vector_norms_of_the_widened_table_bit_for_bit(monkeypatch, shape, parallel):
+    monkeypatch.setattr(bf16_matrix, "LENGTHS_BLOCK_BYTES", 64)  # many blocks, the last one short
+    bits = _bits(shape, 6)
+    bits = np.where((bits & 0x7F80) == 0x7F80, bits & 0xBFFF, bits).astype(np.uint16)  # finite: NaN/inf made finite
+    whole = _by_hand(bits).astype(np.float64)  # (V, D) the widened values, in float64 by hand
+    got = Bf16Matrix(bits).lengths(parallel=parallel)
+    assert np.array_equal(got.view(np.int64), vector_norms(_by_hand(bits), parallel=False).view(np.int64))
+    assert np.allclose(got, np.sqrt((whole * whole).sum(axis=1)), rtol=1e-13, atol=0)
 
 
 def test_it_reports_the_float32_table_it_stands_for_and_holds_half_its_bytes():

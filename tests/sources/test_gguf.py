@@ -64,11 +64,32 @@ def test_each_type_is_dequantised_as_the_library_does(tmp_path, arrays, kind):
     path = _llama(tmp_path / f"{kind}.gguf", arrays, kind)
     table = embedlab.load(path)
     assert table.provenance.dtype == kind
-    assert table.W_E.dtype == np.float32
+    # F16 is kept as the file holds it (the map, as a safetensors F16 table); BF16 as its bits over the map,
+    # widened to float32 as read; the rest dequantised to float32
+    assert table.resident().mapped == (kind in ("F32", "F16", "BF16"))  # BF16: until W_E widens its bits
+    assert table.W_E.dtype == (np.float16 if kind == "F16" else np.float32)
     np.testing.assert_array_equal(table.W_E, stored(arrays["token"], kind))
     # and as the library's reader finds the bytes in the file
     found = next(t for t in gguf.GGUFReader(path).tensors if t.name == "token_embd.weight")
     np.testing.assert_array_equal(table.W_E, gguf.quants.dequantize(found.data, found.tensor_type))
+
+
+@pytest.mark.parametrize("part", ["input", "head"])
+def test_a_bf16_table_is_kept_as_its_bits_over_the_map_and_answers_as_the_dequantised_array(tmp_path, arrays, part):
+    head = (arrays["head"], "BF16") if part == "head" else None
+    path = _llama(tmp_path / "m.gguf", arrays, "BF16", head=head)
+    table = embedlab.load(path, table=part)
+    held = table.rows()
+    assert type(held).__name__ == "Bf16Matrix" and held.mapped and table.resident().table == V * D * 2
+    found = next(t for t in gguf.GGUFReader(path).tensors
+                 if t.name == ("output.weight" if part == "head" else "token_embd.weight"))
+    want = gguf.quants.dequantize(found.data, found.tensor_type)  # (V, D) float32, the library's own
+    plain = embedlab.EmbeddingTable(want)
+    assert np.array_equal(table.norms().view(np.int64), plain.norms().view(np.int64))
+    for metric in ("cosine", "dot"):
+        got, expected = table.nearest([3, 7], 5, metric), plain.nearest([3, 7], 5, metric)
+        assert np.array_equal(got.ids, expected.ids) and np.array_equal(got.scores, expected.scores)
+    assert type(table.rows()).__name__ == "Bf16Matrix"  # a few queries never widen it
 
 
 # K-quants (llama.cpp's ggml-common.h): super-blocks of 256 values; where each fp16 scale sits in a block

@@ -17,17 +17,20 @@ Glossary: ``V`` vocabulary size, ``D`` model width.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
 
 from ..errors import ShapeError
+from .lengths import LENGTHS_BLOCK_BYTES, vector_norms
 from .pages import file_mapped, fresh_table
 from .row_blocks import map_row_blocks
 
-__all__ = ["Bf16Matrix", "widen_bf16"]
+__all__ = ["Bf16Matrix", "widen_bf16", "block_lengths"]
 
 WIDEN_BLOCK_BYTES = 1 << 20  # bytes of bits widened at a time by ``widened`` (2 MiB of float32 out)
+
 
 
 def widen_bf16(bits: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -53,6 +56,17 @@ def widen_bf16(bits: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
                          f"got {out.dtype} {out.shape}")
     np.left_shift(bits, 16, out=out.view(np.uint32), dtype=np.uint32)
     return out
+
+
+def block_lengths(bits: np.ndarray, buf: np.ndarray) -> np.ndarray:
+    """The Euclidean lengths of a block of bfloat16 rows: bits (b, D) uint16 -> (b,) float64.
+
+    The rows are widened into ``buf`` (float32, C-contiguous, at least (b, D)), in the core's cache, and
+    measured there by ``lengths.vector_norms`` itself: bit-identical to ``vector_norms`` of the widened table
+    (a row's length depends on that row alone). A loader measures each block as it reads it.
+    """
+    widened = widen_bf16(bits, out=buf[:len(bits)])  # (b, D) float32
+    return vector_norms(widened, block_bytes=LENGTHS_BLOCK_BYTES, parallel=False)
 
 
 class Bf16Matrix:
@@ -127,6 +141,27 @@ class Bf16Matrix:
     def widen_into(self, rows: slice, out: np.ndarray) -> np.ndarray:
         """Rows ``rows`` (a slice of s rows) widened into ``out`` (s, D) float32, C-contiguous; returns ``out``."""
         return widen_bf16(self.bits[rows], out=out)
+
+    def lengths(self, *, parallel: bool = True) -> np.ndarray:
+        """Every row's Euclidean length, (V,) float64, bit-identical to ``lengths.vector_norms`` of the widened table.
+
+        One pass over the bits on every core, a block of ``LENGTHS_BLOCK_BYTES`` of bits at a time
+        (``block_lengths``: widened into a float32 buffer of its thread's and measured in the core's cache).
+        Holds one block per thread beside the result.
+        """
+        V, D = self.shape
+        out = np.empty(V, dtype=np.float64)  # (V,)
+        step = max(1, LENGTHS_BLOCK_BYTES // (2 * D))  # rows of a block
+        held = threading.local()  # each thread's float32 block, this call only
+
+        def measure(a: int, b: int) -> None:
+            buf = getattr(held, "rows", None)
+            if buf is None:
+                buf = held.rows = np.empty((min(step, V), D), dtype=np.float32)
+            out[a:b] = block_lengths(self.bits[a:b], buf)
+
+        map_row_blocks(measure, V, step, parallel=parallel)
+        return out
 
     def widened(self, *, parallel: bool = True) -> np.ndarray:
         """The whole table as a fresh, read-only float32 array (V, D), widened a block at a time on every core.

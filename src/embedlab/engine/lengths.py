@@ -19,12 +19,15 @@ import numpy as np
 
 from .row_blocks import CORES, map_row_blocks
 
-__all__ = ["vector_norms", "norms_bytes", "length_range", "rms", "inverse_norms", "NORM_LOW", "NORM_HIGH", "SQUARES_LOW", "SQUARES_HIGH"]
+__all__ = ["vector_norms", "norms_bytes", "LENGTHS_BLOCK_BYTES", "length_range", "rms", "inverse_norms", "NORM_LOW", "NORM_HIGH", "SQUARES_LOW", "SQUARES_HIGH"]
 
 # A sum of squares in this range lost nothing to overflow or underflow (as in
 # ``embed._sum_of_squares``); lengths outside the square roots of it are
 # measured again, scaled (``vector_norms``).
 SQUARES_LOW, SQUARES_HIGH = 1e-280, 1e300
+# Bytes of float64 rows a loader's block of rows is measured from at a time, while the block is in a core's cache
+# (``sources.tensor_data``, ``bf16_matrix.block_lengths``; measured: 0.70 ns a value at 16 rows of 4,096, 0.88 at 64).
+LENGTHS_BLOCK_BYTES = 1 << 19
 NORM_LOW, NORM_HIGH = 1e-140, 1e150
 
 

@@ -106,7 +106,7 @@ class EmbeddingTable:
         self._widening = threading.Lock()  # a kept bf16 table is widened whole once, on first use of W_E
         if isinstance(matrix, Bf16Matrix):  # a bf16 checkpoint's table, kept as its bits (2 bytes an entry)
             if not finite:
-                norms = vector_norms(matrix)  # (V,) a block at a time: finite lengths show finite entries
+                norms = matrix.lengths()  # (V,) a block at a time, in cache: finite lengths show finite entries
                 if not np.isfinite(norms).all():
                     readonly_matrix(matrix.widened(), f"table{where}")  # raises, naming the first NaN or inf
             self._held: Any = matrix

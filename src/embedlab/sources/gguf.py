@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.bf16_matrix import Bf16Matrix
 from ..engine.provenance import Provenance
 from ..engine.table import EmbeddingTable
 from ..errors import SourceError, brief, needs_extra
@@ -219,6 +220,35 @@ class GGUFFile:
             array.flags.writeable = False  # a fresh array of ours: hand it over read-only, no second copy
         return array
 
+    def table(self, name: str) -> Any:
+        """A 2-D tensor as a table keeps it, (rows, columns), read-only: the file's map wherever it can be.
+
+        F32 and F16 are the memory map itself (float32, float16: nothing is
+        copied, as a safetensors table of those types); BF16 is its bits
+        over the map, widened to float32 as they are read
+        (``engine.bf16_matrix.Bf16Matrix``, as a safetensors BF16 table);
+        any other type is dequantised into a fresh float32 array (``read``).
+
+        Raises
+        ------
+        SourceError
+            As ``read``.
+        """
+        info = self.matrix_info(name)
+        data = self._by_name[name].data  # the reader's view of the map: F16 as float16, BF16 as its bytes
+        if info.type == "F16":
+            array = np.asarray(data).reshape(info.shape)
+        elif info.type == "BF16":
+            bits = np.asarray(data).reshape(info.shape[0], -1).view("<u2")  # (rows, columns): 2 bytes a value
+            if not bits.flags.aligned:  # a tensor at an odd offset (the format aligns them): a copy, aligned
+                bits = np.array(bits)
+            return Bf16Matrix(bits.reshape(info.shape))
+        else:
+            return self.read(name)
+        if array.flags.writeable:
+            array.flags.writeable = False
+        return array
+
     def matrix_info(self, name: str) -> GGUFTensor:
         """The info of a 2-D float or quantised tensor; ``SourceError`` (naming the 2-D tensors) otherwise."""
         if name not in self.tensors:
@@ -266,8 +296,10 @@ def load_gguf(path: str | Path, *, tensor: str | None = None, table: str = "inpu
     Returns
     -------
     EmbeddingTable
-        W_E (V, D) or the head (V_head, D), float32, dequantised from the
-        file's type by the gguf library (F32 kept as the memory map); the
+        W_E (V, D) or the head (V_head, D) as ``GGUFFile.table`` keeps it:
+        F32 and F16 the memory map, BF16 its bits over the map (widened to
+        float32 as read), other types dequantised to float32 by the gguf
+        library; the
         vocabulary from ``tokenizer.ggml.tokens`` (None for ids past its end;
         cut to a head with fewer rows, with a note); for the input table
         ``position_embd.weight`` (T_max, D) and ``token_types.weight`` where
@@ -291,14 +323,14 @@ def load_gguf(path: str | Path, *, tensor: str | None = None, table: str = "inpu
     prov = Provenance("gguf", path=str(file.path), tied=verdict.tied, tie_evidence=verdict.evidence)
     if head:
         name = tensor or (HEAD if HEAD in file.tensors else token)
-        matrix = file.read(name)  # (V_head, D)
+        matrix = file.table(name)  # (V_head, D)
         V_token = file.tensors[token].shape[0] if token in file.tensors else len(matrix)
         tokens, notes = fit_rows(file.tokens(max(len(matrix), V_token)), len(matrix), V_token)
         if name == token:
             notes.insert(0, tied_note(token))
         prov = replace(prov, tensor=name, dtype=file.tensors[name].type, part="head", note="; ".join(notes) or None)
         return EmbeddingTable(matrix, vocabulary=tokens, provenance=prov)
-    matrix = file.read(token)  # (V, D)
+    matrix = file.table(token)  # (V, D)
     positions = file.read(POSITIONS) if POSITIONS in file.tensors else None  # (T_max, D)
     types = file.read(TOKEN_TYPES) if TOKEN_TYPES in file.tensors else None  # (type vocabulary, D)
     prov = replace(prov, tensor=token, dtype=file.tensors[token].type)

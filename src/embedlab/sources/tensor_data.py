@@ -43,8 +43,8 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
-from ..engine.bf16_matrix import widen_bf16
-from ..engine.lengths import norms_bytes, vector_norms
+from ..engine.bf16_matrix import block_lengths, widen_bf16
+from ..engine.lengths import LENGTHS_BLOCK_BYTES, norms_bytes, vector_norms
 from ..engine.pages import fresh_table
 from ..engine.row_blocks import CORES, map_row_blocks, row_edges
 from ..errors import SourceError
@@ -61,9 +61,6 @@ DTYPE_SIZES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2}  # bytes per value in th
 # Bytes of the file per block: a block and its float64 copy (the lengths) stay in a core's cache,
 # and 2 GB of table make a few thousand blocks, a few ms of handing them to threads (measured).
 BLOCK_BYTES = 1 << 19
-# Bytes of float64 rows the lengths of a block are summed from at a time: in a core's L2 cache (measured:
-# 0.70 ns a value at 16 rows of 4,096, 0.88 at 64).
-LENGTHS_BLOCK_BYTES = 1 << 19
 
 
 def read_data(info: TensorInfo, *, lengths: bool = False, parallel: bool = True,
@@ -185,8 +182,7 @@ def read_bf16_bits(info: TensorInfo, *, parallel: bool = True, mapped: bool = Tr
         buf = getattr(scratch, "rows", None)
         if buf is None:
             buf = scratch.rows = np.empty((step, width), dtype=np.float32)
-        widened = widen_bf16(bits[a:b], out=buf[:b - a])  # (b - a, D) in cache
-        norms[a:b] = vector_norms(widened, block_bytes=LENGTHS_BLOCK_BYTES, parallel=False)
+        norms[a:b] = block_lengths(bits[a:b], buf)  # widened in cache, measured there
 
     try:
         with files.open_regular(info.path, "checkpoint file") as handle:
