@@ -322,6 +322,7 @@ def spelling_notes(table: EmbeddingTable, queries: Sequence[Any]) -> tuple[str, 
 
 def _listed(found: Neighbors, n: int, norms: np.ndarray) -> list[Listed]:
     """List n of a search result, each row with its length (its tokens as the search named them: the table's)."""
-    ids, scores = found.ids[n], found.scores[n]
+    row = found.ids[n]  # (K,) int64
+    ids, scores, lengths = row.tolist(), found.scores[n].tolist(), norms[row].tolist()  # Python numbers, in C
     tokens = found.tokens[n] if found.tokens is not None else [None] * len(ids)
-    return [Listed(id=int(i), token=t, score=float(s), norm=float(norms[i])) for i, t, s in zip(ids, tokens, scores)]
+    return [Listed(id=i, token=t, score=s, norm=w) for i, t, s, w in zip(ids, tokens, scores, lengths)]
