@@ -11,7 +11,11 @@ best of ``--repeats``, on ``--threads`` threads:
   -> int32, oneDNN; a VNNI instruction where the CPU has one);
 - embedlab's int16 kernel (``int16_kernel.screen_rows`` over blocks of rows
   as the search takes them, with a bar no row reaches: the integer product and
-  one check per tile, no selection).
+  one check per tile, no selection);
+- where the CPU has AMX-BF16: a bfloat16 product with float32 results on the
+  AMX tiles (``amx_tiles.py`` of this folder, LLVM IR compiled by llvmlite: what
+  a first pass of our own on the tiles would start from; not embedlab's code),
+  C stored to memory and C kept in cache.
 
 Rates are multiply-adds per nanosecond; "x float32" is the speed against
 NumPy's float32 GEMM. The CPU's flags say which instructions exist (AVX2,
@@ -47,6 +51,7 @@ def main() -> None:
     results.update(torch_products(Q, W, args.threads, args.repeats))
     if args.threads == 1:
         results["embedlab int16 kernel (vpmaddwd)"] = best(int16_product(Q, W), args.repeats)
+    results.update(amx_products(Q, W, args.threads, args.repeats))
     base = results["numpy float32 (OpenBLAS)"]
     print("| product | seconds | MAC/ns | x float32 |\n|---|---|---|---|")
     for name, seconds in results.items():
@@ -77,6 +82,28 @@ def torch_products(Q, W, threads, repeats) -> dict[str, float]:
     q8 = torch.randint(-127, 128, (256, Q.shape[1]), dtype=torch.int8)
     w8 = torch.randint(-127, 128, (W.shape[0], W.shape[1]), dtype=torch.int8)
     out["torch._int_mm int8"] = best(lambda: torch._int_mm(q8, w8.T), 1) * len(Q) / 256
+    return out
+
+
+def amx_products(Q, W, threads, repeats) -> dict[str, float]:
+    """bfloat16 products with float32 results on AMX tiles (``amx_tiles``: an LLVM IR kernel of this folder,
+    not embedlab's), C stored and C kept in cache (as a fused filter would read it); checked against float64."""
+    import amx_tiles
+
+    why = amx_tiles.available()
+    if why is not None:
+        print(f"AMX tiles: not run ({why})")
+        return {}
+    out = {}
+    for stored in (True, False):
+        run, C = amx_tiles.product(Q, W, threads, stored=stored)
+        seconds = best(run, repeats)
+        if stored:  # the float32 sums of the bfloat16 values, against float64 (sums of 384 products in any order)
+            wide = lambda x: (amx_tiles.bf16_bits(x).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+            exact = wide(Q[:64]) @ wide(W).T
+            err = float(np.abs(C[:64, :len(W)] - exact).max() / np.abs(exact).max())
+            print(f"AMX tiles: C within {err:.1e} of the float64 product of the bfloat16 values (relative to its largest)")
+        out["AMX tiles, bf16 -> float32 (our LLVM IR; " + ("C stored)" if stored else "C kept in cache)")] = seconds
     return out
 
 
