@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -202,6 +203,26 @@ def test_a_file_the_system_will_not_map_is_read_instead(tmp_path, monkeypatch):
     got, norms = tensor_data.read_bf16_bits(safetensors.tensor_infos(path)["w"])
     assert got.base is None and got.tobytes() == bits.tobytes()
     assert np.array_equal(norms.view(np.int64), vector_norms(_widen(bits), parallel=False).view(np.int64))
+
+
+@pytest.mark.parametrize("mapped", [True, False])
+def test_bf16_bits_of_a_table_shorter_than_a_block_hold_no_more_scratch_than_said(tmp_path, mapped):
+    # 50 rows of 8: one block (BLOCK_BYTES of the file is 32,768 rows), one thread; the scratch is that
+    # block widened to float32 (1,600 bytes) and what its lengths take, not a whole block's 1 MiB buffer
+    bits = _bf16_bits(np.random.default_rng(3), (50, 8))
+    path = write_safetensors(tmp_path / "t.safetensors", {"w": ("BF16", (50, 8), bits.tobytes())})
+    info = safetensors.tensor_infos(path)["w"]
+    tensor_data.read_bf16_bits(info, parallel=False, mapped=mapped)  # once untraced: first-call caches
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        got, norms = tensor_data.read_bf16_bits(info, parallel=False, mapped=mapped)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    beside = peak - norms.nbytes - (0 if mapped else got.nbytes)  # what the read held beside its outputs
+    # 16 KiB for the interpreter's own small objects while reading (the open file, the threads' locals)
+    assert beside <= tensor_data.scratch_bytes(info, lengths=True, bits=True) + 16 * 1024
 
 
 def test_a_file_that_shrank_before_it_is_mapped_is_refused_as_truncated(tmp_path):

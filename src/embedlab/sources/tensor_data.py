@@ -180,8 +180,8 @@ def read_bf16_bits(info: TensorInfo, *, parallel: bool = True, mapped: bool = Tr
         if held is None:  # not mapped: the block's bits read into their place
             _pread_into(handle, info, bits[a:b], info.span[0] + 2 * a * width)  # type: ignore[index]
         buf = getattr(scratch, "rows", None)
-        if buf is None:
-            buf = scratch.rows = np.empty((step, width), dtype=np.float32)
+        if buf is None:  # no more rows than a block holds: a table shorter than one block gets a buffer its size
+            buf = scratch.rows = np.empty((min(step, rows), width), dtype=np.float32)
         norms[a:b] = block_lengths(bits[a:b], buf)  # widened in cache, measured there
 
     try:
