@@ -110,8 +110,10 @@ def test_a_file_that_shrank_after_its_header_was_read_is_refused_as_truncated(tm
     bits = _bf16_bits(np.random.default_rng(5), (64, 8))
     path = write_safetensors(tmp_path / "t.safetensors", {"w": ("BF16", (64, 8), bits.tobytes())})
     info = safetensors.tensor_infos(path)["w"]
-    os.truncate(path, os.path.getsize(path) - 100)
-    with pytest.raises(SourceError, match=r"truncated: tensor 'w' ends before its data does"):
+    size = os.path.getsize(path)  # the tensor is the file's last bytes: its data ends where the file did
+    os.truncate(path, size - 100)
+    with pytest.raises(SourceError, match=rf"truncated: tensor 'w' ends at byte {size:,} of the file, but the file now "
+                                          rf"ends at byte {size - 100:,} \(it shrank after its header was read\)"):
         tensor_data.read_data(info)
 
 
@@ -225,13 +227,26 @@ def test_bf16_bits_of_a_table_shorter_than_a_block_hold_no_more_scratch_than_sai
     assert beside <= tensor_data.scratch_bytes(info, lengths=True, bits=True) + 16 * 1024
 
 
-def test_a_file_that_shrank_before_it_is_mapped_is_refused_as_truncated(tmp_path):
-    bits = _bf16_bits(np.random.default_rng(5), (64, 8))
-    path = write_safetensors(tmp_path / "t.safetensors", {"w": ("BF16", (64, 8), bits.tobytes())})
+@pytest.mark.parametrize("dtype", ["BF16", "F16", "F32", "F64"])
+def test_a_file_that_shrank_before_it_is_mapped_is_refused_as_truncated(tmp_path, monkeypatch, dtype):
+    raw = np.random.default_rng(5).integers(0, 0x3F00, size=64 * 8 * 4, dtype=np.uint16).tobytes()  # finite in all
+    raw = raw[:64 * 8 * {"BF16": 2, "F16": 2, "F32": 4, "F64": 8}[dtype]]
+    path = write_safetensors(tmp_path / "t.safetensors", {"w": (dtype, (64, 8), raw)})
     info = safetensors.tensor_infos(path)["w"]
-    os.truncate(path, os.path.getsize(path) - 1)  # one byte short: a page past the end would end the process
-    with pytest.raises(SourceError, match=r"truncated: tensor 'w' ends before its data does"):
-        tensor_data.read_bf16_bits(info)
+    size = os.path.getsize(path)  # the tensor is the file's last bytes: its data ends where the file did
+    os.truncate(path, size - 1)  # one byte short: within the map's last page, zeros the map would show silently
+    message = (rf"truncated: tensor 'w' ends at byte {size:,} of the file, but the file now ends at byte {size - 1:,} "
+               r"\(it shrank after its header was read\)")
+
+    def never(*args, **kwargs):  # refused before any map is made (CPython's own refusal would fall back to reading)
+        raise AssertionError("a file shorter than the span was mapped")
+
+    monkeypatch.setattr(tensor_data.mmap, "mmap", never)
+    with pytest.raises(SourceError, match=message):
+        if dtype == "BF16":
+            tensor_data.read_bf16_bits(info)
+        else:
+            tensor_data.read_data(info, mapped=True)
 
 
 def test_a_float_checkpoints_table_is_its_files_map_and_answers_as_the_array_read(tmp_path):
