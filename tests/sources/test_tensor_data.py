@@ -8,6 +8,7 @@ where installed, and by the safetensors library for the dtypes NumPy has.
 
 from __future__ import annotations
 
+import gc
 import mmap
 import os
 import tracemalloc
@@ -269,6 +270,34 @@ def test_a_mapped_table_outlives_its_file_handle_and_is_let_go_with_its_table(tm
     assert np.array_equal(table.lookup(np.arange(300)).view(np.uint32), _widen(bits).view(np.uint32))
     assert np.array_equal(table.W_E.view(np.uint32), _widen(bits).view(np.uint32))  # widened: the map let go
     assert not table.resident().mapped and table.resident().table == 300 * 16 * 4
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="maps and descriptors are read from /proc")
+@pytest.mark.parametrize("dtype", ["BF16", "F16"])
+def test_each_mapped_table_holds_one_map_and_one_descriptor_until_it_is_dropped_or_widened(tmp_path, dtype):
+    rng = np.random.default_rng(9)
+    raw = (_bf16_bits(rng, (300, 16)) if dtype == "BF16" else rng.standard_normal((300, 16)).astype("<f2")).tobytes()
+    path = write_safetensors(tmp_path / "model.safetensors", {"embed_tokens.weight": (dtype, (300, 16), raw)})
+    where = str(path.resolve())
+
+    def maps() -> int:  # the process's maps of the file (/proc/self/maps names the file at the end of its line)
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as lines:
+            return sum(line.rstrip("\n").endswith(where) for line in lines)
+
+    def descriptors() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    gc.collect()
+    before = (maps(), descriptors())
+    tables = [loaders.load(str(path)) for _ in range(10)]
+    assert (maps(), descriptors()) == (before[0] + 10, before[1] + 10)  # the map keeps a descriptor of its own
+    if dtype == "BF16":
+        tables[0].W_E  # widened whole: the bits, and their map, are let go
+        gc.collect()
+        assert maps() == before[0] + 9
+    del tables
+    gc.collect()
+    assert (maps(), descriptors()) == before
 
 
 @pytest.mark.parametrize("dtype, shape", [("F32", (4, 2)), ("BF16", (8,)), ("BF16", (0, 3))])
