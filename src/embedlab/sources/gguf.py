@@ -223,11 +223,12 @@ class GGUFFile:
     def table(self, name: str) -> Any:
         """A 2-D tensor as a table keeps it, (rows, columns), read-only: the file's map wherever it can be.
 
-        F32 and F16 are the memory map itself (float32, float16: nothing is
-        copied, as a safetensors table of those types); BF16 is its bits
-        over the map, widened to float32 as they are read
-        (``engine.bf16_matrix.Bf16Matrix``, as a safetensors BF16 table);
-        any other type is dequantised into a fresh float32 array (``read``).
+        F64, F32 and F16 are the memory map itself (float64, float32, float16:
+        nothing is copied, as a safetensors table of those types); BF16 is its
+        bits over the map, widened to float32 as they are read
+        (``engine.bf16_matrix.Bf16Matrix``, as a safetensors BF16 table; a
+        copy of them where the tensor starts at an odd byte); any other type
+        is dequantised into a fresh float32 array (``read``).
 
         Raises
         ------
