@@ -20,7 +20,8 @@ and only the pass that measures the rows' lengths reads them. Where it cannot
 be mapped (a span not aligned to the dtype, a file system that refuses maps)
 it is read into a fresh array as above. A mapped file is checked to hold the
 whole span when it is mapped; one cut short while mapped ends the process
-(the kernel's SIGBUS), as with any map.
+(the kernel's SIGBUS), and one rewritten in place shows its new bytes through
+the map, under lengths measured from the old ones, as with any map.
 
 A (V, D) table's row lengths can be measured in the same pass
 (``read_data(..., lengths=True)``): each block's, while it is in the core's
