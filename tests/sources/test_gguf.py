@@ -92,6 +92,24 @@ def test_a_bf16_table_is_kept_as_its_bits_over_the_map_and_answers_as_the_dequan
     assert type(table.rows()).__name__ == "Bf16Matrix"  # a few queries never widen it
 
 
+@pytest.mark.parametrize("kind", ["F32", "F16"])
+def test_a_big_endian_files_floats_are_read_in_this_machines_byte_order(tmp_path, arrays, kind):
+    path = write_gguf(tmp_path / "be.gguf", {"token_embd.weight": (arrays["token"], kind),
+                                             "position_embd.weight": (arrays["position"], "F32")},
+                      tokens=TOKENS, context_length=T, big_endian=True)
+    found = next(t for t in gguf.GGUFReader(path).tensors if t.name == "token_embd.weight")
+    assert found.data.dtype.byteorder == ">"  # the file is big-endian: the reader views its values as such
+    table = embedlab.load(path)
+    want = stored(arrays["token"], kind)  # (V, D) float32: the values written
+    assert table.W_E.dtype.isnative and np.array_equal(table.W_E, want)
+    assert table.positions.dtype.isnative and np.array_equal(table.positions, arrays["position"])
+    plain = embedlab.EmbeddingTable(want.astype(table.W_E.dtype))  # the same values, in memory of its own
+    for metric in ("cosine", "dot"):
+        for device in (None, "cpu"):  # "cpu": torch's kernels, which take no other byte order
+            got, expected = table.nearest([3, 7], 5, metric, device=device), plain.nearest([3, 7], 5, metric)
+            assert np.array_equal(got.ids, expected.ids) and np.array_equal(got.scores, expected.scores)
+
+
 # K-quants (llama.cpp's ggml-common.h): super-blocks of 256 values; where each fp16 scale sits in a block
 K_QUANTS = {"Q2_K": (84, (80, 82)), "Q3_K": (110, (108,)), "Q4_K": (144, (0, 2)), "Q5_K": (176, (0, 2)),
             "Q6_K": (210, (208,))}  # type -> (bytes per block, byte offsets of its fp16 scales d, dmin)

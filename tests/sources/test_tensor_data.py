@@ -8,8 +8,10 @@ where installed, and by the safetensors library for the dtypes NumPy has.
 
 from __future__ import annotations
 
+import gc
 import mmap
 import os
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -109,8 +111,10 @@ def test_a_file_that_shrank_after_its_header_was_read_is_refused_as_truncated(tm
     bits = _bf16_bits(np.random.default_rng(5), (64, 8))
     path = write_safetensors(tmp_path / "t.safetensors", {"w": ("BF16", (64, 8), bits.tobytes())})
     info = safetensors.tensor_infos(path)["w"]
-    os.truncate(path, os.path.getsize(path) - 100)
-    with pytest.raises(SourceError, match=r"truncated: tensor 'w' ends before its data does"):
+    size = os.path.getsize(path)  # the tensor is the file's last bytes: its data ends where the file did
+    os.truncate(path, size - 100)
+    with pytest.raises(SourceError, match=rf"truncated: tensor 'w' ends at byte {size:,} of the file, but the file now "
+                                          rf"ends at byte {size - 100:,} \(it shrank after its header was read\)"):
         tensor_data.read_data(info)
 
 
@@ -204,13 +208,46 @@ def test_a_file_the_system_will_not_map_is_read_instead(tmp_path, monkeypatch):
     assert np.array_equal(norms.view(np.int64), vector_norms(_widen(bits), parallel=False).view(np.int64))
 
 
-def test_a_file_that_shrank_before_it_is_mapped_is_refused_as_truncated(tmp_path):
-    bits = _bf16_bits(np.random.default_rng(5), (64, 8))
-    path = write_safetensors(tmp_path / "t.safetensors", {"w": ("BF16", (64, 8), bits.tobytes())})
+@pytest.mark.parametrize("mapped", [True, False])
+def test_bf16_bits_of_a_table_shorter_than_a_block_hold_no_more_scratch_than_said(tmp_path, mapped):
+    # 50 rows of 8: one block (BLOCK_BYTES of the file is 32,768 rows), one thread; the scratch is that
+    # block widened to float32 (1,600 bytes) and what its lengths take, not a whole block's 1 MiB buffer
+    bits = _bf16_bits(np.random.default_rng(3), (50, 8))
+    path = write_safetensors(tmp_path / "t.safetensors", {"w": ("BF16", (50, 8), bits.tobytes())})
     info = safetensors.tensor_infos(path)["w"]
-    os.truncate(path, os.path.getsize(path) - 1)  # one byte short: a page past the end would end the process
-    with pytest.raises(SourceError, match=r"truncated: tensor 'w' ends before its data does"):
-        tensor_data.read_bf16_bits(info)
+    tensor_data.read_bf16_bits(info, parallel=False, mapped=mapped)  # once untraced: first-call caches
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        got, norms = tensor_data.read_bf16_bits(info, parallel=False, mapped=mapped)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    beside = peak - norms.nbytes - (0 if mapped else got.nbytes)  # what the read held beside its outputs
+    # 16 KiB for the interpreter's own small objects while reading (the open file, the threads' locals)
+    assert beside <= tensor_data.scratch_bytes(info, lengths=True, bits=True) + 16 * 1024
+
+
+@pytest.mark.parametrize("dtype", ["BF16", "F16", "F32", "F64"])
+def test_a_file_that_shrank_before_it_is_mapped_is_refused_as_truncated(tmp_path, monkeypatch, dtype):
+    raw = np.random.default_rng(5).integers(0, 0x3F00, size=64 * 8 * 4, dtype=np.uint16).tobytes()  # finite in all
+    raw = raw[:64 * 8 * {"BF16": 2, "F16": 2, "F32": 4, "F64": 8}[dtype]]
+    path = write_safetensors(tmp_path / "t.safetensors", {"w": (dtype, (64, 8), raw)})
+    info = safetensors.tensor_infos(path)["w"]
+    size = os.path.getsize(path)  # the tensor is the file's last bytes: its data ends where the file did
+    os.truncate(path, size - 1)  # one byte short: within the map's last page, zeros the map would show silently
+    message = (rf"truncated: tensor 'w' ends at byte {size:,} of the file, but the file now ends at byte {size - 1:,} "
+               r"\(it shrank after its header was read\)")
+
+    def never(*args, **kwargs):  # refused before any map is made (CPython's own refusal would fall back to reading)
+        raise AssertionError("a file shorter than the span was mapped")
+
+    monkeypatch.setattr(tensor_data.mmap, "mmap", never)
+    with pytest.raises(SourceError, match=message):
+        if dtype == "BF16":
+            tensor_data.read_bf16_bits(info)
+        else:
+            tensor_data.read_data(info, mapped=True)
 
 
 def test_a_float_checkpoints_table_is_its_files_map_and_answers_as_the_array_read(tmp_path):
@@ -233,6 +270,34 @@ def test_a_mapped_table_outlives_its_file_handle_and_is_let_go_with_its_table(tm
     assert np.array_equal(table.lookup(np.arange(300)).view(np.uint32), _widen(bits).view(np.uint32))
     assert np.array_equal(table.W_E.view(np.uint32), _widen(bits).view(np.uint32))  # widened: the map let go
     assert not table.resident().mapped and table.resident().table == 300 * 16 * 4
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="maps and descriptors are read from /proc")
+@pytest.mark.parametrize("dtype", ["BF16", "F16"])
+def test_each_mapped_table_holds_one_map_and_one_descriptor_until_it_is_dropped_or_widened(tmp_path, dtype):
+    rng = np.random.default_rng(9)
+    raw = (_bf16_bits(rng, (300, 16)) if dtype == "BF16" else rng.standard_normal((300, 16)).astype("<f2")).tobytes()
+    path = write_safetensors(tmp_path / "model.safetensors", {"embed_tokens.weight": (dtype, (300, 16), raw)})
+    where = str(path.resolve())
+
+    def maps() -> int:  # the process's maps of the file (/proc/self/maps names the file at the end of its line)
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as lines:
+            return sum(line.rstrip("\n").endswith(where) for line in lines)
+
+    def descriptors() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    gc.collect()
+    before = (maps(), descriptors())
+    tables = [loaders.load(str(path)) for _ in range(10)]
+    assert (maps(), descriptors()) == (before[0] + 10, before[1] + 10)  # the map keeps a descriptor of its own
+    if dtype == "BF16":
+        tables[0].W_E  # widened whole: the bits, and their map, are let go
+        gc.collect()
+        assert maps() == before[0] + 9
+    del tables
+    gc.collect()
+    assert (maps(), descriptors()) == before
 
 
 @pytest.mark.parametrize("dtype, shape", [("F32", (4, 2)), ("BF16", (8,)), ("BF16", (0, 3))])

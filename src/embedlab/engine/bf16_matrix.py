@@ -32,7 +32,6 @@ __all__ = ["Bf16Matrix", "widen_bf16", "block_lengths"]
 WIDEN_BLOCK_BYTES = 1 << 20  # bytes of bits widened at a time by ``widened`` (2 MiB of float32 out)
 
 
-
 def widen_bf16(bits: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """bfloat16 bit patterns (any shape) uint16 -> the float32 values they are, same shape, exact.
 
@@ -76,7 +75,8 @@ class Bf16Matrix:
     ----------
     bits : np.ndarray, shape (V, D), uint16
         The bfloat16 bit patterns, row-major; kept as given (made read-only:
-        the caller hands them over, as a loader hands over a fresh array).
+        the caller hands them over, as a loader hands over the file's map or
+        a fresh array it read); a non-contiguous array is copied.
 
     Attributes
     ----------

@@ -209,9 +209,10 @@ class GGUFFile:
         """
         info = self.matrix_info(name)
         tensor = self._by_name[name]
+        data = _native(tensor.data)  # the library's F32 and F16 take the bytes in this machine's order
         try:
             # F64 is read as it is: the gguf library dequantises the float types up to F32 only.
-            array = tensor.data if info.type == "F64" else _library().quants.dequantize(tensor.data, tensor.tensor_type)
+            array = data if info.type == "F64" else _library().quants.dequantize(data, tensor.tensor_type)
         except NotImplementedError:
             raise SourceError(f"tensor {name!r} of {self.path} is stored as {info.type}, which the gguf library "
                               "cannot dequantise") from None
@@ -223,11 +224,12 @@ class GGUFFile:
     def table(self, name: str) -> Any:
         """A 2-D tensor as a table keeps it, (rows, columns), read-only: the file's map wherever it can be.
 
-        F32 and F16 are the memory map itself (float32, float16: nothing is
-        copied, as a safetensors table of those types); BF16 is its bits
-        over the map, widened to float32 as they are read
-        (``engine.bf16_matrix.Bf16Matrix``, as a safetensors BF16 table);
-        any other type is dequantised into a fresh float32 array (``read``).
+        F64, F32 and F16 are the memory map itself (float64, float32, float16:
+        nothing is copied, as a safetensors table of those types); BF16 is its
+        bits over the map, widened to float32 as they are read
+        (``engine.bf16_matrix.Bf16Matrix``, as a safetensors BF16 table; a
+        copy of them where the tensor starts at an odd byte); any other type
+        is dequantised into a fresh float32 array (``read``).
 
         Raises
         ------
@@ -237,7 +239,7 @@ class GGUFFile:
         info = self.matrix_info(name)
         data = self._by_name[name].data  # the reader's view of the map: F16 as float16, BF16 as its bytes
         if info.type == "F16":
-            array = np.asarray(data).reshape(info.shape)
+            array = _native(data).reshape(info.shape)  # (rows, columns) float16
         elif info.type == "BF16":
             bits = np.asarray(data).reshape(info.shape[0], -1).view("<u2")  # (rows, columns): 2 bytes a value
             if not bits.flags.aligned:  # a tensor at an odd offset (the format aligns them): a copy, aligned
@@ -383,6 +385,15 @@ def _types() -> dict[int, tuple[str, int, int]]:
     lib = _library()
     return {int(kind): (kind.name, *lib.GGML_QUANT_SIZES[kind]) for kind in lib.GGMLQuantizationType
             if kind in lib.GGML_QUANT_SIZES}
+
+
+def _native(data: Any) -> np.ndarray:
+    """The reader's view of a tensor with its values in this machine's byte order: the map itself, or, from a
+    file of the other order (a big-endian GGUF on a little-endian machine, which the reader views as ``>f4``,
+    ``>f2``), a fresh copy. The library's ``dequantize`` reinterprets F32 and F16 bytes in this machine's order,
+    and torch takes no other."""
+    data = np.asarray(data)
+    return data if data.dtype.isnative else data.astype(data.dtype.newbyteorder("="))
 
 
 def _info(tensor: Any) -> GGUFTensor:

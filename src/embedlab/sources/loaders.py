@@ -269,7 +269,7 @@ def _read_table(info: safetensors.TensorInfo) -> tuple[Any, np.ndarray | None, L
     kept = info.dtype == "BF16" and info.shape[0] > 0
     if kept:
         bits, norms = tensor_data.read_bf16_bits(info)
-        array: Any = Bf16Matrix(bits)  # takes the fresh bits over, read-only: no second copy
+        array: Any = Bf16Matrix(bits)  # takes the bits over (the file's map, or fresh ones read), read-only: no copy
     else:
         array, norms = tensor_data.read_data(info, lengths=True, mapped=True)
         array.flags.writeable = False  # a fresh array of ours, or the file's map: handed over read-only, no copy

@@ -20,7 +20,8 @@ and only the pass that measures the rows' lengths reads them. Where it cannot
 be mapped (a span not aligned to the dtype, a file system that refuses maps)
 it is read into a fresh array as above. A mapped file is checked to hold the
 whole span when it is mapped; one cut short while mapped ends the process
-(the kernel's SIGBUS), as with any map.
+(the kernel's SIGBUS), and one rewritten in place shows its new bytes through
+the map, under lengths measured from the old ones, as with any map.
 
 A (V, D) table's row lengths can be measured in the same pass
 (``read_data(..., lengths=True)``): each block's, while it is in the core's
@@ -47,7 +48,7 @@ from ..engine.bf16_matrix import block_lengths, widen_bf16
 from ..engine.lengths import LENGTHS_BLOCK_BYTES, norms_bytes, vector_norms
 from ..engine.pages import fresh_table
 from ..engine.row_blocks import CORES, map_row_blocks, row_edges
-from ..errors import SourceError
+from ..errors import SourceError, brief
 from . import files
 
 if TYPE_CHECKING:  # safetensors reads headers without NumPy and imports this module only to read data
@@ -97,7 +98,8 @@ def read_data(info: TensorInfo, *, lengths: bool = False, parallel: bool = True,
     SourceError
         If the dtype is not one of ``READ_DTYPES``, the span is unknown, the
         file is not a regular file, cannot be read or ends before the
-        tensor's data does (truncated, naming the tensor).
+        tensor's data does when it is read or mapped (truncated, naming the
+        tensor, where its data ends and where the file now ends).
     ValueError
         If ``lengths`` is asked of a tensor that is not 2-D with a column.
     """
@@ -180,8 +182,8 @@ def read_bf16_bits(info: TensorInfo, *, parallel: bool = True, mapped: bool = Tr
         if held is None:  # not mapped: the block's bits read into their place
             _pread_into(handle, info, bits[a:b], info.span[0] + 2 * a * width)  # type: ignore[index]
         buf = getattr(scratch, "rows", None)
-        if buf is None:
-            buf = scratch.rows = np.empty((step, width), dtype=np.float32)
+        if buf is None:  # no more rows than a block holds: a table shorter than one block gets a buffer its size
+            buf = scratch.rows = np.empty((min(step, rows), width), dtype=np.float32)
         norms[a:b] = block_lengths(bits[a:b], buf)  # widened in cache, measured there
 
     try:
@@ -235,8 +237,9 @@ def map_tensor(handle: BinaryIO, info: TensorInfo) -> np.ndarray | None:
     size = DTYPE_SIZES[info.dtype]
     if start % size or not info.numel:
         return None
-    if os.fstat(handle.fileno()).st_size < end:
-        raise SourceError(f"{info.path}: truncated: tensor {info.name!r} ends before its data does")
+    size_now = os.fstat(handle.fileno()).st_size
+    if size_now < end:
+        raise _truncated(info, size_now)
     base = start - start % mmap.ALLOCATIONGRANULARITY
     try:
         whole = mmap.mmap(handle.fileno(), end - base, access=mmap.ACCESS_READ, offset=base)
@@ -296,5 +299,13 @@ def _pread_into(handle: BinaryIO, info: TensorInfo, out: np.ndarray, offset: int
     while done < len(view):
         n = os.preadv(handle.fileno(), [view[done:]], offset + done)  # releases the GIL
         if n == 0:
-            raise SourceError(f"{info.path}: truncated: tensor {info.name!r} ends before its data does")
+            raise _truncated(info, os.fstat(handle.fileno()).st_size)  # a block may start past the new end
         done += n
+
+
+def _truncated(info: TensorInfo, size: int) -> SourceError:
+    """The error for a file now ``size`` bytes long, shorter than the tensor's span: it shrank after its
+    header was read (``safetensors._tensor_info`` checked the size then)."""
+    end = info.span[1]  # type: ignore[index]
+    return SourceError(f"{info.path}: truncated: tensor {brief(info.name)} ends at byte {end:,} of the file, but the "
+                       f"file now ends at byte {size:,} (it shrank after its header was read)")

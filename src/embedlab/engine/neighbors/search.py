@@ -43,8 +43,8 @@ import numpy as np
 
 from ...errors import BudgetError, ChoiceError, ShapeError
 from ..bf16_matrix import Bf16Matrix
-from ..pages import file_mapped
 from ..lengths import vector_norms
+from ..pages import file_mapped
 from .capability import bf16_pays, builds_codes, choose_screen, int16_runs
 from .checks import check_ids, check_k, check_metrics, check_queries, check_rows, check_vectors
 from .cluster import ScatteredTable
