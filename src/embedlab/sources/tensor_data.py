@@ -284,11 +284,11 @@ def _read_rows(handle: BinaryIO, info: TensorInfo, flat: np.ndarray, a: int, b: 
     else:
         _pread_into(handle, info, flat[a:b], info.span[0] + a * width * flat.itemsize)  # type: ignore[index]
     if norms is not None:
-        norms[a:b] = vector_norms(flat[a:b], block_bytes=LENGTHS_BLOCK_BYTES, parallel=False)  # while in cache
+        _measure_rows(flat, a, b, norms)  # while in cache
 
 
 def _measure_rows(flat: np.ndarray, a: int, b: int, norms: np.ndarray) -> None:
-    """The lengths of rows [a, b) of a mapped table into ``norms[a:b]``: one block, read once, in cache."""
+    """The lengths of rows [a, b) of the table into ``norms[a:b]``: one block, read (or just read) once, in cache."""
     norms[a:b] = vector_norms(flat[a:b], block_bytes=LENGTHS_BLOCK_BYTES, parallel=False)
 
 
