@@ -28,11 +28,15 @@ INTEGERS = {"I8": np.int8, "I16": np.int16, "I32": np.int32}
 
 def write_gguf(path: Path, tensors: dict[str, tuple[np.ndarray, str]], *, tokens: Sequence[str] | None = None,
                arch: str = "llama", context_length: int | None = None, extra: dict[str, int] | None = None,
-               token_types: Sequence[int] | None = None, big_endian: bool = False) -> Path:
+               token_types: Sequence[int] | None = None, big_endian: bool = False,
+               alignment: int | None = None) -> Path:
     """Write the tensors (quantised to their types), the token list (with ``token_types``, llama.cpp's
     ``gguf.TokenType`` numbers, where given) and a few metadata keys; ``big_endian`` writes the file in
-    big-endian byte order, as llama.cpp's converters do for s390x (the writer swaps the bytes)."""
+    big-endian byte order, as llama.cpp's converters do for s390x (the writer swaps the bytes);
+    ``alignment`` sets ``general.alignment`` (1: tensors packed at any byte, as a hand-made file may)."""
     writer = gguf.GGUFWriter(str(path), arch, endianess=gguf.GGUFEndian.BIG if big_endian else gguf.GGUFEndian.LITTLE)
+    if alignment is not None:
+        writer.add_custom_alignment(alignment)
     if context_length is not None:
         writer.add_context_length(context_length)
     for key, value in (extra or {}).items():

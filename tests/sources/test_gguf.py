@@ -246,3 +246,22 @@ def test_neighbours_of_a_quantised_table_match_numpy_on_the_dequantised_array(tm
     expected = [int(i) for i in np.argsort(-scores, kind="stable")[:4]]
     result = embedlab.neighbors(str(path), "tok5", k=4)
     assert [row["id"] for row in result.to_dict()["queries"][0]["lists"]["cosine"]] == expected
+
+
+@pytest.mark.parametrize("kind", ["F32", "F16", "BF16"])
+def test_a_table_at_an_offset_its_value_size_does_not_divide_is_copied_aligned_and_answers_alike(tmp_path, arrays, kind):
+    tensors = {"blk.0.odd.weight": (np.ones((1, 3), np.float32), "I8"),  # 3 bytes ahead of the table
+               "token_embd.weight": (arrays["token"], kind)}
+    path = write_gguf(tmp_path / "odd.gguf", tensors, tokens=TOKENS, alignment=1)
+    found = next(t for t in gguf.GGUFReader(path).tensors if t.name == "token_embd.weight")
+    assert found.data_offset % 2 == 1  # the table really sits at an odd byte
+    table = embedlab.load(str(path))
+    held = table.rows()
+    bits = held.bits if kind == "BF16" else held
+    assert bits.flags.aligned and not table.resident().mapped  # a copy, aligned, as safetensors reads such a span
+    want = gguf.quants.dequantize(found.data, found.tensor_type)  # (V, D) float32, the library's own
+    np.testing.assert_array_equal(np.asarray(held, dtype=np.float32), want)
+    plain = embedlab.EmbeddingTable(want)
+    for metric in ("cosine", "dot"):
+        got, expected = table.nearest([3, 7], 5, metric), plain.nearest([3, 7], 5, metric)
+        assert np.array_equal(got.ids, expected.ids) and np.array_equal(got.scores, expected.scores)

@@ -26,7 +26,7 @@ class LoadCost:
     dtype : str
         The file's dtype (``"BF16"``).
     file_bytes : int
-        Bytes of the tensor read from the file (``V * D * 2`` for BF16).
+        Bytes of the tensor in the file (``V * D * 2`` for BF16), read or mapped.
     table_bytes : int
         Bytes of the array the table keeps: ``V * D * 2`` for BF16 kept as its bits
         (``engine.bf16_matrix.Bf16Matrix``), ``V * D * 4`` where it was widened to float32.
@@ -40,7 +40,7 @@ class LoadCost:
         Reading (or mapping), widening and measuring the row lengths: one pass over the table.
     lengths : bool
         Whether the row lengths were measured in that pass (then the table
-        is neither measured nor scanned for NaN again).
+        is not measured again, nor, but a float64 one, scanned for NaN).
     vocabulary_seconds : float or None
         Reading the tokenizer's vocabulary; None where the source has none.
     widened : bool

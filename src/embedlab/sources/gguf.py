@@ -196,7 +196,7 @@ class GGUFFile:
         return [known.get(k, f"type {k}") for k in (int(field.parts[i][0]) for i in field.data)]
 
     def read(self, name: str) -> np.ndarray:
-        """A 2-D tensor as float32 (rows, columns), dequantised by ``gguf.quants.dequantize``; read-only.
+        """A 2-D tensor as float32 (rows, columns), dequantised by ``gguf.quants.dequantize`` (F64 kept as float64); read-only.
 
         An F32 tensor is the memory map itself (nothing is copied); any other
         type is dequantised into a fresh array.
@@ -227,9 +227,11 @@ class GGUFFile:
         F64, F32 and F16 are the memory map itself (float64, float32, float16:
         nothing is copied, as a safetensors table of those types); BF16 is its
         bits over the map, widened to float32 as they are read
-        (``engine.bf16_matrix.Bf16Matrix``, as a safetensors BF16 table; a
-        copy of them where the tensor starts at an odd byte); any other type
-        is dequantised into a fresh float32 array (``read``).
+        (``engine.bf16_matrix.Bf16Matrix``, as a safetensors BF16 table); any
+        other type is dequantised into a fresh float32 array (``read``). A
+        tensor at an offset its value size does not divide (the format aligns
+        them; a hand-made file may not) is copied, aligned, as safetensors
+        reads such a span.
 
         Raises
         ------
@@ -246,7 +248,9 @@ class GGUFFile:
                 bits = np.array(bits)
             return Bf16Matrix(bits.reshape(info.shape))
         else:
-            return self.read(name)
+            array = self.read(name)
+        if not array.flags.aligned:  # F64, F32, F16 at an offset their size does not divide: a copy, aligned
+            array = np.array(array)
         if array.flags.writeable:
             array.flags.writeable = False
         return array
