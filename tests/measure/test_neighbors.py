@@ -85,3 +85,38 @@ def test_the_default_k_on_a_big_enough_table_is_10_without_a_note():
     r = neighbor_lists(EmbeddingTable.from_rows(rows), [4])
     assert r.k == 10 and r.notes == ()
     assert [x.id for x in r.queries[0].lists["dot"]] == embed.nearest_by_dot(rows, 4, 10)
+
+
+@pytest.mark.parametrize("kind", ["ids", "vectors"])
+def test_a_streams_searches_run_whole_rounds_of_blocks_and_hand_out_blocks_of_the_size_asked(monkeypatch, kind):
+    from embedlab.engine.neighbors.search import Search
+    from embedlab.measure import neighbors as module
+    from full_sort import full_sort
+
+    rng = np.random.default_rng(4)
+    W = rng.standard_normal((500, 24)).astype(np.float32)  # (V, D)
+    t = EmbeddingTable(W)
+    ids = rng.choice(500, 90, replace=False).tolist()
+    vectors = rng.standard_normal((90, 24)) if kind == "vectors" else None
+    searched = []
+    real = Search.nearest
+
+    def recording(self, metric, **options):
+        searched.append(len(options["ids"] if kind == "ids" else options["vectors"]))
+        return real(self, metric, **options)
+
+    monkeypatch.setattr(Search, "nearest", recording)
+    monkeypatch.setattr(module, "BLOCK_ENTRIES", 7 * 5)  # 7 queries a block of lists (K = 5)
+    monkeypatch.setattr(module, "SEARCH_ENTRIES", 41 * 5)  # at most 41 queries a search
+    memory = 2**17  # small blocks of queries: a round (a block on each worker) of fewer than 7 queries
+    plan = Search(t, 5, "dot", ids=ids if kind == "ids" else None, vectors=vectors, memory=memory).plan("dot", kind)
+    round_ = plan.queries * plan.workers
+    assert 41 % round_  # so that the rounding shows
+    stream = module.neighbor_stream(t, ids if kind == "ids" else (), 5, ["dot"], vectors=vectors, memory=memory)
+    blocks = list(stream.blocks)
+    assert [len(b) for b in blocks] == [7] * 12 + [6]  # the blocks asked for, whatever the searches were
+    step = 41 // round_ * round_  # as many whole rounds as 41 queries hold: 40
+    assert step == 40 and searched == [40, 40, 10]
+    queries = np.asarray(W[ids], dtype=np.float64) if kind == "ids" else vectors  # (90, D)
+    want, _ = full_sort(W, queries, 5, "dot", exclude=np.array(ids) if kind == "ids" else None)  # (90, K)
+    assert [[x.id for x in q.lists["dot"]] for b in blocks for q in b] == want.tolist()  # the float64 full sort's

@@ -34,6 +34,10 @@ __all__ = ["Listed", "QueryLists", "NeighborsResult", "NeighborsStream", "neighb
 # 250 bytes an entry (measured with tracemalloc on minilm): 8 MiB a block with both metrics, whatever N is,
 # beside the search's own budget; its text is written a query at a time. K = 10: 1,638 queries a block.
 BLOCK_ENTRIES = 2**14
+# List entries (queries x K) per metric at most in one search of a stream: its ids and scores, 16 bytes an entry
+# (4 MiB a metric), and its tokens' references. A search runs whole rounds of its plan's blocks of queries (one
+# block per worker); a stream's block of lists is cut from such a search (``_search_step``).
+SEARCH_ENTRIES = 2**18
 
 
 @dataclass(frozen=True)
@@ -277,23 +281,54 @@ def neighbor_stream(
 
 def _blocks(table: EmbeddingTable, search: Search, queries: Sequence[int | str],
             size: int) -> Iterator[list[QueryLists]]:
-    """The lists of ``size`` queries at a time: the ids first, then the vectors, each metric's search per block."""
+    """The lists of ``size`` queries at a time (the last block shorter): the ids first, then the vectors.
+
+    Each metric's search runs over ``_search_step`` queries at once (whole
+    rounds of the plan's blocks of queries, so that no round runs a short
+    block beside idle workers); its lists become Python objects a query at a
+    time as the blocks are handed out.
+    """
+    lists = _query_lists(table, search, queries)
+    while block := list(itertools.islice(lists, size)):
+        yield block
+
+
+def _query_lists(table: EmbeddingTable, search: Search, queries: Sequence[int | str]) -> Iterator[QueryLists]:
+    """Each query's lists in order, the ids first, then the vectors, searched ``_search_step`` queries ahead."""
     norms = table.norms()  # (V,)
+    size = max(1, BLOCK_ENTRIES // search.k)
     if search.ids is not None:
-        for start in range(0, len(search.ids), size):
-            chunk = search.ids[start:start + size]  # (n,) a block of the planned ids
+        step = _search_step(search, "ids", size)
+        for s0 in range(0, len(search.ids), step):
+            chunk = search.ids[s0:s0 + step]  # (n,) a search's worth of the planned ids
             found = {m: search.nearest(m, ids=chunk) for m in search.metrics}
-            yield [QueryLists(query=str(queries[start + n]), id=int(i),
-                              token=None if table.vocabulary is None else table.token(int(i)), norm=float(norms[i]),
-                              lists={m: _listed(found[m], n, norms) for m in search.metrics})
-                   for n, i in enumerate(chunk)]
+            for n, i in enumerate(chunk.tolist()):
+                yield QueryLists(query=str(queries[s0 + n]), id=i,
+                                 token=None if table.vocabulary is None else table.token(i), norm=float(norms[i]),
+                                 lists={m: _listed(found[m], n, norms) for m in search.metrics})
     if search.vectors is not None:
-        for start in range(0, len(search.vectors), size):
-            chunk = search.vectors[start:start + size]  # (n, D) a block of the planned vectors
+        step = _search_step(search, "vectors", size)
+        for s0 in range(0, len(search.vectors), step):
+            chunk = search.vectors[s0:s0 + step]  # (n, D) a search's worth of the planned vectors
             found = {m: search.nearest(m, vectors=chunk) for m in search.metrics}
-            yield [QueryLists(query=f"vector {start + n}", id=None, token=None, norm=float(q_norm),
-                              lists={m: _listed(found[m], n, norms) for m in search.metrics})
-                   for n, q_norm in enumerate(search.vector_norms[start:start + size])]
+            for n, q_norm in enumerate(search.vector_norms[s0:s0 + step].tolist()):
+                yield QueryLists(query=f"vector {s0 + n}", id=None, token=None, norm=q_norm,
+                                 lists={m: _listed(found[m], n, norms) for m in search.metrics})
+
+
+def _search_step(search: Search, queries: str, size: int) -> int:
+    """Queries a stream's search takes at once: as many whole rounds of the plans' blocks of queries
+    (``plan.queries`` a worker, ``plan.workers`` at once) as ``SEARCH_ENTRIES`` list entries a metric hold, and
+    never fewer than ``size`` (a block of lists).
+
+    Searching a block of lists at a time (1,638 queries at K = 10) ran a short block of queries beside idle
+    workers once a block, and each search pays its own start (threads, the first bar of a bf16 or int16
+    screen): 10,000 minilm queries took 1.66-1.69 s in blocks against 1.47-1.61 s in one search
+    (benchmarks/README.md). A search's own output is small (16 bytes an entry, and its tokens' references);
+    the Python objects of the lists are made a block at a time.
+    """
+    round_ = max(p.queries * p.workers for p in (search.plan(m, queries) for m in search.metrics))
+    return max(size, SEARCH_ENTRIES // max(1, search.k) // round_ * round_)
 
 
 def repeat_notes(table: EmbeddingTable, ids: Sequence[int]) -> tuple[str, ...]:
@@ -325,4 +360,4 @@ def _listed(found: Neighbors, n: int, norms: np.ndarray) -> list[Listed]:
     row = found.ids[n]  # (K,) int64
     ids, scores, lengths = row.tolist(), found.scores[n].tolist(), norms[row].tolist()  # Python numbers, in C
     tokens = found.tokens[n] if found.tokens is not None else [None] * len(ids)
-    return [Listed(id=i, token=t, score=s, norm=w) for i, t, s, w in zip(ids, tokens, scores, lengths)]
+    return [Listed(i, t, s, w) for i, t, s, w in zip(ids, tokens, scores, lengths)]  # id, token, score, norm
