@@ -107,7 +107,7 @@ def test_a_streams_searches_run_whole_rounds_of_blocks_and_hand_out_blocks_of_th
 
     monkeypatch.setattr(Search, "nearest", recording)
     monkeypatch.setattr(module, "BLOCK_ENTRIES", 7 * 5)  # 7 queries a block of lists (K = 5)
-    monkeypatch.setattr(module, "SEARCH_ENTRIES", 41 * 5)  # at most 41 queries a search
+    monkeypatch.setattr(module, "SEARCH_ENTRIES", 41 * 8)  # at most 41 queries a search (K = 5 counts as 8)
     memory = 2**17  # small blocks of queries: a round (a block on each worker) of fewer than 7 queries
     plan = Search(t, 5, "dot", ids=ids if kind == "ids" else None, vectors=vectors, memory=memory).plan("dot", kind)
     round_ = plan.queries * plan.workers

@@ -318,8 +318,9 @@ def _query_lists(table: EmbeddingTable, search: Search, queries: Sequence[int | 
 
 def _search_step(search: Search, queries: str, size: int) -> int:
     """Queries a stream's search takes at once: as many whole rounds of the plans' blocks of queries
-    (``plan.queries`` a worker, ``plan.workers`` at once) as ``SEARCH_ENTRIES`` list entries a metric hold, and
-    never fewer than ``size`` (a block of lists).
+    (``plan.queries`` a worker, ``plan.workers`` at once) as ``SEARCH_ENTRIES`` list entries a metric hold
+    (counting at least 8 a query: each query's list of tokens), and never fewer than ``size`` (a block of
+    lists).
 
     Searching a block of lists at a time (1,638 queries at K = 10) ran a short block of queries beside idle
     workers once a block, and each search pays its own start (threads, the first bar of a bf16 or int16
@@ -328,7 +329,8 @@ def _search_step(search: Search, queries: str, size: int) -> int:
     the Python objects of the lists are made a block at a time.
     """
     round_ = max(p.queries * p.workers for p in (search.plan(m, queries) for m in search.metrics))
-    return max(size, SEARCH_ENTRIES // max(1, search.k) // round_ * round_)
+    per_query = max(search.k, 8)  # a query's tokens list costs about as much as 8 entries' references
+    return max(size, SEARCH_ENTRIES // per_query // round_ * round_)
 
 
 def repeat_notes(table: EmbeddingTable, ids: Sequence[int]) -> tuple[str, ...]:
