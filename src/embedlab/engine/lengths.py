@@ -19,7 +19,8 @@ import numpy as np
 
 from .row_blocks import CORES, map_row_blocks
 
-__all__ = ["vector_norms", "norms_bytes", "LENGTHS_BLOCK_BYTES", "length_range", "rms", "inverse_norms", "NORM_LOW", "NORM_HIGH", "SQUARES_LOW", "SQUARES_HIGH"]
+__all__ = ["vector_norms", "norms_bytes", "LENGTHS_BLOCK_BYTES", "length_range", "rms", "inverse_norms", "NORM_LOW",
+           "NORM_HIGH", "SQUARES_LOW", "SQUARES_HIGH"]
 
 # A sum of squares in this range lost nothing to overflow or underflow (as in
 # ``embed._sum_of_squares``); lengths outside the square roots of it are

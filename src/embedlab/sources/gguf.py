@@ -196,10 +196,11 @@ class GGUFFile:
         return [known.get(k, f"type {k}") for k in (int(field.parts[i][0]) for i in field.data)]
 
     def read(self, name: str) -> np.ndarray:
-        """A 2-D tensor as float32 (rows, columns), dequantised by ``gguf.quants.dequantize`` (F64 kept as float64); read-only.
+        """A 2-D tensor as float32 (rows, columns), dequantised by ``gguf.quants.dequantize``; read-only.
 
-        An F32 tensor is the memory map itself (nothing is copied); any other
-        type is dequantised into a fresh array.
+        An F32 tensor is the memory map itself (nothing is copied), and so is
+        an F64 one, kept as float64 (the library dequantises the float types
+        up to F32 only); any other type is dequantised into a fresh array.
 
         Raises
         ------

@@ -66,7 +66,7 @@ BLOCK_BYTES = 1 << 19
 
 def read_data(info: TensorInfo, *, lengths: bool = False, parallel: bool = True,
               mapped: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
-    """The tensor's data as a fresh, writable, C-contiguous array (or its file's read-only map), and its rows' lengths where asked.
+    """The tensor's data as a fresh, writable, C-contiguous array, or its file's read-only map, and its rows' lengths.
 
     Parameters
     ----------
