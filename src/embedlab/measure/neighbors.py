@@ -324,8 +324,8 @@ def _search_step(search: Search, queries: str, size: int) -> int:
 
     Searching a block of lists at a time (1,638 queries at K = 10) ran a short block of queries beside idle
     workers once a block, and each search pays its own start (threads, the first bar of a bf16 or int16
-    screen): 10,000 minilm queries took 1.66-1.69 s in blocks against 1.47-1.61 s in one search
-    (benchmarks/README.md). A search's own output is small (16 bytes an entry, and its tokens' references);
+    screen): 10,000 minilm queries through ``embedlab.neighbors`` took 2.46 s searched a block of lists at a
+    time, 1.99 s in whole rounds (cosine, benchmarks/README.md). A search's own output is small (16 bytes an entry, and its tokens' references);
     the Python objects of the lists are made a block at a time.
     """
     round_ = max(p.queries * p.workers for p in (search.plan(m, queries) for m in search.metrics))
