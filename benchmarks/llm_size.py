@@ -417,7 +417,9 @@ def machine() -> str:
              f"oneDNN (one bf16 matmul, ONEDNN_VERBOSE=1): {onednn_isa()}",
              f"embedlab's BLAS: {child(BLAS_PROBE)}",
              f"embedlab's screen here (capability.describe()): "
-             f"{child('from embedlab.engine.neighbors import capability; print(capability.describe())')}"]
+             f"{child('from embedlab.engine.neighbors import capability; print(capability.describe())')}",
+             f"embedlab's row lengths (sum_of_squares.kernel_status()): "
+             f"{child('from embedlab.engine import sum_of_squares; print(sum_of_squares.kernel_status())')}"]
     return "\n".join(lines)
 
 

@@ -34,6 +34,7 @@ import sys
 import time
 from pathlib import Path
 
+from embedlab.engine import sum_of_squares
 from embedlab.engine.lengths import vector_norms
 from embedlab.measure.neighbors import neighbor_lists
 from embedlab.sources import loaders, safetensors, tensor_data
@@ -69,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
     print(f"CPU: {cpu()}; load average at start {os.getloadavg()[0]:.2f}; page cache warm (files read before)")
+    print(f"row lengths' sums of squares: {sum_of_squares.kernel_status()}")
     info = safetensors.tensor_infos(args.folder)["model.embed_tokens.weight"]
     V, D = info.shape
     rows = []

@@ -21,8 +21,9 @@ def test_a_checkpoints_table_records_the_bytes_of_each_step(tmp_path):
     assert (cost.dtype, cost.file_bytes, cost.table_bytes) == ("BF16", 300 * 16 * 2, 300 * 16 * 2)  # kept as bits
     assert not cost.widened
     assert cost.lengths and cost.read_seconds >= 0 and cost.vocabulary_seconds is None
-    # one block holds every row here, on one thread: its float32 widening, its float64 copy (twice: einsum may
-    # buffer it) with 48 bytes a row of vector_norms' own arrays, and its lengths
+    # one block holds every row here, on one thread: its float32 widening, what vector_norms may hold for it at
+    # most (lengths.norms_bytes: in NumPy's loop a float64 copy and the lanes) with 48 bytes a row of its own
+    # arrays, and its lengths
     assert cost.threads == 1 and cost.scratch_bytes == 300 * 16 * 4 + (2 * 300 * 16 * 8 + 48 * 300) + 300 * 8
     assert table.resident().to_dict()["load"] == cost.to_dict()
 

@@ -23,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeError
-from .lengths import LENGTHS_BLOCK_BYTES, vector_norms
+from .lengths import LENGTHS_BLOCK_BYTES, lengths_from_sums
 from .pages import file_mapped, fresh_table
 from .row_blocks import map_row_blocks
+from .sum_of_squares import compiled, sums_of_squares
 
 __all__ = ["Bf16Matrix", "widen_bf16", "block_lengths"]
 
@@ -60,12 +61,19 @@ def widen_bf16(bits: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 def block_lengths(bits: np.ndarray, buf: np.ndarray) -> np.ndarray:
     """The Euclidean lengths of a block of bfloat16 rows: bits (b, D) uint16 -> (b,) float64.
 
-    The rows are widened into ``buf`` (float32, C-contiguous, at least (b, D)), in the core's cache, and
-    measured there by ``lengths.vector_norms`` itself: bit-identical to ``vector_norms`` of the widened table
-    (a row's length depends on that row alone). A loader measures each block as it reads it.
+    Bit-identical to ``lengths.vector_norms`` of the widened rows (a row's length depends on that row
+    alone): the same sums of squares (``sum_of_squares``, whose compiled loop widens the bits as it reads
+    them; where the loop is not compiled, the rows are widened into ``buf``, float32, C-contiguous, at
+    least (b, D), and summed there) and the same rows measured again (``lengths.lengths_from_sums``, from
+    the widened rows). A loader measures each block as it reads it.
     """
-    widened = widen_bf16(bits, out=buf[:len(bits)])  # (b, D) float32
-    return vector_norms(widened, block_bytes=LENGTHS_BLOCK_BYTES, parallel=False)
+    out = np.empty(len(bits), dtype=np.float64)  # (b,)
+    if compiled():
+        sums_of_squares(bits, out=out, bf16=True)
+    else:
+        sums_of_squares(widen_bf16(bits, out=buf[:len(bits)]), out=out)  # (b, D) float32 in cache
+    lengths_from_sums(out, lambda odd: widen_bf16(np.asarray(bits[odd])))
+    return out
 
 
 class Bf16Matrix:

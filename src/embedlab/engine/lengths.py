@@ -13,21 +13,22 @@ Units: lengths and rms are in the table's own units (the entries' scale).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from .row_blocks import CORES, map_row_blocks
+from .sum_of_squares import sums_of_squares
 
-__all__ = ["vector_norms", "norms_bytes", "LENGTHS_BLOCK_BYTES", "length_range", "rms", "inverse_norms", "NORM_LOW",
+__all__ = ["vector_norms", "lengths_from_sums", "norms_bytes", "LENGTHS_BLOCK_BYTES", "length_range", "rms", "inverse_norms", "NORM_LOW",
            "NORM_HIGH", "SQUARES_LOW", "SQUARES_HIGH"]
 
 # A sum of squares in this range lost nothing to overflow or underflow (as in
 # ``embed._sum_of_squares``); lengths outside the square roots of it are
 # measured again, scaled (``vector_norms``).
 SQUARES_LOW, SQUARES_HIGH = 1e-280, 1e300
-# Bytes of float64 rows a loader's block of rows is measured from at a time, while the block is in a core's cache
-# (``sources.tensor_data``, ``bf16_matrix.block_lengths``; measured: 0.70 ns a value at 16 rows of 4,096, 0.88 at 64).
+# Bytes of float64 rows (as ``vector_norms`` counts a block) a loader measures at a time, while the block it read is in
+# a core's cache (``sources.tensor_data``, ``bf16_matrix.block_lengths``).
 LENGTHS_BLOCK_BYTES = 1 << 19
 NORM_LOW, NORM_HIGH = 1e-140, 1e150
 
@@ -35,10 +36,12 @@ NORM_LOW, NORM_HIGH = 1e-140, 1e150
 def vector_norms(X: np.ndarray, *, block_bytes: int = 32 * 2**20, parallel: bool = True) -> np.ndarray:
     """Euclidean length of every row: (M, D) -> (M,), float64.
 
-    Accumulated in float64 whatever the dtype, in blocks of float64 rows
-    (at least one row; none where X is float64 already: its blocks are
-    views), so float16 rows do not overflow and a huge table is never copied
-    whole. The blocks run on one thread per core (``row_blocks``), each
+    The squares summed in float64 whatever the dtype, in one fixed order
+    (``sum_of_squares``: compiled for this CPU where llvmlite is, NumPy's
+    arrays elsewhere, the same bits), so float16 rows do not overflow, in
+    blocks of ``block_bytes`` of float64 rows (at least one row; a block is
+    copied only where its dtype must be, float16 to float32, or it is not
+    contiguous), so a huge table is never copied whole. The blocks run on one thread per core (``row_blocks``), each
     holding a block of ``block_bytes / CORES``, so together they hold at most
     ``block_bytes`` as one thread did. Rows whose sum of squares leaves
     float64's range (entries near 1e-160 or 1e160, and zero rows) are
@@ -62,36 +65,51 @@ def vector_norms(X: np.ndarray, *, block_bytes: int = 32 * 2**20, parallel: bool
 
 def _measure(X: np.ndarray, a: int, b: int, out: np.ndarray) -> None:
     """``out[a:b]`` = the lengths of rows [a, b) of X: summed squares, then the rows out of range again, scaled."""
-    rows = np.asarray(X[a:b], dtype=np.float64)  # (b, D)
     part = out[a:b]  # (b,) a view
-    with np.errstate(over="ignore", under="ignore"):  # out-of-range sums are measured again below
-        part[...] = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    sums_of_squares(np.asarray(X[a:b]), out=part)  # float64, in the fixed order
+    lengths_from_sums(part, lambda odd: X[a + odd])
+
+
+def lengths_from_sums(part: np.ndarray, rows_of: Callable[[np.ndarray], np.ndarray]) -> None:
+    """Sums of squares (b,) float64 -> the rows' lengths, in place; rows out of range measured again, scaled.
+
+    ``part`` holds ``sum_of_squares.sums_of_squares`` of b rows; each becomes
+    its square root. A length outside [``NORM_LOW``, ``NORM_HIGH``] (a zero
+    row, or a sum that underflowed or overflowed) is measured again from the
+    row itself, ``rows_of(i)`` ((r,) indices into the b rows -> those rows
+    (r, D), any real dtype), divided by its largest entry (Blue 1978), a
+    quarter of the b rows at a time. ``vector_norms`` and a loader measuring
+    a bf16 block from its bits (``bf16_matrix.block_lengths``) both end here.
+    """
+    np.sqrt(part, out=part)
     found = np.flatnonzero((part < NORM_LOW) | (part > NORM_HIGH))  # zero, underflowed or overflowed rows
-    quarter = max(1, (b - a) // 4)
+    quarter = max(1, len(part) // 4)
     for s in range(0, found.size, quarter):  # a quarter block at a time: 3 copies fit in one
         odd = found[s:s + quarter]
-        rows = np.asarray(X[a + odd], dtype=np.float64)  # (r, D)
+        rows = np.asarray(rows_of(odd), dtype=np.float64)  # (r, D)
         top = np.abs(rows).max(axis=1)  # (r,) 0 for a zero row, inf/nan for a row holding them
         fine = (top > 0) & np.isfinite(top)
         unit = rows[fine] / top[fine, None]  # entries in [-1, 1]: the sum of squares stays in range
         with np.errstate(over="ignore"):  # a length beyond float64's largest value is inf
-            part[odd[fine]] = top[fine] * np.sqrt(np.einsum("ij,ij->i", unit, unit))
+            part[odd[fine]] = top[fine] * np.sqrt(sums_of_squares(unit))
 
 
 def norms_bytes(M: int, D: int, block_bytes: int) -> int:
     """Bytes ``vector_norms`` holds at a time for M rows of width D, besides its result (M,) float64.
 
-    The larger of its two passes over blocks of b rows: a block widened to
-    float64 (8 b D bytes, twice: einsum may buffer it); the odd rows of a block, a quarter block at a
-    time, gathered, divided by their largest entry and copied (3 x 8 D b / 4),
-    with a few (b,) arrays. An upper bound, for ``plan.fixed_bytes``.
+    The larger of its two passes over blocks of b rows: the sums of squares
+    (``sum_of_squares``: compiled, at most a float32 copy of a float16 or
+    strided block, 4 b D bytes; in NumPy, a float64 copy of the block and
+    its lanes, at most 8 b D bytes each); the odd rows of a block, a quarter
+    block at a time, gathered, divided by their largest entry and copied (3 x
+    8 D b / 4), with a few (b,) arrays. An upper bound, for ``plan.fixed_bytes``.
 
     >>> norms_bytes(10, 4, 2**20)
     1120
     """
     rows = min(M, max(1, block_bytes // (8 * max(D, 1))))  # b: rows per block
     quarter = max(1, rows // 4)
-    return max(16 * rows * D, 3 * 8 * quarter * D) + 48 * rows  # einsum may buffer a block once more
+    return max(16 * rows * D, 3 * 8 * quarter * D) + 48 * rows  # NumPy's loop: a float64 copy and its lanes
 
 
 def length_range(*lengths: np.ndarray) -> tuple[float, float]:

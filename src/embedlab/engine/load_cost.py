@@ -32,8 +32,9 @@ class LoadCost:
         (``engine.bf16_matrix.Bf16Matrix``), ``V * D * 4`` where it was widened to float32.
     scratch_bytes : int
         Most bytes held beside it while reading: one block per thread
-        (the file's bytes of a BF16 block and the block's float64 copy for
-        the lengths); no full-size intermediate, no copy afterwards.
+        (the file's bytes of a BF16 block and what measuring its lengths may
+        hold, ``lengths.norms_bytes``: an upper bound); no full-size
+        intermediate, no copy afterwards.
     threads : int
         Threads the blocks ran on.
     read_seconds : float

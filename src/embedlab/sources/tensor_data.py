@@ -59,7 +59,7 @@ __all__ = ["read_data", "read_bf16_bits", "map_tensor", "block_threads", "scratc
 # The file's dtype -> the dtype of the array it becomes (safetensors is little-endian).
 READ_DTYPES = {"F64": np.dtype("<f8"), "F32": np.dtype("<f4"), "F16": np.dtype("<f2"), "BF16": np.dtype("<f4")}
 DTYPE_SIZES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2}  # bytes per value in the file
-# Bytes of the file per block: a block and its float64 copy (the lengths) stay in a core's cache,
+# Bytes of the file per block: a block (and, where its lengths are summed in NumPy, its copies) stay in a core's cache,
 # and 2 GB of table make a few thousand blocks, a few ms of handing them to threads (measured).
 BLOCK_BYTES = 1 << 19
 

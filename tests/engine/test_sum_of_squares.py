@@ -1,0 +1,162 @@
+"""Sums of squares in the fixed order: the compiled loop and NumPy's against a plain-Python reading of the order,
+and against the exact sum (fractions)."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import subprocess
+import sys
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from embedlab.engine import sum_of_squares
+from embedlab.engine.bf16_matrix import Bf16Matrix
+from embedlab.engine.lengths import vector_norms
+from embedlab.engine.sum_of_squares import LANES, sums_of_squares
+
+HAS_LLVMLITE = importlib.util.find_spec("llvmlite") is not None
+WIDTHS = [1, 2, 7, 31, 32, 33, 63, 64, 65, 100, 384, 1031]
+
+
+def _by_the_order(row: list[float]) -> float:
+    """The module docstring's order in plain Python floats (float64), one entry at a time: lanes, then the tree."""
+    lanes = [0.0] * LANES
+    for j, x in enumerate(row):
+        lanes[j % LANES] = lanes[j % LANES] + x * x
+    t = [(lanes[i] + lanes[i + 8]) + (lanes[i + 16] + lanes[i + 24]) for i in range(8)]
+    t = [t[i] + t[i + 4] for i in range(4)]
+    t = [t[i] + t[i + 2] for i in range(2)]
+    return t[0] + t[1]
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and np.array_equal(np.asarray(a, dtype=np.float64).view(np.int64),
+                                                 np.asarray(b, dtype=np.float64).view(np.int64))
+
+
+def _rows(rng: np.random.Generator, b: int, D: int) -> np.ndarray:
+    """(b, D) float64 rows whose scales differ by up to 1e12 between rows and within them, a few zeros."""
+    X = rng.standard_normal((b, D)) * 10.0 ** rng.integers(-6, 7, size=(b, 1)) * 10.0 ** rng.integers(-3, 4, (b, D))
+    X[rng.random((b, D)) < 0.05] = 0.0
+    return X
+
+
+def _bf16_bits(X: np.ndarray) -> np.ndarray:
+    """float values -> the bfloat16 bits of their float32, truncated (any bits are a bfloat16)."""
+    return (np.asarray(X, dtype=np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("D", WIDTHS)
+def test_each_dtype_sums_in_the_documented_order_bit_for_bit(compiled, D):
+    rng = np.random.default_rng(D)
+    X64 = _rows(rng, 9, D)
+    for X in (X64, X64.astype(np.float32), np.clip(X64, -6e4, 6e4).astype(np.float16)):
+        expected = np.array([_by_the_order([float(x) for x in row]) for row in X])  # float values, widened exactly
+        assert _same_bits(sums_of_squares(X, compiled=compiled), expected), X.dtype
+    bits = _bf16_bits(X64)
+    widened = (bits.astype(np.uint32) << 16).view(np.float32)  # (9, D) by hand
+    expected = np.array([_by_the_order([float(x) for x in row]) for row in widened])
+    assert _same_bits(sums_of_squares(bits, bf16=True, compiled=compiled), expected)
+
+
+@pytest.mark.skipif(not HAS_LLVMLITE, reason="llvmlite (numba's LLVM, the models extra) is not installed")
+def test_where_llvmlite_is_installed_the_loop_is_compiled():
+    assert sum_of_squares.compiled(), sum_of_squares.kernel_status()
+    assert sum_of_squares.kernel_status().startswith("compiled for ")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(min_value=-1e150, max_value=1e150, allow_nan=False, allow_infinity=False),
+                min_size=1, max_size=200))
+def test_the_sum_is_within_float64s_bound_of_the_exact_sum(row):
+    """Higham 2002, section 4.2: a float64 sum of D nonnegative terms is within (D - 1) u of the exact one,
+    u = 2**-53, plus a relative u for each square's own rounding; checked against fractions.Fraction."""
+    X = np.array([row])
+    got = sums_of_squares(X)[0]
+    assert _same_bits(np.array([got]), sums_of_squares(X, compiled=False))
+    exact = sum(Fraction(x) ** 2 for x in row)
+    if exact == 0:
+        assert got == 0.0
+        return
+    if exact > Fraction(np.finfo(np.float64).max):
+        assert got == math.inf
+        return
+    bound = (len(row) + 1) * 2.0**-53  # D terms: D - 1 additions and one rounding of each square
+    assert abs(Fraction(got) - exact) <= Fraction(bound) * exact + Fraction(len(row)) * Fraction(2.0**-1074)
+
+
+def test_nan_inf_zero_and_out_of_range_rows():
+    X = np.array([[np.nan, 1.0], [np.inf, 1.0], [0.0, -0.0], [1e200, 1.0], [1e-200, 0.0], [-3.0, 4.0]])
+    for compiled in (True, False):
+        got = sums_of_squares(X, compiled=compiled)
+        assert np.isnan(got[0]) and got[1:].tolist() == [math.inf, 0.0, math.inf, 0.0, 25.0]
+
+
+def test_blocks_that_are_strided_big_endian_or_integers_are_read_as_their_values():
+    rng = np.random.default_rng(5)
+    X = _rows(rng, 6, 70)
+    expected = sums_of_squares(X)
+    assert _same_bits(sums_of_squares(np.asfortranarray(X)), expected)
+    assert _same_bits(sums_of_squares(X.astype(">f8")), expected)
+    wide = np.zeros((6, 140))
+    wide[:, ::2] = X
+    assert _same_bits(sums_of_squares(wide[:, ::2]), expected)
+    ints = np.arange(-35, 35, dtype=np.int16).reshape(2, 35)
+    assert sums_of_squares(ints).tolist() == [float(sum(i * i for i in range(-35, 0))), float(sum(i * i for i in range(35)))]
+
+
+def test_the_rows_and_out_are_not_changed_and_out_is_written():
+    X = np.arange(12.0).reshape(3, 4)
+    before = X.copy()
+    out = np.full(3, 7.0)
+    assert sums_of_squares(X, out=out) is out and out.tolist() == [14.0, 126.0, 366.0]
+    assert np.array_equal(X, before)
+    assert sums_of_squares(np.zeros((0, 5))).shape == (0,)
+
+
+def test_bad_arguments_name_what_was_expected():
+    with pytest.raises(ValueError, match=r"rows must be 2-D \(b, D\), got shape \(4,\)"):
+        sums_of_squares(np.ones(4))
+    with pytest.raises(TypeError, match="bfloat16 bits must be uint16, got dtype float32"):
+        sums_of_squares(np.ones((2, 2), dtype=np.float32), bf16=True)
+    with pytest.raises(TypeError, match=r"out must be a C-contiguous float64 array of shape \(2,\), got float32 \(2,\)"):
+        sums_of_squares(np.ones((2, 2)), out=np.ones(2, dtype=np.float32))
+
+
+def test_without_llvmlite_the_numpy_order_runs_and_says_why():
+    """A fresh interpreter where llvmlite cannot be imported: the same lengths, NumPy's loop, and the reason."""
+    code = (
+        "import sys; sys.modules['llvmlite'] = None\n"
+        "import numpy as np\n"
+        "from embedlab.engine import sum_of_squares as s\n"
+        "from embedlab.engine.lengths import vector_norms\n"
+        "X = np.random.default_rng(2).standard_normal((50, 77)).astype(np.float32)\n"
+        "print(s.compiled(), s.kernel_status())\n"
+        "print(vector_norms(X).view(np.int64).tolist())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    first, lengths = done.stdout.splitlines()
+    assert first.startswith("False NumPy (llvmlite is not installed")
+    X = np.random.default_rng(2).standard_normal((50, 77)).astype(np.float32)
+    assert lengths == str(vector_norms(X).view(np.int64).tolist())
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_bf16_tables_lengths_from_its_bits_equal_those_of_its_widened_rows(monkeypatch, compiled):
+    if not compiled:
+        monkeypatch.setitem(sum_of_squares._status, "kernels", None)  # as where the loop did not compile
+        monkeypatch.setitem(sum_of_squares._status, "tried", True)
+    rng = np.random.default_rng(8)
+    X = _rows(rng, 300, 45)
+    X[7] = 3e-39  # float32 subnormals: float64 holds their squares
+    X[8] = 0.0  # a zero row: below NORM_LOW, measured again (top entry 0), length 0
+    bits = _bf16_bits(X)
+    widened = (bits.astype(np.uint32) << 16).view(np.float32)  # (300, 45)
+    got = Bf16Matrix(bits).lengths(parallel=False)
+    assert _same_bits(got, vector_norms(widened, parallel=False))
+    assert np.allclose(got, np.sqrt((widened.astype(np.float64) ** 2).sum(axis=1)), rtol=1e-14, atol=0)
