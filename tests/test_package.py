@@ -21,8 +21,8 @@ functions, in the transformers-backed reader under ``sources/`` and in the torch
 screen under ``engine/neighbors/``); numba in the integer screen's compiled kernels
 (``engine/neighbors/int16_kernel.py``, ``engine/neighbors/simd.py``, with llvmlite), the bf16
 self-join's filter (``engine/neighbors/bf16_filter.py``) and
-lazily, inside functions, elsewhere under ``engine/``; llvmlite alone, lazily, in the row lengths' compiled
-loop (``engine/sum_of_squares.py``); transformers lazily, inside functions, under ``sources/`` only;
+lazily, inside functions, elsewhere under ``engine/``; llvmlite alone, lazily, in the engine's compiled
+loops (``engine/jit.py`` compiles the IR that ``engine/sum_of_squares.py`` and ``engine/widened_product.py`` write); transformers lazily, inside functions, under ``sources/`` only;
 matplotlib in ``report/plots.py``, its fonts, ``report/fonts.py``, and ``report/labels.py``,
 which places their labels with adjustText; scikit-learn and
 umap-learn in ``measure/projection.py``. The modules the seed report runs on import
@@ -70,7 +70,8 @@ HEAVY = {
     "torch": ({"nn.py", "measure/demo.py"}, {"sources", "engine"}),
     "numba": ({"engine/neighbors/int16_kernel.py", "engine/neighbors/simd.py", "engine/neighbors/bf16_filter.py"},
               {"engine"}),
-    "llvmlite": ({"engine/neighbors/simd.py", "engine/sum_of_squares.py"}, set()),
+    "llvmlite": ({"engine/neighbors/simd.py", "engine/jit.py", "engine/sum_of_squares.py",
+                  "engine/widened_product.py"}, set()),
     "transformers": (set(), {"sources"}),
     "matplotlib": ({"report/plots.py", "report/fonts.py", "report/labels.py"}, set()),
     "adjustText": ({"report/labels.py"}, set()),

@@ -22,9 +22,9 @@ section 4.2); the 32 lanes make it ``(D / 32 + 4) u`` in practice.
 
 The two ways:
 
-- *compiled* (``_Kernels``): the loop above as LLVM IR, built with llvmlite
+- *compiled* (``_ir``): the loop above as LLVM IR, built with llvmlite
   (numba's LLVM, in the ``models`` extra) and compiled for this CPU once per
-  process (about 0.06 s with llvmlite's import, measured on the Xeon below).
+  process (``jit.Loops``: about 0.06 s with llvmlite's import, measured).
   The 32 lanes are four vectors of 8 float64, which LLVM maps onto the
   CPU's registers (one AVX-512 register each, two AVX2 ones); bfloat16 bits
   are widened in the loop, so a bf16 table's rows are read once, from the file
@@ -44,10 +44,11 @@ roundoff.
 from __future__ import annotations
 
 import ctypes
-import threading
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
+
+from .jit import Loops
 
 __all__ = ["LANES", "sums_of_squares", "compiled", "kernel_status"]
 
@@ -107,17 +108,16 @@ def sums_of_squares(rows: np.ndarray, out: np.ndarray | None = None, *, bf16: bo
     if b == 0:
         return out
     kind, block = _as_kind(rows, bf16)
-    kernels = _kernels() if compiled else None
-    if kernels is None:
-        out[...] = _numpy_sums(_widened(block) if kind == "bf16" else block)
+    if compiled and _LOOPS.functions() is not None:
+        _run(kind, block, out)
     else:
-        kernels.run(kind, block, out)
+        out[...] = _numpy_sums(_widened(block) if kind == "bf16" else block)
     return out
 
 
 def compiled() -> bool:
     """Whether this process sums squares with the compiled loop (compiling it if no call has yet)."""
-    return _kernels() is not None
+    return _LOOPS.functions() is not None
 
 
 def kernel_status() -> str:
@@ -125,8 +125,7 @@ def kernel_status() -> str:
 
     Compiles the loop if no call has yet (``sums_of_squares``).
     """
-    kernels = _kernels()
-    return _status["why"] if kernels is None else f"compiled for {kernels.cpu} by llvmlite {kernels.version}"
+    return _LOOPS.status()
 
 
 # --- the order in NumPy -------------------------------------------------------------------------------------------
@@ -190,51 +189,14 @@ def _as_kind(rows: np.ndarray, bf16: bool) -> tuple[str, np.ndarray]:
 
 # --- the compiled loop --------------------------------------------------------------------------------------------
 
-_status: dict[str, Any] = {"kernels": None, "tried": False, "why": ""}
-_lock = threading.Lock()
+_SIGNATURE = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)  # X, b, D, out
+_LOOPS = Loops(lambda triple: [_ir(kind, triple) for kind in KINDS], {f"sums_{kind}": _SIGNATURE for kind in KINDS})
 
 
-def _kernels() -> "_Kernels | None":
-    """This process's compiled loops, compiled on first use; None where they cannot be (``_status["why"]``)."""
-    if not _status["tried"]:
-        with _lock:
-            if not _status["tried"]:
-                try:
-                    _status["kernels"] = _Kernels()
-                except ImportError as exc:
-                    _status["why"] = f"NumPy (llvmlite is not installed: {exc})"
-                except Exception as exc:  # noqa: BLE001 - any failure of LLVM leaves the NumPy loop, which is exact
-                    _status["why"] = f"NumPy (the loop did not compile: {type(exc).__name__}: {exc})"
-                _status["tried"] = True
-    return _status["kernels"]
-
-
-class _Kernels:
-    """The loop compiled by llvmlite for this CPU, one function per element kind: ``run(kind, block, out)``."""
-
-    def __init__(self) -> None:
-        import llvmlite  # only here: a NumPy-only process never loads LLVM
-        import llvmlite.binding as llvm
-
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        self.cpu, self.version = llvm.get_host_cpu_name(), llvmlite.__version__
-        modules = [llvm.parse_assembly(_ir(kind, llvm.get_process_triple())) for kind in KINDS]
-        for module in modules[1:]:
-            modules[0].link_in(module)
-        modules[0].verify()
-        machine = llvm.Target.from_default_triple().create_target_machine(
-            cpu=self.cpu, features=llvm.get_host_cpu_features().flatten(), opt=3)
-        self._engine = llvm.create_mcjit_compiler(modules[0], machine)  # keeps the code alive
-        self._engine.finalize_object()
-        signature = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
-        self._functions: dict[str, Callable[..., None]] = {
-            kind: signature(self._engine.get_function_address(f"sums_{kind}")) for kind in KINDS}
-
-    def run(self, kind: str, block: np.ndarray, out: np.ndarray) -> None:
-        """``out[i]`` = row i's sum; ``block`` (b, D) C-contiguous of ``kind``. ctypes lets go of the GIL."""
-        b, D = block.shape
-        self._functions[kind](block.ctypes.data, b, D, out.ctypes.data)
+def _run(kind: str, block: np.ndarray, out: np.ndarray) -> None:
+    """``out[i]`` = row i's sum, compiled; ``block`` (b, D) C-contiguous of ``kind``. ctypes lets go of the GIL."""
+    b, D = block.shape
+    _LOOPS.functions()[f"sums_{kind}"](block.ctypes.data, b, D, out.ctypes.data)  # type: ignore[index]
 
 
 def _ir(kind: str, triple: str) -> str:

@@ -30,7 +30,9 @@ import threading
 import numpy as np
 
 from ..bf16_matrix import Bf16Matrix
+from .. import widened_product
 from ..row_blocks import CORES, map_row_blocks
+from ..widened_product import MOST_QUERIES
 from .plan import BlockPlan
 from .pool import CandidatePool
 from .precision import longest_other, margin
@@ -214,11 +216,19 @@ class FloatScreen:
         Where the plan runs one worker, the chunks run on every core (``row_blocks``): a few queries pass
         over the table once, not once per core. The values multiplied are the widened table's, bit for bit;
         only the product's order of summation may differ, which the margin covers. Holds one chunk
-        (``WIDEN_CHUNK_BYTES``) per thread."""
+        (``WIDEN_CHUNK_BYTES``) per thread. Up to ``widened_product.MOST_QUERIES`` queries, where the rows are
+        multiplied as they are (not scaled first), each share is one call of the compiled loop
+        (``widened_product``: the bits widened in registers, no buffer, the GIL let go), where it is compiled."""
         D, s = self.W.shape[1], run.stop - run.start
         step = max(1, WIDEN_CHUNK_BYTES // (4 * D))  # rows of a chunk
+        in_loop = (len(self.queries) <= MOST_QUERIES and (self.inv_norms is None or self.scale_after)
+                   and widened_product.compiled())  # rows multiplied as they are, few queries: the compiled loop
 
         def share(a: int, b: int) -> None:  # one thread's share of the block: its chunks in order
+            if in_loop:  # the bits widened in registers, every query multiplied while the row is in L1
+                rows = slice(run.start + a, run.start + b)
+                widened_product.widened_product(self.W.bits[rows], self.queries, out[a:b])
+                return
             buf = getattr(_chunks, "rows", None)
             if buf is None or buf.shape != (step, D):
                 buf = _chunks.rows = np.empty((step, D), dtype=np.float32)

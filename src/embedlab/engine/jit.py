@@ -1,0 +1,84 @@
+"""Loops written as LLVM IR, compiled for this CPU by llvmlite once per process, on first use.
+
+The engine's few loops that NumPy cannot run at the speed of the CPU (a sum
+in one fixed order; products that read a bf16 table's bits as they widen
+them) are built as LLVM IR by their own modules (``sum_of_squares``,
+``widened_product``) and compiled here: for this CPU's own name and
+features (``llvm.get_host_cpu_name``: AVX-512 registers where the CPU has
+them, AVX2 ones elsewhere, whatever the machine that wrote the IR), by
+llvmlite, the LLVM binding numba is built on (so the ``models`` extra has
+it). Nothing is compiled until a loop is first asked for: about 0.04 s to
+import llvmlite and 0.02 s to compile, measured on the Xeon of
+benchmarks/README.md. The loops are called through ctypes, which lets go
+of the GIL for the call, so blocks of rows run side by side on the cores.
+
+Where llvmlite is missing, or LLVM refuses the IR, ``Loops.functions()``
+is None and ``Loops.status()`` says why; each caller then runs its NumPy
+way, which gives the same answer (the same bits, or within the same
+certified bound: each module says which).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Any, Callable
+
+__all__ = ["Loops"]
+
+
+class Loops:
+    """Compiled loops of one module: ``functions()`` -> ``{name: ctypes function}``, or None; ``status()``.
+
+    Parameters
+    ----------
+    build : callable (triple: str) -> list of str
+        The module's LLVM IR, one or more modules as text, for the target
+        ``triple`` (llvmlite's process triple).
+    signatures : dict of str -> tuple of ctypes types
+        Each function's name -> its argument types (every loop returns
+        void): ``{"sums_bf16": (c_void_p, c_int64, c_int64, c_void_p)}``.
+    """
+
+    def __init__(self, build: Callable[[str], list[str]], signatures: dict[str, tuple[Any, ...]]) -> None:
+        self._build, self._signatures = build, signatures
+        self._functions: dict[str, Callable[..., None]] | None = None
+        self._engine: Any = None  # keeps the compiled code alive as long as this object
+        self._tried, self._why, self._lock = False, "", threading.Lock()
+
+    def functions(self) -> dict[str, Callable[..., None]] | None:
+        """The compiled functions, compiled on the first call (thread-safe); None where they cannot be."""
+        if not self._tried:
+            with self._lock:
+                if not self._tried:
+                    try:
+                        self._functions = self._compile()
+                    except ImportError as exc:
+                        self._why = f"NumPy (llvmlite is not installed: {exc})"
+                    except Exception as exc:  # noqa: BLE001 - any failure of LLVM leaves the NumPy way
+                        self._why = f"NumPy (the loop did not compile: {type(exc).__name__}: {exc})"
+                    self._tried = True
+        return self._functions
+
+    def status(self) -> str:
+        """"compiled for <cpu> by llvmlite <version>", or "NumPy (<why not>)"; compiles on first call."""
+        return self._why if self.functions() is None else self._compiled_for
+
+    def _compile(self) -> dict[str, Callable[..., None]]:
+        import llvmlite  # only here: a process that runs no loop never loads LLVM
+        import llvmlite.binding as llvm
+
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        cpu = llvm.get_host_cpu_name()
+        modules = [llvm.parse_assembly(text) for text in self._build(llvm.get_process_triple())]
+        for module in modules[1:]:
+            modules[0].link_in(module)
+        modules[0].verify()
+        machine = llvm.Target.from_default_triple().create_target_machine(
+            cpu=cpu, features=llvm.get_host_cpu_features().flatten(), opt=3)
+        engine = llvm.create_mcjit_compiler(modules[0], machine)
+        engine.finalize_object()
+        self._engine, self._compiled_for = engine, f"compiled for {cpu} by llvmlite {llvmlite.__version__}"
+        return {name: ctypes.CFUNCTYPE(None, *args)(engine.get_function_address(name))
+                for name, args in self._signatures.items()}
