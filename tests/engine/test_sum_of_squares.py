@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import platform
 import subprocess
 import sys
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +18,7 @@ from hypothesis import strategies as st
 
 from embedlab.engine import sum_of_squares
 from embedlab.engine.bf16_matrix import Bf16Matrix
+from embedlab.engine.jit import Loops
 from embedlab.engine.lengths import vector_norms
 from embedlab.engine.sum_of_squares import LANES, sums_of_squares
 
@@ -159,3 +162,25 @@ def test_a_bf16_tables_lengths_from_its_bits_equal_those_of_its_widened_rows(mon
     got = Bf16Matrix(bits).lengths(parallel=False)
     assert _same_bits(got, vector_norms(widened, parallel=False))
     assert np.allclose(got, np.sqrt((widened.astype(np.float64) ** 2).sum(axis=1)), rtol=1e-14, atol=0)
+
+
+@pytest.mark.skipif(not HAS_LLVMLITE or platform.machine() not in ("x86_64", "AMD64"),
+                    reason="compiles x86 code for other x86 CPUs (needs llvmlite and an x86-64 CPU to run it)")
+@pytest.mark.parametrize("cpu", ["x86-64", "haswell"])
+def test_the_loop_compiled_for_an_older_cpu_gives_the_same_bits(cpu):
+    """The code an AVX2-only CPU (haswell's features: AVX2, FMA, no AVX-512) or the x86-64 baseline (SSE2) gets
+    from the same IR, run here: the order is the IR's, so the bits are the same as NumPy's."""
+    if cpu == "haswell" and "avx2" not in Path("/proc/cpuinfo").read_text():
+        pytest.skip("this CPU cannot run AVX2 code")
+    loops = Loops(lambda triple: [sum_of_squares._ir(kind, triple) for kind in sum_of_squares.KINDS],
+                  {f"sums_{kind}": sum_of_squares._SIGNATURE for kind in sum_of_squares.KINDS}, cpu=cpu)
+    functions = loops.functions()
+    assert functions is not None, loops.status()
+    assert loops.status().startswith(f"compiled for {cpu} by llvmlite")
+    rng = np.random.default_rng(11)
+    for D in (5, 64, 1031):
+        X = _rows(rng, 20, D)
+        for kind, block in (("float64", X), ("float32", X.astype(np.float32)), ("bf16", _bf16_bits(X))):
+            out = np.full(20, np.nan)
+            functions[f"sums_{kind}"](block.ctypes.data, 20, D, out.ctypes.data)
+            assert _same_bits(out, sums_of_squares(block, bf16=kind == "bf16", compiled=False)), (kind, D)

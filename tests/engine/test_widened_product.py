@@ -3,10 +3,14 @@ and the float screen's lists through it id for id those of the float64 full sort
 
 from __future__ import annotations
 
+import platform
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from embedlab.engine import widened_product
+from embedlab.engine.jit import Loops
 from embedlab.engine.widened_product import widened_product as product
 
 pytestmark = pytest.mark.skipif(not widened_product.compiled(), reason=f"not compiled: {widened_product.status()}")
@@ -91,3 +95,24 @@ def test_the_float_screen_through_the_loop_or_numpy_matches_the_float64_full_sor
             assert found.ids.tolist() == want_ids.tolist()
             assert np.allclose(found.scores, want_scores, rtol=1e-15, atol=1e-15)
     assert bool(called) == (loop and n_queries <= widened_product.MOST_QUERIES)
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="compiles x86 code for other x86 CPUs")
+@pytest.mark.parametrize("cpu", ["x86-64", "haswell"])
+def test_the_loop_compiled_for_an_older_cpu_is_within_the_same_bound(cpu):
+    """The code an AVX2-only CPU (haswell's features) or the x86-64 baseline (SSE2) gets from the same IR, run
+    here, within the float32 sum's bound of the float64 product."""
+    if cpu == "haswell" and "avx2" not in Path("/proc/cpuinfo").read_text():
+        pytest.skip("this CPU cannot run AVX2 code")
+    loops = Loops(lambda triple: [widened_product._ir(triple)], widened_product._LOOPS._signatures, cpu=cpu)
+    function = loops.functions()["widened_product"]
+    rng = np.random.default_rng(3)
+    for D, m in ((63, 1), (64, 3), (1000, 5)):
+        bits = _bits(rng, (21, D))
+        W = (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)  # (21, D)
+        Q = rng.standard_normal((m, D)).astype(np.float32)
+        out = np.full((21, m), np.nan, dtype=np.float32)
+        function(bits.ctypes.data, 21, D, Q.ctypes.data, m, out.ctypes.data)
+        gamma = D * 2.0**-24 / (1 - D * 2.0**-24)
+        error = np.abs(out - W @ Q.T.astype(np.float64))  # (21, m)
+        assert (error <= gamma * (np.abs(W) @ np.abs(Q.T.astype(np.float64))) + 1e-44).all(), (cpu, D, m)

@@ -38,10 +38,16 @@ class Loops:
     signatures : dict of str -> tuple of ctypes types
         Each function's name -> its argument types (every loop returns
         void): ``{"sums_bf16": (c_void_p, c_int64, c_int64, c_void_p)}``.
+    cpu : str, optional
+        Compile for this LLVM CPU name and its own features instead of this
+        CPU (e.g. ``"haswell"``: AVX2 and FMA, no AVX-512), so that a test
+        runs the code another kind of CPU would get, on any CPU that has
+        that one's instructions. None (the default): this CPU.
     """
 
-    def __init__(self, build: Callable[[str], list[str]], signatures: dict[str, tuple[Any, ...]]) -> None:
-        self._build, self._signatures = build, signatures
+    def __init__(self, build: Callable[[str], list[str]], signatures: dict[str, tuple[Any, ...]], *,
+                 cpu: str | None = None) -> None:
+        self._build, self._signatures, self._cpu = build, signatures, cpu
         self._functions: dict[str, Callable[..., None]] | None = None
         self._engine: Any = None  # keeps the compiled code alive as long as this object
         self._tried, self._why, self._lock = False, "", threading.Lock()
@@ -70,13 +76,13 @@ class Loops:
 
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
-        cpu = llvm.get_host_cpu_name()
+        cpu = self._cpu or llvm.get_host_cpu_name()
+        features = "" if self._cpu else llvm.get_host_cpu_features().flatten()  # a named CPU: its own features
         modules = [llvm.parse_assembly(text) for text in self._build(llvm.get_process_triple())]
         for module in modules[1:]:
             modules[0].link_in(module)
         modules[0].verify()
-        machine = llvm.Target.from_default_triple().create_target_machine(
-            cpu=cpu, features=llvm.get_host_cpu_features().flatten(), opt=3)
+        machine = llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=3)
         engine = llvm.create_mcjit_compiler(modules[0], machine)
         engine.finalize_object()
         self._engine, self._compiled_for = engine, f"compiled for {cpu} by llvmlite {llvmlite.__version__}"

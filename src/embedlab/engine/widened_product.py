@@ -13,8 +13,9 @@ cache (a 4,096-wide bf16 row is 8 KiB). Compiled for this CPU by
 
 Its sums run in their own order (per query, four vectors of 16 float32
 lanes over groups of 64 entries, the rest of the row one entry at a time,
-then the lanes added pairwise): a float32 sum in some order, as a GEMM's
-is, so the float screen's certified margin covers it as it covers
+then the lanes added pairwise; LLVM may fuse each multiply with its add, an
+FMA, one rounding where there were two): a float32 sum in some order, as a
+GEMM's is, so the float screen's certified margin covers it as it covers
 OpenBLAS's (``precision.margin``: ``gamma_D sum |q_i w_i|`` for any order,
 Higham 2002, section 3.1). Where the loop is not compiled
 (``compiled()`` is False, ``status()`` says why), the caller widens and
@@ -39,6 +40,7 @@ __all__ = ["MOST_QUERIES", "widened_product", "compiled", "status"]
 MOST_QUERIES = 32
 _LANES = 16  # float32 lanes of one vector
 _VECTORS = 4  # vectors summed side by side: a group is 64 entries
+CONTRACT = ("contract",)  # LLVM may fuse a multiply and its add (an FMA: one rounding, within the same bound)
 
 
 def widened_product(bits: np.ndarray, queries: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -149,7 +151,7 @@ def _ir(triple: str) -> str:
         j = b.add(at, const(v * _LANES))
         x = widen(b, b.load(b.bitcast(b.gep(row, [j]), v16.as_pointer()), align=2), ints, shift, vf)
         q = b.load(b.bitcast(b.gep(query, [j]), vf.as_pointer()), align=4)
-        summed.append(b.fadd(total, b.fmul(x, q)))
+        summed.append(b.fadd(total, b.fmul(x, q, flags=CONTRACT), flags=CONTRACT))
     g_next = b.add(g, const(1))
     for total, new in zip(sums, summed):
         total.add_incoming(new, blocks["group"])
@@ -176,7 +178,7 @@ def _ir(triple: str) -> str:
     rest = b.phi(f32, name="rest")
     rest.add_incoming(vectors_sum, blocks["groups_done"])
     x = widen(b, b.load(b.gep(row, [j]), align=2), i32, ir.Constant(i32, 16), f32)
-    rest_next = b.fadd(rest, b.fmul(x, b.load(b.gep(query, [j]), align=4)))
+    rest_next = b.fadd(rest, b.fmul(x, b.load(b.gep(query, [j]), align=4), flags=CONTRACT), flags=CONTRACT)
     j_next = b.add(j, const(1))
     j.add_incoming(j_next, blocks["rest"])
     rest.add_incoming(rest_next, blocks["rest"])
