@@ -20,8 +20,8 @@ import numpy as np
 from .row_blocks import CORES, map_row_blocks
 from .sum_of_squares import sums_of_squares
 
-__all__ = ["vector_norms", "lengths_from_sums", "norms_bytes", "LENGTHS_BLOCK_BYTES", "length_range", "rms", "inverse_norms", "NORM_LOW",
-           "NORM_HIGH", "SQUARES_LOW", "SQUARES_HIGH"]
+__all__ = ["vector_norms", "lengths_from_sums", "norms_bytes", "LENGTHS_BLOCK_BYTES", "length_range", "rms",
+           "inverse_norms", "NORM_LOW", "NORM_HIGH", "SQUARES_LOW", "SQUARES_HIGH"]
 
 # A sum of squares in this range lost nothing to overflow or underflow (as in
 # ``embed._sum_of_squares``); lengths outside the square roots of it are
@@ -40,8 +40,9 @@ def vector_norms(X: np.ndarray, *, block_bytes: int = 32 * 2**20, parallel: bool
     (``sum_of_squares``: compiled for this CPU where llvmlite is, NumPy's
     arrays elsewhere, the same bits), so float16 rows do not overflow, in
     blocks of ``block_bytes`` of float64 rows (at least one row; a block is
-    copied only where its dtype must be, float16 to float32, or it is not
-    contiguous), so a huge table is never copied whole. The blocks run on one thread per core (``row_blocks``), each
+    copied only where its dtype must be, float16 to float32, integers to
+    float64, or it is not contiguous), so a huge table is never copied
+    whole. The blocks run on one thread per core (``row_blocks``), each
     holding a block of ``block_bytes / CORES``, so together they hold at most
     ``block_bytes`` as one thread did. Rows whose sum of squares leaves
     float64's range (entries near 1e-160 or 1e160, and zero rows) are
@@ -98,9 +99,9 @@ def norms_bytes(M: int, D: int, block_bytes: int) -> int:
     """Bytes ``vector_norms`` holds at a time for M rows of width D, besides its result (M,) float64.
 
     The larger of its two passes over blocks of b rows: the sums of squares
-    (``sum_of_squares``: compiled, at most a float32 copy of a float16 or
-    strided block, 4 b D bytes; in NumPy, a float64 copy of the block and
-    its lanes, at most 8 b D bytes each); the odd rows of a block, a quarter
+    (``sum_of_squares``: compiled, at most a contiguous copy of a float16,
+    integer or strided block, 8 b D bytes; in NumPy, that copy and the
+    block's lanes, at most 8 b D bytes each); the odd rows of a block, a quarter
     block at a time, gathered, divided by their largest entry and copied (3 x
     8 D b / 4), with a few (b,) arrays. An upper bound, for ``plan.fixed_bytes``.
 
