@@ -8,11 +8,12 @@ little with it, so its time is the reading: NumPy widens a chunk of rows
 into a float32 buffer (written, then read again by the GEMM) and OpenBLAS
 multiplies it; this loop widens 16 entries at a time in registers and
 multiplies them there, for every query while the row is in the core's L1
-cache (a 4,096-wide bf16 row is 8 KiB). Compiled for this CPU by
+cache (a 4,096-wide bf16 row is 8 KiB), each vector of 16 entries widened
+once for a tile of up to 4 queries. Compiled for this CPU by
 ``jit.Loops`` (LLVM IR, llvmlite); the call lets go of the GIL.
 
-Its sums run in their own order (per query, four vectors of 16 float32
-lanes over groups of 64 entries, the rest of the row one entry at a time,
+Its sums run in their own order (per query, two vectors of 16 float32
+lanes over groups of 32 entries, the rest of the row one entry at a time,
 then the lanes added pairwise; LLVM may fuse each multiply with its add, an
 FMA, one rounding where there were two): a float32 sum in some order, as a
 GEMM's is, so the float screen's certified margin covers it as it covers
@@ -27,7 +28,7 @@ Glossary: ``s`` rows, ``D`` model width, ``m`` queries.
 from __future__ import annotations
 
 import ctypes
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -39,7 +40,8 @@ __all__ = ["MOST_QUERIES", "widened_product", "compiled", "status"]
 # benchmarks/README.md ("A few queries on a bf16 table"), the 128,256 x 4,096 table, 2 threads.
 MOST_QUERIES = 32
 _LANES = 16  # float32 lanes of one vector
-_VECTORS = 4  # vectors summed side by side: a group is 64 entries
+_VECTORS = 2  # vectors of entries a group: 32 entries, two sums a query
+TILES = (4, 2, 1)  # queries multiplied by each widened vector at a time: 4 while 4 remain, then 2, then 1
 CONTRACT = ("contract",)  # LLVM may fuse a multiply and its add (an FMA: one rounding, within the same bound)
 
 
@@ -96,111 +98,158 @@ def status() -> str:
 def _ir(triple: str) -> str:
     """LLVM IR of ``void widened_product(i16 *W, i64 s, i64 D, float *Q, i64 m, float *out)``.
 
-    For each row r and query i: four <16 x float> sums over the row's whole
-    groups of 64 entries (each entry widened: zero-extend, shift left 16,
-    the bits as float), a float sum over the rest, then the vectors added
-    pairwise to one value, stored at ``out[r m + i]``.
+    For each row r, the queries in tiles of ``TILES`` (4 at a time while 4
+    remain, then 2, then 1), all while the row is in L1: over the row's
+    whole groups of ``_VECTORS`` x 16 entries, each vector of entries widened
+    once (zero-extend, shift left 16, the bits as float) and multiplied into
+    every query of the tile (``_VECTORS`` <16 x float> sums a query), then a
+    float sum a query over the rest of the row, then each query's vectors
+    added pairwise to one value, stored at ``out[r m + i]``.
     """
     from llvmlite import ir
 
     i16, i32, i64, f32 = ir.IntType(16), ir.IntType(32), ir.IntType(64), ir.FloatType()
-    v16, vf = ir.VectorType(i16, _LANES), ir.VectorType(f32, _LANES)
+    v16, vf, vi = ir.VectorType(i16, _LANES), ir.VectorType(f32, _LANES), ir.VectorType(i32, _LANES)
     group = _LANES * _VECTORS
     module = ir.Module(name="widened_product")
     module.triple = triple
     function = ir.Function(module, ir.FunctionType(ir.VoidType(), [i16.as_pointer(), i64, i64, f32.as_pointer(),
                                                                    i64, f32.as_pointer()]), name="widened_product")
     W, rows, D, Q, m, out = function.args
-    blocks = {name: function.append_basic_block(name) for name in
-              ("entry", "row", "query", "group", "groups_done", "rest", "store", "next_row", "done")}
+    entry, row_block, next_row, done = (function.append_basic_block(name)
+                                        for name in ("entry", "row", "next_row", "done"))
+    zero = ir.Constant(vf, [0.0] * _LANES)
 
     def const(n: int) -> ir.Constant:
         return ir.Constant(i64, n)
 
-    def widen(builder: ir.IRBuilder, bits: Any, kind: Any, shift: Any, floats: Any) -> Any:
-        return builder.bitcast(builder.shl(builder.zext(bits, kind), shift), floats)
+    def widen(b: ir.IRBuilder, bits: Any, vector: bool) -> Any:
+        """bfloat16 bits (i16 or <16 x i16>) -> the float32 values (float or <16 x float>), exact."""
+        ints, floats = (vi, vf) if vector else (i32, f32)
+        return b.bitcast(b.shl(b.zext(bits, ints), ir.Constant(ints, [16] * _LANES if vector else 16)), floats)
 
-    b = ir.IRBuilder(blocks["entry"])
+    b = ir.IRBuilder(entry)
     groups = b.udiv(D, const(group))
     grouped = b.mul(groups, const(group))
-    b.cbranch(b.and_(b.icmp_unsigned(">", rows, const(0)), b.icmp_unsigned(">", m, const(0))),
-              blocks["row"], blocks["done"])
+    b.cbranch(b.and_(b.icmp_unsigned(">", rows, const(0)), b.icmp_unsigned(">", m, const(0))), row_block, done)
 
-    b.position_at_end(blocks["row"])
+    b.position_at_end(row_block)
     r = b.phi(i64, name="r")
-    r.add_incoming(const(0), blocks["entry"])
+    r.add_incoming(const(0), entry)
     row = b.gep(W, [b.mul(r, D)])  # the row's first entry
-    b.branch(blocks["query"])
+    i, came_from = const(0), row_block
+    for tile in TILES:  # each tile size loops while that many queries remain, from where the last one stopped
+        i, came_from = _query_tiles(b, function, tile, i, came_from, row, r, Q, D, m, out, groups, grouped,
+                                    widen, zero)
+    b.branch(next_row)
 
-    b.position_at_end(blocks["query"])
-    i = b.phi(i64, name="i")
-    i.add_incoming(const(0), blocks["row"])
-    query = b.gep(Q, [b.mul(i, D)])
-    b.cbranch(b.icmp_unsigned(">", groups, const(0)), blocks["group"], blocks["groups_done"])
-
-    b.position_at_end(blocks["group"])  # four vectors of 16: sums += widen(row[j:j+16]) * query[j:j+16]
-    g = b.phi(i64, name="g")
-    g.add_incoming(const(0), blocks["query"])
-    zero = ir.Constant(vf, [0.0] * _LANES)
-    sums = [b.phi(vf, name=f"sum{v}") for v in range(_VECTORS)]  # phis first, as LLVM requires
-    at = b.mul(g, const(group))
-    summed = []
-    ints, shift = ir.VectorType(i32, _LANES), ir.Constant(ir.VectorType(i32, _LANES), [16] * _LANES)
-    for v, total in enumerate(sums):
-        total.add_incoming(zero, blocks["query"])
-        j = b.add(at, const(v * _LANES))
-        x = widen(b, b.load(b.bitcast(b.gep(row, [j]), v16.as_pointer()), align=2), ints, shift, vf)
-        q = b.load(b.bitcast(b.gep(query, [j]), vf.as_pointer()), align=4)
-        summed.append(b.fadd(total, b.fmul(x, q, flags=CONTRACT), flags=CONTRACT))
-    g_next = b.add(g, const(1))
-    for total, new in zip(sums, summed):
-        total.add_incoming(new, blocks["group"])
-    g.add_incoming(g_next, blocks["group"])
-    b.cbranch(b.icmp_unsigned("<", g_next, groups), blocks["group"], blocks["groups_done"])
-
-    b.position_at_end(blocks["groups_done"])  # the four vectors added pairwise to one value
-    finished = [b.phi(vf) for _ in sums]
-    for total, new in zip(finished, summed):
-        total.add_incoming(zero, blocks["query"])
-        total.add_incoming(new, blocks["group"])
-    t, width = b.fadd(b.fadd(finished[0], finished[1]), b.fadd(finished[2], finished[3])), _LANES
-    while width > 1:
-        half = width // 2
-        low = b.shuffle_vector(t, t, ir.Constant(ir.VectorType(i32, half), list(range(half))))
-        high = b.shuffle_vector(t, t, ir.Constant(ir.VectorType(i32, half), list(range(half, width))))
-        t, width = b.fadd(low, high), half
-    vectors_sum = b.extract_element(t, ir.Constant(i32, 0))
-    b.cbranch(b.icmp_unsigned("<", grouped, D), blocks["rest"], blocks["store"])
-
-    b.position_at_end(blocks["rest"])  # the entries past the last whole group, one at a time
-    j = b.phi(i64, name="j")
-    j.add_incoming(grouped, blocks["groups_done"])
-    rest = b.phi(f32, name="rest")
-    rest.add_incoming(vectors_sum, blocks["groups_done"])
-    x = widen(b, b.load(b.gep(row, [j]), align=2), i32, ir.Constant(i32, 16), f32)
-    rest_next = b.fadd(rest, b.fmul(x, b.load(b.gep(query, [j]), align=4), flags=CONTRACT), flags=CONTRACT)
-    j_next = b.add(j, const(1))
-    j.add_incoming(j_next, blocks["rest"])
-    rest.add_incoming(rest_next, blocks["rest"])
-    b.cbranch(b.icmp_unsigned("<", j_next, D), blocks["rest"], blocks["store"])
-
-    b.position_at_end(blocks["store"])
-    value = b.phi(f32)
-    value.add_incoming(vectors_sum, blocks["groups_done"])
-    value.add_incoming(rest_next, blocks["rest"])
-    b.store(value, b.gep(out, [b.add(b.mul(r, m), i)]), align=4)
-    i_next = b.add(i, const(1))
-    i.add_incoming(i_next, blocks["store"])
-    b.cbranch(b.icmp_unsigned("<", i_next, m), blocks["query"], blocks["next_row"])
-
-    b.position_at_end(blocks["next_row"])
+    b.position_at_end(next_row)
     r_next = b.add(r, const(1))
-    r.add_incoming(r_next, blocks["next_row"])
-    b.cbranch(b.icmp_unsigned("<", r_next, rows), blocks["row"], blocks["done"])
+    r.add_incoming(r_next, next_row)
+    b.cbranch(b.icmp_unsigned("<", r_next, rows), row_block, done)
 
-    b.position_at_end(blocks["done"])
+    b.position_at_end(done)
     b.ret_void()
     return str(module)
+
+
+def _query_tiles(b: Any, function: Any, tile: int, i_in: Any, came_from: Any, row: Any, r: Any, Q: Any, D: Any,
+                 m: Any, out: Any, groups: Any, grouped: Any, widen: Callable[..., Any], zero: Any) -> tuple[Any, Any]:
+    """Emit the loop over tiles of ``tile`` queries of one row (while ``i + tile <= m``); returns (i, block) after it.
+
+    ``b`` is positioned in ``came_from``, where query ``i_in`` is the next; on return it is positioned in the
+    loop's exit block, where the returned i is the next query.
+    """
+    from llvmlite import ir
+
+    i32, i64, f32 = ir.IntType(32), ir.IntType(64), ir.FloatType()
+    v16, vf = ir.VectorType(ir.IntType(16), _LANES), ir.VectorType(f32, _LANES)
+    group = _LANES * _VECTORS
+    name = f"tile{tile}"
+    head, body, group_block, groups_done, rest, store, exit_block = (
+        function.append_basic_block(f"{name}_{part}")
+        for part in ("head", "body", "group", "groups_done", "rest", "store", "exit"))
+
+    def const(n: int) -> ir.Constant:
+        return ir.Constant(i64, n)
+
+    b.branch(head)
+    b.position_at_end(head)  # while i + tile <= m
+    i = b.phi(i64, name=f"{name}_i")
+    i.add_incoming(i_in, came_from)
+    b.cbranch(b.icmp_unsigned("<=", b.add(i, const(tile)), m), body, exit_block)
+
+    b.position_at_end(body)
+    queries = [b.gep(Q, [b.mul(b.add(i, const(t)), D)]) for t in range(tile)]  # each query's first entry
+    b.cbranch(b.icmp_unsigned(">", groups, const(0)), group_block, groups_done)
+
+    b.position_at_end(group_block)  # sums[t][v] += widen(row[j:j+16]) * query_t[j:j+16], each vector widened once
+    g = b.phi(i64, name=f"{name}_g")
+    g.add_incoming(const(0), body)
+    sums = [[b.phi(vf) for _ in range(_VECTORS)] for _ in range(tile)]  # phis first, as LLVM requires
+    at = b.mul(g, const(group))
+    summed = [[None] * _VECTORS for _ in range(tile)]
+    for v in range(_VECTORS):
+        j = b.add(at, const(v * _LANES))
+        x = widen(b, b.load(b.bitcast(b.gep(row, [j]), v16.as_pointer()), align=2), True)
+        for t in range(tile):
+            q = b.load(b.bitcast(b.gep(queries[t], [j]), vf.as_pointer()), align=4)
+            summed[t][v] = b.fadd(sums[t][v], b.fmul(x, q, flags=CONTRACT), flags=CONTRACT)
+    g_next = b.add(g, const(1))
+    for t in range(tile):
+        for v in range(_VECTORS):
+            sums[t][v].add_incoming(zero, body)
+            sums[t][v].add_incoming(summed[t][v], group_block)
+    g.add_incoming(g_next, group_block)
+    b.cbranch(b.icmp_unsigned("<", g_next, groups), group_block, groups_done)
+
+    b.position_at_end(groups_done)  # each query's vectors added pairwise to one value
+    finished = [[b.phi(vf) for _ in range(_VECTORS)] for _ in range(tile)]
+    totals = []
+    for t in range(tile):
+        for v in range(_VECTORS):
+            finished[t][v].add_incoming(zero, body)
+            finished[t][v].add_incoming(summed[t][v], group_block)
+        vectors = finished[t]
+        while len(vectors) > 1:
+            vectors = [b.fadd(vectors[k], vectors[k + 1]) for k in range(0, len(vectors), 2)]
+        total, width = vectors[0], _LANES
+        while width > 1:
+            half = width // 2
+            low = b.shuffle_vector(total, total, ir.Constant(ir.VectorType(i32, half), list(range(half))))
+            high = b.shuffle_vector(total, total, ir.Constant(ir.VectorType(i32, half), list(range(half, width))))
+            total, width = b.fadd(low, high), half
+        totals.append(b.extract_element(total, ir.Constant(i32, 0)))
+    b.cbranch(b.icmp_unsigned("<", grouped, D), rest, store)
+
+    b.position_at_end(rest)  # the entries past the last whole group, one at a time
+    j = b.phi(i64, name=f"{name}_j")
+    j.add_incoming(grouped, groups_done)
+    partial = [b.phi(f32) for _ in range(tile)]
+    x = widen(b, b.load(b.gep(row, [j]), align=2), False)
+    partial_next = []
+    for t in range(tile):
+        partial[t].add_incoming(totals[t], groups_done)
+        q = b.load(b.gep(queries[t], [j]), align=4)
+        partial_next.append(b.fadd(partial[t], b.fmul(x, q, flags=CONTRACT), flags=CONTRACT))
+        partial[t].add_incoming(partial_next[t], rest)
+    j_next = b.add(j, const(1))
+    j.add_incoming(j_next, rest)
+    b.cbranch(b.icmp_unsigned("<", j_next, D), rest, store)
+
+    b.position_at_end(store)
+    values = [b.phi(f32) for _ in range(tile)]
+    at = b.add(b.mul(r, m), i)  # out[r m + i]
+    for t in range(tile):
+        values[t].add_incoming(totals[t], groups_done)
+        values[t].add_incoming(partial_next[t], rest)
+        b.store(values[t], b.gep(out, [b.add(at, const(t))]), align=4)
+    i_next = b.add(i, const(tile))
+    i.add_incoming(i_next, store)
+    b.branch(head)
+
+    b.position_at_end(exit_block)
+    return i, exit_block
 
 
 _LOOPS = Loops(lambda triple: [_ir(triple)],
