@@ -37,7 +37,7 @@ from .jit import Loops
 __all__ = ["MOST_QUERIES", "widened_product", "compiled", "status"]
 
 # Up to this many queries the loop is faster than widening into a buffer for OpenBLAS: measured on the Xeon of
-# benchmarks/README.md ("A few queries on a bf16 table"), the 128,256 x 4,096 table, 2 threads.
+# benchmarks/README.md ("Compiled loops: row lengths and a few queries"), the 128,256 x 4,096 table, 2 threads.
 MOST_QUERIES = 32
 _LANES = 16  # float32 lanes of one vector
 _VECTORS = 2  # vectors of entries a group: 32 entries, two sums a query
