@@ -24,7 +24,7 @@ import ctypes
 import threading
 from typing import Any, Callable
 
-__all__ = ["Loops"]
+__all__ = ["Loops", "halves_sum"]
 
 
 class Loops:
@@ -88,3 +88,21 @@ class Loops:
         self._engine, self._compiled_for = engine, f"compiled for {cpu} by llvmlite {llvmlite.__version__}"
         return {name: ctypes.CFUNCTYPE(None, *args)(engine.get_function_address(name))
                 for name, args in self._signatures.items()}
+
+
+def halves_sum(builder: Any, vector: Any, lanes: int) -> Any:
+    """IR: the ``lanes`` lanes of ``vector`` (a power of two) added in one fixed order -> its element type.
+
+    The upper half added to the lower half, lane by lane, until one lane is
+    left: ``[0:4] + [4:8]``, then ``[0:2] + [2:4]``, then ``[0] + [1]`` for 8
+    lanes. Each ``fadd`` is one rounding, never reordered (no fast-math flag).
+    """
+    from llvmlite import ir
+
+    i32 = ir.IntType(32)
+    while lanes > 1:
+        half = lanes // 2
+        low = builder.shuffle_vector(vector, vector, ir.Constant(ir.VectorType(i32, half), list(range(half))))
+        high = builder.shuffle_vector(vector, vector, ir.Constant(ir.VectorType(i32, half), list(range(half, lanes))))
+        vector, lanes = builder.fadd(low, high), half
+    return builder.extract_element(vector, ir.Constant(i32, 0))

@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from .jit import Loops
+from .jit import Loops, halves_sum
 
 __all__ = ["LANES", "sums_of_squares", "compiled", "kernel_status"]
 
@@ -285,13 +285,7 @@ def _ir(kind: str, triple: str) -> str:
     v = [b.load(b.bitcast(b.gep(lane_memory, [const(k * _VECTOR)]), vf64.as_pointer()), align=8)
          for k in range(LANES // _VECTOR)]
     t = b.fadd(b.fadd(v[0], v[1]), b.fadd(v[2], v[3]))  # <8 x double>
-    width = _VECTOR
-    while width > 1:
-        half = width // 2
-        low = b.shuffle_vector(t, t, ir.Constant(ir.VectorType(i32, half), list(range(half))))
-        high = b.shuffle_vector(t, t, ir.Constant(ir.VectorType(i32, half), list(range(half, width))))
-        t, width = b.fadd(low, high), half
-    b.store(b.extract_element(t, ir.Constant(i32, 0)), b.gep(out, [r]), align=8)
+    b.store(halves_sum(b, t, _VECTOR), b.gep(out, [r]), align=8)
     r_next = b.add(r, const(1))
     r.add_incoming(r_next, blocks["tree"])
     b.cbranch(b.icmp_unsigned("<", r_next, rows), blocks["row"], blocks["done"])

@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .jit import Loops
+from .jit import Loops, halves_sum
 
 __all__ = ["MOST_QUERIES", "widened_product", "compiled", "status"]
 
@@ -109,7 +109,7 @@ def _ir(triple: str) -> str:
     from llvmlite import ir
 
     i16, i32, i64, f32 = ir.IntType(16), ir.IntType(32), ir.IntType(64), ir.FloatType()
-    v16, vf, vi = ir.VectorType(i16, _LANES), ir.VectorType(f32, _LANES), ir.VectorType(i32, _LANES)
+    vf, vi = ir.VectorType(f32, _LANES), ir.VectorType(i32, _LANES)
     group = _LANES * _VECTORS
     module = ir.Module(name="widened_product")
     module.triple = triple
@@ -162,7 +162,7 @@ def _query_tiles(b: Any, function: Any, tile: int, i_in: Any, came_from: Any, ro
     """
     from llvmlite import ir
 
-    i32, i64, f32 = ir.IntType(32), ir.IntType(64), ir.FloatType()
+    i64, f32 = ir.IntType(64), ir.FloatType()
     v16, vf = ir.VectorType(ir.IntType(16), _LANES), ir.VectorType(f32, _LANES)
     group = _LANES * _VECTORS
     name = f"tile{tile}"
@@ -213,13 +213,7 @@ def _query_tiles(b: Any, function: Any, tile: int, i_in: Any, came_from: Any, ro
         vectors = finished[t]
         while len(vectors) > 1:
             vectors = [b.fadd(vectors[k], vectors[k + 1]) for k in range(0, len(vectors), 2)]
-        total, width = vectors[0], _LANES
-        while width > 1:
-            half = width // 2
-            low = b.shuffle_vector(total, total, ir.Constant(ir.VectorType(i32, half), list(range(half))))
-            high = b.shuffle_vector(total, total, ir.Constant(ir.VectorType(i32, half), list(range(half, width))))
-            total, width = b.fadd(low, high), half
-        totals.append(b.extract_element(total, ir.Constant(i32, 0)))
+        totals.append(halves_sum(b, vectors[0], _LANES))
     b.cbranch(b.icmp_unsigned("<", grouped, D), rest, store)
 
     b.position_at_end(rest)  # the entries past the last whole group, one at a time
