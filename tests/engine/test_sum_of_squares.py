@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import platform
+import re
 import subprocess
 import sys
 from fractions import Fraction
@@ -184,3 +185,27 @@ def test_the_loop_compiled_for_an_older_cpu_gives_the_same_bits(cpu):
             out = np.full(20, np.nan)
             functions[f"sums_{kind}"](block.ctypes.data, 20, D, out.ctypes.data)
             assert _same_bits(out, sums_of_squares(block, bf16=kind == "bf16", compiled=False)), (kind, D)
+
+
+@pytest.mark.skipif(not HAS_LLVMLITE or platform.machine() not in ("x86_64", "AMD64"),
+                    reason="reads x86 assembly (needs llvmlite and an x86-64 CPU)")
+@pytest.mark.parametrize("cpu", ["x86-64", "haswell", "skylake-avx512", None])
+def test_the_loops_call_no_library_function_on_any_x86_cpu(cpu):
+    """A loop compiled by MCJIT must be leaf code: a library call LLVM emits where a CPU lacks an instruction
+    (half to float without F16C calls __extendhfsf2) is not resolved in this process and would jump to
+    address 0. Both loops' assembly, for each CPU and this one (None), holds no call."""
+    import llvmlite.binding as llvm
+
+    from embedlab.engine import widened_product
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    triple = llvm.get_process_triple()
+    name = cpu or llvm.get_host_cpu_name()
+    features = "" if cpu else llvm.get_host_cpu_features().flatten()
+    machine = llvm.Target.from_default_triple().create_target_machine(cpu=name, features=features, opt=3)
+    for text in [sum_of_squares._ir(kind, triple) for kind in sum_of_squares.KINDS] + [widened_product._ir(triple)]:
+        assembly = machine.emit_assembly(llvm.parse_assembly(text))
+        calls = [line for line in assembly.splitlines()  # a call, or a jump to anything but a local label
+                 if re.match(r"\s*call", line) or re.match(r"\s*jmp\s+(?!\.L)", line)]
+        assert not calls, calls
