@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib.util
 import math
 import platform
-import re
 import subprocess
 import sys
 from fractions import Fraction
@@ -19,7 +18,7 @@ from hypothesis import strategies as st
 
 from embedlab.engine import sum_of_squares
 from embedlab.engine.bf16_matrix import Bf16Matrix
-from embedlab.engine.jit import Loops
+from embedlab.engine.jit import Loops, library_calls
 from embedlab.engine.lengths import vector_norms
 from embedlab.engine.sum_of_squares import LANES, sums_of_squares
 
@@ -204,8 +203,19 @@ def test_the_loops_call_no_library_function_on_any_x86_cpu(cpu):
     name = cpu or llvm.get_host_cpu_name()
     features = "" if cpu else llvm.get_host_cpu_features().flatten()
     machine = llvm.Target.from_default_triple().create_target_machine(cpu=name, features=features, opt=3)
-    for text in [sum_of_squares._ir(kind, triple) for kind in sum_of_squares.KINDS] + [widened_product._ir(triple)]:
-        assembly = machine.emit_assembly(llvm.parse_assembly(text))
-        calls = [line for line in assembly.splitlines()  # a call, or a jump to anything but a local label
-                 if re.match(r"\s*call", line) or re.match(r"\s*jmp\s+(?!\.L)", line)]
-        assert not calls, calls
+    texts = [sum_of_squares._ir(kind, triple) for kind in sum_of_squares.KINDS] + [widened_product._ir(triple)]
+    for text in texts:
+        assert not library_calls(machine.emit_assembly(llvm.parse_assembly(text)))
+    halves = [sum_of_squares._ir("float16", triple), widened_product._ir(triple, "f16")]  # F16C or a library call
+    calls = [library_calls(machine.emit_assembly(llvm.parse_assembly(text))) for text in halves]
+    assert all(calls) if cpu == "x86-64" else not any(calls)
+
+
+@pytest.mark.skipif(not HAS_LLVMLITE or platform.machine() not in ("x86_64", "AMD64"),
+                    reason="compiles x86 code for other x86 CPUs (needs llvmlite and an x86-64 CPU to run it)")
+def test_the_float16_loops_are_refused_where_they_would_call_a_library_function():
+    loops = Loops(lambda triple: [sum_of_squares._ir("float16", triple)], {"sums_float16": sum_of_squares._SIGNATURE},
+                  cpu="x86-64", leaf=True)
+    assert loops.functions() is None
+    assert loops.status().startswith("NumPy (the loop did not compile: RuntimeError: on x86-64 LLVM compiles it to "
+                                     "call a library function")

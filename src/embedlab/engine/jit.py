@@ -21,10 +21,11 @@ certified bound: each module says which).
 from __future__ import annotations
 
 import ctypes
+import re
 import threading
 from typing import Any, Callable
 
-__all__ = ["Loops", "halves_sum"]
+__all__ = ["Loops", "halves_sum", "library_calls"]
 
 
 class Loops:
@@ -43,11 +44,18 @@ class Loops:
         CPU (e.g. ``"haswell"``: AVX2 and FMA, no AVX-512), so that a test
         runs the code another kind of CPU would get, on any CPU that has
         that one's instructions. None (the default): this CPU.
+    leaf : bool
+        Refuse the loops (``functions()`` None, ``status()`` says why) where
+        LLVM compiled them to call a library function: code MCJIT loads has
+        no such function resolved, and a call would jump to address 0. For
+        IR whose operations a CPU may lack (half to float without F16C
+        becomes a call to ``__extendhfsf2``); it costs one more code
+        generation, to read the assembly.
     """
 
     def __init__(self, build: Callable[[str], list[str]], signatures: dict[str, tuple[Any, ...]], *,
-                 cpu: str | None = None) -> None:
-        self._build, self._signatures, self._cpu = build, signatures, cpu
+                 cpu: str | None = None, leaf: bool = False) -> None:
+        self._build, self._signatures, self._cpu, self._leaf = build, signatures, cpu, leaf
         self._functions: dict[str, Callable[..., None]] | None = None
         self._engine: Any = None  # keeps the compiled code alive as long as this object
         self._tried, self._why, self._lock = False, "", threading.Lock()
@@ -83,6 +91,10 @@ class Loops:
             modules[0].link_in(module)
         modules[0].verify()
         machine = llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=3)
+        if self._leaf:
+            calls = library_calls(machine.emit_assembly(modules[0]))
+            if calls:
+                raise RuntimeError(f"on {cpu} LLVM compiles it to call a library function ({calls[0].strip()})")
         engine = llvm.create_mcjit_compiler(modules[0], machine)
         engine.finalize_object()
         self._engine, self._compiled_for = engine, f"compiled for {cpu} by llvmlite {llvmlite.__version__}"
@@ -106,3 +118,16 @@ def halves_sum(builder: Any, vector: Any, lanes: int) -> Any:
         high = builder.shuffle_vector(vector, vector, ir.Constant(ir.VectorType(i32, half), list(range(half, lanes))))
         vector, lanes = builder.fadd(low, high), half
     return builder.extract_element(vector, ir.Constant(i32, 0))
+
+
+# A call (x86 call/callq, AArch64 bl/blr) or a jump to a symbol rather than to a local label (.L...): a tail call.
+_CALL = re.compile(r"^\s*(?:call[a-z]*|blr?)\s|^\s*(?:jmp[a-z]*|b)\s+(?!\.L)[A-Za-z_*%]")
+
+
+def library_calls(assembly: str) -> list[str]:
+    """The lines of LLVM's assembly (x86-64 or AArch64) that call or tail-call a function.
+
+    >>> library_calls("\\tvaddps\\t%zmm1, %zmm0, %zmm0\\n\\tjmp\\t.LBB0_3\\n\\tcallq\\t*%rax\\n")
+    ['\\tcallq\\t*%rax']
+    """
+    return [line for line in assembly.splitlines() if _CALL.match(line)]

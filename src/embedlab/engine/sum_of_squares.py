@@ -27,7 +27,8 @@ The two ways:
   process (``jit.Loops``: about 0.06 s with llvmlite's import, measured).
   The 32 lanes are four vectors of 8 float64, which LLVM maps onto the
   CPU's registers (one AVX-512 register each, two AVX2 ones); bfloat16 bits
-  are widened in the loop, so a bf16 table's rows are read once, from the file
+  (and float16 halves, where the CPU converts them: a loop of its own,
+  ``_HALF_LOOPS``) are widened in the loop, so a bf16 table's rows are read once, from the file
   or its map, as 2 bytes an entry. 0.22 ns an entry of a 4,096-wide bf16 row on
   one core of a Xeon (AVX-512), where NumPy's float64 copy and ``einsum``
   took 1.0 ns; the call runs without the GIL (ctypes), so blocks run
@@ -54,7 +55,7 @@ __all__ = ["LANES", "sums_of_squares", "compiled", "kernel_status"]
 
 LANES = 32  # entry j is summed in lane j % LANES; four vectors of 8 float64
 _VECTOR = 8  # float64 lanes of one vector of the compiled loop
-KINDS = ("bf16", "float32", "float64")  # element kinds the compiled loop reads
+KINDS = ("bf16", "float32", "float64")  # element kinds the compiled loop reads (float16: ``_HALF_LOOPS``)
 
 
 def sums_of_squares(rows: np.ndarray, out: np.ndarray | None = None, *, bf16: bool = False,
@@ -66,8 +67,9 @@ def sums_of_squares(rows: np.ndarray, out: np.ndarray | None = None, *, bf16: bo
     rows : np.ndarray, shape (b, D)
         Real numbers (any float or integer dtype), or, where ``bf16``, uint16
         bfloat16 bit patterns (a bf16 checkpoint's table as stored). Not
-        changed; a non-contiguous or float16 block is copied (to float32:
-        exact), an integer one converted to float64.
+        changed; a non-contiguous block is copied, an integer one converted
+        to float64, a float16 one read as it is where the CPU converts
+        halves itself (F16C, AArch64) and copied to float32 elsewhere (exact).
     out : np.ndarray, shape (b,), float64, optional
         Written in place where given (C-contiguous); else a fresh array.
     bf16 : bool
@@ -107,7 +109,7 @@ def sums_of_squares(rows: np.ndarray, out: np.ndarray | None = None, *, bf16: bo
         raise TypeError(f"out must be a C-contiguous float64 array of shape {(b,)}, got {out.dtype} {out.shape}")
     if b == 0:
         return out
-    kind, block = _as_kind(rows, bf16)
+    kind, block = _as_kind(rows, bf16, half=compiled and _HALF_LOOPS.functions() is not None)
     if compiled and _LOOPS.functions() is not None:
         _run(kind, block, out)
     else:
@@ -176,11 +178,12 @@ def _widened(bits: np.ndarray) -> np.ndarray:
     return out
 
 
-def _as_kind(rows: np.ndarray, bf16: bool) -> tuple[str, np.ndarray]:
-    """The block as one of ``KINDS``, C-contiguous and in this machine's byte order, copied only where needed."""
+def _as_kind(rows: np.ndarray, bf16: bool, half: bool) -> tuple[str, np.ndarray]:
+    """The block as one of ``KINDS`` (float16 where ``half``: its loop is compiled), C-contiguous and in this
+    machine's byte order, copied only where needed."""
     if bf16:
         return "bf16", np.ascontiguousarray(rows, dtype=np.uint16)
-    if rows.dtype == np.float64 or rows.dtype == np.float32:
+    if rows.dtype == np.float64 or rows.dtype == np.float32 or (half and rows.dtype == np.float16):
         return rows.dtype.name, np.ascontiguousarray(rows, dtype=rows.dtype.newbyteorder("="))
     if rows.dtype == np.float16:
         return "float32", rows.astype(np.float32)  # exact
@@ -191,12 +194,16 @@ def _as_kind(rows: np.ndarray, bf16: bool) -> tuple[str, np.ndarray]:
 
 _SIGNATURE = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)  # X, b, D, out
 _LOOPS = Loops(lambda triple: [_ir(kind, triple) for kind in KINDS], {f"sums_{kind}": _SIGNATURE for kind in KINDS})
+# float16 rows read as they are, where the CPU converts halves itself (F16C, AArch64); elsewhere LLVM would call a
+# library function, which ``leaf`` refuses, and float16 blocks are copied to float32 first (exact: the same bits).
+_HALF_LOOPS = Loops(lambda triple: [_ir("float16", triple)], {"sums_float16": _SIGNATURE}, leaf=True)
 
 
 def _run(kind: str, block: np.ndarray, out: np.ndarray) -> None:
     """``out[i]`` = row i's sum, compiled; ``block`` (b, D) C-contiguous of ``kind``. ctypes lets go of the GIL."""
     b, D = block.shape
-    _LOOPS.functions()[f"sums_{kind}"](block.ctypes.data, b, D, out.ctypes.data)  # type: ignore[index]
+    loops = _HALF_LOOPS if kind == "float16" else _LOOPS
+    loops.functions()[f"sums_{kind}"](block.ctypes.data, b, D, out.ctypes.data)  # type: ignore[index]
 
 
 def _ir(kind: str, triple: str) -> str:
@@ -211,8 +218,8 @@ def _ir(kind: str, triple: str) -> str:
     from llvmlite import ir
 
     i16, i32, i64, f32, f64 = ir.IntType(16), ir.IntType(32), ir.IntType(64), ir.FloatType(), ir.DoubleType()
-    elem = {"bf16": i16, "float32": f32, "float64": f64}[kind]
-    size = {"bf16": 2, "float32": 4, "float64": 8}[kind]
+    elem = {"bf16": i16, "float16": ir.HalfType(), "float32": f32, "float64": f64}[kind]
+    size = {"bf16": 2, "float16": 2, "float32": 4, "float64": 8}[kind]
     vf64 = ir.VectorType(f64, _VECTOR)
     module = ir.Module(name=f"sums_{kind}")
     module.triple = triple

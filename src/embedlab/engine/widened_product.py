@@ -1,9 +1,11 @@
-"""A few queries times a bf16 table's rows, each row widened to float32 as it is read: one pass over the bits.
+"""A few queries times a bf16 or float16 table's rows, each row widened to float32 as it is read: one pass.
 
 ``rows @ queries.T`` where the rows are a bf16 checkpoint's table kept as its
-bits (``bf16_matrix.Bf16Matrix``) and the queries float32: entry ``(r, i)``
-is ``sum_j float32(bits[r, j] << 16) * queries[i, j]``, the products and the
-sum in float32. For a few queries the product reads each row once and does
+bits (``bf16_matrix.Bf16Matrix``), or a float16 table (a GGUF or safetensors
+F16 tensor, kept as its file's map), and the queries float32: entry
+``(r, i)`` is ``sum_j float32(rows[r, j]) * queries[i, j]`` (a bfloat16's
+float32 is its bits shifted left by 16; a half's, ``fpext``), the products
+and the sum in float32. For a few queries the product reads each row once and does
 little with it, so its time is the reading: NumPy widens a chunk of rows
 into a float32 buffer (written, then read again by the GEMM) and OpenBLAS
 multiplies it; this loop widens 16 entries at a time in registers and
@@ -19,8 +21,11 @@ FMA, one rounding where there were two): a float32 sum in some order, as a
 GEMM's is, so the float screen's certified margin covers it as it covers
 OpenBLAS's (``precision.margin``: ``gamma_D sum |q_i w_i|`` for any order,
 Higham 2002, section 3.1). Where the loop is not compiled
-(``compiled()`` is False, ``status()`` says why), the caller widens and
-multiplies in NumPy (``float_screen``).
+(``compiled(dtype)`` is False, ``status(dtype)`` says why), the caller
+widens and multiplies in NumPy (``float_screen``). The float16 loop is
+compiled only where the CPU converts halves itself (F16C on x86, AArch64):
+elsewhere LLVM would call a library function MCJIT does not resolve
+(``jit.Loops(leaf=True)`` refuses it).
 
 Glossary: ``s`` rows, ``D`` model width, ``m`` queries.
 """
@@ -45,14 +50,15 @@ TILES = (4, 2, 1)  # queries multiplied by each widened vector at a time: 4 whil
 CONTRACT = ("contract",)  # LLVM may fuse a multiply and its add (an FMA: one rounding, within the same bound)
 
 
-def widened_product(bits: np.ndarray, queries: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """``out = widen(bits) @ queries.T``: (s, D) uint16 bfloat16 bits, (m, D) float32 -> (s, m) float32, in place.
+def widened_product(rows: np.ndarray, queries: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out = float32(rows) @ queries.T``: (s, D) bf16 bits or float16, (m, D) float32 -> (s, m) float32, in place.
 
     Parameters
     ----------
-    bits : np.ndarray, shape (s, D), uint16, C-contiguous
-        bfloat16 bit patterns (a run of a ``Bf16Matrix``'s rows; a view of
-        its file's map is read as it is).
+    rows : np.ndarray, shape (s, D), uint16 or float16, C-contiguous
+        uint16: bfloat16 bit patterns (a run of a ``Bf16Matrix``'s rows);
+        float16: IEEE half floats (a float16 table's rows). A view of a
+        file's map is read as it is.
     queries : np.ndarray, shape (m, D), float32, C-contiguous
     out : np.ndarray, shape (s, m), float32, C-contiguous
         Written; returned.
@@ -60,43 +66,54 @@ def widened_product(bits: np.ndarray, queries: np.ndarray, out: np.ndarray) -> n
     Raises
     ------
     RuntimeError
-        If the loop is not compiled in this process (ask ``compiled()`` first).
+        If the loop for the rows' dtype is not compiled in this process (ask
+        ``compiled(dtype)`` first).
     ValueError
         For arrays of another dtype, shape or layout than the above.
 
-    >>> if compiled():
+    >>> if compiled(np.uint16):
     ...     bits = np.array([[0x3F80, 0x4000]], dtype=np.uint16)  # 1.0, 2.0
     ...     out = widened_product(bits, np.array([[3.0, 0.5], [1.0, 1.0]], dtype=np.float32),
     ...                           np.empty((1, 2), dtype=np.float32))
     ...     assert out.tolist() == [[4.0, 3.0]]
     """
-    s, D = bits.shape
+    s, D = rows.shape
     m = queries.shape[0]
-    for name, array, dtype, shape in (("bits", bits, np.uint16, (s, D)), ("queries", queries, np.float32, (m, D)),
+    kind = rows.dtype if rows.dtype in _LOOPS else np.dtype(np.uint16)  # named in the error below
+    for name, array, dtype, shape in (("rows", rows, kind, (s, D)), ("queries", queries, np.float32, (m, D)),
                                       ("out", out, np.float32, (s, m))):
         if array.dtype != dtype or array.shape != shape or not array.flags.c_contiguous:
-            raise ValueError(f"{name} must be a C-contiguous {np.dtype(dtype).name} array of shape {shape}, "
-                             f"got {array.dtype} {array.shape}{'' if array.flags.c_contiguous else ' (strided)'}")
-    functions = _LOOPS.functions()
+            raise ValueError(f"{name} must be a C-contiguous {np.dtype(dtype).name} array of shape {shape}"
+                             f"{' (or float16)' if name == 'rows' else ''}, got {array.dtype} {array.shape}"
+                             f"{'' if array.flags.c_contiguous else ' (strided)'}")
+    loops = _LOOPS[kind]
+    functions = loops.functions()
     if functions is None:
-        raise RuntimeError(f"the widened product is not compiled here: {_LOOPS.status()}")
+        raise RuntimeError(f"the widened product of {kind.name} rows is not compiled here: {loops.status()}")
     if s and m:
-        functions["widened_product"](bits.ctypes.data, s, D, queries.ctypes.data, m, out.ctypes.data)
+        (function,) = functions.values()
+        function(rows.ctypes.data, s, D, queries.ctypes.data, m, out.ctypes.data)
     return out
 
 
-def compiled() -> bool:
-    """Whether this process has the compiled loop (compiling it if no call has yet)."""
-    return _LOOPS.functions() is not None
+def compiled(dtype: Any = np.uint16) -> bool:
+    """Whether this process has the loop for rows of ``dtype`` (uint16: bf16 bits; float16), compiling it if
+    no call has yet; False for any other dtype."""
+    loops = _LOOPS.get(np.dtype(dtype))
+    return loops is not None and loops.functions() is not None
 
 
-def status() -> str:
-    """"compiled for <cpu> by llvmlite <version>", or "NumPy (<why not>)"."""
-    return _LOOPS.status()
+def status(dtype: Any = np.uint16) -> str:
+    """"compiled for <cpu> by llvmlite <version>", or "NumPy (<why not>)", for rows of ``dtype``."""
+    return _LOOPS[np.dtype(dtype)].status()
 
 
-def _ir(triple: str) -> str:
-    """LLVM IR of ``void widened_product(i16 *W, i64 s, i64 D, float *Q, i64 m, float *out)``.
+def _ir(triple: str, kind: str = "bf16") -> str:
+    """LLVM IR of ``void widened_product_<kind>(elem *W, i64 s, i64 D, float *Q, i64 m, float *out)``.
+
+    ``kind`` "bf16": W holds bfloat16 bits (i16), widened by a shift; "f16": W holds IEEE half floats,
+    widened by ``fpext`` (``vcvtph2ps`` where the CPU has F16C; a library call where it has not, which
+    ``jit.Loops(leaf=True)`` refuses).
 
     For each row r, the queries in tiles of ``TILES`` (4 at a time while 4
     remain, then 2, then 1), all while the row is in L1: over the row's
@@ -108,13 +125,15 @@ def _ir(triple: str) -> str:
     """
     from llvmlite import ir
 
-    i16, i32, i64, f32 = ir.IntType(16), ir.IntType(32), ir.IntType(64), ir.FloatType()
+    i32, i64, f32 = ir.IntType(32), ir.IntType(64), ir.FloatType()
+    elem = ir.IntType(16) if kind == "bf16" else ir.HalfType()
     vf, vi = ir.VectorType(f32, _LANES), ir.VectorType(i32, _LANES)
     group = _LANES * _VECTORS
-    module = ir.Module(name="widened_product")
+    module = ir.Module(name=f"widened_product_{kind}")
     module.triple = triple
-    function = ir.Function(module, ir.FunctionType(ir.VoidType(), [i16.as_pointer(), i64, i64, f32.as_pointer(),
-                                                                   i64, f32.as_pointer()]), name="widened_product")
+    function = ir.Function(module, ir.FunctionType(ir.VoidType(), [elem.as_pointer(), i64, i64, f32.as_pointer(),
+                                                                   i64, f32.as_pointer()]),
+                           name=f"widened_product_{kind}")
     W, rows, D, Q, m, out = function.args
     entry, row_block, next_row, done = (function.append_basic_block(name)
                                         for name in ("entry", "row", "next_row", "done"))
@@ -123,10 +142,12 @@ def _ir(triple: str) -> str:
     def const(n: int) -> ir.Constant:
         return ir.Constant(i64, n)
 
-    def widen(b: ir.IRBuilder, bits: Any, vector: bool) -> Any:
-        """bfloat16 bits (i16 or <16 x i16>) -> the float32 values (float or <16 x float>), exact."""
+    def widen(b: ir.IRBuilder, values: Any, vector: bool) -> Any:
+        """bfloat16 bits or halves (elem or <16 x elem>) -> the float32 values (float or <16 x float>), exact."""
         ints, floats = (vi, vf) if vector else (i32, f32)
-        return b.bitcast(b.shl(b.zext(bits, ints), ir.Constant(ints, [16] * _LANES if vector else 16)), floats)
+        if kind == "f16":
+            return b.fpext(values, floats)
+        return b.bitcast(b.shl(b.zext(values, ints), ir.Constant(ints, [16] * _LANES if vector else 16)), floats)
 
     b = ir.IRBuilder(entry)
     groups = b.udiv(D, const(group))
@@ -140,7 +161,7 @@ def _ir(triple: str) -> str:
     i, came_from = const(0), row_block
     for tile in TILES:  # each tile size loops while that many queries remain, from where the last one stopped
         i, came_from = _query_tiles(b, function, tile, i, came_from, row, r, Q, D, m, out, groups, grouped,
-                                    widen, zero)
+                                    widen, zero, elem)
     b.branch(next_row)
 
     b.position_at_end(next_row)
@@ -154,7 +175,8 @@ def _ir(triple: str) -> str:
 
 
 def _query_tiles(b: Any, function: Any, tile: int, i_in: Any, came_from: Any, row: Any, r: Any, Q: Any, D: Any,
-                 m: Any, out: Any, groups: Any, grouped: Any, widen: Callable[..., Any], zero: Any) -> tuple[Any, Any]:
+                 m: Any, out: Any, groups: Any, grouped: Any, widen: Callable[..., Any], zero: Any,
+                 elem: Any) -> tuple[Any, Any]:
     """Emit the loop over tiles of ``tile`` queries of one row (while ``i + tile <= m``); returns (i, block) after it.
 
     ``b`` is positioned in ``came_from``, where query ``i_in`` is the next; on return it is positioned in the
@@ -163,7 +185,7 @@ def _query_tiles(b: Any, function: Any, tile: int, i_in: Any, came_from: Any, ro
     from llvmlite import ir
 
     i64, f32 = ir.IntType(64), ir.FloatType()
-    v16, vf = ir.VectorType(ir.IntType(16), _LANES), ir.VectorType(f32, _LANES)
+    v16, vf = ir.VectorType(elem, _LANES), ir.VectorType(f32, _LANES)
     group = _LANES * _VECTORS
     name = f"tile{tile}"
     head, body, group_block, groups_done, rest, store, exit_block = (
@@ -246,6 +268,7 @@ def _query_tiles(b: Any, function: Any, tile: int, i_in: Any, came_from: Any, ro
     return i, exit_block
 
 
-_LOOPS = Loops(lambda triple: [_ir(triple)],
-               {"widened_product": (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,
-                                    ctypes.c_void_p)})
+_SIGNATURE = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
+_LOOPS = {np.dtype(np.uint16): Loops(lambda triple: [_ir(triple, "bf16")], {"widened_product_bf16": _SIGNATURE}),
+          np.dtype(np.float16): Loops(lambda triple: [_ir(triple, "f16")], {"widened_product_f16": _SIGNATURE},
+                                      leaf=True)}  # (the table's dtype) -> its loop; half floats need F16C on x86

@@ -182,8 +182,9 @@ class FloatScreen:
         """
         run = slice(ids[0], ids[-1] + 1) if ids[-1] - ids[0] + 1 == ids.size else ids
         scaled = None if rows_buf is None else rows_buf[:len(ids)]
-        if isinstance(self.W, Bf16Matrix) and isinstance(run, slice) and out is not None and self.dtype == np.float32:
-            S = self._widened_product(run, out).T  # (m, s) a bf16 table's rows widened as they are multiplied
+        narrow = isinstance(self.W, Bf16Matrix) or self.W.dtype == np.float16  # 2 bytes an entry: widened in cache
+        if narrow and isinstance(run, slice) and out is not None and self.dtype == np.float32:
+            S = self._widened_product(run, out).T  # (m, s) a bf16 or float16 table's rows widened as multiplied
         else:
             rows = self.W[run]  # (s, D)
             if self.inv_norms is not None and not self.scale_after:  # a float64 GEMM: unit rows; zero rows stay 0
@@ -209,7 +210,8 @@ class FloatScreen:
 
     def _widened_product(self, run: slice, out: np.ndarray) -> np.ndarray:
         """``rows @ queries.T`` (s, m) into ``out`` for rows ``run`` of a table kept as bfloat16 bits
-        (``bf16_matrix.Bf16Matrix``), ``WIDEN_CHUNK_BYTES`` of float32 rows at a time: each chunk is widened
+        (``bf16_matrix.Bf16Matrix``) or as float16 (an F16 tensor's map), ``WIDEN_CHUNK_BYTES`` of float32 rows
+        at a time: each chunk is widened
         into a buffer of its thread's, scaled to unit length where the GEMM scales the rows (as ``_scores``
         does, in the GEMM's dtype), and multiplied while it is in the core's cache (widening a whole block
         first cost about 4 times as much here: the block leaves the cache before the product reads it).
@@ -218,16 +220,17 @@ class FloatScreen:
         only the product's order of summation may differ, which the margin covers. Holds one chunk
         (``WIDEN_CHUNK_BYTES``) per thread. Up to ``widened_product.MOST_QUERIES`` queries, where the rows are
         multiplied as they are (not scaled first), each share is one call of the compiled loop
-        (``widened_product``: the bits widened in registers, no buffer, the GIL let go), where it is compiled."""
+        (``widened_product``: the entries widened in registers, no buffer, the GIL let go), where it is compiled
+        for the table's dtype."""
         D, s = self.W.shape[1], run.stop - run.start
         step = max(1, WIDEN_CHUNK_BYTES // (4 * D))  # rows of a chunk
+        kept = self.W.bits if isinstance(self.W, Bf16Matrix) else self.W  # (V, D) uint16 bits or float16
         in_loop = (len(self.queries) <= MOST_QUERIES and (self.inv_norms is None or self.scale_after)
-                   and widened_product.compiled())  # rows multiplied as they are, few queries: the compiled loop
+                   and widened_product.compiled(kept.dtype))  # rows multiplied as they are, few queries
 
         def share(a: int, b: int) -> None:  # one thread's share of the block: its chunks in order
-            if in_loop:  # the bits widened in registers, every query multiplied while the row is in L1
-                rows = slice(run.start + a, run.start + b)
-                widened_product.widened_product(self.W.bits[rows], self.queries, out[a:b])
+            if in_loop:  # the entries widened in registers, every query multiplied while the row is in L1
+                widened_product.widened_product(kept[run.start + a:run.start + b], self.queries, out[a:b])
                 return
             buf = getattr(_chunks, "rows", None)
             if buf is None or buf.shape != (step, D):
@@ -235,7 +238,11 @@ class FloatScreen:
             for c0 in range(a, b, step):
                 c1 = min(b, c0 + step)
                 part = slice(run.start + c0, run.start + c1)
-                rows = self.W.widen_into(part, buf[:c1 - c0])  # (c, D) float32
+                rows = buf[:c1 - c0]  # (c, D) float32, widened exactly
+                if kept is self.W:
+                    np.copyto(rows, kept[part])
+                else:
+                    self.W.widen_into(part, rows)
                 if self.inv_norms is not None and not self.scale_after:  # unit rows; zero rows stay 0
                     np.multiply(rows, self.inv_norms[part, None], out=rows, dtype=self.dtype)
                 with np.errstate(over="ignore"):  # only a query's own row can overflow: set to -inf by the caller
