@@ -1,7 +1,8 @@
-"""A few queries times a bf16 table, kept as its bits: the compiled loop against widening for OpenBLAS, by m.
+"""A few queries times a bf16 (or float16) table, kept as it is: the compiled loop against widening for OpenBLAS.
 
     python benchmarks/llama_checkpoint.py /tmp/llama3          # once: a Llama-3-shaped folder (2.1 GB)
     python benchmarks/few_queries.py /tmp/llama3 --repeats 5
+    python benchmarks/few_queries.py /tmp/llama3 --repeats 5 --half   # the same values as float16
 
 The product ``widen(W) @ Q.T`` (V x D bf16 bits, m x D float32 queries) over the whole token table,
 mapped from the file as a search reads it (``sources.load``), split over the cores in the blocks the
@@ -48,15 +49,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--blocks", type=int, default=64, help="blocks of rows, as a search's plan makes them")
     parser.add_argument("--queries", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32, 64])
+    parser.add_argument("--half", action="store_true",
+                        help="the same values as a float16 table in memory (a GGUF or safetensors F16 tensor)")
     args = parser.parse_args(argv)
     blas = ", ".join(f"{i['internal_api']} {i['version']} {i.get('architecture', '')}" for i in threadpool_info()
                      if i["user_api"] == "blas")
-    print(f"CPU: {cpu()}\nloop: {widened_product.status()}; NumPy's BLAS: {blas}\n"
+    print(f"CPU: {cpu()}\nNumPy's BLAS: {blas}\n"
           f"load average at start {os.getloadavg()[0]:.2f}")
     bits = loaders.load(args.folder).rows().bits  # (V, D) uint16, the file's map
     V, D = bits.shape
+    if args.half:  # float16 rows: the bf16 values rounded to half (in range for these random rows)
+        halves = np.empty((V, D), dtype=np.float16)
+        for a in range(0, V, 4096):
+            halves[a:a + 4096] = (bits[a:a + 4096].astype(np.uint32) << 16).view(np.float32)
+        bits = halves
+    print(f"rows: {bits.dtype}; loop: {widened_product.status(bits.dtype)}")
     step = -(-V // args.blocks)
-    print(f"table: {V:,} x {D:,} bf16, {args.blocks} blocks of {step:,} rows, each shared by {CORES} threads\n")
+    kind = "float16" if args.half else "bf16"
+    print(f"table: {V:,} x {D:,} {kind}, {args.blocks} blocks of {step:,} rows, each shared by {CORES} threads\n")
     print("| queries | loop s | NumPy + OpenBLAS s | NumPy / loop |\n|---|---|---|---|")
     held = threading.local()
     chunk = max(1, WIDEN_CHUNK_BYTES // (4 * D))
@@ -73,7 +83,10 @@ def main(argv: list[str] | None = None) -> int:
                 buf = held.rows = np.empty((chunk, D), dtype=np.float32)
             for c0 in range(v0 + a, v0 + b, chunk):
                 c1 = min(v0 + b, c0 + chunk)
-                np.left_shift(bits[c0:c1], 16, out=buf[:c1 - c0].view(np.uint32), dtype=np.uint32)
+                if args.half:
+                    np.copyto(buf[:c1 - c0], bits[c0:c1])
+                else:
+                    np.left_shift(bits[c0:c1], 16, out=buf[:c1 - c0].view(np.uint32), dtype=np.uint32)
                 np.matmul(buf[:c1 - c0], Q.T, out=out[c0:c1])
 
         times = []
