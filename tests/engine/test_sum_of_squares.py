@@ -184,3 +184,32 @@ def test_the_loop_compiled_for_an_older_cpu_gives_the_same_bits(cpu):
             out = np.full(20, np.nan)
             functions[f"sums_{kind}"](block.ctypes.data, 20, D, out.ctypes.data)
             assert _same_bits(out, sums_of_squares(block, bf16=kind == "bf16", compiled=False)), (kind, D)
+
+
+@pytest.mark.parametrize("D", [1, 2, 16, 31, 64, 100])
+@pytest.mark.parametrize("kind", ["float32", "int16", "strided"])
+def test_numpys_loop_holds_no_more_than_norms_bytes_counts(monkeypatch, D, kind):
+    """``lengths.norms_bytes`` bounds what ``vector_norms`` holds besides its result, in NumPy's loop too (as
+    where llvmlite is missing): a block's float64 copy (integers, strided rows) and the loop's own arrays, measured
+    by tracemalloc, which traces NumPy's allocations. 16 KiB allowed for NumPy's iterator buffers and Python's
+    objects; one thread, blocks of 1 MiB (an int16 block of D = 31 held 1.8 times the bound before the loop's
+    chunks counted the group of columns and the tree)."""
+    import tracemalloc
+
+    from embedlab.engine.lengths import norms_bytes
+
+    monkeypatch.setattr(sum_of_squares._LOOPS, "functions", lambda: None)  # as where the loop did not compile
+    block = 2**20
+    M = 3 * block // (8 * D) + 5  # three blocks and a few rows
+    X64 = np.random.default_rng(D).standard_normal((M, D)) * 100
+    X = {"float32": X64.astype(np.float32), "int16": X64.astype(np.int16), "strided": X64[::-1]}[kind]
+    vector_norms(X[:50], block_bytes=block, parallel=False)  # NumPy's first calls allocate caches of their own
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        got = vector_norms(X, block_bytes=block, parallel=False)
+        held = tracemalloc.get_traced_memory()[1] - base - got.nbytes
+    finally:
+        tracemalloc.stop()
+    assert held <= norms_bytes(M, D, block) + 2**14, (held, norms_bytes(M, D, block))
+    assert np.allclose(got, np.sqrt((np.asarray(X, dtype=np.float64) ** 2).sum(axis=1)), rtol=1e-13, atol=0)

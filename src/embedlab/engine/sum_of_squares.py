@@ -54,6 +54,9 @@ __all__ = ["LANES", "sums_of_squares", "compiled", "kernel_status"]
 
 LANES = 32  # entry j is summed in lane j % LANES; four vectors of 8 float64
 _VECTOR = 8  # float64 lanes of one vector of the compiled loop
+# Bytes ``_chunk_sums`` holds a row of its chunk, at most: the lanes and one group of 32 columns as float64 (2 x 32 x
+# 8), the tree's three (8,) sums at its widest (3 x 8 x 8) and the row's result (8).
+_CHUNK_ROW_BYTES = 2 * LANES * 8 + 3 * 8 * 8 + 8
 KINDS = ("bf16", "float32", "float64")  # element kinds the compiled loop reads
 
 
@@ -134,14 +137,15 @@ def kernel_status() -> str:
 def _numpy_sums(rows: np.ndarray) -> np.ndarray:
     """The fixed order in NumPy, float32 or float64 rows (b, D) -> (b,) float64, a chunk of rows at a time.
 
-    Holds a chunk's two (c, LANES) float64 arrays, c chosen so that together
-    they are no larger than one float64 copy of the block (``8 b D`` bytes:
-    what ``lengths.norms_bytes`` counts), and a float64 copy of one group of
-    32 columns of the chunk.
+    Holds, for a chunk of c rows, its lanes and one group of 32 columns in
+    float64 (two (c, LANES) arrays) and the tree's (c, 8) sums: at most
+    ``_CHUNK_ROW_BYTES`` a row of the chunk, c chosen so
+    that together they are no larger than one float64 copy of the block
+    (``8 b D`` bytes: what ``lengths.norms_bytes`` counts for them).
     """
     b, D = rows.shape
     out = np.empty(b, dtype=np.float64)  # (b,)
-    chunk = max(1, min(b, b * D // (2 * LANES)))  # rows whose lanes are summed together
+    chunk = max(1, min(b, 8 * b * D // _CHUNK_ROW_BYTES))  # rows whose lanes are summed together
     with np.errstate(over="ignore", under="ignore"):  # a sum beyond float64's range is inf, as compiled
         for c0 in range(0, b, chunk):
             out[c0:c0 + chunk] = _chunk_sums(rows[c0:c0 + chunk])
@@ -152,12 +156,14 @@ def _chunk_sums(part: np.ndarray) -> np.ndarray:
     """The fixed order over a chunk of rows (c, D): the lanes in float64, then the tree -> (c,) float64."""
     D = part.shape[1]
     lanes = np.zeros((len(part), LANES), dtype=np.float64)  # (c, 32) lane[l] of each row
-    square = np.empty_like(lanes)  # (c, 32)
+    group = np.empty_like(lanes)  # (c, 32) one group of 32 entries in float64 (exact), then their squares
     for j in range(0, D, LANES):  # one group of 32 entries, in increasing j
-        group = part[:, j:j + LANES].astype(np.float64)  # (c, g) exact
-        width = group.shape[1]
-        np.multiply(group, group, out=square[:, :width])
-        np.add(lanes[:, :width], square[:, :width], out=lanes[:, :width])
+        width = min(LANES, D - j)
+        np.copyto(group[:, :width], part[:, j:j + width])  # exact
+        if width < LANES:  # the last group's lanes with no entry add +0.0: the bits of a lane are unchanged
+            group[:, width:] = 0.0  # (whole rows: NumPy copies a strided view it reads and writes in place)
+        np.multiply(group, group, out=group)
+        np.add(lanes, group, out=lanes)
     return _tree(lanes)
 
 
