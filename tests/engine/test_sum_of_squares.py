@@ -130,6 +130,8 @@ def test_bad_arguments_name_what_was_expected():
         sums_of_squares(np.ones((2, 2), dtype=np.float32), bf16=True)
     with pytest.raises(TypeError, match=r"out must be a C-contiguous float64 array of shape \(2,\), got float32 \(2,\)"):
         sums_of_squares(np.ones((2, 2)), out=np.ones(2, dtype=np.float32))
+    with pytest.raises(TypeError, match=r"of shape \(2,\), got float64 \(2,\) \(strided\)"):  # what is wrong with it
+        sums_of_squares(np.ones((2, 2)), out=np.ones(4)[::2])
 
 
 def test_without_llvmlite_the_numpy_order_runs_and_says_why():

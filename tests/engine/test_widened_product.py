@@ -56,6 +56,10 @@ def test_wrong_arrays_are_refused_naming_what_was_expected():
         product(bits, np.asfortranarray(Q), out)
     with pytest.raises(ValueError, match=r"out must be a C-contiguous float32 array of shape \(3, 2\), got float32 \(2, 3\)"):
         product(bits, Q, np.zeros((2, 3), np.float32))
+    with pytest.raises(ValueError, match=r"bits must be a 2-D array, got shape \(8,\)"):
+        product(bits[0], Q, out)
+    with pytest.raises(ValueError, match=r"queries must be a 2-D array, got shape \(8,\)"):
+        product(bits, Q[0], out)
     assert product(bits[:0], Q, out[:0]).shape == (0, 2)
 
 

@@ -107,7 +107,8 @@ def sums_of_squares(rows: np.ndarray, out: np.ndarray | None = None, *, bf16: bo
     if out is None:
         out = np.empty(b, dtype=np.float64)  # (b,)
     elif out.shape != (b,) or out.dtype != np.float64 or not out.flags.c_contiguous:
-        raise TypeError(f"out must be a C-contiguous float64 array of shape {(b,)}, got {out.dtype} {out.shape}")
+        raise TypeError(f"out must be a C-contiguous float64 array of shape {(b,)}, got {out.dtype} {out.shape}"
+                        f"{'' if out.flags.c_contiguous else ' (strided)'}")
     if b == 0:
         return out
     kind, block = _as_kind(rows, bf16)

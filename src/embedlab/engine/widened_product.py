@@ -68,6 +68,9 @@ def widened_product(bits: np.ndarray, queries: np.ndarray, out: np.ndarray) -> n
     ...                           np.empty((1, 2), dtype=np.float32))
     ...     assert out.tolist() == [[4.0, 3.0]]
     """
+    for name, array in (("bits", bits), ("queries", queries), ("out", out)):
+        if getattr(array, "ndim", None) != 2:
+            raise ValueError(f"{name} must be a 2-D array, got shape {np.shape(array)}")
     s, D = bits.shape
     m = queries.shape[0]
     for name, array, dtype, shape in (("bits", bits, np.uint16, (s, D)), ("queries", queries, np.float32, (m, D)),
