@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 import platform
 import subprocess
 import sys
@@ -215,3 +216,48 @@ def test_numpys_loop_holds_no_more_than_norms_bytes_counts(monkeypatch, D, kind)
         tracemalloc.stop()
     assert held <= norms_bytes(M, D, block) + 2**14, (held, norms_bytes(M, D, block))
     assert np.allclose(got, np.sqrt((np.asarray(X, dtype=np.float64) ** 2).sum(axis=1)), rtol=1e-13, atol=0)
+
+
+@pytest.mark.skipif(not HAS_LLVMLITE or not hasattr(os, "fork"), reason="forks a process that compiles the loop")
+def test_a_child_forked_while_another_thread_compiles_compiles_its_own():
+    """A fork while a thread of the parent holds the compile's lock: the child would wait for it forever (the
+    thread is not in the child); it gets a lock of its own and compiles the loop itself."""
+    import threading
+    import time
+    import warnings
+
+    parent, started, release = os.getpid(), threading.Event(), threading.Event()
+
+    def build(triple):
+        if os.getpid() == parent:  # the parent's compile waits, holding the lock, until the child is done
+            started.set()
+            release.wait(30)
+        return [sum_of_squares._ir("float64", triple)]
+
+    loops = Loops(build, {"sums_float64": sum_of_squares._SIGNATURE})
+    compiling = threading.Thread(target=loops.functions)
+    compiling.start()
+    assert started.wait(30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # Python 3.12: fork() of a process with threads
+        pid = os.fork()
+    if pid == 0:  # the child: exit 0 where it compiled the loop and it sums as NumPy's way does
+        try:
+            X = np.arange(70.0).reshape(2, 35)
+            out = np.empty(2)
+            loops.functions()["sums_float64"](X.ctypes.data, 2, 35, out.ctypes.data)
+            os._exit(0 if out.tolist() == sums_of_squares(X, compiled=False).tolist() else 1)
+        finally:
+            os._exit(2)
+    try:
+        deadline = time.monotonic() + 30
+        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if done[0] == 0:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        assert done[0] == pid and os.waitstatus_to_exitcode(done[1]) == 0, "the child waited on the parent's lock"
+    finally:
+        release.set()
+        compiling.join()
+    assert loops.functions() is not None

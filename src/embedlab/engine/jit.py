@@ -21,7 +21,9 @@ certified bound: each module says which).
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
+import weakref
 from typing import Any, Callable
 
 __all__ = ["Loops"]
@@ -51,9 +53,12 @@ class Loops:
         self._functions: dict[str, Callable[..., None]] | None = None
         self._engine: Any = None  # keeps the compiled code alive as long as this object
         self._tried, self._why, self._lock = False, "", threading.Lock()
+        if hasattr(os, "register_at_fork"):  # a child forked while a thread compiled: its own lock, not one held forever
+            os.register_at_fork(after_in_child=lambda ref=weakref.ref(self): _new_lock(ref()))
 
     def functions(self) -> dict[str, Callable[..., None]] | None:
-        """The compiled functions, compiled on the first call (thread-safe); None where they cannot be."""
+        """The compiled functions, compiled on the first call (thread-safe; a child forked while another thread
+        compiled compiles its own); None where they cannot be."""
         if not self._tried:
             with self._lock:
                 if not self._tried:
@@ -88,3 +93,10 @@ class Loops:
         self._engine, self._compiled_for = engine, f"compiled for {cpu} by llvmlite {llvmlite.__version__}"
         return {name: ctypes.CFUNCTYPE(None, *args)(engine.get_function_address(name))
                 for name, args in self._signatures.items()}
+
+
+def _new_lock(loops: Loops | None) -> None:
+    """In a forked child: a lock of its own (the parent's may have been held by a thread the child does not have;
+    the child then compiles the loops itself on first use, as ``functions`` would have)."""
+    if loops is not None:
+        loops._lock = threading.Lock()
