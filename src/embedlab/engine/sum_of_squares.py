@@ -18,7 +18,10 @@ alone, on every CPU: a float32, float16 or bfloat16 entry becomes the float64
 of the same value first (exact). Its error is that of any float64 sum of D
 nonnegative terms, at most ``(D - 1) u`` relative with ``u = 2**-53``
 (Higham 2002, *Accuracy and Stability of Numerical Algorithms*, 2nd ed.,
-section 4.2); the 32 lanes make it ``(D / 32 + 4) u`` in practice.
+section 4.2); the 32 lanes make it ``(D / 32 + 4) u`` in practice. A row
+holding a NaN sums to a NaN either way, but not always the same NaN: where it
+holds two, which one's sign and payload the sum passes on may differ (LLVM may
+swap an addition's operands; the x86 instruction keeps its first NaN operand).
 
 The two ways:
 
