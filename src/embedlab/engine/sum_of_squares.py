@@ -160,14 +160,17 @@ def _chunk_sums(part: np.ndarray) -> np.ndarray:
     """The fixed order over a chunk of rows (c, D): the lanes in float64, then the tree -> (c,) float64."""
     D = part.shape[1]
     lanes = np.zeros((len(part), LANES), dtype=np.float64)  # (c, 32) lane[l] of each row
-    group = np.empty_like(lanes)  # (c, 32) one group of 32 entries in float64 (exact), then their squares
+    group = lanes  # the first group is squared in the lanes themselves: 0.0 + x**2 is x**2, bit for bit
     for j in range(0, D, LANES):  # one group of 32 entries, in increasing j
         width = min(LANES, D - j)
+        if j == LANES:
+            group = np.empty_like(lanes)  # (c, 32) one group in float64 (exact), then its squares
         np.copyto(group[:, :width], part[:, j:j + width])  # exact
-        if width < LANES:  # the last group's lanes with no entry add +0.0: the bits of a lane are unchanged
+        if width < LANES and group is not lanes:  # the last group's lanes with no entry add +0.0: unchanged
             group[:, width:] = 0.0  # (whole rows: NumPy copies a strided view it reads and writes in place)
         np.multiply(group, group, out=group)
-        np.add(lanes, group, out=lanes)
+        if group is not lanes:
+            np.add(lanes, group, out=lanes)
     return _tree(lanes)
 
 
