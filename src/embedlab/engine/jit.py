@@ -44,7 +44,10 @@ class Loops:
         Compile for this LLVM CPU name and its own features instead of this
         CPU (e.g. ``"haswell"``: AVX2 and FMA, no AVX-512), so that a test
         runs the code another kind of CPU would get, on any CPU that has
-        that one's instructions. None (the default): this CPU.
+        that one's instructions. None (the default): this CPU. A name LLVM
+        does not know is not refused but ends the process (LLVM prints "is
+        not a recognized processor", then "LLVM ERROR" and aborts): for
+        tests, with names such as "x86-64" and "haswell" only.
     """
 
     def __init__(self, build: Callable[[str], list[str]], signatures: dict[str, tuple[Any, ...]], *,
