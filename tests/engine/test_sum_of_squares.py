@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 import platform
 import subprocess
 import sys
@@ -130,6 +131,8 @@ def test_bad_arguments_name_what_was_expected():
         sums_of_squares(np.ones((2, 2), dtype=np.float32), bf16=True)
     with pytest.raises(TypeError, match=r"out must be a C-contiguous float64 array of shape \(2,\), got float32 \(2,\)"):
         sums_of_squares(np.ones((2, 2)), out=np.ones(2, dtype=np.float32))
+    with pytest.raises(TypeError, match=r"of shape \(2,\), got float64 \(2,\) \(strided\)"):  # what is wrong with it
+        sums_of_squares(np.ones((2, 2)), out=np.ones(4)[::2])
 
 
 def test_without_llvmlite_the_numpy_order_runs_and_says_why():
@@ -219,3 +222,77 @@ def test_the_float16_loops_are_refused_where_they_would_call_a_library_function(
     assert loops.functions() is None
     assert loops.status().startswith("NumPy (the loop did not compile: RuntimeError: on x86-64 LLVM compiles it to "
                                      "call a library function")
+
+
+@pytest.mark.parametrize("D", [1, 2, 16, 31, 64, 100])
+@pytest.mark.parametrize("kind", ["float32", "int16", "strided"])
+def test_numpys_loop_holds_no_more_than_norms_bytes_counts(monkeypatch, D, kind):
+    """``lengths.norms_bytes`` bounds what ``vector_norms`` holds besides its result, in NumPy's loop too (as
+    where llvmlite is missing): a block's float64 copy (integers, strided rows) and the loop's own arrays, measured
+    by tracemalloc, which traces NumPy's allocations. 16 KiB allowed for NumPy's iterator buffers and Python's
+    objects; one thread, blocks of 1 MiB (an int16 block of D = 31 held 1.8 times the bound before the loop's
+    chunks counted the group of columns and the tree)."""
+    import tracemalloc
+
+    from embedlab.engine.lengths import norms_bytes
+
+    monkeypatch.setattr(sum_of_squares._LOOPS, "functions", lambda: None)  # as where the loop did not compile
+    block = 2**20
+    M = 3 * block // (8 * D) + 5  # three blocks and a few rows
+    X64 = np.random.default_rng(D).standard_normal((M, D)) * 100
+    X = {"float32": X64.astype(np.float32), "int16": X64.astype(np.int16), "strided": X64[::-1]}[kind]
+    vector_norms(X[:50], block_bytes=block, parallel=False)  # NumPy's first calls allocate caches of their own
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        got = vector_norms(X, block_bytes=block, parallel=False)
+        held = tracemalloc.get_traced_memory()[1] - base - got.nbytes
+    finally:
+        tracemalloc.stop()
+    assert held <= norms_bytes(M, D, block) + 2**14, (held, norms_bytes(M, D, block))
+    assert np.allclose(got, np.sqrt((np.asarray(X, dtype=np.float64) ** 2).sum(axis=1)), rtol=1e-13, atol=0)
+
+
+@pytest.mark.skipif(not HAS_LLVMLITE or not hasattr(os, "fork"), reason="forks a process that compiles the loop")
+def test_a_child_forked_while_another_thread_compiles_compiles_its_own():
+    """A fork while a thread of the parent holds the compile's lock: the child would wait for it forever (the
+    thread is not in the child); it gets a lock of its own and compiles the loop itself."""
+    import threading
+    import time
+    import warnings
+
+    parent, started, release = os.getpid(), threading.Event(), threading.Event()
+
+    def build(triple):
+        if os.getpid() == parent:  # the parent's compile waits, holding the lock, until the child is done
+            started.set()
+            release.wait(30)
+        return [sum_of_squares._ir("float64", triple)]
+
+    loops = Loops(build, {"sums_float64": sum_of_squares._SIGNATURE})
+    compiling = threading.Thread(target=loops.functions)
+    compiling.start()
+    assert started.wait(30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # Python 3.12: fork() of a process with threads
+        pid = os.fork()
+    if pid == 0:  # the child: exit 0 where it compiled the loop and it sums as NumPy's way does
+        try:
+            X = np.arange(70.0).reshape(2, 35)
+            out = np.empty(2)
+            loops.functions()["sums_float64"](X.ctypes.data, 2, 35, out.ctypes.data)
+            os._exit(0 if out.tolist() == sums_of_squares(X, compiled=False).tolist() else 1)
+        finally:
+            os._exit(2)
+    try:
+        deadline = time.monotonic() + 30
+        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if done[0] == 0:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        assert done[0] == pid and os.waitstatus_to_exitcode(done[1]) == 0, "the child waited on the parent's lock"
+    finally:
+        release.set()
+        compiling.join()
+    assert loops.functions() is not None

@@ -13,7 +13,7 @@ from embedlab.engine import widened_product
 from embedlab.engine.jit import Loops
 from embedlab.engine.widened_product import widened_product as product
 
-pytestmark = pytest.mark.skipif(not widened_product.compiled(), reason=f"not compiled: {widened_product.status()}")
+needs_loop = pytest.mark.skipif(not widened_product.compiled(), reason=f"not compiled: {widened_product.status()}")
 
 
 def _bits(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
@@ -24,6 +24,7 @@ def _bits(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
     return (X.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
 
 
+@needs_loop
 @pytest.mark.parametrize("D", [1, 15, 16, 63, 64, 65, 130, 384, 4099])
 @pytest.mark.parametrize("m", [1, 2, 5, 33])
 @pytest.mark.parametrize("half", [False, True])
@@ -46,6 +47,7 @@ def test_each_score_is_within_the_float32_sums_bound_of_the_float64_product(D, m
     assert (np.abs(got - exact) <= gamma * (np.abs(W) @ np.abs(Q.T.astype(np.float64))) + 1e-44).all()
 
 
+@needs_loop
 def test_a_query_equal_to_a_row_of_small_integers_scores_exactly():
     bits = (np.arange(-64, 136, dtype=np.float32).reshape(2, 100).view(np.uint32) >> 16).astype(np.uint16)
     W = (bits.astype(np.uint32) << 16).view(np.float32)
@@ -53,6 +55,7 @@ def test_a_query_equal_to_a_row_of_small_integers_scores_exactly():
     assert got.tolist() == (W.astype(np.float64) @ W.T.astype(np.float64)).tolist()  # exact in float32
 
 
+@needs_loop
 def test_wrong_arrays_are_refused_naming_what_was_expected():
     bits, Q, out = np.zeros((3, 8), np.uint16), np.zeros((2, 8), np.float32), np.zeros((3, 2), np.float32)
     with pytest.raises(ValueError, match=r"rows must be a C-contiguous uint16 array of shape \(3, 8\) \(or float16\), "
@@ -63,6 +66,10 @@ def test_wrong_arrays_are_refused_naming_what_was_expected():
         product(bits, np.asfortranarray(Q), out)
     with pytest.raises(ValueError, match=r"out must be a C-contiguous float32 array of shape \(3, 2\), got float32 \(2, 3\)"):
         product(bits, Q, np.zeros((2, 3), np.float32))
+    with pytest.raises(ValueError, match=r"rows must be a 2-D array, got shape \(8,\)"):
+        product(bits[0], Q, out)
+    with pytest.raises(ValueError, match=r"queries must be a 2-D array, got shape \(8,\)"):
+        product(bits, Q[0], out)
     assert product(bits[:0], Q, out[:0]).shape == (0, 2)
 
 
@@ -113,6 +120,7 @@ def test_the_float_screen_through_the_loop_or_numpy_matches_the_float64_full_sor
         assert bool(called) == widened_product.compiled(kept)
 
 
+@needs_loop
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="compiles x86 code for other x86 CPUs")
 @pytest.mark.parametrize("cpu", ["x86-64", "haswell"])
 def test_the_loop_compiled_for_an_older_cpu_is_within_the_same_bound(cpu):

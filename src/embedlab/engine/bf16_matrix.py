@@ -154,8 +154,9 @@ class Bf16Matrix:
         """Every row's Euclidean length, (V,) float64, bit-identical to ``lengths.vector_norms`` of the widened table.
 
         One pass over the bits on every core, a block of ``LENGTHS_BLOCK_BYTES`` of bits at a time
-        (``block_lengths``: widened into a float32 buffer of its thread's and measured in the core's cache).
-        Holds one block per thread beside the result.
+        (``block_lengths``: summed as the bits are read where the loop is compiled, else widened into a float32
+        buffer of its thread's and measured in the core's cache). Holds one float32 block per thread (allocated
+        either way) beside the result.
         """
         V, D = self.shape
         out = np.empty(V, dtype=np.float64)  # (V,)

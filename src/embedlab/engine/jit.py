@@ -21,8 +21,10 @@ certified bound: each module says which).
 from __future__ import annotations
 
 import ctypes
+import os
 import re
 import threading
+import weakref
 from typing import Any, Callable
 
 __all__ = ["Loops", "halves_sum", "library_calls"]
@@ -43,7 +45,10 @@ class Loops:
         Compile for this LLVM CPU name and its own features instead of this
         CPU (e.g. ``"haswell"``: AVX2 and FMA, no AVX-512), so that a test
         runs the code another kind of CPU would get, on any CPU that has
-        that one's instructions. None (the default): this CPU.
+        that one's instructions. None (the default): this CPU. A name LLVM
+        does not know is not refused but ends the process (LLVM prints "is
+        not a recognized processor", then "LLVM ERROR" and aborts): for
+        tests, with names such as "x86-64" and "haswell" only.
     leaf : bool
         Refuse the loops (``functions()`` None, ``status()`` says why) where
         LLVM compiled them to call a library function: code MCJIT loads has
@@ -59,9 +64,12 @@ class Loops:
         self._functions: dict[str, Callable[..., None]] | None = None
         self._engine: Any = None  # keeps the compiled code alive as long as this object
         self._tried, self._why, self._lock = False, "", threading.Lock()
+        if hasattr(os, "register_at_fork"):  # a child forked while a thread compiled: its own lock, not one held forever
+            os.register_at_fork(after_in_child=lambda ref=weakref.ref(self): _new_lock(ref()))
 
     def functions(self) -> dict[str, Callable[..., None]] | None:
-        """The compiled functions, compiled on the first call (thread-safe); None where they cannot be."""
+        """The compiled functions, compiled on the first call (thread-safe; a child forked while another thread
+        compiled compiles its own); None where they cannot be."""
         if not self._tried:
             with self._lock:
                 if not self._tried:
@@ -131,3 +139,10 @@ def library_calls(assembly: str) -> list[str]:
     ['\\tcallq\\t*%rax']
     """
     return [line for line in assembly.splitlines() if _CALL.match(line)]
+
+
+def _new_lock(loops: Loops | None) -> None:
+    """In a forked child: a lock of its own (the parent's may have been held by a thread the child does not have;
+    the child then compiles the loops itself on first use, as ``functions`` would have)."""
+    if loops is not None:
+        loops._lock = threading.Lock()

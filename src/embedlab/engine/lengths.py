@@ -51,7 +51,8 @@ def vector_norms(X: np.ndarray, *, block_bytes: int = 32 * 2**20, parallel: bool
     Each row's length depends on that row alone: identical rows get
     bit-identical lengths, whatever the blocks and threads (``parallel=False``
     runs them on this thread, in order). Besides the result (8 M bytes), it
-    holds at most ``block_bytes`` plus 2 bytes per row (``norms_bytes``).
+    holds at most twice ``block_bytes`` plus 48 bytes per row of a block
+    (``norms_bytes``: a block's float64 copy and the NumPy loop's arrays).
 
     >>> vector_norms(np.array([[3.0, 4.0], [0.0, 0.0], [3e-300, 4e-300]])).tolist()
     [5.0, 0.0, 5e-300]

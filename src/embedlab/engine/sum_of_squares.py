@@ -18,7 +18,10 @@ alone, on every CPU: a float32, float16 or bfloat16 entry becomes the float64
 of the same value first (exact). Its error is that of any float64 sum of D
 nonnegative terms, at most ``(D - 1) u`` relative with ``u = 2**-53``
 (Higham 2002, *Accuracy and Stability of Numerical Algorithms*, 2nd ed.,
-section 4.2); the 32 lanes make it ``(D / 32 + 4) u`` in practice.
+section 4.2); the 32 lanes make it ``(D / 32 + 4) u`` in practice. A row
+holding a NaN sums to a NaN either way, but not always the same NaN: where it
+holds two, which one's sign and payload the sum passes on may differ (LLVM may
+swap an addition's operands; the x86 instruction keeps its first NaN operand).
 
 The two ways:
 
@@ -55,6 +58,9 @@ __all__ = ["LANES", "sums_of_squares", "compiled", "kernel_status"]
 
 LANES = 32  # entry j is summed in lane j % LANES; four vectors of 8 float64
 _VECTOR = 8  # float64 lanes of one vector of the compiled loop
+# Bytes ``_chunk_sums`` holds a row of its chunk, at most: the lanes and one group of 32 columns as float64 (2 x 32 x
+# 8), the tree's three (8,) sums at its widest (3 x 8 x 8) and the row's result (8).
+_CHUNK_ROW_BYTES = 2 * LANES * 8 + 3 * 8 * 8 + 8
 KINDS = ("bf16", "float32", "float64")  # element kinds the compiled loop reads (float16: ``_HALF_LOOPS``)
 
 
@@ -106,7 +112,8 @@ def sums_of_squares(rows: np.ndarray, out: np.ndarray | None = None, *, bf16: bo
     if out is None:
         out = np.empty(b, dtype=np.float64)  # (b,)
     elif out.shape != (b,) or out.dtype != np.float64 or not out.flags.c_contiguous:
-        raise TypeError(f"out must be a C-contiguous float64 array of shape {(b,)}, got {out.dtype} {out.shape}")
+        raise TypeError(f"out must be a C-contiguous float64 array of shape {(b,)}, got {out.dtype} {out.shape}"
+                        f"{'' if out.flags.c_contiguous else ' (strided)'}")
     if b == 0:
         return out
     kind, block = _as_kind(rows, bf16, half=compiled and _HALF_LOOPS.functions() is not None)
@@ -136,14 +143,15 @@ def kernel_status() -> str:
 def _numpy_sums(rows: np.ndarray) -> np.ndarray:
     """The fixed order in NumPy, float32 or float64 rows (b, D) -> (b,) float64, a chunk of rows at a time.
 
-    Holds a chunk's two (c, LANES) float64 arrays, c chosen so that together
-    they are no larger than one float64 copy of the block (``8 b D`` bytes:
-    what ``lengths.norms_bytes`` counts), and a float64 copy of one group of
-    32 columns of the chunk.
+    Holds, for a chunk of c rows, its lanes and one group of 32 columns in
+    float64 (two (c, LANES) arrays) and the tree's (c, 8) sums: at most
+    ``_CHUNK_ROW_BYTES`` a row of the chunk, c chosen so
+    that together they are no larger than one float64 copy of the block
+    (``8 b D`` bytes: what ``lengths.norms_bytes`` counts for them).
     """
     b, D = rows.shape
     out = np.empty(b, dtype=np.float64)  # (b,)
-    chunk = max(1, min(b, b * D // (2 * LANES)))  # rows whose lanes are summed together
+    chunk = max(1, min(b, 8 * b * D // _CHUNK_ROW_BYTES))  # rows whose lanes are summed together
     with np.errstate(over="ignore", under="ignore"):  # a sum beyond float64's range is inf, as compiled
         for c0 in range(0, b, chunk):
             out[c0:c0 + chunk] = _chunk_sums(rows[c0:c0 + chunk])
@@ -154,12 +162,17 @@ def _chunk_sums(part: np.ndarray) -> np.ndarray:
     """The fixed order over a chunk of rows (c, D): the lanes in float64, then the tree -> (c,) float64."""
     D = part.shape[1]
     lanes = np.zeros((len(part), LANES), dtype=np.float64)  # (c, 32) lane[l] of each row
-    square = np.empty_like(lanes)  # (c, 32)
+    group = lanes  # the first group is squared in the lanes themselves: 0.0 + x**2 is x**2, bit for bit
     for j in range(0, D, LANES):  # one group of 32 entries, in increasing j
-        group = part[:, j:j + LANES].astype(np.float64)  # (c, g) exact
-        width = group.shape[1]
-        np.multiply(group, group, out=square[:, :width])
-        np.add(lanes[:, :width], square[:, :width], out=lanes[:, :width])
+        width = min(LANES, D - j)
+        if j == LANES:
+            group = np.empty_like(lanes)  # (c, 32) one group in float64 (exact), then its squares
+        np.copyto(group[:, :width], part[:, j:j + width])  # exact
+        if width < LANES and group is not lanes:  # the last group's lanes with no entry add +0.0: unchanged
+            group[:, width:] = 0.0  # (whole rows: NumPy copies a strided view it reads and writes in place)
+        np.multiply(group, group, out=group)
+        if group is not lanes:
+            np.add(lanes, group, out=lanes)
     return _tree(lanes)
 
 
@@ -183,9 +196,10 @@ def _as_kind(rows: np.ndarray, bf16: bool, half: bool) -> tuple[str, np.ndarray]
     machine's byte order, copied only where needed."""
     if bf16:
         return "bf16", np.ascontiguousarray(rows, dtype=np.uint16)
-    if rows.dtype == np.float64 or rows.dtype == np.float32 or (half and rows.dtype == np.float16):
-        return rows.dtype.name, np.ascontiguousarray(rows, dtype=rows.dtype.newbyteorder("="))
-    if rows.dtype == np.float16:
+    native = rows.dtype.newbyteorder("=")  # a big-endian float is read as the same float in this machine's order
+    if native == np.float64 or native == np.float32 or (half and native == np.float16):
+        return native.name, np.ascontiguousarray(rows, dtype=native)
+    if native == np.float16:
         return "float32", rows.astype(np.float32)  # exact
     return "float64", np.ascontiguousarray(rows, dtype=np.float64)
 

@@ -77,6 +77,9 @@ def widened_product(rows: np.ndarray, queries: np.ndarray, out: np.ndarray) -> n
     ...                           np.empty((1, 2), dtype=np.float32))
     ...     assert out.tolist() == [[4.0, 3.0]]
     """
+    for name, array in (("rows", rows), ("queries", queries), ("out", out)):
+        if getattr(array, "ndim", None) != 2:
+            raise ValueError(f"{name} must be a 2-D array, got shape {np.shape(array)}")
     s, D = rows.shape
     m = queries.shape[0]
     kind = rows.dtype if rows.dtype in _LOOPS else np.dtype(np.uint16)  # named in the error below
