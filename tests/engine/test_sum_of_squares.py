@@ -214,6 +214,48 @@ def test_the_loops_call_no_library_function_on_any_x86_cpu(cpu):
     assert all(calls) if cpu == "x86-64" else not any(calls)
 
 
+# Lines of assembly as LLVM writes them (AT&T x86-64, AArch64; ELF local labels ".LBB0_3", macOS ones "LBB0_3"),
+# each with whether it can leave the loop's code: a call, an indirect jump, or a jump to a symbol not defined here.
+LEAVING = ["\tcallq\t__extendhfsf2@PLT", "\tcall\t*%rax", "\tjmp\t__extendhfsf2", "\tjmpq\t*%rax",
+           "\tjmpq\t*__f@GOTPCREL(%rip)", "\trex64 jmp\t*%rax", "\tnotrack jmpq\t*%rax", "\tjne\t__extendhfsf2",
+           "\tbl\t__extendhfsf2", "\tblr\tx8", "\tblraa\tx8, x9", "\tb\t__extendhfsf2", "\tbr\tx16", "\tbraaz\tx16",
+           "\tb.ne\t__extendhfsf2", "\tcbz\tx0, __f", "\ttbnz\tw8, #0, __f", "\tjmp\tLBB9_1"]
+STAYING = ["\tjmp\t.LBB0_3", "\tjne\t.LBB0_3", "\tjmp\tLBB0_2", "\tb\t.LBB0_3", "\tb\tLBB0_2", "\tb.ne\tLBB0_2",
+           "\tcbz\tx0, .LBB0_3", "\ttbnz\tw8, #0, LBB0_2", "\tblsrl\t%eax, %ecx", "\tbswapl\t%eax", "\tbrk\t#0x1",
+           "\tbti\tc", "\tbsl\tv0.16b, v1.16b, v2.16b", "\tbic\tx0, x1, x2", "\tretq", "\tret"]
+
+
+@pytest.mark.parametrize("line", LEAVING + STAYING)
+def test_library_calls_lists_each_way_out_of_the_code_and_no_local_branch(line):
+    assembly = f".LBB0_3:\nLBB0_2:\n{line}\n"  # both kinds of local label defined in the assembly
+    assert library_calls(assembly) == ([line] if line in LEAVING else [])
+
+
+@pytest.mark.skipif(not HAS_LLVMLITE, reason="llvmlite (numba's LLVM, the models extra) is not installed")
+@pytest.mark.parametrize("triple, cpu", [("x86_64-apple-macosx13.0.0", "haswell"),
+                                         ("arm64-apple-macosx14.0.0", "apple-m1"),
+                                         ("aarch64-unknown-linux-gnu", "neoverse-v1")])
+def test_the_loops_are_leaf_code_on_macos_and_aarch64(triple, cpu):
+    """The loops' assembly for a Mac (local labels without the ELF dot: "LBB0_2") and for AArch64 Linux, only
+    emitted, never run: no call. Before, every local jump of a Mac's assembly read as a tail call, and the float16
+    loops (``leaf=True``) were refused there."""
+    import llvmlite.binding as llvm
+
+    from embedlab.engine import widened_product
+
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    try:
+        machine = llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features="", opt=3)
+    except RuntimeError as exc:  # an llvmlite built without that target
+        pytest.skip(f"{triple}: {exc}")
+    texts = [sum_of_squares._ir(kind, triple) for kind in (*sum_of_squares.KINDS, "float16")]
+    texts += [widened_product._ir(triple, kind) for kind in ("bf16", "f16")]
+    for text in texts:
+        assembly = machine.emit_assembly(llvm.parse_assembly(text))
+        assert "LBB0_" in assembly and not library_calls(assembly), library_calls(assembly)[:3]
+
+
 @pytest.mark.skipif(not HAS_LLVMLITE or platform.machine() not in ("x86_64", "AMD64"),
                     reason="compiles x86 code for other x86 CPUs (needs llvmlite and an x86-64 CPU to run it)")
 def test_the_float16_loops_are_refused_where_they_would_call_a_library_function():

@@ -128,17 +128,36 @@ def halves_sum(builder: Any, vector: Any, lanes: int) -> Any:
     return builder.extract_element(vector, ir.Constant(i32, 0))
 
 
-# A call (x86 call/callq, AArch64 bl/blr) or a jump to a symbol rather than to a local label (.L...): a tail call.
-_CALL = re.compile(r"^\s*(?:call[a-z]*|blr?)\s|^\s*(?:jmp[a-z]*|b)\s+(?!\.L)[A-Za-z_*%]")
+# What may leave a loop's code, in LLVM's assembly for x86-64 (AT&T) or AArch64: a call (x86 call/callq; AArch64 bl,
+# blr and its pointer-authenticated forms), an indirect jump (x86 jmp *...; AArch64 br, braa...), or a jump or branch,
+# conditional or not, whose target is not a label of the same assembly: a tail call. Local labels are ".LBB0_3" on
+# ELF but "LBB0_3" on macOS, so a target is local by being defined here, not by its name. x86 prefixes (rex64,
+# notrack) are skipped. An indirect jump is counted even where it is a jump table's: the loops have none.
+_PREFIX = r"^\s*(?:(?:rex64|notrack|ds|\{[a-z0-9]+\})\s+)*"
+_CALL = re.compile(_PREFIX + r"(?:(?:call[a-z]*|bl|blr[a-z]*|br|bra[ab]z?)\s|jmp[a-z]*\s+\*)")
+_JUMP = re.compile(_PREFIX + r"(?:j[a-z]+|b|b\.[a-z]+|bc\.[a-z]+|cbn?z\s+\w+,|tbn?z\s+\w+,\s*#?\w+,)\s*([^\s,]+)\s*$")
+_LABEL = re.compile(r"^([A-Za-z_.$][\w.$]*):")
 
 
 def library_calls(assembly: str) -> list[str]:
-    """The lines of LLVM's assembly (x86-64 or AArch64) that call or tail-call a function.
+    """The lines of LLVM's assembly (x86-64 or AArch64, ELF or macOS) that call, tail-call or jump out of the code.
 
-    >>> library_calls("\\tvaddps\\t%zmm1, %zmm0, %zmm0\\n\\tjmp\\t.LBB0_3\\n\\tcallq\\t*%rax\\n")
+    A jump or branch to a label defined in ``assembly`` stays inside (``jmp .LBB0_3``, ``b.ne LBB0_3``,
+    ``cbz x0, .LBB0_2``); any call, any indirect jump, and a jump to any other symbol is listed.
+
+    >>> library_calls("\\tvaddps\\t%zmm1, %zmm0, %zmm0\\n\\tjmp\\t.LBB0_3\\n\\tcallq\\t*%rax\\n.LBB0_3:\\n")
     ['\\tcallq\\t*%rax']
+    >>> library_calls("LBB0_2:\\n\\tb.ne\\tLBB0_2\\n\\tb\\tLBB0_2\\n\\tbr\\tx16\\n\\tjne\\t__extendhfsf2\\n")
+    ['\\tbr\\tx16', '\\tjne\\t__extendhfsf2']
     """
-    return [line for line in assembly.splitlines() if _CALL.match(line)]
+    lines = assembly.splitlines()
+    labels = {found.group(1) for found in map(_LABEL.match, lines) if found}
+    out = []
+    for line in lines:
+        jump = _JUMP.match(line)
+        if _CALL.match(line) or (jump and jump.group(1) not in labels):
+            out.append(line)
+    return out
 
 
 def _new_lock(loops: Loops | None) -> None:
