@@ -66,6 +66,9 @@ def test_wrong_arrays_are_refused_naming_what_was_expected():
         product(bits, np.asfortranarray(Q), out)
     with pytest.raises(ValueError, match=r"out must be a C-contiguous float32 array of shape \(3, 2\), got float32 \(2, 3\)"):
         product(bits, Q, np.zeros((2, 3), np.float32))
+    with pytest.raises(ValueError, match=r"rows must be a C-contiguous float16 array of shape \(3, 8\), "
+                                         r"got float16 \(3, 8\) \(strided\)$"):  # float16 named once
+        product(np.zeros((3, 16), np.float16)[:, ::2], Q, out)
     with pytest.raises(ValueError, match=r"rows must be a 2-D array, got shape \(8,\)"):
         product(bits[0], Q, out)
     with pytest.raises(ValueError, match=r"queries must be a 2-D array, got shape \(8,\)"):

@@ -86,8 +86,9 @@ def widened_product(rows: np.ndarray, queries: np.ndarray, out: np.ndarray) -> n
     for name, array, dtype, shape in (("rows", rows, kind, (s, D)), ("queries", queries, np.float32, (m, D)),
                                       ("out", out, np.float32, (s, m))):
         if array.dtype != dtype or array.shape != shape or not array.flags.c_contiguous:
-            raise ValueError(f"{name} must be a C-contiguous {np.dtype(dtype).name} array of shape {shape}"
-                             f"{' (or float16)' if name == 'rows' else ''}, got {array.dtype} {array.shape}"
+            other = " (or float16)" if name == "rows" and kind == np.uint16 else ""  # float16 rows: named once
+            raise ValueError(f"{name} must be a C-contiguous {np.dtype(dtype).name} array of shape {shape}{other}, "
+                             f"got {array.dtype} {array.shape}"
                              f"{'' if array.flags.c_contiguous else ' (strided)'}")
     loops = _LOOPS[kind]
     functions = loops.functions()
@@ -121,7 +122,7 @@ def _ir(triple: str, kind: str = "bf16") -> str:
     For each row r, the queries in tiles of ``TILES`` (4 at a time while 4
     remain, then 2, then 1), all while the row is in L1: over the row's
     whole groups of ``_VECTORS`` x 16 entries, each vector of entries widened
-    once (zero-extend, shift left 16, the bits as float) and multiplied into
+    once (bf16: zero-extend, shift left 16, the bits as float; f16: ``fpext``) and multiplied into
     every query of the tile (``_VECTORS`` <16 x float> sums a query), then a
     float sum a query over the rest of the row, then each query's vectors
     added pairwise to one value, stored at ``out[r m + i]``.
