@@ -130,11 +130,14 @@ def compiled() -> bool:
 
 
 def kernel_status() -> str:
-    """How this process sums squares: "compiled for <cpu> by llvmlite <version>" or "NumPy (<why>)".
+    """How this process sums squares: "compiled for <cpu> by llvmlite <version>" or "NumPy (<why>)", then how
+    float16 rows are read: "; float16 rows: read as they are" or "; float16 rows: copied to float32 (<why>)".
 
-    Compiles the loop if no call has yet (``sums_of_squares``).
+    Compiles the loops if no call has yet (``sums_of_squares``).
     """
-    return _LOOPS.status()
+    half = ("read as they are" if _HALF_LOOPS.functions() is not None and _LOOPS.functions() is not None
+            else f"copied to float32 ({_HALF_LOOPS.status()})")
+    return f"{_LOOPS.status()}; float16 rows: {half}"
 
 
 # --- the order in NumPy -------------------------------------------------------------------------------------------
