@@ -112,7 +112,8 @@ def test_blocks_that_are_strided_big_endian_or_integers_are_read_as_their_values
     wide[:, ::2] = X
     assert _same_bits(sums_of_squares(wide[:, ::2]), expected)
     ints = np.arange(-35, 35, dtype=np.int16).reshape(2, 35)
-    assert sums_of_squares(ints).tolist() == [float(sum(i * i for i in range(-35, 0))), float(sum(i * i for i in range(35)))]
+    assert sums_of_squares(ints).tolist() == [float(sum(i * i for i in range(-35, 0))),
+                                              float(sum(i * i for i in range(35)))]
 
 
 def test_the_rows_and_out_are_not_changed_and_out_is_written():
@@ -129,7 +130,8 @@ def test_bad_arguments_name_what_was_expected():
         sums_of_squares(np.ones(4))
     with pytest.raises(TypeError, match="bfloat16 bits must be uint16, got dtype float32"):
         sums_of_squares(np.ones((2, 2), dtype=np.float32), bf16=True)
-    with pytest.raises(TypeError, match=r"out must be a C-contiguous float64 array of shape \(2,\), got float32 \(2,\)"):
+    with pytest.raises(TypeError,
+                       match=r"out must be a C-contiguous float64 array of shape \(2,\), got float32 \(2,\)"):
         sums_of_squares(np.ones((2, 2)), out=np.ones(2, dtype=np.float32))
     with pytest.raises(TypeError, match=r"of shape \(2,\), got float64 \(2,\) \(strided\)"):  # what is wrong with it
         sums_of_squares(np.ones((2, 2)), out=np.ones(4)[::2])
@@ -187,6 +189,15 @@ def test_the_loop_compiled_for_an_older_cpu_gives_the_same_bits(cpu):
             out = np.full(20, np.nan)
             functions[f"sums_{kind}"](block.ctypes.data, 20, D, out.ctypes.data)
             assert _same_bits(out, sums_of_squares(block, bf16=kind == "bf16", compiled=False)), (kind, D)
+    if cpu == "haswell":  # haswell converts halves (F16C): its float16 loop is leaf code, run here too
+        halves = Loops(lambda triple: [sum_of_squares._ir("float16", triple)],
+                       {"sums_float16": sum_of_squares._SIGNATURE}, cpu=cpu, leaf=True)
+        function = halves.functions()["sums_float16"]
+        for D in (5, 64, 1031):
+            block = np.clip(_rows(rng, 20, D), -6e4, 6e4).astype(np.float16)  # subnormal halves among them
+            out = np.full(20, np.nan)
+            function(block.ctypes.data, 20, D, out.ctypes.data)
+            assert _same_bits(out, sums_of_squares(block, compiled=False)), ("float16", D)
 
 
 @pytest.mark.skipif(not HAS_LLVMLITE or platform.machine() not in ("x86_64", "AMD64"),

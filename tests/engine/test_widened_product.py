@@ -64,7 +64,8 @@ def test_wrong_arrays_are_refused_naming_what_was_expected():
     with pytest.raises(ValueError, match=r"queries must be a C-contiguous float32 array of shape \(2, 8\), "
                                          r"got float32 \(2, 8\) \(strided\)"):
         product(bits, np.asfortranarray(Q), out)
-    with pytest.raises(ValueError, match=r"out must be a C-contiguous float32 array of shape \(3, 2\), got float32 \(2, 3\)"):
+    with pytest.raises(ValueError,
+                       match=r"out must be a C-contiguous float32 array of shape \(3, 2\), got float32 \(2, 3\)"):
         product(bits, Q, np.zeros((2, 3), np.float32))
     with pytest.raises(ValueError, match=r"rows must be a C-contiguous float16 array of shape \(3, 8\), "
                                          r"got float16 \(3, 8\) \(strided\)$"):  # float16 named once
@@ -127,20 +128,26 @@ def test_the_float_screen_through_the_loop_or_numpy_matches_the_float64_full_sor
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="compiles x86 code for other x86 CPUs")
 @pytest.mark.parametrize("cpu", ["x86-64", "haswell"])
 def test_the_loop_compiled_for_an_older_cpu_is_within_the_same_bound(cpu):
-    """The code an AVX2-only CPU (haswell's features) or the x86-64 baseline (SSE2) gets from the same IR, run
-    here, within the float32 sum's bound of the float64 product."""
+    """The code an AVX2-only CPU (haswell's features; its float16 loop too) or the x86-64 baseline (SSE2) gets
+    from the same IR, run here, within the float32 sum's bound of the float64 product."""
     if cpu == "haswell" and "avx2" not in Path("/proc/cpuinfo").read_text():
         pytest.skip("this CPU cannot run AVX2 code")
-    loops = Loops(lambda triple: [widened_product._ir(triple)], {"widened_product_bf16": widened_product._SIGNATURE},
-                  cpu=cpu)
-    function = loops.functions()["widened_product_bf16"]
+    kinds = ["bf16", "f16"] if cpu == "haswell" else ["bf16"]  # haswell converts halves (F16C): leaf code
+    loops = Loops(lambda triple: [widened_product._ir(triple, kind) for kind in kinds],
+                  {f"widened_product_{kind}": widened_product._SIGNATURE for kind in kinds}, cpu=cpu, leaf=True)
+    functions = loops.functions()
+    assert functions is not None, loops.status()
     rng = np.random.default_rng(3)
-    for D, m in ((63, 1), (64, 3), (1000, 5)):
-        bits = _bits(rng, (21, D))
-        W = (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)  # (21, D)
-        Q = rng.standard_normal((m, D)).astype(np.float32)
-        out = np.full((21, m), np.nan, dtype=np.float32)
-        function(bits.ctypes.data, 21, D, Q.ctypes.data, m, out.ctypes.data)
-        gamma = D * 2.0**-24 / (1 - D * 2.0**-24)
-        error = np.abs(out - W @ Q.T.astype(np.float64))  # (21, m)
-        assert (error <= gamma * (np.abs(W) @ np.abs(Q.T.astype(np.float64))) + 1e-44).all(), (cpu, D, m)
+    for kind in kinds:
+        for D, m in ((63, 1), (64, 3), (1000, 5)):
+            rows = _bits(rng, (21, D))
+            W = (rows.astype(np.uint32) << 16).view(np.float32).astype(np.float64)  # (21, D)
+            if kind == "f16":  # the same values as halves (clipped to float16's range)
+                rows = np.clip(W, -6e4, 6e4).astype(np.float16)
+                W = rows.astype(np.float64)
+            Q = rng.standard_normal((m, D)).astype(np.float32)
+            out = np.full((21, m), np.nan, dtype=np.float32)
+            functions[f"widened_product_{kind}"](rows.ctypes.data, 21, D, Q.ctypes.data, m, out.ctypes.data)
+            gamma = D * 2.0**-24 / (1 - D * 2.0**-24)
+            error = np.abs(out - W @ Q.T.astype(np.float64))  # (21, m)
+            assert (error <= gamma * (np.abs(W) @ np.abs(Q.T.astype(np.float64))) + 1e-44).all(), (cpu, kind, D, m)

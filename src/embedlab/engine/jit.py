@@ -64,7 +64,7 @@ class Loops:
         self._functions: dict[str, Callable[..., None]] | None = None
         self._engine: Any = None  # keeps the compiled code alive as long as this object
         self._tried, self._why, self._lock = False, "", threading.Lock()
-        if hasattr(os, "register_at_fork"):  # a child forked while a thread compiled: its own lock, not one held forever
+        if hasattr(os, "register_at_fork"):  # a child forked while a thread compiled: a lock of its own
             os.register_at_fork(after_in_child=lambda ref=weakref.ref(self): _new_lock(ref()))
 
     def functions(self) -> dict[str, Callable[..., None]] | None:
