@@ -108,8 +108,15 @@ def compiled(dtype: Any = np.uint16) -> bool:
 
 
 def status(dtype: Any = np.uint16) -> str:
-    """"compiled for <cpu> by llvmlite <version>", or "NumPy (<why not>)", for rows of ``dtype``."""
-    return _LOOPS[np.dtype(dtype)].status()
+    """"compiled for <cpu> by llvmlite <version>", or "NumPy (<why not>)", for rows of ``dtype``.
+
+    >>> status(np.float32)
+    'NumPy (no loop reads float32 rows: only uint16 bfloat16 bits and float16)'
+    """
+    loops = _LOOPS.get(np.dtype(dtype))
+    if loops is None:
+        return f"NumPy (no loop reads {np.dtype(dtype).name} rows: only uint16 bfloat16 bits and float16)"
+    return loops.status()
 
 
 def _ir(triple: str, kind: str = "bf16") -> str:
