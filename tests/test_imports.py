@@ -46,6 +46,8 @@ ALLOWED = {
         "the engine's compiled loops, built on first use (as llvmlite above)",
     ("engine/sum_of_squares.py", "llvmlite"):
         "the row lengths' loop as LLVM IR, written only when jit.Loops compiles it (llvmlite.ir)",
+    ("engine/neighbors/pair_scores.py", "llvmlite"):
+        "the pair scores' loop as LLVM IR, written only when jit.Loops compiles it (llvmlite.ir)",
     ("engine/widened_product.py", "llvmlite"):
         "the widened product's loop as LLVM IR, written only when jit.Loops compiles it (llvmlite.ir)",
     ("__main__.py", "embedlab.cli"):

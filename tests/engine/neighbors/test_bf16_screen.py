@@ -13,6 +13,7 @@ No timing here: speed is claimed in benchmarks/ only.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 
@@ -23,7 +24,8 @@ from hypothesis import strategies as st
 
 from embedlab import embed
 from embedlab.engine.lengths import vector_norms
-from embedlab.engine.neighbors import capability
+from embedlab.engine.neighbors import amx_kernel, capability, dispatch
+from embedlab.engine.neighbors.amx_screen import AmxScreen
 from embedlab.engine.neighbors.bf16_screen import Bf16Screen, bar32, bf16_rows
 from embedlab.engine.neighbors.precision import round_bf16
 from embedlab.engine.neighbors.precision import bf16_margin, bf16_value_margin
@@ -37,6 +39,22 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
 REFERENCE = {"cosine": embed.nearest_by_cosine, "dot": embed.nearest_by_dot}
+
+
+@pytest.fixture(scope="module", autouse=True, params=["torch", "amx"])
+def bf16_screen_kind(request):
+    """Every test here twice: the bf16 screen on torch's matmul (``Bf16Screen``), and on embedlab's AMX kernel
+    (``AmxScreen``: the kernel where it runs, its NumPy twin elsewhere), both through the front door."""
+    saved = dispatch.amx_runs, dispatch.AmxScreen
+    if request.param == "torch":
+        dispatch.amx_runs = lambda: False
+    else:
+        dispatch.amx_runs = lambda: True
+        dispatch.AmxScreen = functools.partial(AmxScreen, software=not amx_kernel.compiled())
+    try:
+        yield request.param
+    finally:
+        dispatch.amx_runs, dispatch.AmxScreen = saved
 
 
 @contextlib.contextmanager
@@ -372,6 +390,7 @@ def test_the_bar_rounds_down_so_no_comparison_changes():
 # -- the choice: capability and shape -------------------------------------------------------------------------------
 
 def test_auto_takes_bf16_by_capability_and_shape(monkeypatch):
+    monkeypatch.setattr(capability, "amx_runs", lambda: False)  # torch's matmul: embedlab's kernel in test_amx_screen
     monkeypatch.setattr(capability, "fast_bf16", lambda: True)
     pick = capability.choose_screen
     minilm = dict(queries=1000, width=384, rows=30522)
@@ -394,6 +413,7 @@ def test_auto_takes_bf16_by_capability_and_shape(monkeypatch):
 
 
 def test_fast_bf16_needs_the_units(monkeypatch):
+    monkeypatch.setattr(capability, "amx_runs", lambda: False)  # torch's matmul: embedlab's kernel in test_amx_screen
     monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset({"avx2", "fma"}))
     assert capability.fast_bf16() is False
     assert "no AMX-BF16 or AVX512-BF16" in capability.describe()
@@ -402,6 +422,7 @@ def test_fast_bf16_needs_the_units(monkeypatch):
 
 
 def test_the_plan_says_which_screen_and_why(monkeypatch):
+    monkeypatch.setattr(capability, "amx_runs", lambda: False)  # torch's matmul: embedlab's kernel in test_amx_screen
     monkeypatch.setattr(capability, "fast_bf16", lambda: True)
     monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset({"avx2", "amx_bf16"}))
     W = np.random.default_rng(0).standard_normal((3000, 256)).astype(np.float32)
@@ -453,9 +474,10 @@ def test_the_plan_travels_to_the_cluster_workers(local_cluster, metric):
     assert np.array_equal(found.scores, search(W, None, 8, metric, exclude=queries, screen="float")[1])
 
 
-def test_the_neighbors_command_says_which_screen_ran_and_why(capsys):
+def test_the_neighbors_command_says_which_screen_ran_and_why(capsys, monkeypatch):
     from embedlab import cli
 
+    monkeypatch.setattr(capability, "amx_runs", lambda: False)  # the reason on a CPU without embedlab's kernel
     assert cli.main(["neighbors", "137", "--k", "4", "--memory", "1M"]) == 0
     out = capsys.readouterr().out
     line = next(text for text in out.splitlines() if text.startswith("screen: "))

@@ -17,8 +17,9 @@ The rooms, from the door inward:
 ``checks``
     what the door refuses: metrics, k, query ids, vectors, lengths.
 ``capability``
-    which screen runs here (bf16 on AMX or AVX512-BF16 for large enough
-    searches and for every row's lists of a bf16 table, int16 where the CPU
+    which screen runs here (bf16 on AMX, embedlab's kernel, or AMX and
+    AVX512-BF16 through torch, for large enough searches and for every row's
+    lists of a bf16 table, int16 where the CPU
     has AVX2 and numba), when the table's int16 codes are worth building,
     and why a plan runs its screen.
 ``plan``
@@ -39,7 +40,10 @@ The screens, peers behind ``dispatch`` (which sends one block of queries to one)
     ``int16_kernel`` and ``simd`` compiled with numba),
     ``torch_screen`` (the float screen with torch on a device, TF32 off),
     ``bf16_screen`` (bfloat16 products on the matrix units through torch,
-    its certified margin, survivors scored in float64 at once).
+    its certified margin, survivors scored in float64 at once),
+    ``amx_screen`` (the bf16 screen on embedlab's own AMX kernel,
+    ``amx_kernel``: the scores filtered in cache, no torch; its survivors
+    scored in float32 by ``pair_scores``).
 After every screen:
     ``pool`` (each query's candidates), ``rescore`` (the exact float64
     scores, ordered by ``(-score, id)``), ``precision`` (the GEMM's dtype,

@@ -54,7 +54,9 @@ from typing import Any
 
 import numpy as np
 
+from ..bf16_matrix import Bf16Matrix
 from ..lengths import length_range
+from .amx_kernel import bf16_bits
 from .bf16_join import bf16_exact, bits_tensor
 from .plan import BlockPlan
 from .pool import CandidatePool
@@ -274,28 +276,30 @@ def bf16_rows(W: np.ndarray) -> Bf16Rows:
 
     Each entry rounded to nearest, ties to even, once (float64 entries are
     rounded in float64 first, ``round_bf16``: no double rounding through
-    float32). ``ROWS_BLOCK`` rows at a time, so it holds one block of
-    float32 beside the result; each block is compared with its rounding on
-    the way (``exact``). View it as ``torch.bfloat16``
+    float32), in NumPy (``amx_kernel.bf16_bits``: no torch). ``ROWS_BLOCK``
+    rows at a time, so it holds one block of temporaries beside the result;
+    each block is compared with its rounding on the way (``exact``). A bf16
+    checkpoint's table (``Bf16Matrix``) is its own bits: returned as they are
+    (a view, exact). View it as ``torch.bfloat16``
     (``torch.from_numpy(rows).view(torch.bfloat16)``).
 
     >>> rows = bf16_rows(np.array([[1.0, 1 + 2**-8, 1 + 3 * 2**-8]], dtype=np.float32))  # ties to even
     >>> rows.tolist(), rows.exact, bf16_rows(np.array([[1.0, 0.5]])).exact
     ([[16256, 16256, 16258]], False, True)
     """
-    torch = import_torch("bf16 screens")
+    if isinstance(W, Bf16Matrix):
+        held = W.bits.view(Bf16Rows)
+        held.exact = True
+        return held
     V, D = W.shape
     out = np.empty((V, D), dtype=np.uint16)
-    out_t = torch.from_numpy(out).view(torch.bfloat16)  # (V, D) the same memory
-    buf = np.empty((min(V, ROWS_BLOCK), D), dtype=np.float32)
     exact = True
     for v0 in range(0, V, ROWS_BLOCK):
         v1 = min(V, v0 + ROWS_BLOCK)
-        rows = W[v0:v1]  # (b, D)
-        np.copyto(buf[:v1 - v0], round_bf16(rows) if rows.dtype == np.float64 else rows)
-        out_t[v0:v1].copy_(torch.from_numpy(buf[:v1 - v0]))  # float32 -> bfloat16, to nearest even
-        if exact:
-            exact = bool(np.array_equal(out_t[v0:v1].float().numpy(), rows))
+        rows = np.asarray(W[v0:v1])  # (b, D)
+        out[v0:v1] = bits = bf16_bits(rows)
+        if exact:  # the rounding's float32, bits << 16, equal to every entry
+            exact = bool(np.array_equal((bits.astype(np.uint32) << 16).view(np.float32), rows))
     result = out.view(Bf16Rows)
     result.exact = exact
     return result

@@ -1,15 +1,21 @@
 """Which screen a neighbour search runs: bfloat16 on the matrix units, integer codes, or the float GEMM, by CPU and shape.
 
 The room of the wing that decides, for the front door (``search.Search``),
-between the screens beside it: ``bf16_screen`` (bfloat16 products on AMX or
-AVX512-BF16), ``float_screen`` (the float GEMM), ``int16_screen`` (integer
+between the screens beside it: ``amx_screen`` (bfloat16 products on the AMX
+tiles by embedlab's own kernel, no torch), ``bf16_screen`` (bfloat16 products
+on AMX or AVX512-BF16 through torch), ``float_screen`` (the float GEMM), ``int16_screen`` (integer
 codes) and ``torch_screen`` (a device, asked for by name). It also says when
 a table's integer codes are worth building (``builds_codes``,
 ``int16_runs``), and why a plan runs the screen it runs (``reason``).
 
 The exact answer never depends on the screen; the time does. ``"auto"``:
 
-- ``"bf16"`` where this CPU multiplies bfloat16 on its matrix units
+- ``"bf16"`` on embedlab's AMX kernel (``amx_screen``) where it runs here
+  (``amx_runs``: AMX-BF16, the tiles lent by Linux, llvmlite) and the search
+  has the shape it wins at (``amx_shape``: from ``AMX_QUERIES`` queries at any
+  width from ``AMX_WIDTH``, from fewer on wide tables, ``AMX_WIDE``), either
+  metric, in any process (no torch to load);
+- else ``"bf16"`` on torch's matmul where this CPU multiplies bfloat16 on its matrix units
   (``fast_bf16``: AMX-BF16 or AVX512-BF16, and torch with oneDNN) and the
   search is large enough to win: D >= ``BF16_WIDTH`` (256 by cosine, 384 by
   dot) and N >= ``BF16_QUERIES``, with torch loaded already or the search big
@@ -45,16 +51,18 @@ flags come from ``/proc/cpuinfo`` (Linux); elsewhere they are unknown and
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import sys
 
 from ...errors import ChoiceError, MissingExtraError
 import numpy as np
 
+from ..cpu import cpu_flags
+from . import amx_kernel
 from .codes import HIGH, LOW, codes_fit
 
-__all__ = ["SCREENS", "CODED_QUERIES", "NARROW_WIDTH", "CODES_WORK", "coded_queries", "BF16_QUERIES", "BF16_WIDTH", "cpu_flags", "fast_int16", "fast_bf16",
+__all__ = ["SCREENS", "CODED_QUERIES", "NARROW_WIDTH", "CODES_WORK", "coded_queries", "BF16_QUERIES", "BF16_WIDTH", "cpu_flags", "fast_int16", "fast_bf16", "amx_runs", "amx_shape",
+           "AMX_QUERIES", "AMX_WIDE", "AMX_WIDTH",
            "bf16_pays", "choose_screen", "builds_codes", "int16_runs", "describe", "reason", "bf16_how"]
 
 SCREENS = ("auto", "bf16", "int16", "float")
@@ -75,24 +83,20 @@ CODES_WORK = 2e10
 # matrix units' tiles), and rounding the rows to bfloat16 costs more than it saves (benchmarks/neighbors.py).
 BF16_QUERIES = 256
 BF16_WIDTH = {"cosine": 256, "dot": 384}  # dot: measured to win from minilm's D = 384 (module docstring)
+# Where "auto" takes the bf16 screen on embedlab's own AMX kernel (``amx_screen``: no torch, scores filtered in
+# cache): measured through the front door (``Search``) on the 2-core Xeon with AMX, top-10, queries by id, float
+# screen's time / the AMX screen's, both metrics (benchmarks/README.md, "The bf16 screen on embedlab's AMX
+# kernel"): minilm (D = 384) 0.99-1.03 at 32 queries, 1.10-1.19 at 64, 1.35-1.67 at 128, 2.2 at 256, 2.3-2.6 at
+# 1,000; GloVe (D = 50) 2.6-3.5 at 256, 4.8 at 1,000; random 32,000-row tables of D = 64, 128 and 256: 0.8-1.26 at
+# 64 queries, 1.9-2.5 at 256, 2.4-2.8 at 1,000. So from 256 queries at any width from 50, and from 128 where D >= 384.
+AMX_QUERIES = 256
+AMX_WIDE = (128, 384)  # (queries, width): fewer queries suffice on a wide table
+AMX_WIDTH = 50  # the narrowest width measured
 # Multiply-adds (N * V * D) from which the bf16 screen pays for loading torch in a process that has not: torch
 # takes about 3 s to import on the 2-core Xeon, which the float32 GEMM (about 7e10 multiply-adds a second
 # there) would spend on 2e11; the bf16 screen saves at most half of it. (The 2-query search of a Llama-3-sized
 # table, 1e9, stays far below; 1,000 queries of it, 5e11, reach it.)
 BF16_WORK = 5e11
-
-
-@functools.lru_cache(maxsize=1)
-def cpu_flags() -> frozenset[str]:
-    """The CPU's feature flags (``avx2``, ``fma``, ``avx512_vnni``, ...) from /proc/cpuinfo; empty where unreadable."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("flags"):
-                    return frozenset(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return frozenset()
 
 
 def fast_int16() -> bool:
@@ -101,7 +105,8 @@ def fast_int16() -> bool:
 
 
 def fast_bf16() -> bool:
-    """Whether bfloat16 products run on this CPU's matrix units: AMX-BF16 or AVX512-BF16, and torch with oneDNN."""
+    """Whether torch's bfloat16 products run on this CPU's matrix units: AMX-BF16 or AVX512-BF16, and torch with
+    oneDNN (the bf16 self-join's and ``bf16_screen``'s; embedlab's own AMX kernel is ``amx_runs``)."""
     flags = cpu_flags()
     if not flags & {"amx_bf16", "avx512_bf16"} or importlib.util.find_spec("torch") is None:
         return False
@@ -109,20 +114,40 @@ def fast_bf16() -> bool:
     return bool(torch.backends.mkldnn.is_available())
 
 
+def amx_runs() -> bool:
+    """Whether embedlab's own AMX kernel runs here (``amx_kernel.compiled``: AMX-BF16, the tiles lent by Linux,
+    llvmlite): the bf16 screen then needs no torch. Looked at only on a CPU that has AMX-BF16."""
+    return "amx_bf16" in cpu_flags() and amx_kernel.compiled()  # compiled on first use, never without the tiles
+
+
 def bf16_pays(n_queries: int, D: int, V: int, metric: str = "cosine") -> bool:
     """Whether ``"auto"`` takes the bf16 screen for n queries of width D against V rows, on the matrix units.
 
-    At least ``BF16_QUERIES`` queries of width ``BF16_WIDTH[metric]``, and
+    Where embedlab's AMX kernel runs (``amx_runs``): a shape it wins at
+    (``amx_shape``), either metric. Else, on torch's bfloat16 matmul: at
+    least ``BF16_QUERIES`` queries of width ``BF16_WIDTH[metric]``, and
     torch already loaded in this process or a search big enough to pay for
     loading it (``BF16_WORK`` multiply-adds). The shape is looked at first: a
-    small search never imports torch.
+    small search never imports torch or compiles the kernel.
 
-    >>> bf16_pays(2, 4096, 128256), bf16_pays(1000, 50, 400000), bf16_pays(1000, 256, 30522, "dot")
-    (False, False, False)
+    >>> bf16_pays(2, 4096, 128256), bf16_pays(1000, 8, 400000)  # too few queries; too narrow, on any CPU
+    (False, False)
     """
+    if amx_shape(n_queries, D) and amx_runs():
+        return True
     if n_queries < BF16_QUERIES or D < BF16_WIDTH[metric]:
         return False
     return (_torch_loaded() or n_queries * D * V >= BF16_WORK) and fast_bf16()
+
+
+def amx_shape(n_queries: int, D: int) -> bool:
+    """Whether n queries of width D are enough for the AMX kernel's bf16 screen to win (``AMX_QUERIES``,
+    ``AMX_WIDE``, ``AMX_WIDTH``), by shape alone.
+
+    >>> amx_shape(64, 384), amx_shape(128, 384), amx_shape(128, 256), amx_shape(256, 50), amx_shape(1000, 8)
+    (False, True, False, True, False)
+    """
+    return D >= AMX_WIDTH and (n_queries >= AMX_QUERIES or (n_queries >= AMX_WIDE[0] and D >= AMX_WIDE[1]))
 
 
 def _torch_loaded() -> bool:
@@ -143,6 +168,9 @@ def describe() -> str:
         rest = f"int16 codes, vpmaddwd ({cpu})"
     else:
         rest = f"float GEMM ({cpu}{'' if importlib.util.find_spec('numba') else '; numba not installed'})"
+    if amx_runs():
+        return (f"bf16 {_amx_units()} for N >= {AMX_QUERIES} at D >= {AMX_WIDTH}, N >= {AMX_WIDE[0]} at "
+                f"D >= {AMX_WIDE[1]}; else {rest}")
     if fast_bf16():
         return (f"bf16 {_units()} for N >= {BF16_QUERIES} and D >= {BF16_WIDTH['cosine']} (cosine), "
                 f"{BF16_WIDTH['dot']} (dot), and N*V*D >= {BF16_WORK:.2g} where torch is not loaded yet; else {rest}")
@@ -160,9 +188,13 @@ def reason(chosen: str, screen: str, *, codes_given: bool, fits: bool, queries: 
     "float GEMM: screen='float' asked for"
     """
     if chosen == "bf16":
-        how = f"bf16 {_units()}" if fast_bf16() else f"bf16 in software ({_no_bf16()})"
+        how = (f"bf16 {_amx_units()}" if amx_runs() else f"bf16 {_units()}" if fast_bf16()
+               else f"bf16 in software ({_no_bf16()})")
         if screen == "bf16":
             return f"{how}: screen='bf16' asked for; D={width}"
+        if amx_runs() and amx_shape(queries, width):
+            least = AMX_WIDE[0] if queries < AMX_QUERIES else AMX_QUERIES
+            return f"{how}: N={queries:,} >= {least} at D={width}, no torch needed"
         work = "torch loaded" if _torch_loaded() else f"N*V*D={queries * rows * width:.2g} >= {BF16_WORK:.2g}"
         return f"{how}: D={width} >= {BF16_WIDTH[metric]}, N={queries:,} >= {BF16_QUERIES}, {work}"
     if chosen == "int16":
@@ -229,7 +261,7 @@ def choose_screen(screen: str, *, codes_given: bool, fits: bool, queries: int = 
                              f"is outside: use screen='auto' or 'float'")
         library, what, extra = {"bf16": ("torch", "bf16 screens", "torch"),
                                 "int16": ("numba", "integer screens", "models")}[screen]
-        if importlib.util.find_spec(library) is None:
+        if importlib.util.find_spec(library) is None and not (screen == "bf16" and amx_runs()):
             raise MissingExtraError.for_module(library, what, (extra,))
         return screen
     if fits and bf16_pays(queries, width, rows, metric):
@@ -283,8 +315,13 @@ def bf16_how() -> str:
     return _units() if fast_bf16() else f"in software ({_no_bf16()})"
 
 
+def _amx_units() -> str:
+    """Where the bf16 screen's products run on embedlab's AMX kernel, in words (``amx_runs`` is True)."""
+    return f"on AMX (amx_bf16, embedlab's kernel {amx_kernel.status().split(', ', 1)[1]})"
+
+
 def _units() -> str:
-    """The matrix units bfloat16 products run on here, and the software that drives them, in words."""
+    """The matrix units torch's bfloat16 products run on here, and the software that drives them, in words."""
     import torch
 
     flags = cpu_flags()
@@ -304,8 +341,12 @@ def _why_not_bf16(queries: int, width: int, rows: int, metric: str) -> str:
     """Why ``"auto"`` did not take the bf16 screen for N queries of width D against V rows (N = 0: not tried)."""
     if queries == 0:
         return "bf16 not tried for this scan"
+    if "amx_bf16" in cpu_flags() and amx_runs():
+        return (f"bf16 on AMX does not pay for N={queries:,} at D={width} (from N >= {AMX_QUERIES} at "
+                f"D >= {AMX_WIDTH}, N >= {AMX_WIDE[0]} at D >= {AMX_WIDE[1]})")
     if queries >= BF16_QUERIES and width >= BF16_WIDTH[metric]:
-        if cpu_flags() & {"amx_bf16", "avx512_bf16"} and not _torch_loaded() and queries * rows * width < BF16_WORK:
+        if (cpu_flags() & {"amx_bf16", "avx512_bf16"} and not amx_runs() and not _torch_loaded()
+                and queries * rows * width < BF16_WORK):
             # said without importing torch, which is what does not pay
             return f"bf16 does not pay for loading torch: N*V*D={queries * rows * width:.2g} < {BF16_WORK:.2g}"
         return f"no bf16 screen: {_no_bf16()}"

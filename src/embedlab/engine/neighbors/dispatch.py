@@ -2,7 +2,8 @@
 
 The room between the blocked searches (``per_query``, and through it each
 task of ``cluster``) and the screens, which are peers behind it:
-``int16_screen`` or ``bf16_screen`` where the plan says so (the latter on a
+``int16_screen`` or the bf16 screen where the plan says so (``amx_screen``,
+embedlab's kernel, on a CPU where it runs; else ``bf16_screen``, on a
 device too), ``torch_screen`` where a device was asked for, ``float_screen``
 otherwise. It imports the screens; none of them
 imports it back.
@@ -18,7 +19,9 @@ from typing import Any
 import numpy as np
 
 from ..lengths import vector_norms
+from .amx_screen import AmxScreen
 from .bf16_screen import Bf16Screen
+from .capability import amx_runs
 from .float_screen import FloatScreen, JointScreen
 from .int16_screen import Int16Screen, Int16Table
 from .plan import BlockPlan
@@ -40,8 +43,9 @@ def search_block(W: np.ndarray, Q: np.ndarray, k: int, metric: str, exclude: np.
     the integer screen runs (``int16_screen``), or a ``torch.device`` where
     the GEMM and the filter run with torch (``torch_screen``); the float GEMM
     screen otherwise. Where ``plan.screen`` is ``"bf16"``, the bf16 screen
-    (``bf16_screen``) runs, on ``device`` or the CPU, with the table's
-    bfloat16 rows ``bf16`` (V, D) uint16 where given. Raises ``ValueError``
+    runs with the table's bfloat16 rows ``bf16`` (V, D) uint16 where given:
+    ``amx_screen`` on this CPU's AMX tiles where embedlab's kernel runs and no
+    device is asked for, else ``bf16_screen`` (torch), on ``device`` or the CPU. Raises ``ValueError``
     for a query with NaN or infinity.
 
     >>> from embedlab.engine.neighbors.plan import plan_blocks
@@ -54,7 +58,9 @@ def search_block(W: np.ndarray, Q: np.ndarray, k: int, metric: str, exclude: np.
     q64, q_norms, ids, scores, live = _zero_queries(Q, k, exclude)
     if live.size:
         own = None if exclude is None else exclude[live]
-        if plan.screen == "bf16":
+        if plan.screen == "bf16" and device is None and amx_runs():  # embedlab's kernel on the tiles, no torch
+            screen = AmxScreen(W, q64[live], q_norms[live], own, k, metric, row_norms, inv_norms, rows=bf16)
+        elif plan.screen == "bf16":
             screen = Bf16Screen(W, q64[live], q_norms[live], own, k, metric, row_norms, inv_norms, dtype, rows=bf16,
                                 device=device)
         elif coded is not None:

@@ -116,7 +116,8 @@ def bf16_margin(metric: str, D: int, q_norms: np.ndarray, reach: np.ndarray,
 
 
 def bf16_value_margin(metric: str, D: int, q_norms: np.ndarray, reach: np.ndarray, shortest: float = 1.0, *,
-                      exact_inputs: bool = False, exact_queries: bool | None = None) -> tuple[np.ndarray, float]:
+                      exact_inputs: bool = False, exact_queries: bool | None = None,
+                      product_rounded: bool = True) -> tuple[np.ndarray, float]:
     """``bf16_margin`` with the last rounding measured on the score: a bound ``A + r |score|`` per query.
 
     The self-join's bf16 screen (``bf16_join``) scores two rows as it stands,
@@ -146,7 +147,11 @@ def bf16_value_margin(metric: str, D: int, q_norms: np.ndarray, reach: np.ndarra
     inputs, u where one side is rounded, else 2u + u^2, l = ``shortest`` (the shortest nonzero row), and
     t = (1 + v)**4 - 1 for cosine's two float32 factors and two float32
     products. Both are widened by 2**-20 relative for their own float64
-    evaluation.
+    evaluation. ``product_rounded=False``: the float32 sum is the score as it
+    is, not rounded to bfloat16 (the AMX kernel of ``amx_kernel`` leaves its
+    float32 scores in the tiles): the u of r goes, r = 0 for dot and
+    t / (1 - t) for cosine; A is unchanged (the 2**-126 terms are the tiles'
+    flushing of subnormal inputs and sums, ``bf16_margin``'s step 4).
 
     How a screen uses it: with ``eps(t) = (A + r |t|) / (1 - 2 r)``, a
     candidate whose screening score is below ``t - 2 eps(t)`` scores, exactly,
@@ -168,9 +173,10 @@ def bf16_value_margin(metric: str, D: int, q_norms: np.ndarray, reach: np.ndarra
         low = shortest if shortest > 0 else 1.0
         t = (1 + v) ** 4 - 1
         A = p + gamma * (1 + p) + TINY32 * (2 * root / low + 2 * D / (low * low))
-        return np.full(q_norms.shape, A * widen), (u + t) / (1 - t) * widen
+        rounding = u if product_rounded else 0.0  # the float32 sum rounded to bfloat16, or left as it is
+        return np.full(q_norms.shape, A * widen), (rounding + t) / (1 - t) * widen
     A = (p + gamma * (1 + p)) * q_norms * reach + TINY32 * (root * (q_norms + reach) + 2 * D)
-    return A * widen, u * widen
+    return A * widen, (u if product_rounded else 0.0) * widen
 
 
 def round_bf16(x: np.ndarray) -> np.ndarray:

@@ -1,0 +1,160 @@
+"""float32 scores of (query, row) pairs, read in place: the screens' second look at their survivors.
+
+The bf16 screens (``amx_screen``, ``bf16_screen``) score each entry that
+passes their bar again in float32 before pooling it, as the float screen
+scores it: ``queries[qi] . W[ids]``, summed in float32. In NumPy that is a
+gather of every row (a copy of f x D float32) and an ``einsum``: about 1 us
+an entry on minilm (D = 384), more than the product on the tiles itself.
+Here a compiled loop (``jit.Loops``, LLVM IR, llvmlite) reads each query and
+row where they lie, 16 float32 lanes at a time, the rest one at a time, the
+lanes added pairwise; LLVM may fuse each multiply with its add. A float32
+sum in some order: within ``gamma_D sum |q_i w_i|`` of the exact product
+(Higham 2002, section 3.1), which is all the pool's margin
+(``precision.margin``) assumes, as for any GEMM's. Where the loop is not
+compiled, or the table is not a C-contiguous float32 array, NumPy's gather
+and ``einsum`` run (the same bound).
+
+Glossary: ``V`` vocabulary size, ``D`` model width, ``m`` queries, ``f`` pairs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from ..jit import Loops, halves_sum
+
+__all__ = ["pair_dots", "compiled", "status", "NUMPY_STEP"]
+
+NUMPY_STEP = 8192  # pairs gathered at a time where NumPy scores them
+
+
+def pair_dots(W: np.ndarray, queries: np.ndarray, qi: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``out[p] = queries[qi[p]] . W[ids[p]]`` in float32: (V, D), (m, D) float32, (f,), (f,) int64 -> (f,) float32.
+
+    ``W`` any table NumPy can index by rows (a float32 array is read in
+    place by the compiled loop; a float16 table, a ``Bf16Matrix`` or a
+    float64 one is gathered and converted to float32 a step at a time).
+    Raises ``IndexError`` for an id outside the table or a query index
+    outside ``queries``, ``ValueError`` for queries that are not an (m, D)
+    float32 array.
+
+    >>> W = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
+    >>> pair_dots(W, np.array([[1.0, 1.0]], dtype=np.float32), np.array([0, 0]), np.array([1, 0])).tolist()
+    [7.0, 3.0]
+    """
+    queries = np.asarray(queries)
+    if queries.dtype != np.float32 or queries.ndim != 2 or queries.shape[1] != W.shape[1]:
+        raise ValueError(f"queries must be a (m, {W.shape[1]}) float32 array, got {queries.dtype} {queries.shape}")
+    qi = np.ascontiguousarray(qi, dtype=np.int64)
+    ids = np.ascontiguousarray(ids, dtype=np.int64)
+    f = ids.size
+    if qi.size != f:
+        raise ValueError(f"qi and ids must be as long as each other, got {qi.size} and {f}")
+    out = np.empty(f, dtype=np.float32)
+    if not f:
+        return out
+    for name, index, size in (("ids", ids, len(W)), ("qi", qi, len(queries))):
+        low, high = int(index.min()), int(index.max())
+        if low < 0 or high >= size:
+            raise IndexError(f"{name} must lie in [0, {size}), got {low if low < 0 else high}")
+    functions = _LOOPS.functions()
+    if (functions is not None and isinstance(W, np.ndarray) and W.dtype == np.float32 and W.flags.c_contiguous
+            and queries.flags.c_contiguous):
+        functions["pair_dots_f32"](W.ctypes.data, queries.ctypes.data, qi.ctypes.data, ids.ctypes.data, f,
+                                   W.shape[1], out.ctypes.data)
+        return out
+    for s in range(0, f, NUMPY_STEP):
+        rows = np.asarray(W[ids[s:s + NUMPY_STEP]], dtype=np.float32)  # (p, D)
+        out[s:s + NUMPY_STEP] = np.einsum("ij,ij->i", queries[qi[s:s + NUMPY_STEP]], rows)
+    return out
+
+
+def compiled() -> bool:
+    """Whether this process has the compiled loop (compiling it on the first call)."""
+    return _LOOPS.functions() is not None
+
+
+def status() -> str:
+    """"compiled for <cpu> by llvmlite <version>", or "NumPy (<why not>)"."""
+    return _LOOPS.status()
+
+
+_LANES = 16
+
+
+def _ir(triple: str) -> list[str]:
+    """LLVM IR of ``void pair_dots_f32(float *W, float *Q, i64 *qi, i64 *ids, i64 f, i64 D, float *out)``:
+    for each pair p, the row ``ids[p]`` and the query ``qi[p]`` (rows of D float32 each), 16 lanes at a time
+    over the whole vectors, then the lanes added pairwise (``halves_sum``), then the rest one at a time."""
+    from llvmlite import ir
+
+    i64, f32 = ir.IntType(64), ir.FloatType()
+    vec = ir.VectorType(f32, _LANES)
+    module = ir.Module(name="pair_scores")
+    module.triple = triple
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [f32.as_pointer(), f32.as_pointer(), i64.as_pointer(),
+                                                            i64.as_pointer(), i64, i64, f32.as_pointer()]),
+                     name="pair_dots_f32")
+    W, Q, qi, ids, f, D, out = fn.args
+    entry, pair, vloop, vdone, tail, tbody, store, done = (fn.append_basic_block(name) for name in (
+        "entry", "pair", "vloop", "vdone", "tail", "tbody", "store", "done"))
+    b = ir.IRBuilder(entry)
+    whole = b.and_(D, ir.Constant(i64, -_LANES))  # entries in whole vectors
+    b.cbranch(b.icmp_signed(">", f, ir.Constant(i64, 0)), pair, done)
+
+    b.position_at_end(pair)
+    p = b.phi(i64, "p")
+    p.add_incoming(ir.Constant(i64, 0), entry)
+    q_row = b.gep(Q, [b.mul(b.load(b.gep(qi, [p])), D)])
+    w_row = b.gep(W, [b.mul(b.load(b.gep(ids, [p])), D)])
+    zero = ir.Constant(vec, [0.0] * _LANES)
+    b.cbranch(b.icmp_signed(">", whole, ir.Constant(i64, 0)), vloop, vdone)
+
+    b.position_at_end(vloop)
+    j = b.phi(i64, "j")
+    acc = b.phi(vec, "acc")
+    j.add_incoming(ir.Constant(i64, 0), pair)
+    acc.add_incoming(zero, pair)
+    a = b.load(b.bitcast(b.gep(q_row, [j]), vec.as_pointer()), align=4)
+    c = b.load(b.bitcast(b.gep(w_row, [j]), vec.as_pointer()), align=4)
+    acc_next = b.fadd(acc, b.fmul(a, c, flags=("contract",)), flags=("contract",))
+    j_next = b.add(j, ir.Constant(i64, _LANES))
+    j.add_incoming(j_next, vloop)
+    acc.add_incoming(acc_next, vloop)
+    b.cbranch(b.icmp_signed("<", j_next, whole), vloop, vdone)
+
+    b.position_at_end(vdone)
+    lanes = b.phi(vec, "lanes")
+    lanes.add_incoming(zero, pair)
+    lanes.add_incoming(acc_next, vloop)
+    first = halves_sum(b, lanes, _LANES)
+    b.branch(tail)
+
+    b.position_at_end(tail)
+    t = b.phi(i64, "t")
+    total = b.phi(f32, "total")
+    t.add_incoming(whole, vdone)
+    total.add_incoming(first, vdone)
+    b.cbranch(b.icmp_signed("<", t, D), tbody, store)
+
+    b.position_at_end(tbody)
+    term = b.fmul(b.load(b.gep(q_row, [t])), b.load(b.gep(w_row, [t])), flags=("contract",))
+    t.add_incoming(b.add(t, ir.Constant(i64, 1)), tbody)
+    total.add_incoming(b.fadd(total, term, flags=("contract",)), tbody)
+    b.branch(tail)
+
+    b.position_at_end(store)
+    b.store(total, b.gep(out, [p]))
+    p_next = b.add(p, ir.Constant(i64, 1))
+    p.add_incoming(p_next, store)
+    b.cbranch(b.icmp_signed("<", p_next, f), pair, done)
+
+    b.position_at_end(done)
+    b.ret_void()
+    return [str(module)]
+
+
+_P, _I = ctypes.c_void_p, ctypes.c_int64
+_LOOPS = Loops(_ir, {"pair_dots_f32": (_P, _P, _P, _P, _I, _I, _P)})

@@ -1,0 +1,394 @@
+"""The bf16 screen on embedlab's AMX kernel: the kernel, its NumPy twin, the screen's lists, the pair scores.
+
+Oracles: float64 products of the same bfloat16 values (each product of two
+8-bit significands exact in float64, the sums off by float64's rounding,
+far below the float32 bounds tested), torch's own float32 -> bfloat16
+conversion, the float64 full sort (``full_sort``), /proc/cpuinfo read here. The kernel runs where the CPU has AMX-BF16
+(``amx_kernel.compiled``); its NumPy twin (``screen_rows_software``: the same
+bfloat16 values and scalings, float32 sums in OpenBLAS's order) runs
+everywhere, and the screen's lists are checked through both.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from embedlab.engine.bf16_matrix import Bf16Matrix
+from embedlab.engine.lengths import vector_norms
+from embedlab.engine.neighbors import amx_kernel, capability, dispatch
+from embedlab.engine.neighbors.amx_kernel import bf16_bits, pack_queries, screen_rows, screen_rows_software
+from embedlab.engine.neighbors.amx_screen import AmxScreen, bf16_exact
+from embedlab.engine.neighbors.bf16_screen import bf16_rows
+from embedlab.engine.neighbors.pair_scores import pair_dots
+from embedlab.engine.neighbors.plan import plan_blocks
+from embedlab.engine.neighbors.precision import bf16_value_margin, round_bf16
+from full_sort import full_sort
+from searching import search
+
+KERNEL = amx_kernel.compiled()
+needs_kernel = pytest.mark.skipif(not KERNEL, reason=f"the AMX kernel does not run here: {amx_kernel.status()}")
+WAYS = [pytest.param(True, id="software"),
+        pytest.param(False, id="kernel", marks=needs_kernel)]
+U32 = 2.0**-24
+
+
+def widened(bits):
+    """bfloat16 bits (...) uint16 -> their values, float64 (exact)."""
+    return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def chunk(W, D_pad):
+    """Rows (v, D) float -> their bfloat16 bits (v_pad, D_pad), zero-padded, v_pad a multiple of 32."""
+    v, D = W.shape
+    out = np.zeros((-(-v // 32) * 32, D_pad), dtype=np.uint16)
+    out[:v, :D] = bf16_bits(W)
+    return out
+
+
+# -- bfloat16 bits and the queries' layout --------------------------------------------------------------------------
+
+def test_bf16_bits_round_as_torch_does():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(20000).astype(np.float32) * np.float32(10.0) ** rng.integers(-30, 30, 20000)
+    ties = (np.arange(1, 300, dtype=np.uint32) << 16 | 0x8000).view(np.float32)  # exact midpoints, both parities
+    x = np.concatenate([x, ties, -ties, [0.0, -0.0, 3.0e38, 1e-40]]).astype(np.float32)
+    want = torch.from_numpy(x).to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16)
+    assert np.array_equal(bf16_bits(x), want)
+
+
+def test_bf16_bits_of_float64_round_once():
+    # 1 + 2**-8 + 2**-30: above the midpoint in float64, a tie once rounded to float32 (then to even: 1.0)
+    x = np.array([1 + 2.0**-8 + 2.0**-30, 1 + 2.0**-8, -(1 + 3 * 2.0**-8)])
+    assert widened(bf16_bits(x)).tolist() == [1 + 2.0**-7, 1.0, -(1 + 2.0**-6)]
+
+
+@pytest.mark.parametrize("m, D", [(1, 1), (5, 33), (40, 384), (32, 64)])
+def test_pack_queries_lays_pairs_of_entries_of_16_queries(m, D):
+    bits = np.random.default_rng(m).integers(0, 2**16, size=(m, D)).astype(np.uint16)
+    p = pack_queries(bits)
+    m_pad, D_pad = p.bits.shape
+    assert m_pad % 32 == 0 and D_pad % 32 == 0 and m_pad >= m and D_pad >= D and m_pad - m < 32 and D_pad - D < 32
+    assert np.array_equal(p.bits[:m, :D], bits) and not p.bits[m:].any() and not p.bits[:, D:].any()
+    last = (m_pad // 16 - 1, D_pad // 2 - 1, 15, 1)
+    for j, t, n, e in [(0, 0, 0, 0), (0, 0, 1, 1), last, (0, 3 % (D_pad // 2), 7, 0)]:
+        assert p.packed[j, t, n, e] == p.bits[16 * j + n, 2 * t + e]
+    assert p.m == m
+
+
+# -- the kernel and its NumPy twin keep what reaches the bar ---------------------------------------------------------
+
+def case(v, m, D, seed, scale=1.0):
+    rng = np.random.default_rng(seed)
+    W = rng.standard_normal((v, D)) * scale
+    Q = rng.standard_normal((m, D))
+    queries = pack_queries(bf16_bits(Q))
+    rows = chunk(W, queries.bits.shape[1])
+    rinv = np.zeros(len(rows), dtype=np.float32)
+    rinv[:v] = rng.uniform(0.25, 4.0, v).astype(np.float32)
+    qinv = np.ones(len(queries.bits), dtype=np.float32)
+    qinv[:m] = rng.uniform(0.5, 2.0, m).astype(np.float32)
+    # each query's bar near its 10th best exact score: entries on both sides, some within rounding of it
+    exact = (widened(rows) @ widened(queries.bits).T) * qinv.astype(np.float64)[None, :] \
+        * rinv.astype(np.float64)[:, None]
+    bars = np.full(len(queries.bits), np.inf, dtype=np.float32)
+    bars[:m] = np.sort(exact[:v, :m], axis=0)[-min(v, 10)].astype(np.float32)
+    return rows, queries, rinv, qinv, bars, exact
+
+
+def bound(rows, queries, rinv, qinv):
+    """|screening score - exact| for every entry: the float32 sum (gamma_D of sum |q_i w_i|) and the two scalings."""
+    D = rows.shape[1]
+    gamma = D * U32 / (1 - D * U32)
+    absolute = np.abs(widened(rows)) @ np.abs(widened(queries.bits)).T
+    return (gamma * absolute + 4 * U32 * np.abs(widened(rows) @ widened(queries.bits).T)) \
+        * np.abs(qinv.astype(np.float64))[None, :] * np.abs(rinv.astype(np.float64))[:, None] * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("software", WAYS)
+@pytest.mark.parametrize("v, m, D", [(32, 1, 32), (64, 5, 384), (96, 40, 64), (256, 33, 50), (1024, 100, 7)])
+def test_the_entries_that_pass_are_those_at_or_above_the_bar(software, v, m, D):
+    rows, queries, rinv, qinv, bars, exact = case(v, m, D, v + m + D)
+    run = screen_rows_software if software else screen_rows
+    r, q, s = run(rows, queries, rinv, qinv, bars)
+    err = bound(rows, queries, rinv, qinv)
+    assert np.all(np.abs(s - exact[r, q]) <= err[r, q])  # each score within the float32 bound of the exact one
+    assert np.all(s >= bars[q])  # and at or above its bar
+    assert len(set(zip(r.tolist(), q.tolist()))) == r.size  # each entry once
+    got = np.zeros(exact.shape, dtype=bool)
+    got[r, q] = True
+    sure_in = exact >= bars[None, :].astype(np.float64) + err
+    sure_out = exact < bars[None, :].astype(np.float64) - err
+    assert not np.any(sure_in & ~got) and not np.any(sure_out & got)
+    assert sure_in.sum() > 0 and (~sure_in & ~sure_out).sum() < 0.01 * exact.size
+
+
+@needs_kernel
+@pytest.mark.parametrize("scale", [1e-30, 1.0, 1e30])
+def test_the_kernel_agrees_with_its_numpy_twin(scale):
+    rows, queries, rinv, qinv, bars, exact = case(512, 64, 384, 3, scale)
+    a = screen_rows(rows, queries, rinv, qinv, bars)
+    b = screen_rows_software(rows, queries, rinv, qinv, bars)
+    err = bound(rows, queries, rinv, qinv)
+    near = np.abs(exact - bars[None, :]) <= 2 * err  # entries on the bar's edge may fall either way
+    pairs = {(int(x), int(y)) for x, y in zip(a[0], a[1]) if not near[x, y]}
+    assert pairs == {(int(x), int(y)) for x, y in zip(b[0], b[1]) if not near[x, y]}
+    assert len(pairs) > 100
+
+
+@needs_kernel
+def test_the_kernel_resumes_where_its_output_is_full():
+    # 4,096 rows x 32 queries all passing: 131,072 entries, twice what the kernel's output holds at once
+    rng = np.random.default_rng(5)
+    queries = pack_queries(bf16_bits(rng.standard_normal((32, 64))))
+    rows = chunk(rng.standard_normal((4096, 64)), 64)
+    ones = np.ones(4096, dtype=np.float32)
+    r, q, s = screen_rows(rows, queries, ones, np.ones(32, dtype=np.float32), np.full(32, -np.inf, dtype=np.float32))
+    assert r.size == 4096 * 32 and len(set(zip(r.tolist(), q.tolist()))) == r.size
+    exact = widened(rows) @ widened(queries.bits).T
+    assert np.allclose(s, exact[r, q], rtol=0, atol=64 * 2**-24 * np.abs(exact).max())
+
+
+@pytest.mark.parametrize("software", WAYS)
+def test_wrong_arrays_are_refused_by_name(software):
+    run = screen_rows_software if software else screen_rows
+    queries = pack_queries(np.zeros((3, 40), dtype=np.uint16))
+    rows = np.zeros((64, 64), dtype=np.uint16)
+    f32 = np.ones(64, dtype=np.float32)
+    q32 = np.ones(32, dtype=np.float32)
+    for bad, match in [((rows[:40], queries, f32[:40], q32, q32), "v a multiple of 32"),
+                       ((rows[:, :32], queries, f32, q32, q32), r"\(v, 64\)"),
+                       ((rows[:, ::1].T.copy()[:64, :64].astype(np.int16), queries, f32, q32, q32), "uint16"),
+                       ((np.zeros((64, 128), np.uint16)[:, ::2], queries, f32, q32, q32), "C-contiguous"),
+                       ((rows, queries, f32[:32], q32, q32), "rinv"),
+                       ((rows, queries, f32, q32.astype(np.float64), q32), "qinv"),
+                       ((rows, queries, f32, q32, q32[:16]), "bars")]:
+        with pytest.raises(ValueError, match=match):
+            run(*bad)
+
+
+def test_status_says_why_or_where():
+    text = amx_kernel.status()
+    assert ("AMX tiles, compiled for" in text) == KERNEL
+    if not KERNEL:
+        assert any(word in text for word in ("AMX", "Linux", "llvmlite", "NumPy"))
+
+
+# -- the bound without the product's rounding ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("software", WAYS)
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_the_value_margin_holds_for_the_kernels_scores(software, metric):
+    # Cancelling rows (opposite-signed halves) and queries rounded to bfloat16: each score within A + r |s~|.
+    rng = np.random.default_rng(8)
+    D = 256
+    sign = np.where(np.arange(D) < D // 2, 1.0, -1.0)
+    W = rng.uniform(0.5, 1.0, size=(640, D)) * sign
+    W[320:] = np.abs(W[320:]) * rng.uniform(0.1, 10.0, size=(320, 1))
+    Q = W[rng.choice(640, 40, replace=False)] * (1 + 2.0**-9)  # not bfloat16 values: rounded
+    q_norms, w_norms = vector_norms(Q), vector_norms(W)
+    unit = Q / q_norms[:, None] if metric == "cosine" else Q
+    queries = pack_queries(bf16_bits(unit))
+    rows = chunk(W, D)
+    rinv = (1 / w_norms).astype(np.float32) if metric == "cosine" else np.ones(640, dtype=np.float32)
+    qinv = np.ones(len(queries.bits), dtype=np.float32)
+    bars = np.full(len(queries.bits), np.inf, dtype=np.float32)
+    bars[:40] = -np.inf
+    run = screen_rows_software if software else screen_rows
+    r, q, s = run(rows, queries, rinv, qinv, bars)
+    exact = (Q @ W.T) / (np.outer(q_norms, w_norms) if metric == "cosine" else 1.0)  # (40, 640) float64
+    A, rr = bf16_value_margin(metric, D, q_norms, np.full(40, w_norms.max()), float(w_norms.min()),
+                              product_rounded=False)
+    assert rr == (0.0 if metric == "dot" else rr) and rr < 2**-20
+    assert np.all(np.abs(s - exact[q, r]) <= A[q] + rr * np.abs(s))
+    A_torch, r_torch = bf16_value_margin(metric, D, q_norms, np.full(40, w_norms.max()), float(w_norms.min()))
+    assert np.array_equal(A, A_torch) and r_torch > 2**-9  # only the product's rounding to bfloat16 goes
+
+
+# -- the screen's lists ----------------------------------------------------------------------------------------------
+
+def lists(W, Q, k, metric, exclude=None, software=True, rows=None):
+    """The AMX screen's top-k (a whole table, one block of queries); Q None: the rows ``exclude`` by id."""
+    table = np.asarray(W) if not isinstance(W, Bf16Matrix) else W
+    W64 = np.asarray(W[:] if isinstance(W, Bf16Matrix) else W, dtype=np.float64)
+    q64 = W64[exclude] if Q is None else np.asarray(Q, dtype=np.float64)
+    row_norms = vector_norms(W64)
+    inv = np.where(row_norms > 0, 1 / np.where(row_norms > 0, row_norms, 1), 0.0) if metric == "cosine" else None
+    plan = plan_blocks(len(W64), W64.shape[1], k, 4, 2**20, n_queries=len(q64))
+    before = W64.copy(), q64.copy()
+    got = AmxScreen(table, q64, vector_norms(q64), exclude, k, metric, row_norms, inv, rows=rows,
+                    software=software).run(plan)
+    assert np.array_equal(np.asarray(W64), before[0]) and np.array_equal(q64, before[1])
+    return got
+
+
+def check(W, Q, k, metric, exclude=None, **kwargs):
+    """The screen's lists against a float64 full sort, for the nonzero queries (a screen's; the front door lists
+    zero queries itself)."""
+    W64 = np.asarray(W[:] if isinstance(W, Bf16Matrix) else W, dtype=np.float64)
+    if Q is None:
+        exclude = exclude[vector_norms(W64[exclude]) > 0]
+    else:
+        Q = Q[vector_norms(np.asarray(Q, dtype=np.float64)) > 0]
+    ids, scores = lists(W, Q, k, metric, exclude, **kwargs)
+    want_ids, want_scores = full_sort(W64, W64[exclude] if Q is None else Q, k, metric, exclude)
+    assert ids.tolist() == want_ids.tolist()
+    assert np.allclose(scores, want_scores, rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize("software", WAYS)
+@pytest.mark.parametrize("D", [1, 7, 50, 64, 384])
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_gaussian_tables_of_every_width_match_a_full_sort(software, D, metric):
+    rng = np.random.default_rng(D)
+    W = rng.standard_normal((4999, D)).astype(np.float32)  # more than one chunk of rows, not a multiple of 32
+    W[rng.integers(0, 4999, size=12)] = W[3]  # exact ties under other ids
+    W[rng.integers(0, 4999, size=8)] = 0.0  # zero rows
+    check(W, None, 12, metric, np.arange(0, 4999, 97), software=software)
+    check(W, rng.standard_normal((9, D)), 12, metric, software=software)
+
+
+@pytest.mark.parametrize("software", WAYS)
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_near_and_exact_ties_are_ordered_exactly(software, metric):
+    # 200 integer rows within 1 of one row of entries near 1,000: scores 1e-6 apart relative, far inside
+    # bfloat16's rounding; 30 exact copies tie, more than the pool's slots with k = 40.
+    rng = np.random.default_rng(1)
+    base = rng.integers(500, 1500, size=64) * rng.choice([-1, 1], size=64)
+    near = base + rng.integers(-1, 2, size=(200, 64))
+    W = np.concatenate([near, rng.integers(-1500, 1500, size=(800, 64)), near[:30]]).astype(np.float64)
+    check(W, None, 40, metric, np.array([0, 5, 250, 1010]), software=software)
+    check(W, base[None, :] * 3.0, 60, metric, software=software)
+
+
+@pytest.mark.parametrize("software", WAYS)
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_bf16_tables_float16_tables_and_their_own_bits(software, metric):
+    rng = np.random.default_rng(11)
+    values = round_bf16(rng.standard_normal((3000, 96))).astype(np.float32)  # a bf16 checkpoint's table
+    values[rng.integers(0, 3000, size=10)] = values[7]
+    ids = np.arange(0, 3000, 41)
+    cached = bf16_rows(values)
+    assert cached.exact and bf16_exact(values) and not bf16_exact(values + np.float32(2.0**-20))
+    check(values, None, 10, metric, ids, software=software, rows=cached)  # raw: queries by id as they are
+    check(Bf16Matrix(bf16_bits(values)), None, 10, metric, ids, software=software)  # the checkpoint's bits
+    check(values, rng.standard_normal((7, 96)), 10, metric, software=software)  # free queries: rounded
+    halves = rng.standard_normal((3000, 96)).astype(np.float16)
+    check(halves, None, 10, metric, ids, software=software)
+
+
+@pytest.mark.parametrize("software", WAYS)
+@pytest.mark.parametrize("scale", [1e-14, 1e14])
+def test_tiny_and_huge_lengths_within_the_guard(software, scale):
+    rng = np.random.default_rng(7)
+    W = rng.standard_normal((600, 16))
+    W /= np.linalg.norm(W, axis=1)[:, None]
+    W[::3] *= scale
+    for metric in ("cosine", "dot"):
+        check(W, None, 10, metric, np.arange(0, 600, 29), software=software)
+
+
+# -- the front door takes it ----------------------------------------------------------------------------------------
+
+@pytest.fixture
+def amx_front_door(monkeypatch):
+    """The front door's bf16 screen on the AMX screen: the kernel where it runs, its NumPy twin elsewhere."""
+    taken = []
+
+    def screen(*args, **kwargs):
+        taken.append(kwargs.get("rows"))
+        return AmxScreen(*args, **kwargs, software=not KERNEL)
+
+    monkeypatch.setattr(dispatch, "amx_runs", lambda: True)
+    monkeypatch.setattr(dispatch, "AmxScreen", screen)
+    return taken
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_the_front_door_runs_it_for_a_bf16_plan(amx_front_door, metric):
+    pytest.importorskip("torch")  # screen="bf16" by name asks for torch where the kernel does not run
+    rng = np.random.default_rng(3)
+    W = rng.standard_normal((3000, 64)).astype(np.float32)
+    ids = np.arange(0, 3000, 7)
+    got = search(W, None, 10, metric, exclude=ids, screen="bf16", memory=2**22)
+    want = full_sort(W, W[ids], 10, metric, ids)
+    assert got[0].tolist() == want[0].tolist() and amx_front_door
+
+
+def test_auto_takes_it_by_shape_where_the_kernel_runs(monkeypatch):
+    monkeypatch.setattr(capability, "amx_runs", lambda: True)
+    monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset({"amx_bf16", "amx_tile", "avx2"}))
+    assert capability.bf16_pays(256, 50, 400000) and capability.bf16_pays(128, 384, 30522, "dot")
+    assert not capability.bf16_pays(64, 384, 30522) and not capability.bf16_pays(1000, 8, 30522)
+    why = capability.reason("bf16", "auto", codes_given=False, fits=True, queries=300, width=64, rows=1000)
+    assert "embedlab's kernel" in why and "no torch needed" in why and "N=300 >= 256" in why
+    why = capability.reason("float", "auto", codes_given=False, fits=True, queries=100, width=64, rows=1000)
+    assert "bf16 on AMX does not pay for N=100 at D=64" in why
+
+
+@needs_kernel
+def test_a_process_without_torch_runs_it(tmp_path):
+    script = textwrap.dedent("""
+        import sys
+        import numpy as np
+        import embedlab
+        from embedlab.engine.table import EmbeddingTable
+        W = np.random.default_rng(0).standard_normal((5000, 384)).astype(np.float32)
+        result = embedlab.neighbors(EmbeddingTable(W), list(range(0, 5000, 16)), k=5, metrics=["cosine"])
+        print(result.memory.plans["cosine"]["screen"], "torch" in sys.modules)
+        print(result.memory.plans["cosine"]["why"])
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}).stdout.splitlines()
+    assert out[0] == "bf16 False" and "embedlab's kernel" in out[1]
+
+
+# -- pair scores -----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("D", [1, 15, 16, 17, 50, 384])
+def test_pair_dots_are_float32_sums_within_their_bound(D):
+    rng = np.random.default_rng(D)
+    W = rng.standard_normal((700, D)).astype(np.float32)
+    Q = rng.standard_normal((30, D)).astype(np.float32)
+    qi, ids = rng.integers(0, 30, 3000), rng.integers(0, 700, 3000)
+    exact = np.einsum("ij,ij->i", Q[qi].astype(np.float64), W[ids].astype(np.float64))
+    err = D * U32 / (1 - D * U32) * np.einsum("ij,ij->i", np.abs(Q[qi]).astype(np.float64),
+                                                 np.abs(W[ids]).astype(np.float64))
+    for table in (W, np.asfortranarray(W), W.astype(np.float16).astype(np.float32), Bf16Matrix(bf16_bits(W))):
+        got = pair_dots(table, Q, qi, ids)
+        values = np.asarray(table[:] if isinstance(table, Bf16Matrix) else table, dtype=np.float64)
+        want = np.einsum("ij,ij->i", Q[qi].astype(np.float64), values[ids])
+        assert got.dtype == np.float32 and np.all(np.abs(got - want) <= err * 1.01 + 1e-30)
+    assert np.all(np.abs(pair_dots(W, Q, qi, ids) - exact) <= err)
+
+
+def test_pair_dots_refuse_ids_outside_the_table():
+    W = np.ones((5, 3), dtype=np.float32)
+    Q = np.ones((2, 3), dtype=np.float32)
+    with pytest.raises(IndexError, match=r"ids must lie in \[0, 5\), got 5"):
+        pair_dots(W, Q, np.array([0]), np.array([5]))
+    with pytest.raises(IndexError, match="qi must lie"):
+        pair_dots(W, Q, np.array([-1]), np.array([0]))
+    with pytest.raises(ValueError, match="float32"):
+        pair_dots(W, Q.astype(np.float64), np.array([0]), np.array([0]))
+    assert pair_dots(W, Q, np.array([], dtype=np.int64), np.array([], dtype=np.int64)).size == 0
+
+
+def test_cpu_flags_are_the_flags_line_of_proc_cpuinfo():
+    from embedlab.engine.cpu import cpu_flags
+
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError:
+        assert cpu_flags() == frozenset()
+        return
+    lines = [line for line in text.splitlines() if line.startswith("flags")]
+    assert cpu_flags() == (frozenset(lines[0].partition(":")[2].split()) if lines else frozenset())
+    assert capability.cpu_flags() == cpu_flags()  # the screens choose by the same set
