@@ -392,3 +392,16 @@ def test_cpu_flags_are_the_flags_line_of_proc_cpuinfo():
     lines = [line for line in text.splitlines() if line.startswith("flags")]
     assert cpu_flags() == (frozenset(lines[0].partition(":")[2].split()) if lines else frozenset())
     assert capability.cpu_flags() == cpu_flags()  # the screens choose by the same set
+
+
+def test_a_device_runs_torchs_bf16_screen_and_says_so(monkeypatch):
+    pytest.importorskip("torch")
+    from embedlab.engine.neighbors.search import Search
+
+    monkeypatch.setattr(capability, "amx_runs", lambda: True)
+    W = np.random.default_rng(4).standard_normal((500, 40))
+    ids = np.arange(0, 500, 11)
+    search_ = Search(W, 4, "cosine", ids=ids, screen="bf16", device="cpu")
+    assert "embedlab's kernel" not in search_.plan("cosine").why and search_.plan("cosine").screen == "bf16"
+    assert search_.nearest("cosine").ids.tolist() == full_sort(W, W[ids], 4, "cosine", ids)[0].tolist()
+    assert "embedlab's kernel" in Search(W, 4, "cosine", ids=ids, screen="bf16").plan("cosine").why

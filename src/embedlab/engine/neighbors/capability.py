@@ -178,7 +178,7 @@ def describe() -> str:
 
 
 def reason(chosen: str, screen: str, *, codes_given: bool, fits: bool, queries: int, width: int,
-           rows: int = 0, metric: str = "cosine") -> str:
+           rows: int = 0, metric: str = "cosine", on_device: bool = False) -> str:
     """Why a search of ``queries`` queries of width D runs the screen ``chosen`` when asked for ``screen``.
 
     One line for the plan (``BlockPlan.why``): the screen, the units it runs
@@ -188,11 +188,12 @@ def reason(chosen: str, screen: str, *, codes_given: bool, fits: bool, queries: 
     "float GEMM: screen='float' asked for"
     """
     if chosen == "bf16":
-        how = (f"bf16 {_amx_units()}" if amx_runs() else f"bf16 {_units()}" if fast_bf16()
+        amx = amx_runs() and not on_device  # on a device (--device), torch's matmul runs the bf16 screen
+        how = (f"bf16 {_amx_units()}" if amx else f"bf16 {_units()}" if fast_bf16()
                else f"bf16 in software ({_no_bf16()})")
         if screen == "bf16":
             return f"{how}: screen='bf16' asked for; D={width}"
-        if amx_runs() and amx_shape(queries, width):
+        if amx and amx_shape(queries, width):
             least = AMX_WIDE[0] if queries < AMX_QUERIES else AMX_QUERIES
             return f"{how}: N={queries:,} >= {least} at D={width}, no torch needed"
         work = "torch loaded" if _torch_loaded() else f"N*V*D={queries * rows * width:.2g} >= {BF16_WORK:.2g}"

@@ -101,7 +101,7 @@ class BlockPlan:
 
 def plan_search(V: int, D: int, k: int, metric: str, memory: int, *, q_norms: np.ndarray, row_norms: np.ndarray,
                 table_dtype: np.dtype, by_id: bool, norms_given: bool = True, codes_given: bool = False,
-                screen: str = "auto", workers: int = 1, auto_bf16: bool = True) -> BlockPlan:
+                screen: str = "auto", workers: int = 1, auto_bf16: bool = True, on_device: bool = False) -> BlockPlan:
     """The plan of one per-query search: its screen, GEMM dtype and blocks, within ``memory`` bytes.
 
     The screen is ``capability.choose_screen``'s; where ``screen="auto"``
@@ -135,6 +135,10 @@ def plan_search(V: int, D: int, k: int, metric: str, memory: int, *, q_norms: np
     auto_bf16 : bool
         Whether ``"auto"`` may take the bf16 screen (the front door's every-row
         scan, planned apart, keeps its own choice).
+    on_device : bool
+        Whether the screen runs with torch on a device (``--device``): a bf16
+        plan then runs torch's matmul, not embedlab's AMX kernel (the ``why``
+        says so).
 
     Raises
     ------
@@ -153,7 +157,7 @@ def plan_search(V: int, D: int, k: int, metric: str, memory: int, *, q_norms: np
     for one in tried:
         fixed = fixed_bytes(V, N, D, metric, screen=one, by_id=by_id, norms_given=norms_given,
                             codes_given=codes_given, table_itemsize=np.dtype(table_dtype).itemsize)
-        why = reason(one, screen, codes_given=codes_given, fits=fits, **shape)
+        why = reason(one, screen, codes_given=codes_given, fits=fits, on_device=on_device, **shape)
         if one != chosen:
             why += f" (the {chosen} screen's memory does not fit the budget)"
         try:

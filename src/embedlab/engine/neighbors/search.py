@@ -467,7 +467,7 @@ class Search:
                                                 by_id=part.vectors is None, norms_given=not self._own,
                                                 codes_given=codes_given, workers=threads,
                                                 screen="float" if on_device and screen == "auto" else screen,
-                                                auto_bf16=not self._every)
+                                                auto_bf16=not self._every, on_device=on_device)
                 except BudgetError as exc:
                     refused.append(exc)
             if refused:
