@@ -477,7 +477,9 @@ def test_the_plan_travels_to_the_cluster_workers(local_cluster, metric):
 def test_the_neighbors_command_says_which_screen_ran_and_why(capsys, monkeypatch):
     from embedlab import cli
 
-    monkeypatch.setattr(capability, "amx_runs", lambda: False)  # the reason on a CPU without embedlab's kernel
+    monkeypatch.setattr(capability, "amx_runs", lambda: False)  # the reason on a CPU without AMX (its own: test_amx_screen)
+    flags = capability.cpu_flags() - {"amx_bf16", "amx_tile"}
+    monkeypatch.setattr(capability, "cpu_flags", lambda: flags)
     assert cli.main(["neighbors", "137", "--k", "4", "--memory", "1M"]) == 0
     out = capsys.readouterr().out
     line = next(text for text in out.splitlines() if text.startswith("screen: "))

@@ -140,6 +140,13 @@ def bf16_pays(n_queries: int, D: int, V: int, metric: str = "cosine") -> bool:
     return (_torch_loaded() or n_queries * D * V >= BF16_WORK) and fast_bf16()
 
 
+def amx_possible() -> bool:
+    """Whether embedlab's AMX kernel can be expected to run here, without compiling it (for words only: the
+    choice asks ``amx_runs``): AMX-BF16 and AMX-TILE on Linux x86-64, and llvmlite installed."""
+    return ({"amx_bf16", "amx_tile"} <= cpu_flags() and sys.platform == "linux"
+            and importlib.util.find_spec("llvmlite") is not None)
+
+
 def amx_shape(n_queries: int, D: int) -> bool:
     """Whether n queries of width D are enough for the AMX kernel's bf16 screen to win (``AMX_QUERIES``,
     ``AMX_WIDE``, ``AMX_WIDTH``), by shape alone.
@@ -342,7 +349,7 @@ def _why_not_bf16(queries: int, width: int, rows: int, metric: str) -> str:
     """Why ``"auto"`` did not take the bf16 screen for N queries of width D against V rows (N = 0: not tried)."""
     if queries == 0:
         return "bf16 not tried for this scan"
-    if "amx_bf16" in cpu_flags() and amx_runs():
+    if amx_possible() and not amx_shape(queries, width):  # said without compiling the kernel
         return (f"bf16 on AMX does not pay for N={queries:,} at D={width} (from N >= {AMX_QUERIES} at "
                 f"D >= {AMX_WIDTH}, N >= {AMX_WIDE[0]} at D >= {AMX_WIDE[1]})")
     if queries >= BF16_QUERIES and width >= BF16_WIDTH[metric]:
