@@ -11,6 +11,7 @@ everywhere, and the screen's lists are checked through both.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -405,3 +406,57 @@ def test_a_device_runs_torchs_bf16_screen_and_says_so(monkeypatch):
     assert "embedlab's kernel" not in search_.plan("cosine").why and search_.plan("cosine").screen == "bf16"
     assert search_.nearest("cosine").ids.tolist() == full_sort(W, W[ids], 4, "cosine", ids)[0].tolist()
     assert "embedlab's kernel" in Search(W, 4, "cosine", ids=ids, screen="bf16").plan("cosine").why
+
+
+# One traced search of the AMX screen in a fresh interpreter, as test_memory.py traces the other screens: its
+# working memory (the kernel's output, the chunks' bits, the sample, the pool) stays within the budget.
+TRACED_CHILD = """
+import functools, json, sys, tracemalloc
+import numpy as np
+sys.path[:0] = json.loads(sys.argv[1])
+from embedlab.engine.lengths import vector_norms
+from embedlab.engine.neighbors import amx_kernel, amx_screen, capability, dispatch
+from embedlab.engine.neighbors.search import ArrayTable
+from searching import search
+capability.amx_runs = dispatch.amx_runs = lambda: True  # the kernel where it runs, its NumPy twin elsewhere
+dispatch.AmxScreen = functools.partial(amx_screen.AmxScreen, software=not amx_kernel.compiled())
+V, D, memory, metric, by, held = json.loads(sys.argv[2])
+rng = np.random.default_rng(V + D)
+W = rng.standard_normal((V, D)).astype(np.float32)
+norms = vector_norms(W)
+norms.flags.writeable = False
+table = ArrayTable(W, norms=norms)
+table.bf16_rows()  # resident: built before the trace, as a table's int16 codes are in test_memory.py
+table = table if held else W  # or a plain array: rows rounded a chunk at a time, lengths measured, in the budget
+ids = rng.choice(V, 300, replace=False)
+Q = rng.standard_normal((300, D)) if by == "vector" else None
+run = lambda: search(table, Q, 10, metric, exclude=ids if by == "id" else None, memory=memory, screen="bf16",
+                     workers=2)
+run()  # once untraced: the kernel and the pair scores' loop compiled
+tracemalloc.start()
+base = tracemalloc.get_traced_memory()[0]
+got, _ = run()
+peak = tracemalloc.get_traced_memory()[1] - base
+tracemalloc.stop()
+print(json.dumps({"peak": peak, "ids": got[:20].tolist()}))
+"""
+
+
+@pytest.mark.parametrize("V, D, memory", [(20_000, 64, 2**22), (60_000, 24, 4 * 2**20), (3000, 384, 2**21)])
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+@pytest.mark.parametrize("by", ["id", "vector"])
+@pytest.mark.parametrize("held", [True, False], ids=["rows-held", "plain-array"])
+def test_traced_peak_stays_within_the_budget(V, D, memory, metric, by, held):
+    args = json.dumps([V, D, memory, metric, by, held])
+    child = subprocess.run([sys.executable, "-c", TRACED_CHILD, json.dumps(sys.path), args], capture_output=True,
+                           text=True, check=False)
+    assert child.returncode == 0, child.stderr
+    found = json.loads(child.stdout.strip().splitlines()[-1])
+    outputs = 300 * 10 * 16  # ids and scores (N, K): not counted in the budget
+    assert found["peak"] <= memory + outputs, f"traced peak {found['peak']:,} over the budget {memory:,}"
+    rng = np.random.default_rng(V + D)
+    W = rng.standard_normal((V, D)).astype(np.float32)
+    ids = rng.choice(V, 300, replace=False)
+    Q = rng.standard_normal((300, D)) if by == "vector" else None
+    want = full_sort(W, W[ids[:20]] if Q is None else Q[:20], 10, metric, None if Q is not None else ids[:20])[0]
+    assert found["ids"] == want.tolist()

@@ -95,7 +95,12 @@ def bf16_bits(x: np.ndarray) -> np.ndarray:
     if x.dtype == np.float64:
         x = round_bf16(x)  # exact in float32 after this
     u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
-    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    t = u >> 16  # one uint32 temporary: (u + 0x7FFF + (u >> 16 & 1)) >> 16, in place
+    t &= 1
+    t += 0x7FFF
+    t += u
+    t >>= 16
+    return t.astype(np.uint16)
 
 
 def pack_queries(bits: np.ndarray) -> PackedQueries:

@@ -95,14 +95,23 @@ class AmxScreen(FloatScreen):
         reach = row_norms[longest_other(row_norms, exclude, m)]  # (m,)
         shortest = length_range(row_norms)[0]
         shortest = shortest if np.isfinite(shortest) else 1.0
-        exact_w = bool(rows.exact) if hasattr(rows, "exact") else bf16_exact(W)  # Bf16Rows know; else a pass
-        q_exact = exact_q if metric == "dot" or self.raw else np.zeros_like(exact_q)  # unit queries are rounded
-        A_exact, self.r = bf16_value_margin(metric, D, q_norms, reach, shortest, exact_inputs=exact_w,
+        self._bound_terms = (reach, shortest, exact_q if metric == "dot" or self.raw else np.zeros_like(exact_q))
+        self.A, self.r = np.zeros(m), 0.0  # the bound (``_bound``), set when the plan is known
+        self._buf: np.ndarray | None = None  # (CHUNK_ROWS, D_pad) uint16: a chunk padded or rounded, reused
+
+    def _bound(self, plan: BlockPlan) -> None:
+        """The screening scores' bound ``A + r |s~|`` (``precision.bf16_value_margin``, without the product's
+        rounding), each side's rounding counted where it happens: the rows' where the table is not made of
+        bfloat16 values (``Bf16Rows`` know; else ``bf16_exact`` looks, ``plan.rows`` rows at a time, within
+        the plan's block of rows), the queries' where they were rounded (unit queries always are)."""
+        reach, shortest, q_exact = self._bound_terms
+        rows, D = self.rows, self.W.shape[1]
+        exact_w = bool(rows.exact) if hasattr(rows, "exact") else bf16_exact(self.W, max(1, plan.rows))
+        A_exact, self.r = bf16_value_margin(self.metric, D, self.q_norms, reach, shortest, exact_inputs=exact_w,
                                             exact_queries=True, product_rounded=False)
-        A_round = bf16_value_margin(metric, D, q_norms, reach, shortest, exact_inputs=exact_w,
+        A_round = bf16_value_margin(self.metric, D, self.q_norms, reach, shortest, exact_inputs=exact_w,
                                     exact_queries=False, product_rounded=False)[0]
         self.A = np.where(q_exact, A_exact, A_round)  # (m,)
-        self._buf: np.ndarray | None = None  # (CHUNK_ROWS, D_pad) uint16: a chunk padded or rounded, reused
 
     def _bar_below(self, T: np.ndarray) -> np.ndarray:
         """The screening bar (m,) float64 under which a row scores, exactly, below T (m,): ``f^-1(T - A)``,
@@ -144,6 +153,7 @@ class AmxScreen(FloatScreen):
         """Screen every row, a chunk at a time on the tiles (``CHUNK_ROWS``, or the plan's block of rows where
         smaller); pool the entries that pass."""
         k, m, V = self.k, len(self.q64), len(self.W)
+        self._bound(plan)
         pool = CandidatePool(m, k)
         bar = self._first_bar()  # (m,)
         bars = np.full(len(self.packed.bits), np.inf, dtype=np.float32)  # (m_pad,) padding never passes
@@ -241,7 +251,7 @@ def bf16_exact(W: Any, block: int = 4096) -> bool:
     for start in range(0, len(W), block):
         rows = np.asarray(W[start:start + block])
         if rows.dtype == np.float32:
-            if np.any(rows.view(np.uint32) & np.uint32(0xFFFF)):
+            if np.any(np.bitwise_and(rows.view(np.uint32), np.uint32(0xFFFF))):  # the low half of each float32
                 return False
         elif not np.array_equal(round_bf16(np.asarray(rows, dtype=np.float64)), rows):
             return False

@@ -66,7 +66,8 @@ from .torch_screen import TorchScreen, import_torch
 
 __all__ = ["Bf16Screen", "Bf16Rows", "bf16_rows", "bf16_exact_rows", "bar32", "ROWS_BLOCK"]
 
-ROWS_BLOCK = 4096  # rows rounded to bfloat16 at a time by ``bf16_rows``
+ROWS_BLOCK = 4096  # rows rounded to bfloat16 at a time by ``bf16_rows``, at most
+BLOCK_BYTES = 1 << 20  # and at most this many bytes of them as float32 (each temporary of the rounding)
 
 
 class Bf16Screen(TorchScreen):
@@ -277,7 +278,8 @@ def bf16_rows(W: np.ndarray) -> Bf16Rows:
     Each entry rounded to nearest, ties to even, once (float64 entries are
     rounded in float64 first, ``round_bf16``: no double rounding through
     float32), in NumPy (``amx_kernel.bf16_bits``: no torch). ``ROWS_BLOCK``
-    rows at a time, so it holds one block of temporaries beside the result;
+    rows at a time, at most ``BLOCK_BYTES`` of float32 (1 MiB), so it holds
+    a few such temporaries beside the result;
     each block is compared with its rounding on the way (``exact``). A bf16
     checkpoint's table (``Bf16Matrix``) is its own bits: returned as they are
     (a view, exact). View it as ``torch.bfloat16``
@@ -294,8 +296,9 @@ def bf16_rows(W: np.ndarray) -> Bf16Rows:
     V, D = W.shape
     out = np.empty((V, D), dtype=np.uint16)
     exact = True
-    for v0 in range(0, V, ROWS_BLOCK):
-        v1 = min(V, v0 + ROWS_BLOCK)
+    step = max(1, min(ROWS_BLOCK, BLOCK_BYTES // (4 * max(D, 1))))  # rows whose float32 fill BLOCK_BYTES
+    for v0 in range(0, V, step):
+        v1 = min(V, v0 + step)
         rows = np.asarray(W[v0:v1])  # (b, D)
         out[v0:v1] = bits = bf16_bits(rows)
         if exact:  # the rounding's float32, bits << 16, equal to every entry
