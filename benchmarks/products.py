@@ -12,10 +12,10 @@ best of ``--repeats``, on ``--threads`` threads:
 - embedlab's int16 kernel (``int16_kernel.screen_rows`` over blocks of rows
   as the search takes them, with a bar no row reaches: the integer product and
   one check per tile, no selection);
-- where the CPU has AMX-BF16: a bfloat16 product with float32 results on the
-  AMX tiles (``amx_tiles.py`` of this folder, LLVM IR compiled by llvmlite: what
-  a first pass of our own on the tiles would start from; not embedlab's code),
-  C stored to memory and C kept in cache.
+- where the CPU has AMX-BF16: embedlab's AMX kernel (``amx_kernel.screen_rows``,
+  the bf16 screen's first pass: bfloat16 products with float32 sums on the
+  tiles, each block of scores filtered in cache; here against a bar no entry
+  reaches, so the product and the filter alone).
 
 Rates are multiply-adds per nanosecond; "x float32" is the speed against
 NumPy's float32 GEMM. The CPU's flags say which instructions exist (AVX2,
@@ -86,25 +86,36 @@ def torch_products(Q, W, threads, repeats) -> dict[str, float]:
 
 
 def amx_products(Q, W, threads, repeats) -> dict[str, float]:
-    """bfloat16 products with float32 results on AMX tiles (``amx_tiles``: an LLVM IR kernel of this folder,
-    not embedlab's), C stored and C kept in cache (as a fused filter would read it); checked against float64."""
-    import amx_tiles
+    """embedlab's AMX kernel (``amx_kernel.screen_rows``): bfloat16 products summed in float32 on the tiles, each
+    block of scores filtered in cache against a bar no entry reaches (the product and the filter, nothing
+    leaves), the rows split over ``threads`` threads; its scores checked against float64 with every bar -inf."""
+    from concurrent.futures import ThreadPoolExecutor
 
-    why = amx_tiles.available()
-    if why is not None:
-        print(f"AMX tiles: not run ({why})")
+    from embedlab.engine.neighbors import amx_kernel
+
+    if not amx_kernel.compiled():
+        print(f"AMX kernel: not run ({amx_kernel.status()})")
         return {}
-    out = {}
-    for stored in (True, False):
-        run, C = amx_tiles.product(Q, W, threads, stored=stored)
-        seconds = best(run, repeats)
-        if stored:  # the float32 sums of the bfloat16 values, against float64 (sums of 384 products in any order)
-            wide = lambda x: (amx_tiles.bf16_bits(x).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
-            exact = wide(Q[:64]) @ wide(W).T
-            err = float(np.abs(C[:64, :len(W)] - exact).max() / np.abs(exact).max())
-            print(f"AMX tiles: C within {err:.1e} of the float64 product of the bfloat16 values (relative to its largest)")
-        out["AMX tiles, bf16 -> float32 (our LLVM IR; " + ("C stored)" if stored else "C kept in cache)")] = seconds
-    return out
+    queries = amx_kernel.pack_queries(amx_kernel.bf16_bits(Q))
+    m_pad, D_pad = queries.bits.shape
+    rows = np.zeros((-(-len(W) // 32) * 32, D_pad), dtype=np.uint16)
+    rows[:len(W), :W.shape[1]] = amx_kernel.bf16_bits(W)
+    ones, qinv = np.ones(len(rows), dtype=np.float32), np.ones(m_pad, dtype=np.float32)
+    never = np.full(m_pad, np.inf, dtype=np.float32)
+    step = -(-len(rows) // (32 * threads)) * 32
+    parts = [slice(a, min(len(rows), a + step)) for a in range(0, len(rows), step)]
+
+    def run() -> None:
+        with ThreadPoolExecutor(len(parts)) as pool:
+            list(pool.map(lambda part: amx_kernel.screen_rows(rows[part], queries, ones[part], qinv, never), parts))
+
+    r, q, s = amx_kernel.screen_rows(rows[:256], queries, ones[:256], qinv, np.full(m_pad, -np.inf, np.float32))
+    wide = lambda bits: (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    exact = wide(rows[:256]) @ wide(queries.bits).T
+    err = float(np.abs(s - exact[r, q]).max() / np.abs(exact).max())
+    print(f"AMX kernel ({amx_kernel.status()}): scores within {err:.1e} of the float64 product of the bfloat16 "
+          "values (relative to its largest)")
+    return {"embedlab AMX kernel, bf16 -> float32, filtered in cache": best(run, repeats)}
 
 
 def int16_product(Q, W):
