@@ -210,7 +210,8 @@ def _check(rows: np.ndarray, queries: PackedQueries, rinv: np.ndarray, qinv: np.
 
 
 # The kernel, LLVM IR. One call screens pairs of row tiles [rp0, rp1) against every pair of query tiles; it stops
-# before a pair of row tiles whose entries might not fit in the output (cap), and says where in state[1].
+# before a pair of row tiles whose entries might not fit in the output (cap), or at rp1, and says where in state[1]
+# (the entries written in state[0]).
 _HEAD = r'''
 declare x86_amx @llvm.x86.tileloadd64.internal(i16, i16, i8*, i64)
 declare x86_amx @llvm.x86.tilezero.internal(i16, i16)
@@ -234,10 +235,13 @@ entry:
 loop_r:
   %rp = phi i64 [%rp0, %entry], [%rp_next, %end_q]
   %count = phi i64 [0, %entry], [%cnt_out3, %end_q]
+  %atend = icmp eq i64 %rp, %rp1
+  br i1 %atend, label %exit, label %room_r
+room_r:
   %room = sub i64 %cap, %count
   %full = icmp ult i64 %room, %need
-  br i1 %full, label %stop, label %go_r
-stop:
+  br i1 %full, label %exit, label %go_r
+exit:
   store i64 %count, i64* %state
   %st1 = getelementptr i64, i64* %state, i64 1
   store i64 %rp, i64* %st1
@@ -374,13 +378,7 @@ after_filter:
   br i1 %qdone, label %end_q, label %loop_q
 end_q:
   %rp_next = add i64 %rp, 1
-  %rdone = icmp eq i64 %rp_next, %rp1
-  br i1 %rdone, label %done, label %loop_r
-done:
-  store i64 %cnt_out3, i64* %state
-  %st1d = getelementptr i64, i64* %state, i64 1
-  store i64 %rp1, i64* %st1d
-  ret void
+  br label %loop_r
 }
 '''
 
