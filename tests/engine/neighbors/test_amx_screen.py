@@ -11,7 +11,6 @@ everywhere, and the screen's lists are checked through both.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from embedlab.engine.neighbors.plan import plan_blocks
 from embedlab.engine.neighbors.precision import bf16_value_margin, round_bf16
 from full_sort import full_sort
 from searching import search
+from traced_child import TRACED_RUN, traced
 
 KERNEL = amx_kernel.compiled()
 needs_kernel = pytest.mark.skipif(not KERNEL, reason=f"the AMX kernel does not run here: {amx_kernel.status()}")
@@ -433,13 +433,7 @@ Q = rng.standard_normal((300, D)) if by == "vector" else None
 run = lambda: search(table, Q, 10, metric, exclude=ids if by == "id" else None, memory=memory, screen="bf16",
                      workers=2)
 run()  # once untraced: the kernel and the pair scores' loop compiled
-tracemalloc.start()
-base = tracemalloc.get_traced_memory()[0]
-got, _ = run()
-peak = tracemalloc.get_traced_memory()[1] - base
-tracemalloc.stop()
-print(json.dumps({"peak": peak, "ids": got[:20].tolist()}))
-"""
+""" + TRACED_RUN
 
 
 @pytest.mark.parametrize("V, D, memory", [(20_000, 64, 2**22), (60_000, 24, 4 * 2**20), (3000, 384, 2**21)])
@@ -447,11 +441,7 @@ print(json.dumps({"peak": peak, "ids": got[:20].tolist()}))
 @pytest.mark.parametrize("by", ["id", "vector"])
 @pytest.mark.parametrize("held", [True, False], ids=["rows-held", "plain-array"])
 def test_traced_peak_stays_within_the_budget(V, D, memory, metric, by, held):
-    args = json.dumps([V, D, memory, metric, by, held])
-    child = subprocess.run([sys.executable, "-c", TRACED_CHILD, json.dumps(sys.path), args], capture_output=True,
-                           text=True, check=False)
-    assert child.returncode == 0, child.stderr
-    found = json.loads(child.stdout.strip().splitlines()[-1])
+    found = traced(TRACED_CHILD, [V, D, memory, metric, by, held])
     outputs = 300 * 10 * 16  # ids and scores (N, K): not counted in the budget
     assert found["peak"] <= memory + outputs, f"traced peak {found['peak']:,} over the budget {memory:,}"
     rng = np.random.default_rng(V + D)

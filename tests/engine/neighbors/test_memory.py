@@ -8,9 +8,6 @@ brute force written here, never from the engine itself.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import tracemalloc
 
 import numpy as np
@@ -23,6 +20,7 @@ from embedlab.engine.neighbors.plan import plan_search
 from embedlab.engine.neighbors.search import Search
 from embedlab.engine.table import EmbeddingTable
 from searching import search
+from traced_child import TRACED_RUN, traced
 
 
 def brute_force_ids(W, Q, k, metric, exclude=None):
@@ -92,13 +90,7 @@ Q = rng.standard_normal((200, D)) if by == "vector" else None
 run = lambda: search(W, Q, 10, metric, exclude=ids if by == "id" else None, row_norms=norms, memory=memory,
                      codes=codes, screen=screen, workers=2)
 run()  # once untraced: numba's kernels compiled or loaded from its cache
-tracemalloc.start()
-base = tracemalloc.get_traced_memory()[0]
-got, _ = run()
-peak = tracemalloc.get_traced_memory()[1] - base
-tracemalloc.stop()
-print(json.dumps({"peak": peak, "ids": got[:20].tolist()}))
-"""
+""" + TRACED_RUN
 
 
 @pytest.mark.parametrize("V, D, memory", TABLES)
@@ -106,11 +98,7 @@ print(json.dumps({"peak": peak, "ids": got[:20].tolist()}))
 @pytest.mark.parametrize("screen", ["float", "int16"])
 @pytest.mark.parametrize("by", ["id", "vector"])
 def test_traced_peak_stays_within_the_budget(V, D, memory, metric, screen, by):
-    args = json.dumps([V, D, memory, metric, screen, by])
-    child = subprocess.run([sys.executable, "-c", TRACED_CHILD, json.dumps(sys.path), args], capture_output=True,
-                           text=True, check=False)
-    assert child.returncode == 0, child.stderr
-    found = json.loads(child.stdout.strip().splitlines()[-1])
+    found = traced(TRACED_CHILD, [V, D, memory, metric, screen, by])
     N, k = 200, 10
     outputs = N * k * 16  # ids int64 and scores float64, (N, K): not counted in the budget
     peak = found["peak"]
