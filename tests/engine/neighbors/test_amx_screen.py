@@ -420,9 +420,11 @@ from embedlab.engine.neighbors.search import ArrayTable
 from searching import search
 capability.amx_runs = dispatch.amx_runs = lambda: True  # the kernel where it runs, its NumPy twin elsewhere
 dispatch.AmxScreen = functools.partial(amx_screen.AmxScreen, software=not amx_kernel.compiled())
-V, D, memory, metric, by, held = json.loads(sys.argv[2])
+V, D, memory, metric, by, held, equal = json.loads(sys.argv[2])
 rng = np.random.default_rng(V + D)
 W = rng.standard_normal((V, D)).astype(np.float32)
+if equal:
+    W[:] = W[0]  # every row equal: every entry reaches every bar, and the kernel's output is pooled a part at a time
 norms = vector_norms(W)
 norms.flags.writeable = False
 table = ArrayTable(W, norms=norms)
@@ -441,7 +443,7 @@ run()  # once untraced: the kernel and the pair scores' loop compiled
 @pytest.mark.parametrize("by", ["id", "vector"])
 @pytest.mark.parametrize("held", [True, False], ids=["rows-held", "plain-array"])
 def test_traced_peak_stays_within_the_budget(V, D, memory, metric, by, held):
-    found = traced(TRACED_CHILD, [V, D, memory, metric, by, held])
+    found = traced(TRACED_CHILD, [V, D, memory, metric, by, held, False])
     outputs = 300 * 10 * 16  # ids and scores (N, K): not counted in the budget
     assert found["peak"] <= memory + outputs, f"traced peak {found['peak']:,} over the budget {memory:,}"
     rng = np.random.default_rng(V + D)
@@ -450,3 +452,15 @@ def test_traced_peak_stays_within_the_budget(V, D, memory, metric, by, held):
     Q = rng.standard_normal((300, D)) if by == "vector" else None
     want = full_sort(W, W[ids[:20]] if Q is None else Q[:20], 10, metric, None if Q is not None else ids[:20])[0]
     assert found["ids"] == want.tolist()
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_a_table_of_equal_rows_stays_within_the_budget(metric):
+    # Every entry passes every bar: the kernel's output comes a part at a time, each pooled (settled exactly:
+    # more ties than the pool's slots) before the next, so the search holds one part, not a chunk's entries.
+    V, D, memory = 6000, 32, 2**22  # 1.8 million entries pass: 170 MB held at once without the parts
+    found = traced(TRACED_CHILD, [V, D, memory, metric, "id", True, True])
+    assert found["peak"] <= memory + 300 * 10 * 16, f"traced peak {found['peak']:,} over the budget {memory:,}"
+    ids = np.random.default_rng(V + D).choice(V, 300, replace=False)
+    want = [[i for i in range(11) if i != own][:10] for own in ids[:20]]  # equal scores: the smallest ids
+    assert found["ids"] == want

@@ -44,7 +44,7 @@ import platform
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -52,7 +52,7 @@ from ..cpu import cpu_flags
 from ..jit import Loops
 from .precision import round_bf16
 
-__all__ = ["PackedQueries", "pack_queries", "screen_rows", "screen_rows_software", "status", "compiled",
+__all__ = ["PackedQueries", "pack_queries", "screen_rows", "screen_parts", "screen_rows_software", "status", "compiled",
            "bf16_bits", "scores_software", "PAIR", "WIDTH_STEP"]
 
 PAIR = 32  # rows (and queries) of a pair of tiles: the kernel takes rows and queries 32 at a time
@@ -149,27 +149,43 @@ def screen_rows(rows: np.ndarray, queries: PackedQueries, rinv: np.ndarray, qinv
     ValueError
         For arrays of another dtype, shape or layout.
     """
+    parts = list(screen_parts(rows, queries, rinv, qinv, bars))
+    if not parts:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+    r, q, s = (np.concatenate(column) for column in zip(*parts))
+    return r, q, s
+
+
+def screen_parts(rows: np.ndarray, queries: PackedQueries, rinv: np.ndarray, qinv: np.ndarray, bars: np.ndarray,
+                 entries: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``screen_rows``' triples a part at a time: at most ``entries`` of them each, the kernel's output reused.
+
+    ``entries`` is at least what one pair of row tiles can yield
+    (``PAIR * m_pad``; default four times that): the kernel stops before a
+    pair of row tiles whose entries might not fit, hands its part over, and
+    goes on from there at the next step, so a caller that pools each part
+    before asking for the next holds one part at a time however many entries
+    reach the bar (a table of equal rows: all of them). ``bars`` is read at
+    each step: a caller may raise it between parts (never lower it). Same
+    arguments and errors as ``screen_rows``; each part's arrays are the
+    caller's (copies).
+    """
     function = _function()
     if function is None:
         raise RuntimeError(f"the AMX kernel does not run here: {status()}")
     v, m_pad = _check(rows, queries, rinv, qinv, bars)
     D_pad = queries.bits.shape[1]
     need = PAIR * m_pad  # the most entries one pair of row tiles yields
-    cap = 4 * need  # 12 bytes an entry: 1.5 KiB a query
+    cap = 4 * need if entries is None else max(need, int(entries))  # 12 bytes an entry
     out_r, out_q = np.empty(cap, dtype=np.int32), np.empty(cap, dtype=np.int32)
     out_s, state = np.empty(cap, dtype=np.float32), np.zeros(2, dtype=np.int64)
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     start, pairs = 0, v // PAIR
     while start < pairs:  # the kernel stops before a pair of row tiles that might not fit; go on from there
         function(rows.ctypes.data, D_pad * 2, start, pairs, queries.packed.ctypes.data, m_pad // PAIR,
                  D_pad // WIDTH_STEP, rinv.ctypes.data, qinv.ctypes.data, bars.ctypes.data, out_r.ctypes.data,
                  out_q.ctypes.data, out_s.ctypes.data, cap, state.ctypes.data)
         count, start = int(state[0]), int(state[1])
-        parts.append((out_r[:count].astype(np.int64), out_q[:count].astype(np.int64), out_s[:count].copy()))
-    if not parts:
-        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-    r, q, s = (np.concatenate(column) for column in zip(*parts))
-    return r, q, s
+        yield out_r[:count].astype(np.int64), out_q[:count].astype(np.int64), out_s[:count].copy()
 
 
 def screen_rows_software(rows: np.ndarray, queries: PackedQueries, rinv: np.ndarray, qinv: np.ndarray,

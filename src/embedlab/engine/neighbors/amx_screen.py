@@ -52,9 +52,12 @@ from .pair_scores import pair_dots
 from .pool import CandidatePool
 from .precision import bf16_value_margin, longest_other, round_bf16
 
-__all__ = ["AmxScreen", "CHUNK_ROWS", "bf16_exact"]
+__all__ = ["AmxScreen", "CHUNK_ROWS", "PART_ENTRY_BYTES", "bf16_exact"]
 
 CHUNK_ROWS = 4096  # rows the kernel screens between two raises of the bars (a multiple of 32)
+# Bytes an entry that passes holds while its part of the kernel's output is pooled: the kernel's output (12),
+# its int64 copies, the float32 rescoring, the sort by query and the filtered copies (about 85 measured with tracemalloc on a table of equal rows).
+PART_ENTRY_BYTES = 96
 
 
 class AmxScreen(FloatScreen):
@@ -151,14 +154,15 @@ class AmxScreen(FloatScreen):
 
     def _scan(self, plan: BlockPlan) -> CandidatePool:
         """Screen every row, a chunk at a time on the tiles (``CHUNK_ROWS``, or the plan's block of rows where
-        smaller); pool the entries that pass."""
+        smaller); pool the entries that pass, a part of the kernel's output at a time (``_part_entries``), the
+        bars raised by the pool before each part."""
         k, m, V = self.k, len(self.q64), len(self.W)
         self._bound(plan)
         pool = CandidatePool(m, k)
         bar = self._first_bar()  # (m,)
         bars = np.full(len(self.packed.bits), np.inf, dtype=np.float32)  # (m_pad,) padding never passes
-        screen = amx_kernel.screen_rows_software if self.software else amx_kernel.screen_rows
         step = max(PAIR, min(CHUNK_ROWS, plan.rows // PAIR * PAIR))  # within the plan's block of rows
+        entries = self._part_entries(plan)
         for v0 in range(0, V, step):
             v1 = min(V, v0 + step)
             bits = self._bits(slice(v0, v1))  # (v_pad, D_pad)
@@ -166,13 +170,24 @@ class AmxScreen(FloatScreen):
             # k pooled rows score at least the pool's k-th float32 score less the float margin.
             bar = np.maximum(bar, self._bar_below(pool.scores[:, k - 1] - self.eps32))
             bars[:m] = bar32(bar)
-            r, q, s = screen(bits, self.packed, rinv, self.qinv, bars)
-            keep = r < v1 - v0  # padding rows out
-            r = r + v0
-            if self.exclude is not None:
-                keep &= r != self.exclude[q]  # a query's own id is never listed
-            self._pool_float32(q[keep], r[keep], pool)
+            parts = ([amx_kernel.screen_rows_software(bits, self.packed, rinv, self.qinv, bars)] if self.software
+                     else amx_kernel.screen_parts(bits, self.packed, rinv, self.qinv, bars, entries))
+            for r, q, s in parts:  # the kernel reads ``bars`` again at each part: raised in place meanwhile
+                keep = r < v1 - v0  # padding rows out
+                r = r + v0
+                if self.exclude is not None:
+                    keep &= r != self.exclude[q]  # a query's own id is never listed
+                self._pool_float32(q[keep], r[keep], pool)
+                bar = np.maximum(bar, self._bar_below(pool.scores[:, k - 1] - self.eps32))
+                bars[:m] = bar32(bar)
         return pool
+
+    def _part_entries(self, plan: BlockPlan) -> int:
+        """Entries of the kernel's output pooled at a time: the plan's score block for the bf16 screen
+        (``plan.plan_bytes``: ``n v`` entries of 14 bytes, the torch screen's product, widening and mask, which
+        this screen never makes) at ``PART_ENTRY_BYTES`` each; ``amx_kernel.screen_parts`` takes at least one
+        pair of row tiles' worth."""
+        return plan.queries * plan.rows * 14 // PART_ENTRY_BYTES
 
     def _pool_float32(self, qi: np.ndarray, ids: np.ndarray, pool: CandidatePool) -> None:
         """Score the pairs (query, row) (f,) again in float32, as the float screen scores them, and pool them.
