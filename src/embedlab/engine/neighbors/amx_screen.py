@@ -19,10 +19,12 @@ queries planned on the bf16 screen where the kernel is compiled here
 2. *Filter and pool.* A first bar from a strided sample of rows (``_first_bar``:
    the sample's screening scores in NumPy, the same arithmetic in another
    order of summation, within the same bound; each query's k best of them
-   scored in float64); then, before each chunk, the pool's k-th float32 score
-   less the float screen's margin raises it (``Bf16Screen._bar_below``: a
-   row whose screening score is below it scores, exactly, below k others).
-   The entries that pass are scored again in float32 and pooled
+   scored again in float32, within the float screen's margin); then, before
+   each chunk and each part of the kernel's output, the pool's k-th float32
+   score less the float screen's margin raises it (``_bar_below``, as
+   ``Bf16Screen``'s: a row whose screening score is below it scores,
+   exactly, below k others). The entries that pass are scored again in
+   float32 (``pair_scores.pair_dots``) and pooled a part at a time
    (``_pool_float32``), as ``Bf16Screen`` pools them.
 3. *Rescore.* ``FloatScreen._rescore``: the pool in float64, ordered by
    ``(-score, id)``: the float screen's answer, id for id and bit for bit.
