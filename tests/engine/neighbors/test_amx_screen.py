@@ -11,6 +11,7 @@ everywhere, and the screen's lists are checked through both.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -464,3 +465,46 @@ def test_a_table_of_equal_rows_stays_within_the_budget(metric):
     ids = np.random.default_rng(V + D).choice(V, 300, replace=False)
     want = [[i for i in range(11) if i != own][:10] for own in ids[:20]]  # equal scores: the smallest ids
     assert found["ids"] == want
+
+
+# The named minimum of a bf16 plan, traced in a fresh interpreter: the AMX screen pads queries, rows and widths to
+# 32, which a plan of one query against K + 1 rows must count.
+MINIMUM_CHILD = """
+import functools, json, sys, tracemalloc
+import numpy as np
+sys.path[:0] = json.loads(sys.argv[1])
+from embedlab.errors import BudgetError
+from embedlab.engine.lengths import vector_norms
+from embedlab.engine.neighbors import amx_kernel, amx_screen, capability, dispatch
+from embedlab.engine.neighbors.search import ArrayTable, Search
+capability.amx_runs = dispatch.amx_runs = lambda: True  # the kernel where it runs, its NumPy twin elsewhere
+dispatch.AmxScreen = functools.partial(amx_screen.AmxScreen, software=not amx_kernel.compiled())
+D, metric = json.loads(sys.argv[2])
+W = np.random.default_rng(D).standard_normal((5000, D)).astype(np.float32)
+table = ArrayTable(W, norms=vector_norms(W))
+table.bf16_rows()  # resident, outside the budget
+ids = np.arange(40)
+def search(memory):
+    found = Search(table, 7, metric, ids=ids, memory=memory, screen="bf16", workers=1).nearest(metric)
+    return found.ids, found.scores
+try:
+    search(1000)
+except BudgetError as exc:
+    minimum = exc.minimum
+run = lambda: search(minimum)
+run()
+print(json.dumps({"minimum": minimum}))
+""" + TRACED_RUN
+
+
+@pytest.mark.parametrize("D", [12, 384])
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_the_named_minimum_holds_the_amx_screen(D, metric):
+    child = subprocess.run([sys.executable, "-c", MINIMUM_CHILD, json.dumps(sys.path), json.dumps([D, metric])],
+                           capture_output=True, text=True, check=False)
+    assert child.returncode == 0, child.stderr
+    minimum, found = (json.loads(line) for line in child.stdout.strip().splitlines()[-2:])
+    minimum = minimum["minimum"]
+    assert found["peak"] <= minimum + 40 * 7 * 16, f"traced peak {found['peak']:,} over the minimum {minimum:,}"
+    W = np.random.default_rng(D).standard_normal((5000, D)).astype(np.float32)
+    assert found["ids"] == full_sort(W, W[:20], 7, metric, np.arange(20))[0].tolist()

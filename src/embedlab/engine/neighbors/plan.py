@@ -261,7 +261,9 @@ def plan_bytes(n: int, v: int, D: int, k: int, itemsize: int, batch: int, rescor
     sets the first bar. The bf16 screen counts as the float one, with its
     score block as the bfloat16 product, its float32 widening and the mask
     (or the sample's partition indices), and one block of rows three times
-    (gathered, float32 on the way, then bfloat16).
+    (gathered, float32 on the way, then bfloat16), each padded to 32 queries,
+    rows and entries as the AMX screen holds them, and the padded queries'
+    bits twice and in float32.
     All rescore ``rescore`` candidates at once, and make some Python objects
     (``objects``).
     """
@@ -275,8 +277,12 @@ def plan_bytes(n: int, v: int, D: int, k: int, itemsize: int, batch: int, rescor
         }
     P = pool_slots(k)
     if screen == "bf16":  # bfloat16 scores widened to float32, and the sample's argpartition (int64) or the mask;
-        # rows gathered (the sample), in float32 and in bfloat16
-        sample, scan, rows = n * v * (2 + 4 + 8), n * v * (2 + 4 + 1) + 8 * v, v * D * (4 + 4 + 2)
+        # rows gathered (the sample), in float32 and in bfloat16. As the AMX screen holds them (``amx_screen``):
+        # queries, rows and widths padded to 32 (``amx_kernel.PAIR``, ``WIDTH_STEP``), and the queries' bits twice
+        # (``PackedQueries``) and widened for the first bar; torch's screen (``bf16_screen``) holds less.
+        n32, v32, D32 = -(-n // 32) * 32, -(-v // 32) * 32, -(-D // 32) * 32
+        sample, scan = n32 * v32 * (2 + 4 + 8), n32 * v32 * (2 + 4 + 1) + 8 * v32
+        rows = v32 * D32 * (4 + 4 + 2) + n32 * D32 * (2 + 2 + 4)
     else:
         sample = n * v * 2 * itemsize  # the first bar: scores of at most v rows and a partition copy
         scan = n * v * (itemsize + 1) + 8 * v  # the score block and its mask; one query's survivors
