@@ -508,3 +508,35 @@ def test_the_named_minimum_holds_the_amx_screen(D, metric):
     assert found["peak"] <= minimum + 40 * 7 * 16, f"traced peak {found['peak']:,} over the minimum {minimum:,}"
     W = np.random.default_rng(D).standard_normal((5000, D)).astype(np.float32)
     assert found["ids"] == full_sort(W, W[:20], 7, metric, np.arange(20))[0].tolist()
+
+
+FORK_CHILD = """
+import json, os, sys, time
+sys.path[:0] = json.loads(sys.argv[1])
+from embedlab.engine.neighbors import amx_kernel
+amx_kernel._lock.acquire()  # held, as by a thread of this process asking Linux for the tiles or compiling, at the fork
+pid = os.fork()
+if pid == 0:
+    os._exit(10 + amx_kernel.compiled())  # the child asks and compiles on its own
+for _ in range(600):
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        break
+    time.sleep(0.1)
+else:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    print("the child waited for the parent's lock")
+    sys.exit(1)
+amx_kernel._lock.release()
+print(json.dumps([os.waitstatus_to_exitcode(status), 10 + amx_kernel.compiled()]))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
+def test_a_child_forked_while_the_kernel_is_asked_for_runs_its_own():
+    child = subprocess.run([sys.executable, "-c", FORK_CHILD, json.dumps(sys.path)], capture_output=True, text=True,
+                           check=False, timeout=120)
+    assert child.returncode == 0, child.stdout + child.stderr
+    in_child, in_parent = json.loads(child.stdout.strip().splitlines()[-1])
+    assert in_child == in_parent == 10 + KERNEL

@@ -40,6 +40,7 @@ Glossary: ``v`` rows in a chunk, ``m`` queries (``m_pad``: padded to 32),
 from __future__ import annotations
 
 import ctypes
+import os
 import platform
 import sys
 import threading
@@ -413,6 +414,18 @@ _P, _I = ctypes.c_void_p, ctypes.c_int64
 _LOOPS = Loops(_build, {"amx_screen": (_P, _I, _I, _I, _P, _I, _I, _P, _P, _P, _P, _P, _P, _I, _P)})
 _state: dict[str, Any] = {}
 _lock = threading.Lock()
+
+
+def _new_lock() -> None:
+    """In a forked child: a lock of its own. A thread of the parent may have held ``_lock`` at the fork (asking
+    Linux for the tiles, compiling); the child, which does not have that thread, would wait for it for ever. The
+    child then asks and compiles itself on first use (``jit.Loops`` does the same for its loops)."""
+    global _lock
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock)
 
 
 def _function() -> Any:
