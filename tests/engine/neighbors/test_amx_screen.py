@@ -540,3 +540,32 @@ def test_a_child_forked_while_the_kernel_is_asked_for_runs_its_own():
     assert child.returncode == 0, child.stdout + child.stderr
     in_child, in_parent = json.loads(child.stdout.strip().splitlines()[-1])
     assert in_child == in_parent == 10 + KERNEL
+
+
+NO_TORCH_CHILD = """
+import json, sys
+sys.path[:0] = json.loads(sys.argv[1])
+sys.modules["torch"] = None  # a process without torch
+import numpy as np
+from embedlab.errors import MissingExtraError
+from embedlab.engine.neighbors.search import Search
+W = np.random.default_rng(0).standard_normal((400, 64)).astype(np.float32)
+ids = np.arange(0, 400, 3)
+found = Search(W, 5, "cosine", ids=ids, screen="bf16").nearest("cosine")  # the queries' screen: the kernel
+try:
+    Search(W, 5, "cosine", every_row=True, screen="bf16")  # every row: the self-join, torch's
+    print(json.dumps([found.ids.tolist(), "accepted"]))
+except MissingExtraError as exc:
+    print(json.dumps([found.ids.tolist(), str(exc)]))
+"""
+
+
+@needs_kernel
+def test_every_row_on_bf16_products_without_torch_is_refused_at_the_door():
+    child = subprocess.run([sys.executable, "-c", NO_TORCH_CHILD, json.dumps(sys.path)], capture_output=True,
+                           text=True, check=False)
+    assert child.returncode == 0, child.stderr
+    ids, refusal = json.loads(child.stdout.strip().splitlines()[-1])
+    W = np.random.default_rng(0).standard_normal((400, 64)).astype(np.float32)
+    assert ids == full_sort(W, W[0:400:3], 5, "cosine", np.arange(0, 400, 3))[0].tolist()
+    assert "need torch" in refusal and "every_row with screen='bf16'" in refusal and "[torch]" in refusal

@@ -36,12 +36,13 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import numpy as np
 
-from ...errors import BudgetError, ChoiceError, ShapeError
+from ...errors import BudgetError, ChoiceError, MissingExtraError, ShapeError
 from ..bf16_matrix import Bf16Matrix
 from ..lengths import vector_norms
 from ..pages import file_mapped
@@ -181,7 +182,8 @@ class Search:
     MissingExtraError
         (an ``ImportError``) for a device without torch, a scheduler without
         dask.distributed, ``screen="int16"`` without numba, ``screen="bf16"``
-        without torch.
+        without torch (queries: where embedlab's AMX kernel does not run,
+        ``capability.amx_runs``; every row: always, the self-join is torch's).
 
     >>> W = np.array([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]])
     >>> search = Search(W, 2, ids=[0, 2])
@@ -221,6 +223,11 @@ class Search:
             raise ChoiceError(f"screen='int16' runs on the CPU's integer kernel, not on device {device!r}",
                               parameter="screen", value=screen, expected="'auto' or 'float' with a device")
         choose_screen(screen, codes_given=False, fits=True)  # refuses an unknown screen now
+        if every_row and screen == "bf16" and importlib.util.find_spec("torch") is None:
+            # every row's lists on bfloat16 products are the self-join's (``bf16_join``, torch's matmul), which
+            # embedlab's AMX kernel (the queries' bf16 screen, no torch) does not run: refused now, not mid-scan
+            raise MissingExtraError.for_module("torch", "bfloat16 self-joins (every_row with screen='bf16')",
+                                               ("torch",))
         self._device_name, self._scheduler, self._screen = device, scheduler, screen
         self._method, self._pairs = self._plan_every_row(workers, screen)  # first: the codes follow the method
         joint = None if scheduler is not None else joint_plans(self._pairs, self.V, self.D, self.k, self.budget)
