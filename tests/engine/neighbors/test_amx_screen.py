@@ -569,3 +569,33 @@ def test_every_row_on_bf16_products_without_torch_is_refused_at_the_door():
     W = np.random.default_rng(0).standard_normal((400, 64)).astype(np.float32)
     assert ids == full_sort(W, W[0:400:3], 5, "cosine", np.arange(0, 400, 3))[0].tolist()
     assert "need torch" in refusal and "every_row with screen='bf16'" in refusal and "[torch]" in refusal
+
+
+NO_LLVMLITE_CHILD = """
+import json, sys
+sys.path[:0] = json.loads(sys.argv[1])
+sys.modules["llvmlite"] = None  # a process where llvmlite cannot be imported
+import numpy as np
+from embedlab.engine.neighbors import amx_kernel, capability
+from embedlab.engine.neighbors.search import Search
+W = np.random.default_rng(0).standard_normal((3000, 384)).astype(np.float32)
+ids = np.arange(0, 3000, 10)  # 300 queries of D = 384: the shape embedlab's kernel takes
+search = Search(W, 5, "cosine", ids=ids)
+found = search.nearest("cosine")
+print(json.dumps([found.ids[:20].tolist(), search.plan("cosine").screen, search.plan("cosine").why,
+                  amx_kernel.status(), capability.describe()]))
+"""
+
+
+@pytest.mark.skipif("amx_bf16" not in capability.cpu_flags(), reason="a CPU with AMX-BF16")
+def test_without_llvmlite_the_plan_says_why_the_kernel_does_not_run():
+    child = subprocess.run([sys.executable, "-c", NO_LLVMLITE_CHILD, json.dumps(sys.path)], capture_output=True,
+                           text=True, check=False)
+    assert child.returncode == 0, child.stderr
+    ids, screen, why, status, described = json.loads(child.stdout.strip().splitlines()[-1])
+    W = np.random.default_rng(0).standard_normal((3000, 384)).astype(np.float32)
+    assert ids == full_sort(W, W[0:200:10], 5, "cosine", np.arange(0, 200, 10))[0].tolist()
+    assert screen in ("bf16", "float") and "embedlab's kernel" not in why
+    assert status.startswith("not compiled (llvmlite is not installed") and "NumPy" not in status
+    for text in (why, described):
+        assert "embedlab's AMX kernel does not run here: not compiled (llvmlite is not installed" in text

@@ -453,8 +453,9 @@ def _why_not() -> str | None:
     if libc.syscall(SYS_ARCH_PRCTL, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) != 0:
         return f"Linux refused the AMX tiles' state (arch_prctl ARCH_REQ_XCOMP_PERM: errno {ctypes.get_errno()})"
     functions = _LOOPS.functions()
-    if functions is None:
-        return _LOOPS.status()
+    if functions is None:  # jit.Loops says "NumPy (why)": the kernel has no NumPy way, its screen is not chosen
+        why = _LOOPS.status()
+        return f"not compiled ({why[len('NumPy ('):-1] if why.startswith('NumPy (') else why})"
     _state["function"] = functions["amx_screen"]
     return None
 

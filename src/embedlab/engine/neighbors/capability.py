@@ -178,10 +178,12 @@ def describe() -> str:
     if amx_runs():
         return (f"bf16 {_amx_units()} for N >= {AMX_QUERIES} at D >= {AMX_WIDTH}, N >= {AMX_WIDE[0]} at "
                 f"D >= {AMX_WIDE[1]}; else {rest}")
+    note = f"; {why}" if (why := _amx_not_running()) else ""
     if fast_bf16():
         return (f"bf16 {_units()} for N >= {BF16_QUERIES} and D >= {BF16_WIDTH['cosine']} (cosine), "
-                f"{BF16_WIDTH['dot']} (dot), and N*V*D >= {BF16_WORK:.2g} where torch is not loaded yet; else {rest}")
-    return f"{rest}; no bf16 screen: {_no_bf16()}"
+                f"{BF16_WIDTH['dot']} (dot), and N*V*D >= {BF16_WORK:.2g} where torch is not loaded yet; else {rest}"
+                f"{note}")
+    return f"{rest}; no bf16 screen: {_no_bf16()}{note}"
 
 
 def reason(chosen: str, screen: str, *, codes_given: bool, fits: bool, queries: int, width: int,
@@ -198,13 +200,15 @@ def reason(chosen: str, screen: str, *, codes_given: bool, fits: bool, queries: 
         amx = amx_runs() and not on_device  # on a device (--device), torch's matmul runs the bf16 screen
         how = (f"bf16 {_amx_units()}" if amx else f"bf16 {_units()}" if fast_bf16()
                else f"bf16 in software ({_no_bf16()})")
+        note = "" if amx or on_device else _amx_not_running()  # torch's matmul on a CPU with AMX: why
+        note = f"; {note}" if note else ""
         if screen == "bf16":
-            return f"{how}: screen='bf16' asked for; D={width}"
+            return f"{how}: screen='bf16' asked for; D={width}{note}"
         if amx and amx_shape(queries, width):
             least = AMX_WIDE[0] if queries < AMX_QUERIES else AMX_QUERIES
             return f"{how}: N={queries:,} >= {least} at D={width}, no torch needed"
         work = "torch loaded" if _torch_loaded() else f"N*V*D={queries * rows * width:.2g} >= {BF16_WORK:.2g}"
-        return f"{how}: D={width} >= {BF16_WIDTH[metric]}, N={queries:,} >= {BF16_QUERIES}, {work}"
+        return f"{how}: D={width} >= {BF16_WIDTH[metric]}, N={queries:,} >= {BF16_QUERIES}, {work}{note}"
     if chosen == "int16":
         how = "int16 codes, vpmaddwd" + (" (AVX2, numba)" if fast_int16() else " without AVX2 (slower than the GEMM)")
         return (f"{how}: screen='int16' asked for" if screen == "int16"
@@ -352,6 +356,21 @@ def _why_not_bf16(queries: int, width: int, rows: int, metric: str) -> str:
     if amx_possible() and not amx_shape(queries, width):  # said without compiling the kernel
         return (f"bf16 on AMX does not pay for N={queries:,} at D={width} (from N >= {AMX_QUERIES} at "
                 f"D >= {AMX_WIDTH}, N >= {AMX_WIDE[0]} at D >= {AMX_WIDE[1]})")
+    why = _why_not_torch_bf16(queries, width, rows, metric)
+    note = _amx_not_running() if amx_shape(queries, width) else ""  # the shape embedlab's kernel would take
+    return f"{why}; {note}" if note else why
+
+
+def _amx_not_running() -> str:
+    """Why embedlab's AMX kernel does not run on this CPU with AMX-BF16, in words (it asks, ``amx_runs``); ""
+    where it runs or the CPU has no AMX-BF16."""
+    if "amx_bf16" not in cpu_flags() or amx_runs():
+        return ""
+    return f"embedlab's AMX kernel does not run here: {amx_kernel.status()}"
+
+
+def _why_not_torch_bf16(queries: int, width: int, rows: int, metric: str) -> str:
+    """Why ``"auto"`` did not take the bf16 screen on torch's matmul for N queries of width D against V rows."""
     if queries >= BF16_QUERIES and width >= BF16_WIDTH[metric]:
         if (cpu_flags() & {"amx_bf16", "avx512_bf16"} and not amx_runs() and not _torch_loaded()
                 and queries * rows * width < BF16_WORK):
