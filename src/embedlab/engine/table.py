@@ -414,7 +414,7 @@ class EmbeddingTable:
 
         A copy of the table at 2 bytes per entry: part of the table's resident
         cost, like its codes. The front door builds it here where the bf16
-        screen runs (``neighbors.capability.bf16_pays``); it needs torch.
+        screen runs (``neighbors.capability.bf16_pays``); in NumPy, no torch.
         """
         if self._bf16 is None:
             self._bf16 = bf16_rows(self._W)

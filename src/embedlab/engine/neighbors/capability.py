@@ -238,8 +238,9 @@ def choose_screen(screen: str, *, codes_given: bool, fits: bool, queries: int = 
         the integer screen where the caller has the table's codes, their
         bound holds and this CPU multiplies them fast (``fast_int16``); else
         the float screen. ``"bf16"``: the bf16 screen whatever the CPU
-        (torch's bfloat16 matmul runs everywhere, in software where the
-        units are missing). ``"int16"``: the integer screen whatever the CPU
+        (embedlab's AMX kernel where it runs, ``amx_runs``; else torch's
+        bfloat16 matmul, which runs everywhere, in software where the units
+        are missing). ``"int16"``: the integer screen whatever the CPU
         (the codes are built if not given). ``"float"``: the float GEMM screen.
     codes_given : bool
         Whether the caller passed the table's codes.
@@ -257,7 +258,8 @@ def choose_screen(screen: str, *, codes_given: bool, fits: bool, queries: int = 
     ValueError
         For ``"bf16"`` or ``"int16"`` on lengths outside [1e-15, 1e15].
     MissingExtraError
-        (an ``ImportError``) for ``"int16"`` without numba, ``"bf16"`` without torch.
+        (an ``ImportError``) for ``"int16"`` without numba, ``"bf16"`` without torch where embedlab's AMX
+        kernel does not run.
 
     >>> choose_screen("auto", codes_given=False, fits=True), choose_screen("float", codes_given=True, fits=True)
     ('float', 'float')

@@ -108,7 +108,8 @@ def plan_search(V: int, D: int, k: int, metric: str, memory: int, *, q_norms: np
     picked the integer or bf16 screen and its memory does not fit the budget,
     the float screen is planned instead (the result does not depend on the
     screen). The GEMM's dtype is ``precision.gemm_dtype``'s. The bf16 screen
-    runs on one worker: torch's matmul uses every core itself.
+    runs on the plan's workers too: each block on one core's AMX tiles
+    (``amx_screen``), or torch's matmul on every core (``bf16_screen``).
 
     Parameters
     ----------

@@ -28,7 +28,7 @@ vector is 0.0.
 The rooms behind the door (``engine/neighbors/__init__.py`` has the map):
 ``per_query`` (blocks of queries on threads), ``self_join``, ``cluster``;
 ``dispatch`` sends a block to a screen, the screens are peers
-(``float_screen``, ``int16_screen``, ``bf16_screen``, ``torch_screen``) and all end in
+(``float_screen``, ``int16_screen``, ``amx_screen``, ``bf16_screen``, ``torch_screen``) and all end in
 ``rescore``.
 
 Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
