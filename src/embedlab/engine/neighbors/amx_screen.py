@@ -39,7 +39,7 @@ queries in a block, ``v`` rows in a chunk.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -155,18 +155,15 @@ class AmxScreen(FloatScreen):
         return self._bar_below(scores.min(axis=1) - self.eps32)
 
     def _scan(self, plan: BlockPlan) -> CandidatePool:
-        """Screen every row, a chunk at a time on the tiles (``CHUNK_ROWS``, or the plan's block of rows where
-        smaller); pool the entries that pass, a part of the kernel's output at a time (``_part_entries``), the
+        """Screen every row, a chunk at a time on the tiles (``_step``); pool the entries that pass, a part of the kernel's output at a time (``_part_entries``), the
         bars raised by the pool before each part."""
         k, m, V = self.k, len(self.q64), len(self.W)
         self._bound(plan)
         pool = CandidatePool(m, k)
         bar = self._first_bar()  # (m,)
         bars = np.full(len(self.packed.bits), np.inf, dtype=np.float32)  # (m_pad,) padding never passes
-        step = max(PAIR, min(CHUNK_ROWS, plan.rows // PAIR * PAIR))  # within the plan's block of rows
         entries = self._part_entries(plan)
-        for v0 in range(0, V, step):
-            v1 = min(V, v0 + step)
+        for v0, v1 in self._runs(V, self._step(plan)):
             bits = self._bits(slice(v0, v1))  # (v_pad, D_pad)
             rinv = self._rinv(v0, v1, len(bits))  # (v_pad,)
             # k pooled rows score at least the pool's k-th float32 score less the float margin.
@@ -184,11 +181,37 @@ class AmxScreen(FloatScreen):
                 bars[:m] = bar32(bar)
         return pool
 
+    def _step(self, plan: BlockPlan) -> int:
+        """Rows the kernel screens between two raises of the bars, a multiple of 32: ``CHUNK_ROWS`` where the
+        table's bits are read where they lie (``_bits``: no copy, the chunk costs no memory), else as many as the
+        plan's block of rows holds as a padded copy of bits (``plan.plan_bytes`` counts 10 bytes an entry of
+        it: five times as many rows as 2-byte bits; as many where they are rounded now, 10 bytes an entry on
+        the way). A chunk of a few rows costs a pass of Python and a switch of threads each (``GIL``): the
+        fewer, the faster."""
+        D, D_pad = self.W.shape[1], self.packed.bits.shape[1]
+        held = self.rows
+        if held is not None and D == D_pad and isinstance(held, np.ndarray) and held.flags.c_contiguous:
+            return CHUNK_ROWS
+        rows = plan.rows * (5 if held is not None else 1)
+        return max(PAIR, min(CHUNK_ROWS, rows // PAIR * PAIR))
+
+    @staticmethod
+    def _runs(V: int, step: int) -> Iterator[tuple[int, int]]:
+        """Runs of rows [v0, v1) of ``step`` rows (a multiple of 32), the last one split into its whole pairs of
+        row tiles and the fewer than 32 rows left (padded: ``_bits`` copies only those)."""
+        for v0 in range(0, V, step):
+            v1 = min(V, v0 + step)
+            whole = v0 + (v1 - v0) // PAIR * PAIR
+            if whole > v0:
+                yield v0, whole
+            if v1 > whole:
+                yield whole, v1
+
     def _part_entries(self, plan: BlockPlan) -> int:
         """Entries of the kernel's output pooled at a time: the plan's score block for the bf16 screen
         (``plan.plan_bytes``: ``n v`` entries of 14 bytes, the torch screen's product, widening and mask, which
-        this screen never makes) at ``PART_ENTRY_BYTES`` each; ``amx_kernel.screen_parts`` takes at least one
-        pair of row tiles' worth."""
+        this screen never makes) at ``PART_ENTRY_BYTES`` each; ``amx_kernel.screen_parts`` takes at least two
+        pairs of row tiles' worth, which the plan counts too."""
         return plan.queries * plan.rows * 14 // PART_ENTRY_BYTES
 
     def _pool_float32(self, qi: np.ndarray, ids: np.ndarray, pool: CandidatePool) -> None:
