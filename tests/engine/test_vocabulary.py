@@ -206,3 +206,17 @@ def test_the_note_shows_code_points_where_the_two_forms_look_alike():
     composed, decomposed = "\ud45c", "\u1111\u116d"  # 표 typed, and its NFKD form as ALBERT stores it
     note = Respelling(composed, decomposed, 148, "normalizer").note
     assert note == f"'{composed}' -> '{decomposed}' (U+1111 U+116D), id 148: normalised by the tokenizer"
+
+
+@pytest.mark.parametrize("K", [0, 1, 2, 7])
+def test_token_rows_name_each_id_as_token_does_and_refuse_ids_outside(K):
+    rng = random.Random(K)
+    tokens = [None if rng.random() < 0.3 else f"t{rng.randrange(50)}" for _ in range(40)]
+    v = Vocabulary(tokens)
+    rows = [[rng.randrange(40) for _ in range(K)] for _ in range(25)]
+    # By hand: the string as stored, "<id N>" where the source has none.
+    assert v.token_rows(rows) == [[f"<id {i}>" if tokens[i] is None else tokens[i] for i in row] for row in rows]
+    assert v.token_rows([]) == []
+    for bad in (40, -1):
+        with pytest.raises(TokenIdError, match=f"token id {bad} is out of range for V=40"):
+            v.token_rows(rows + [[0] * max(K - 1, 0) + [bad]])

@@ -120,3 +120,25 @@ def test_a_streams_searches_run_whole_rounds_of_blocks_and_hand_out_blocks_of_th
     queries = np.asarray(W[ids], dtype=np.float64) if kind == "ids" else vectors  # (90, D)
     want, _ = full_sort(W, queries, 5, "dot", exclude=np.array(ids) if kind == "ids" else None)  # (90, K)
     assert [[x.id for x in q.lists["dot"]] for b in blocks for q in b] == want.tolist()  # the float64 full sort's
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_garbage_collector_is_left_as_it_was_and_listed_rows_are_frozen_dataclasses(enabled):
+    import dataclasses
+    import gc
+
+    from embedlab.measure.neighbors import Listed
+
+    t = EmbeddingTable([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]], vocabulary=["a", "b", "c"])
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        row = neighbor_lists(t, ["a"], 1, ["dot"]).queries[0].lists["dot"][0]
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()
+    assert row == Listed(1, "b", 10.0, float(np.hypot(10.0, 1.0)))  # a . b = 1 * 10, |b| by hand
+    assert dataclasses.asdict(row) == {"id": 1, "token": "b", "score": 10.0, "norm": float(np.hypot(10.0, 1.0))}
+    assert Listed(id=2, token=None, score=0.5, norm=1.0) == Listed(2, None, 0.5, 1.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        row.id = 2

@@ -345,7 +345,7 @@ class Search:
                                            exclude=exclude, codes=self._codes if plan.screen == "int16" else None,
                                            device=self._device, bf16=self._bf16, progress=progress)
         vocabulary = getattr(self._table, "vocabulary", None)
-        tokens = None if vocabulary is None else [[vocabulary.token(i) for i in row] for row in found.tolist()]
+        tokens = None if vocabulary is None else vocabulary.token_rows(found.tolist())
         return Neighbors(ids=found, scores=scores, metric=metric, tokens=tokens)
 
     def _joint_plan(self, part: _Queries) -> BlockPlan | None:
