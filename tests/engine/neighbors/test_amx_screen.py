@@ -26,7 +26,7 @@ from embedlab.engine.neighbors import amx_kernel, capability, dispatch
 from embedlab.engine.neighbors.amx_kernel import bf16_bits, pack_queries, screen_rows, screen_rows_software
 from embedlab.engine.neighbors.amx_screen import AmxScreen, bf16_exact
 from embedlab.engine.neighbors.bf16_screen import bf16_rows
-from embedlab.engine.neighbors.pair_scores import pair_dots
+from embedlab.engine.neighbors.pair_scores import pair_dots, pair_dots64
 from embedlab.engine.neighbors.plan import plan_blocks
 from embedlab.engine.neighbors.precision import bf16_value_margin, round_bf16
 from full_sort import full_sort
@@ -368,6 +368,32 @@ def test_pair_dots_are_float32_sums_within_their_bound(D):
         want = np.einsum("ij,ij->i", Q[qi].astype(np.float64), values[ids])
         assert got.dtype == np.float32 and np.all(np.abs(got - want) <= err * 1.01 + 1e-30)
     assert np.all(np.abs(pair_dots(W, Q, qi, ids) - exact) <= err)
+
+
+@pytest.mark.parametrize("D", [1, 7, 8, 9, 17, 64])
+def test_pair_dots64_are_within_float64s_bound_of_the_exact_sum(D):
+    from fractions import Fraction
+
+    rng = np.random.default_rng(100 + D)
+    W = (rng.standard_normal((60, D)) * 10.0 ** rng.integers(-3, 4, (60, 1))).astype(np.float32)
+    W[7] = W[3]  # identical rows score bit-identically
+    Q = rng.standard_normal((9, D))
+    qi, ids = rng.integers(0, 9, 400), rng.integers(0, 60, 400)
+    qi[:9], ids[:9] = np.arange(9), 3
+    qi[9:18], ids[9:18] = np.arange(9), 7
+    # The exact sums, in rationals, and float64's bound gamma_D sum |q_i w_i| (Higham 2002, section 3.1).
+    exact = np.array([float(sum(Fraction(float(a)) * Fraction(float(b)) for a, b in zip(Q[q], W[i])))
+                      for q, i in zip(qi, ids)])
+    u64 = 2.0**-53
+    err = D * u64 / (1 - D * u64) * np.einsum("ij,ij->i", np.abs(Q[qi]), np.abs(W[ids]).astype(np.float64))
+    for table in (W, np.asfortranarray(W), W.astype(np.float64)):  # the compiled loop, NumPy's gather twice
+        got = pair_dots64(table, Q, qi, ids)
+        assert got.dtype == np.float64 and np.all(np.abs(got - exact) <= err * 1.0001 + 1e-300)
+        assert np.array_equal(got[:9], got[9:18])
+    with pytest.raises(ValueError, match="float64"):
+        pair_dots64(W, Q.astype(np.float32), qi, ids)
+    with pytest.raises(IndexError, match=r"ids must lie in \[0, 60\), got 60"):
+        pair_dots64(W, Q, np.array([0]), np.array([60]))
 
 
 def test_pair_dots_refuse_ids_outside_the_table():

@@ -161,11 +161,9 @@ def screen_parts(rows: np.ndarray, queries: PackedQueries, rinv: np.ndarray, qin
                  entries: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """``screen_rows``' triples a part at a time: at most ``entries`` of them each, the kernel's output reused.
 
-    ``entries`` is at least twice what one pair of row tiles can yield
+    ``entries`` is at least what one pair of row tiles can yield
     (``PAIR * m_pad``; default four times that): the kernel stops before a
-    pair of row tiles whose entries might not fit (where the part holds more
-    than ``entries - PAIR * m_pad`` already: at twice, a chunk whose entries
-    are few is screened in one call), hands its part over, and
+    pair of row tiles whose entries might not fit, hands its part over, and
     goes on from there at the next step, so a caller that pools each part
     before asking for the next holds one part at a time however many entries
     reach the bar (a table of equal rows: all of them). ``bars`` is read at
@@ -179,7 +177,7 @@ def screen_parts(rows: np.ndarray, queries: PackedQueries, rinv: np.ndarray, qin
     v, m_pad = _check(rows, queries, rinv, qinv, bars)
     D_pad = queries.bits.shape[1]
     need = PAIR * m_pad  # the most entries one pair of row tiles yields
-    cap = 4 * need if entries is None else max(2 * need, int(entries))  # 12 bytes an entry
+    cap = 4 * need if entries is None else max(need, int(entries))  # 12 bytes an entry
     out_r, out_q = np.empty(cap, dtype=np.int32), np.empty(cap, dtype=np.int32)
     out_s, state = np.empty(cap, dtype=np.float32), np.zeros(2, dtype=np.int64)
     start, pairs = 0, v // PAIR

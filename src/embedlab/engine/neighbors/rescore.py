@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..lengths import SQUARES_HIGH, SQUARES_LOW
+from .pair_scores import pair_dots64
 
 __all__ = ["Rescorer"]
 
@@ -66,14 +67,17 @@ class Rescorer:
         return np.take_along_axis(ids, order, axis=1), np.take_along_axis(scores, order, axis=1)
 
     def scores(self, qi: np.ndarray, ids: np.ndarray) -> np.ndarray:
-        """Scores as the reference computes them, in float64: (r,) pairs -> (r,)."""
-        rows = np.asarray(self.W[ids], dtype=np.float64)  # (r, D)
-        queries = self.q64[qi]  # (r, D)
+        """Scores as the reference computes them, in float64: (r,) pairs -> (r,).
+
+        The dot products are ``pair_scores.pair_dots64``'s: each row read
+        where it lies (a float32 table) and widened in the loop, one fixed
+        order of the float64 sum, so identical rows score bit-identically.
+        """
         q_norms, w_norms = self.q_norms[qi], self.row_norms[ids]  # (r,), (r,)
         out = np.zeros(len(ids))  # (r,)
         # Out-of-range pairs (inf / inf, 0 / 0) are measured again below.
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-            dots = np.einsum("ij,ij->i", queries, rows)  # (r,)
+            dots = pair_dots64(self.W, np.ascontiguousarray(self.q64), qi, ids)  # (r,) rows read in place
             if self.metric == "dot":
                 return dots
             both = q_norms * w_norms  # (r,)
@@ -85,7 +89,7 @@ class Rescorer:
         nonzero = (q_norms > 0) & (w_norms > 0)
         odd = np.flatnonzero(nonzero & ((both < SQUARES_LOW) | (both > SQUARES_HIGH)))
         if odd.size:
-            unit_q = queries[odd] / q_norms[odd, None]
-            unit_w = rows[odd] / w_norms[odd, None]
+            unit_q = self.q64[qi[odd]] / q_norms[odd, None]
+            unit_w = np.asarray(self.W[ids[odd]], dtype=np.float64) / w_norms[odd, None]
             out[odd] = np.einsum("ij,ij->i", unit_q, unit_w)
         return np.clip(out, -1.0, 1.0, out=out)
