@@ -282,9 +282,9 @@ def plan_bytes(n: int, v: int, D: int, k: int, itemsize: int, batch: int, rescor
         # queries, rows and widths padded to 32 (``amx_kernel.PAIR``, ``WIDTH_STEP``), and the queries' bits twice
         # (``PackedQueries``) and widened for the first bar; torch's screen (``bf16_screen``) holds less.
         n32, v32, D32 = -(-n // 32) * 32, -(-v // 32) * 32, -(-D // 32) * 32
-        # The AMX screen's scan: the kernel's output pooled a part at a time, at least two pairs of row tiles'
-        # worth (64 entries a padded query, ``amx_kernel.screen_parts``) of ``amx_screen.PART_ENTRY_BYTES`` (96).
-        sample, scan = n32 * v32 * (2 + 4 + 8), max(n32 * v32 * (2 + 4 + 1) + 8 * v32, n32 * 64 * 96)
+        # The AMX screen's scan: the kernel's output pooled a part at a time, at least one pair of row tiles'
+        # worth (32 entries a padded query, ``amx_kernel.screen_parts``) of ``amx_screen.PART_ENTRY_BYTES`` (96).
+        sample, scan = n32 * v32 * (2 + 4 + 8), max(n32 * v32 * (2 + 4 + 1) + 8 * v32, n32 * 32 * 96)
         rows = v32 * D32 * (4 + 4 + 2) + n32 * D32 * (2 + 2 + 4)
     else:
         sample = n * v * 2 * itemsize  # the first bar: scores of at most v rows and a partition copy
