@@ -50,6 +50,7 @@ from .amx_kernel import PAIR, bf16_bits, pack_queries
 from .bf16_screen import bar32
 from .float_screen import FloatScreen
 from .plan import BlockPlan
+from . import pool_insert
 from .pair_scores import pair_dots
 from .pool import CandidatePool
 from .precision import bf16_value_margin, longest_other, round_bf16
@@ -155,31 +156,40 @@ class AmxScreen(FloatScreen):
         return self._bar_below(scores.min(axis=1) - self.eps32)
 
     def _scan(self, plan: BlockPlan) -> CandidatePool:
-        """Screen every row, a chunk at a time on the tiles (``_step``); pool the entries that pass, a part of the kernel's output at a time (``_part_entries``), the
-        bars raised by the pool before each part."""
-        k, m, V = self.k, len(self.q64), len(self.W)
+        """Screen every row, a chunk at a time on the tiles (``_step``); pool the entries that pass, a part of the
+        kernel's output at a time (``_part_entries``), the bars raised by the pool before each part."""
+        m, V = len(self.q64), len(self.W)
         self._bound(plan)
-        pool = CandidatePool(m, k)
+        pool = CandidatePool(m, self.k)
         bar = self._first_bar()  # (m,)
         bars = np.full(len(self.packed.bits), np.inf, dtype=np.float32)  # (m_pad,) padding never passes
         entries = self._part_entries(plan)
         for v0, v1 in self._runs(V, self._step(plan)):
             bits = self._bits(slice(v0, v1))  # (v_pad, D_pad)
             rinv = self._rinv(v0, v1, len(bits))  # (v_pad,)
-            # k pooled rows score at least the pool's k-th float32 score less the float margin.
+            bar = self._screen(bits, rinv, v0, v1 - v0, bar, bars, pool, entries)
+        return pool
+
+    def _screen(self, bits: np.ndarray, rinv: np.ndarray, v0: int, v: int, bar: np.ndarray, bars: np.ndarray,
+                pool: CandidatePool, entries: int) -> np.ndarray:
+        """Screen the table's rows ``v0`` to ``v0 + v``, their bits ``bits`` (v_pad, D_pad), on the tiles (or in
+        software) and pool the entries that pass, the bars raised before the rows and after each part (the kernel
+        reads ``bars`` again at each part) -> the raised bar (m,) float64."""
+        k, m = self.k, len(self.q64)
+        # k pooled rows score at least the pool's k-th float32 score less the float margin.
+        bar = np.maximum(bar, self._bar_below(pool.scores[:, k - 1] - self.eps32))
+        bars[:m] = bar32(bar)
+        parts = ([amx_kernel.screen_rows_software(bits, self.packed, rinv, self.qinv, bars)] if self.software
+                 else amx_kernel.screen_parts(bits, self.packed, rinv, self.qinv, bars, entries))
+        for r, q, _ in parts:
+            keep = r < v  # padding rows out
+            r = r + v0
+            if self.exclude is not None:
+                keep &= r != self.exclude[q]  # a query's own id is never listed
+            self._pool_float32(q[keep], r[keep], pool)
             bar = np.maximum(bar, self._bar_below(pool.scores[:, k - 1] - self.eps32))
             bars[:m] = bar32(bar)
-            parts = ([amx_kernel.screen_rows_software(bits, self.packed, rinv, self.qinv, bars)] if self.software
-                     else amx_kernel.screen_parts(bits, self.packed, rinv, self.qinv, bars, entries))
-            for r, q, s in parts:  # the kernel reads ``bars`` again at each part: raised in place meanwhile
-                keep = r < v1 - v0  # padding rows out
-                r = r + v0
-                if self.exclude is not None:
-                    keep &= r != self.exclude[q]  # a query's own id is never listed
-                self._pool_float32(q[keep], r[keep], pool)
-                bar = np.maximum(bar, self._bar_below(pool.scores[:, k - 1] - self.eps32))
-                bars[:m] = bar32(bar)
-        return pool
+        return bar
 
     def _step(self, plan: BlockPlan) -> int:
         """Rows the kernel screens between two raises of the bars, a multiple of 32: ``CHUNK_ROWS`` where the
@@ -210,8 +220,8 @@ class AmxScreen(FloatScreen):
     def _part_entries(self, plan: BlockPlan) -> int:
         """Entries of the kernel's output pooled at a time: the plan's score block for the bf16 screen
         (``plan.plan_bytes``: ``n v`` entries of 14 bytes, the torch screen's product, widening and mask, which
-        this screen never makes) at ``PART_ENTRY_BYTES`` each; ``amx_kernel.screen_parts`` takes at least two
-        pairs of row tiles' worth, which the plan counts too."""
+        this screen never makes) at ``PART_ENTRY_BYTES`` each; ``amx_kernel.screen_parts`` takes at least one
+        pair of row tiles' worth, which the plan counts too."""
         return plan.queries * plan.rows * 14 // PART_ENTRY_BYTES
 
     def _pool_float32(self, qi: np.ndarray, ids: np.ndarray, pool: CandidatePool) -> None:
@@ -219,12 +229,20 @@ class AmxScreen(FloatScreen):
 
         ``_float32_scores``: within the float screen's margin (``eps32``) of
         the exact score whatever the order of the sum
-        (``Bf16Screen._pool_float32``). An entry more than two margins below
+        (``Bf16Screen._pool_float32``). The compiled loop of ``pool_insert``
+        puts them in the pool one at a time (the pool's ``2 eps`` rule); those
+        it leaves (a query's slots full of near-ties) and all of them where it
+        is not compiled go the NumPy way: an entry more than two margins below
         its query's k-th best, here or in the pool, goes at once; the rest are
-        pooled ``plan.rescore`` pairs at a time.
+        pooled ``plan.rescore`` pairs at a time (``CandidatePool.add``).
         """
         k = self.k
         scores = self._float32_scores(qi, ids)  # (f,)
+        left = pool_insert.insert(pool, qi, ids, scores, self.eps32)  # compiled: the entries put in place
+        if left is not None:  # all in place but those whose query's slots were full
+            qi, ids, scores = qi[left], ids[left], scores[left]
+            if not qi.size:
+                return
         order = np.lexsort((-scores, qi))  # by query, best first
         qi, ids, scores = qi[order], ids[order], scores[order]
         # Each query's k-th best here and in the pool, less two float margins: what scores below is beaten by k
