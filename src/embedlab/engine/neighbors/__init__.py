@@ -43,11 +43,13 @@ The screens, peers behind ``dispatch`` (which sends one block of queries to one)
     its certified margin, survivors scored in float64 at once),
     ``amx_screen`` (the bf16 screen on embedlab's own AMX kernel,
     ``amx_kernel``: the scores filtered in cache, no torch; its survivors
-    scored in float32 by ``pair_scores``).
+    scored in float32 by ``pair_scores`` and put into the pool one at a
+    time by the compiled ``pool_insert``).
 After every screen:
     ``pool`` (each query's candidates), ``rescore`` (the exact float64
-    scores, ordered by ``(-score, id)``), ``precision`` (the GEMM's dtype,
-    its margin, float64's range).
+    scores, their dot products by ``pair_scores``, ordered by
+    ``(-score, id)``), ``precision`` (the GEMM's dtype, its margin,
+    float64's range).
 
 No room imports one that imports it back (a test walks the imports), and
 nothing here imports the table (``engine/table.py`` imports the door).
