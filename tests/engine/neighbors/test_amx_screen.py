@@ -386,10 +386,12 @@ def test_pair_dots64_are_within_float64s_bound_of_the_exact_sum(D):
                       for q, i in zip(qi, ids)])
     u64 = 2.0**-53
     err = D * u64 / (1 - D * u64) * np.einsum("ij,ij->i", np.abs(Q[qi]), np.abs(W[ids]).astype(np.float64))
+    first = pair_dots64(W, Q, qi, ids)
     for table in (W, np.asfortranarray(W), W.astype(np.float64)):  # the compiled loop, NumPy's gather twice
         got = pair_dots64(table, Q, qi, ids)
         assert got.dtype == np.float64 and np.all(np.abs(got - exact) <= err * 1.0001 + 1e-300)
         assert np.array_equal(got[:9], got[9:18])
+        assert np.array_equal(got, first)  # one order of the sum, whatever the layout
     with pytest.raises(ValueError, match="float64"):
         pair_dots64(W, Q.astype(np.float32), qi, ids)
     with pytest.raises(IndexError, match=r"ids must lie in \[0, 60\), got 60"):

@@ -56,8 +56,9 @@ def pair_dots64(W: np.ndarray, queries: np.ndarray, qi: np.ndarray, ids: np.ndar
     then the rest), no multiply fused with its add; within ``gamma_D sum |q_i
     w_i|`` (float64's gamma) of the exact product (Higham 2002, section 3.1),
     as NumPy's ``einsum`` is. A C-contiguous float32 table is read in place by
-    the compiled loop (no f x D float64 gather); any other table is gathered
-    a step at a time and summed by ``einsum``. Raises as ``pair_dots``, for
+    the compiled loop (no f x D float64 gather); any other table (or a process
+    without the loop) is gathered a step at a time and summed by NumPy in the
+    loop's order, so a pair scores the same bits whatever the table's layout. Raises as ``pair_dots``, for
     queries that are not an (m, D) float64 array.
 
     >>> W = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
@@ -93,8 +94,29 @@ def _pairs(W: np.ndarray, queries: np.ndarray, qi: np.ndarray, ids: np.ndarray, 
         return out
     for s in range(0, f, NUMPY_STEP):
         rows = np.asarray(W[ids[s:s + NUMPY_STEP]], dtype=dtype)  # (p, D)
-        out[s:s + NUMPY_STEP] = np.einsum("ij,ij->i", queries[qi[s:s + NUMPY_STEP]], rows)
+        if dtype is np.float64:  # the loop's own order: the same scores whatever the table's layout
+            out[s:s + NUMPY_STEP] = _in_loop_order(queries[qi[s:s + NUMPY_STEP]] * rows)
+        else:
+            out[s:s + NUMPY_STEP] = np.einsum("ij,ij->i", queries[qi[s:s + NUMPY_STEP]], rows)
     return out
+
+
+def _in_loop_order(products: np.ndarray) -> np.ndarray:
+    """Each row of products (p, D) float64 summed as ``pair_dots_f64`` sums it -> (p,): 8 lanes, lane j adding
+    entries j, j + 8, ... of the whole vectors in turn; the lanes added pairwise (``[0:4] + [4:8]``, then
+    ``[0:2] + [2:4]``, then ``[0] + [1]``); then the rest one at a time."""
+    lanes_n = _LANES["f64"]
+    whole = products.shape[1] // lanes_n * lanes_n
+    lanes = np.zeros((len(products), lanes_n))
+    for j in range(0, whole, lanes_n):
+        lanes += products[:, j:j + lanes_n]
+    while lanes.shape[1] > 1:
+        half = lanes.shape[1] // 2
+        lanes = lanes[:, :half] + lanes[:, half:]
+    total = lanes[:, 0]
+    for t in range(whole, products.shape[1]):
+        total = total + products[:, t]
+    return total
 
 
 def compiled() -> bool:
