@@ -95,7 +95,9 @@ def _pairs(W: np.ndarray, queries: np.ndarray, qi: np.ndarray, ids: np.ndarray, 
     for s in range(0, f, NUMPY_STEP):
         rows = np.asarray(W[ids[s:s + NUMPY_STEP]], dtype=dtype)  # (p, D)
         if dtype is np.float64:  # the loop's own order: the same scores whatever the table's layout
-            out[s:s + NUMPY_STEP] = _in_loop_order(queries[qi[s:s + NUMPY_STEP]] * rows)
+            products = queries[qi[s:s + NUMPY_STEP]]  # (p, D) a gathered copy, multiplied in place
+            products *= rows
+            out[s:s + NUMPY_STEP] = _in_loop_order(products)
         else:
             out[s:s + NUMPY_STEP] = np.einsum("ij,ij->i", queries[qi[s:s + NUMPY_STEP]], rows)
     return out
