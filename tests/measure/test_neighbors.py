@@ -142,3 +142,40 @@ def test_the_garbage_collector_is_left_as_it_was_and_listed_rows_are_frozen_data
     assert Listed(id=2, token=None, score=0.5, norm=1.0) == Listed(2, None, 0.5, 1.0)
     with pytest.raises(dataclasses.FrozenInstanceError):
         row.id = 2
+
+
+def test_blocks_made_at_once_share_one_pause_of_the_collector(monkeypatch):
+    """Two blocks made at once (threads): the collector stays off while either is made and is on after both, even
+    where the first one ends just as the second one starts (read "off", then switched off by the second: it
+    stayed off for good). A stand-in ``gc`` records the calls; the first block's end is run at the second's read."""
+    from embedlab.measure import neighbors as measure
+
+    class Collector:
+        def __init__(self):
+            self.on, self.hook = True, None
+
+        def isenabled(self):
+            was, hook, self.hook = self.on, self.hook, None
+            if hook:
+                hook()  # another thread's block ends between this read and what follows it
+            return was
+
+        def enable(self):
+            self.on = True
+
+        def disable(self):
+            self.on = False
+
+    collector = Collector()
+    monkeypatch.setattr(measure, "gc", collector)
+    first, second = measure._collector_paused(), measure._collector_paused()
+    first.__enter__()
+    assert not collector.on
+    collector.hook = lambda: first.__exit__(None, None, None)
+    second.__enter__()
+    if collector.hook is not None:  # the read was never made: the first block ends now, the second still going
+        collector.hook = None
+        first.__exit__(None, None, None)
+    assert not collector.on  # the second block is still being made
+    second.__exit__(None, None, None)
+    assert collector.on  # as it was before both

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import itertools
+import threading
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
@@ -315,14 +316,37 @@ def _collector_paused() -> Iterator[None]:
     for 10,000 minilm queries, 0.45 s in all beside 1.2 s of search, once
     transformers and torch are imported (200,000 objects). Paused, the new
     objects are walked once, at the next young collection.
+
+    Threads making blocks at once share one pause (``_PAUSE``): the first in
+    turns the collector off, noting whether it was on, the last out turns it
+    back on if it was; a thread never reads the collector's state while
+    another changes it (reading, then disabling, let a thread read "off" just
+    before another's block ended and leave it off for good).
     """
-    was = gc.isenabled()
-    gc.disable()
+    with _PAUSE.lock:
+        if not _PAUSE.depth:
+            _PAUSE.was = gc.isenabled()
+            gc.disable()
+        _PAUSE.depth += 1
     try:
         yield
     finally:
-        if was:
-            gc.enable()
+        with _PAUSE.lock:
+            _PAUSE.depth -= 1
+            if not _PAUSE.depth and _PAUSE.was:
+                gc.enable()
+
+
+class _Pause:
+    """``_collector_paused``'s shared state: blocks being made now, whether the collector was on before them."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.was = False
+
+
+_PAUSE = _Pause()
 
 
 def _query_lists(table: EmbeddingTable, search: Search, queries: Sequence[int | str]) -> Iterator[QueryLists]:
