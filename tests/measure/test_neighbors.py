@@ -179,3 +179,25 @@ def test_blocks_made_at_once_share_one_pause_of_the_collector(monkeypatch):
     assert not collector.on  # the second block is still being made
     second.__exit__(None, None, None)
     assert collector.on  # as it was before both
+
+
+def test_a_stream_holds_no_block_it_has_handed_out():
+    """The first block is searched before the stream is handed out; once read and dropped, nothing keeps it
+    (``itertools.chain([first], blocks)`` held it to the end of the stream: two blocks of lists, not one)."""
+    import gc
+    import weakref
+
+    from embedlab.measure.neighbors import neighbor_stream
+
+    t = EmbeddingTable([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0], [2.0, 2.0]], vocabulary=["a", "b", "c", "d"])
+    stream = neighbor_stream(t, ["a", "b", "c", "d"], 1, ["dot"], block=1)
+    blocks = iter(stream.blocks)
+    first = next(blocks)
+    held = weakref.ref(first[0])
+    assert [q.lists["dot"][0].id for q in first] == [1]  # a . b = 10, the largest
+    del first
+    second = next(blocks)
+    gc.collect()
+    assert held() is None
+    assert [q.lists["dot"][0].id for q in second] == [3]  # b . d = 22 > b . a = 10
+    assert [[q.lists["dot"][0].id for q in b] for b in blocks] == [[3], [1]]  # c . d = 2 > c . b = 1; d . b = 22

@@ -284,8 +284,21 @@ def neighbor_stream(
     return NeighborsStream(k=k, metrics=list(search.metrics), n_queries=n_queries,
                            median_norm=float(np.median(norms)), max_norm=float(norms.max()),
                            source=table.provenance.to_dict(), notes=notes,
-                           blocks=itertools.chain([] if first is None else [first], blocks), memory=search.memory,
+                           blocks=_handed(first, blocks), memory=search.memory,
                            block=size)
+
+
+def _handed(first: list[QueryLists] | None, blocks: Iterator[list[QueryLists]]) -> Iterator[list[QueryLists]]:
+    """The first block (searched before the stream is handed out), then the others, holding none once handed out.
+
+    (``itertools.chain([first], blocks)`` kept the first block to the end of the stream: its arguments stay in
+    it, so a stream held two blocks of lists, not one.)
+    """
+    held = [first]
+    del first
+    if held[0] is not None:
+        yield held.pop()
+    yield from blocks
 
 
 def _blocks(table: EmbeddingTable, search: Search, queries: Sequence[int | str],
