@@ -220,3 +220,13 @@ def test_token_rows_name_each_id_as_token_does_and_refuse_ids_outside(K):
     for bad in (40, -1):
         with pytest.raises(TokenIdError, match=f"token id {bad} is out of range for V=40"):
             v.token_rows(rows + [[0] * max(K - 1, 0) + [bad]])
+
+
+def test_token_rows_take_a_search_s_ids_as_an_array_too():
+    # ``found`` itself, not ``found.tolist()``: rows of NumPy ints (the truth of a row of two was asked: ValueError).
+    import numpy as np
+
+    v = Vocabulary(["a", None, "c"])
+    assert v.token_rows(np.array([[2, 1], [0, 0]])) == [["c", "<id 1>"], ["a", "a"]]
+    assert v.token_rows(np.array([[2], [1]])) == [["c"], ["<id 1>"]]
+    assert v.token_rows(np.zeros((2, 0), dtype=np.int64)) == [[], []]

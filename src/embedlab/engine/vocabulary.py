@@ -224,7 +224,7 @@ class Vocabulary:
         if self._named is None:  # "<id N>" in place of a missing string, made once
             self._named = [f"<id {i}>" if tok is None else tok for i, tok in enumerate(self._tokens)]
         named = self._named
-        return [[named[row[0]]] if len(row) == 1 else list(operator.itemgetter(*row)(named)) if row else []
+        return [[named[row[0]]] if len(row) == 1 else list(operator.itemgetter(*row)(named)) if len(row) else []
                 for row in rows]
 
     def id(self, token: str) -> int:
