@@ -74,16 +74,37 @@ def test_bad_arrays_are_refused_by_name():
 
 
 @pytest.mark.parametrize("metric", ["cosine", "dot"])
-def test_the_screen_lists_the_same_with_the_numpy_way(monkeypatch, metric):
+@pytest.mark.parametrize("k", [1, 20])
+def test_the_screen_lists_the_same_with_the_numpy_way(monkeypatch, metric, k):
+    import functools
+
     from full_sort import full_sort
 
+    from embedlab.engine.neighbors import amx_kernel, capability, dispatch
     from embedlab.engine.neighbors.search import Search
 
+    # The AMX screen whatever the CPU: the kernel where it runs, its NumPy twin elsewhere (else screen="bf16" is
+    # torch's screen, which never calls the loop, and the two searches below would agree whatever it does).
+    monkeypatch.setattr(capability, "amx_runs", lambda: True)
+    monkeypatch.setattr(dispatch, "amx_runs", lambda: True)
+    monkeypatch.setattr(dispatch, "AmxScreen",
+                        functools.partial(amx_screen.AmxScreen, software=not amx_kernel.compiled()))
     rng = np.random.default_rng(5)
     W = rng.integers(-3, 4, size=(6000, 16)).astype(np.float32)  # small integers: many exact ties
+    W[rng.choice(6000, 300, replace=False)] = W[7]  # 301 equal rows: more exact ties than a query's slots
     ids = np.arange(0, 6000, 61)
-    want = full_sort(W.astype(np.float64), W[ids].astype(np.float64), 20, metric, ids)[0]
-    compiled = Search(W, 20, metric, ids=ids, screen="bf16").nearest(metric).ids
+    want = full_sort(W.astype(np.float64), W[ids].astype(np.float64), k, metric, ids)[0]
+    handed = []
+    insert = pool_insert.insert
+
+    def counted(pool, qi, *args):
+        back = insert(pool, qi, *args)
+        handed.append(back.size)
+        return back
+
+    monkeypatch.setattr(amx_screen.pool_insert, "insert", counted)
+    compiled = Search(W, k, metric, ids=ids, screen="bf16").nearest(metric).ids
+    assert handed and sum(handed) > 0, "the loop never ran, or never handed an entry back to CandidatePool.add"
     monkeypatch.setattr(amx_screen.pool_insert, "insert", lambda *args: None)  # as where it does not compile
-    numpy_way = Search(W, 20, metric, ids=ids, screen="bf16").nearest(metric).ids
+    numpy_way = Search(W, k, metric, ids=ids, screen="bf16").nearest(metric).ids
     assert compiled.tolist() == want.tolist() == numpy_way.tolist()
