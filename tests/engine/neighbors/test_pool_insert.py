@@ -108,3 +108,19 @@ def test_the_screen_lists_the_same_with_the_numpy_way(monkeypatch, metric, k):
     monkeypatch.setattr(amx_screen.pool_insert, "insert", lambda *args: None)  # as where it does not compile
     numpy_way = Search(W, k, metric, ids=ids, screen="bf16").nearest(metric).ids
     assert compiled.tolist() == want.tolist() == numpy_way.tolist()
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("ids", lambda a: a.astype(np.int32), r"ids must be a C-contiguous \(2, 10\) int64 array, got int32 \(2, 10\)"),
+    ("scores", lambda a: a.astype(np.float32), r"scores must be .* float64 array, got float32"),
+    ("ids", lambda a: np.asfortranarray(a), r"ids must be .*, got int64 \(2, 10\) not C-contiguous"),
+    ("scores", lambda a: a[:, :5].copy(), r"scores must be a C-contiguous \(2, 10\) float64 array, got float64 \(2, 5\)"),
+])
+def test_a_pool_the_loop_cannot_write_is_refused_naming_what_it_is(field, value, message):
+    # An int32 pool of ids was taken: the loop wrote 8-byte ids over two slots each (and past the end).
+    pool = CandidatePool(2, 1)
+    setattr(pool, field, value(getattr(pool, field)))
+    before = getattr(pool, field).copy()
+    with pytest.raises(ValueError, match=message):
+        pool_insert.insert(pool, np.array([0, 1]), np.array([5, 6]), np.array([1.0, 2.0]), np.zeros(2))
+    assert np.array_equal(getattr(pool, field), before)  # nothing written

@@ -50,7 +50,8 @@ def insert(pool: CandidatePool, qi: np.ndarray, ids: np.ndarray, scores: np.ndar
     row ids, ``scores`` (f,) float32 or float64 screening scores, ``eps``
     (m,) float64 each query's margin (``kth - 2 eps`` is its floor). Raises
     ``IndexError`` for a query place outside the pool, ``ValueError`` for
-    arrays of other lengths.
+    arrays of other lengths and a pool whose ids and scores are not
+    C-contiguous (m, P) int64 and float64 arrays (the loop writes them).
 
     >>> pool = CandidatePool(1, 1)
     >>> insert(pool, np.array([0, 0, 0]), np.array([5, 6, 7]), np.array([0.5, 0.9, 0.1]), np.array([0.25])).size
@@ -76,8 +77,10 @@ def insert(pool: CandidatePool, qi: np.ndarray, ids: np.ndarray, scores: np.ndar
     low, high = int(qi.min()), int(qi.max())
     if low < 0 or high >= m:
         raise IndexError(f"qi must lie in [0, {m}), got {low if low < 0 else high}")
-    if not (pool.ids.flags.c_contiguous and pool.scores.flags.c_contiguous and pool.scores.dtype == np.float64):
-        raise ValueError("the pool's ids and scores must be C-contiguous int64 and float64 arrays")
+    for name, a, dtype in (("ids", pool.ids, np.int64), ("scores", pool.scores, np.float64)):
+        if a.dtype != dtype or a.shape != (m, P) or not a.flags.c_contiguous:  # the loop writes (m, P) of them
+            raise ValueError(f"the pool's {name} must be a C-contiguous ({m}, {P}) {np.dtype(dtype).name} array, got "
+                             f"{a.dtype} {a.shape}{'' if a.flags.c_contiguous else ' not C-contiguous'}")
     k = pool.k
     with np.errstate(invalid="ignore"):  # -inf - inf: no floor yet
         floor = np.ascontiguousarray(pool.scores[:, k - 1] - eps2)  # (m,) each query's floor
