@@ -28,6 +28,7 @@ from embedlab.engine.neighbors.amx_screen import AmxScreen, bf16_exact
 from embedlab.engine.neighbors.bf16_screen import bf16_rows
 from embedlab.engine.neighbors.pair_scores import pair_dots, pair_dots64
 from embedlab.engine.neighbors.plan import plan_blocks
+from embedlab.engine.neighbors.search import Search
 from embedlab.engine.neighbors.precision import bf16_value_margin, round_bf16
 from full_sort import full_sort
 from searching import search
@@ -396,6 +397,63 @@ def test_pair_dots64_are_within_float64s_bound_of_the_exact_sum(D):
         pair_dots64(W, Q.astype(np.float32), qi, ids)
     with pytest.raises(IndexError, match=r"ids must lie in \[0, 60\), got 60"):
         pair_dots64(W, Q, np.array([0]), np.array([60]))
+
+
+def in_the_loops_order(q, w):
+    """q . w in Python floats, summed as pair_dots64 documents: 8 lanes from 0.0 over the whole vectors of 8, the
+    lanes added pairwise ([0:4] + [4:8], [0:2] + [2:4], [0] + [1]), then the rest one at a time."""
+    D = len(q)
+    whole = D // 8 * 8
+    lanes = [0.0] * 8
+    for j in range(0, whole, 8):
+        lanes = [lanes[i] + float(q[j + i]) * float(w[j + i]) for i in range(8)]
+    while len(lanes) > 1:
+        half = len(lanes) // 2
+        lanes = [lanes[i] + lanes[half + i] for i in range(half)]
+    total = lanes[0]
+    for t in range(whole, D):
+        total += float(q[t]) * float(w[t])
+    return total
+
+
+@pytest.mark.parametrize("D", [1, 7, 8, 9, 17, 64, 385])
+def test_pair_dots64_score_the_same_bits_however_the_table_is_held(monkeypatch, D):
+    # The rescored scores are the ones shown (--json): a pair scores the same bits whether the table is a float32
+    # array (the compiled loop), its bf16 bits (Bf16Matrix), a float16, float64, strided or Fortran copy of the
+    # same values (NumPy), or where the loop is not compiled (no llvmlite).
+    from embedlab.engine.neighbors import pair_scores
+
+    rng = np.random.default_rng(200 + D)
+    values = (rng.standard_normal((60, D)) * 10.0 ** rng.integers(-3, 4, (60, 1))).astype(np.float32)
+    bits = bf16_bits(values)
+    W = widened(bits).astype(np.float32)  # bfloat16 values (exact in float16 too where in range: checked below)
+    Q = rng.standard_normal((9, D))
+    qi, ids = rng.integers(0, 9, 3000), rng.integers(0, 60, 3000)
+    want = np.array([in_the_loops_order(Q[q], W[i]) for q, i in zip(qi, ids)])
+    wide = np.zeros((60, 2 * D), dtype=np.float32)
+    wide[:, ::2] = W
+    holdings = {"float32": W, "bf16 bits": Bf16Matrix(bits), "float64": W.astype(np.float64),
+                "fortran": np.asfortranarray(W), "strided": wide[:, ::2]}
+    if np.array_equal(W.astype(np.float16).astype(np.float32), W):
+        holdings["float16"] = W.astype(np.float16)
+    for name, table in holdings.items():
+        assert np.array_equal(pair_dots64(table, Q, qi, ids), want), name
+    monkeypatch.setattr(pair_scores._LOOPS, "functions", lambda: None)  # as where llvmlite is missing
+    assert np.array_equal(pair_dots64(W, Q, qi, ids), want)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_a_bf16_checkpoint_lists_the_same_scores_held_as_bits_or_widened(metric):
+    from embedlab.engine.table import EmbeddingTable
+
+    rng = np.random.default_rng(7)
+    bits = bf16_bits(rng.standard_normal((2000, 384)).astype(np.float32))
+    Q = rng.standard_normal((20, 384))  # vectors: their float64 products with the rows round (a row's do not)
+    held = EmbeddingTable(Bf16Matrix(bits))
+    found = Search(held, 5, metric, vectors=Q).nearest(metric)  # the table kept as its bits
+    again = Search(EmbeddingTable(widened(bits).astype(np.float32)), 5, metric, vectors=Q).nearest(metric)
+    assert found.ids.tolist() == again.ids.tolist()
+    assert np.array_equal(found.scores, again.scores)
 
 
 def test_pair_dots_refuse_ids_outside_the_table():
