@@ -307,10 +307,10 @@ def _blocks(table: EmbeddingTable, search: Search, queries: Sequence[int | str],
 
     Each metric's search runs over ``_search_step`` queries at once (whole
     rounds of the plan's blocks of queries, so that no round runs a short
-    block beside idle workers); its lists become Python objects a query at a
+    block beside idle workers); its lists become Python objects a block at a
     time as the blocks are handed out.
     """
-    lists = _query_lists(table, search, queries)
+    lists = _query_lists(table, search, queries, size)
     while True:
         with _collector_paused():
             block = list(itertools.islice(lists, size))
@@ -328,7 +328,11 @@ def _collector_paused() -> Iterator[None]:
     they set off full collections that walk every object of the process: two
     for 10,000 minilm queries, 0.45 s in all beside 1.2 s of search, once
     transformers and torch are imported (200,000 objects). Paused, the new
-    objects are walked once, at the next young collection.
+    objects are walked once, at the next young collection. The pause also
+    spans the searches a block starts (``_query_lists`` searches as it goes):
+    they make arrays and a few Python objects, no cycles, so nothing is left
+    for a collection meanwhile; cycles other threads make wait until the
+    block is made.
 
     Threads making blocks at once share one pause (``_PAUSE``): the first in
     turns the collector off, noting whether it was on, the last out turns it
@@ -362,10 +366,11 @@ class _Pause:
 _PAUSE = _Pause()
 
 
-def _query_lists(table: EmbeddingTable, search: Search, queries: Sequence[int | str]) -> Iterator[QueryLists]:
-    """Each query's lists in order, the ids first, then the vectors, searched ``_search_step`` queries ahead."""
+def _query_lists(table: EmbeddingTable, search: Search, queries: Sequence[int | str],
+                 size: int) -> Iterator[QueryLists]:
+    """Each query's lists in order, the ids first, then the vectors, searched ``_search_step`` queries ahead,
+    their numbers made Python objects ``size`` queries (a block of the stream) at a time (``_listed``)."""
     norms = table.norms()  # (V,)
-    size = max(1, BLOCK_ENTRIES // search.k)
     if search.ids is not None:
         step = _search_step(search, "ids", size)
         for s0 in range(0, len(search.ids), step):
