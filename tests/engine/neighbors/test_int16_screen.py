@@ -286,3 +286,33 @@ def test_codes_wait_for_enough_work_to_pay_for_loading_numba(monkeypatch):
     assert capability.builds_codes(n, 8, int(capability.CODES_WORK // (n * 8)) + 1)
     monkeypatch.setattr(capability, "_numba_loaded", lambda: True)
     assert capability.builds_codes(n, 8, 16) and not capability.builds_codes(n - 1, 8, 16)
+
+
+NO_LLVMLITE_CHILD = """
+import json, sys
+sys.path[:0] = json.loads(sys.argv[1])
+sys.modules["llvmlite"] = None  # numba's files are found, its compiler cannot be imported
+import numpy as np
+from embedlab.errors import MissingExtraError
+from embedlab.engine.neighbors import capability
+from embedlab.engine.neighbors.search import Search
+W = np.arange(60, dtype=np.float32).reshape(20, 3) % 7
+try:
+    Search(W, 3, "dot", ids=np.arange(5), screen="int16").nearest("dot")
+    print(json.dumps(["listed", capability.numba_present()]))
+except MissingExtraError as exc:
+    print(json.dumps([str(exc), capability.numba_present()]))
+"""
+
+
+def test_int16_asked_for_where_numbas_compiler_cannot_be_imported_is_refused_at_the_door():
+    import json
+    import subprocess
+    import sys
+
+    pytest.importorskip("numba")
+    child = subprocess.run([sys.executable, "-c", NO_LLVMLITE_CHILD, json.dumps(sys.path)], capture_output=True,
+                           text=True, check=False, timeout=300)
+    assert child.returncode == 0, child.stderr
+    said, present = json.loads(child.stdout.strip().splitlines()[-1])
+    assert present is False and "numba" in said and "integer screens" in said

@@ -63,7 +63,8 @@ from .codes import HIGH, LOW, codes_fit
 
 __all__ = ["SCREENS", "CODED_QUERIES", "NARROW_WIDTH", "CODES_WORK", "coded_queries", "BF16_QUERIES", "BF16_WIDTH", "cpu_flags", "fast_int16", "fast_bf16", "amx_runs", "amx_shape",
            "AMX_QUERIES", "AMX_WIDE", "AMX_WIDTH",
-           "bf16_pays", "choose_screen", "builds_codes", "int16_runs", "describe", "reason", "bf16_how"]
+           "bf16_pays", "choose_screen", "builds_codes", "int16_runs", "describe", "reason", "bf16_how",
+           "numba_present"]
 
 SCREENS = ("auto", "bf16", "int16", "float")
 # Queries from which a search builds the table's integer codes (``EmbeddingTable.codes``), codes included in
@@ -101,7 +102,7 @@ BF16_WORK = 5e11
 
 def fast_int16() -> bool:
     """Whether the integer screen is faster than the float GEMM here: AVX2 and numba present."""
-    return "avx2" in cpu_flags() and importlib.util.find_spec("numba") is not None
+    return "avx2" in cpu_flags() and numba_present()
 
 
 def fast_bf16() -> bool:
@@ -174,7 +175,7 @@ def describe() -> str:
     if fast_int16():
         rest = f"int16 codes, vpmaddwd ({cpu})"
     else:
-        rest = f"float GEMM ({cpu}{'' if importlib.util.find_spec('numba') else '; numba not installed'})"
+        rest = f"float GEMM ({cpu}{'' if numba_present() else '; numba not installed'})"
     if amx_runs():
         return (f"bf16 {_amx_units()} for N >= {AMX_QUERIES} at D >= {AMX_WIDTH}, N >= {AMX_WIDE[0]} at "
                 f"D >= {AMX_WIDE[1]}; else {rest}")
@@ -275,7 +276,8 @@ def choose_screen(screen: str, *, codes_given: bool, fits: bool, queries: int = 
                              f"is outside: use screen='auto' or 'float'")
         library, what, extra = {"bf16": ("torch", "bf16 screens", "torch"),
                                 "int16": ("numba", "integer screens", "models")}[screen]
-        if importlib.util.find_spec(library) is None and not (screen == "bf16" and amx_runs()):
+        present = numba_present() if screen == "int16" else importlib.util.find_spec(library) is not None
+        if not present and not (screen == "bf16" and amx_runs()):
             raise MissingExtraError.for_module(library, what, (extra,))
         return screen
     if fits and bf16_pays(queries, width, rows, metric):
@@ -294,6 +296,12 @@ def builds_codes(n_queries: int, width: int = 0, rows: int = 0, metrics: tuple[s
     """
     return (n_queries >= coded_queries(width) and (_numba_loaded() or n_queries * width * rows >= CODES_WORK)
             and fast_int16() and not all(bf16_pays(n_queries, width, rows, m) for m in metrics))
+
+
+def numba_present() -> bool:
+    """Whether numba can be imported here: numba and the llvmlite it compiles with are both found (a process
+    where llvmlite cannot be imported finds numba's files, then fails on its first kernel)."""
+    return all(importlib.util.find_spec(name) is not None for name in ("numba", "llvmlite"))
 
 
 def _numba_loaded() -> bool:
