@@ -310,7 +310,7 @@ def _blocks(table: EmbeddingTable, search: Search, queries: Sequence[int | str],
     block beside idle workers); its lists become Python objects a block at a
     time as the blocks are handed out.
     """
-    lists = _query_lists(table, search, queries, size)
+    lists = _query_lists(table, search, queries)
     while True:
         with _collector_paused():
             block = list(itertools.islice(lists, size))
@@ -366,28 +366,27 @@ class _Pause:
 _PAUSE = _Pause()
 
 
-def _query_lists(table: EmbeddingTable, search: Search, queries: Sequence[int | str],
-                 size: int) -> Iterator[QueryLists]:
-    """Each query's lists in order, the ids first, then the vectors, searched ``_search_step`` queries ahead,
-    their numbers made Python objects ``size`` queries (a block of the stream) at a time (``_listed``)."""
+def _query_lists(table: EmbeddingTable, search: Search, queries: Sequence[int | str]) -> Iterator[QueryLists]:
+    """Each query's lists in order, the ids first, then the vectors, searched ``_search_step`` queries ahead."""
     norms = table.norms()  # (V,)
+    size = max(1, BLOCK_ENTRIES // search.k)
     if search.ids is not None:
         step = _search_step(search, "ids", size)
         for s0 in range(0, len(search.ids), step):
             chunk = search.ids[s0:s0 + step]  # (n,) a search's worth of the planned ids
-            rows = _listed({m: search.nearest(m, ids=chunk) for m in search.metrics}, norms, size)
+            found = {m: search.nearest(m, ids=chunk) for m in search.metrics}
             for n, i in enumerate(chunk.tolist()):
                 yield QueryLists(query=str(queries[s0 + n]), id=i,
                                  token=None if table.vocabulary is None else table.token(i), norm=float(norms[i]),
-                                 lists=next(rows))
+                                 lists={m: _listed(found[m], n, norms) for m in search.metrics})
     if search.vectors is not None:
         step = _search_step(search, "vectors", size)
         for s0 in range(0, len(search.vectors), step):
             chunk = search.vectors[s0:s0 + step]  # (n, D) a search's worth of the planned vectors
-            rows = _listed({m: search.nearest(m, vectors=chunk) for m in search.metrics}, norms, size)
+            found = {m: search.nearest(m, vectors=chunk) for m in search.metrics}
             for n, q_norm in enumerate(search.vector_norms[s0:s0 + step].tolist()):
                 yield QueryLists(query=f"vector {s0 + n}", id=None, token=None, norm=q_norm,
-                                 lists=next(rows))
+                                 lists={m: _listed(found[m], n, norms) for m in search.metrics})
 
 
 def _search_step(search: Search, queries: str, size: int) -> int:
@@ -431,18 +430,9 @@ def spelling_notes(table: EmbeddingTable, queries: Sequence[Any]) -> tuple[str, 
     return tuple(r.note for r in respellings(queries, table.vocabulary))
 
 
-def _listed(found: dict[str, Neighbors], norms: np.ndarray, size: int) -> Iterator[dict[str, list[Listed]]]:
-    """Each query's lists of a search (one ``Neighbors`` per metric) as ``Listed`` rows (id, token, score, norm),
-    in order. Each metric's ids, scores and rows' lengths become Python numbers ``size`` queries at a time (a
-    block of lists: ``tolist`` in C, not NumPy calls a query: 10,000 queries took 0.3 s a query at a time, 0.1 s
-    so); the tokens are the search's (the table's), else None."""
-    n = len(next(iter(found.values())).ids)
-    for s0 in range(0, n, size):
-        columns = {}
-        for m, f in found.items():
-            ids = f.ids[s0:s0 + size]  # (b, K)
-            tokens = f.tokens[s0:s0 + size] if f.tokens is not None else [[None] * ids.shape[1]] * len(ids)
-            columns[m] = ids.tolist(), tokens, f.scores[s0:s0 + size].tolist(), norms[ids].tolist()
-        for b in range(min(size, n - s0)):
-            yield {m: list(map(Listed, ids[b], tokens[b], scores[b], lengths[b]))
-                   for m, (ids, tokens, scores, lengths) in columns.items()}
+def _listed(found: Neighbors, n: int, norms: np.ndarray) -> list[Listed]:
+    """List n of a search result, each row with its length (its tokens as the search named them: the table's)."""
+    row = found.ids[n]  # (K,) int64
+    ids, scores, lengths = row.tolist(), found.scores[n].tolist(), norms[row].tolist()  # Python numbers, in C
+    tokens = found.tokens[n] if found.tokens is not None else [None] * len(ids)
+    return list(map(Listed, ids, tokens, scores, lengths))  # id, token, score, norm
