@@ -1,12 +1,13 @@
-"""The bf16 screen on embedlab's AMX kernel: the kernel, its NumPy twin, the screen's lists, the pair scores.
+"""The bf16 screen on embedlab's kernels (AMX, AVX512-BF16): the kernels, their NumPy twin, the lists, the pair scores.
 
 Oracles: float64 products of the same bfloat16 values (each product of two
 8-bit significands exact in float64, the sums off by float64's rounding,
 far below the float32 bounds tested), torch's own float32 -> bfloat16
-conversion, the float64 full sort (``full_sort``), /proc/cpuinfo read here. The kernel runs where the CPU has AMX-BF16
-(``amx_kernel.compiled``); its NumPy twin (``screen_rows_software``: the same
+conversion, the float64 full sort (``full_sort``), /proc/cpuinfo read here. The AMX kernel runs where the CPU has
+AMX-BF16 (``amx_kernel.compiled``), the AVX512-BF16 kernel where it has AVX512-BF16
+(``avx512_bf16_kernel.compiled``); their NumPy twin (``screen_rows_software``: the same
 bfloat16 values and scalings, float32 sums in OpenBLAS's order) runs
-everywhere, and the screen's lists are checked through both.
+everywhere, and the screen's lists are checked through each.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ import pytest
 
 from embedlab.engine.bf16_matrix import Bf16Matrix
 from embedlab.engine.lengths import vector_norms
-from embedlab.engine.neighbors import amx_kernel, capability, dispatch
-from embedlab.engine.neighbors.amx_kernel import bf16_bits, pack_queries, screen_rows, screen_rows_software
+from embedlab.engine.neighbors import amx_kernel, avx512_bf16_kernel, capability, dispatch
+from embedlab.engine.neighbors.amx_kernel import bf16_bits, pack_queries, screen_rows_software
 from embedlab.engine.neighbors.amx_screen import AmxScreen, bf16_exact
 from embedlab.engine.neighbors.bf16_screen import bf16_rows
 from embedlab.engine.neighbors.pair_scores import pair_dots, pair_dots64
@@ -35,9 +36,15 @@ from searching import search
 from traced_child import TRACED_RUN, traced
 
 KERNEL = amx_kernel.compiled()
+KERNELS = {"amx": amx_kernel, "avx512_bf16": avx512_bf16_kernel}
+HERE = capability.bf16_kernel()  # the kernel the screen takes here, or None
 needs_kernel = pytest.mark.skipif(not KERNEL, reason=f"the AMX kernel does not run here: {amx_kernel.status()}")
-WAYS = [pytest.param(True, id="software"),
-        pytest.param(False, id="kernel", marks=needs_kernel)]
+needs_any = pytest.mark.skipif(HERE is None, reason="neither of embedlab's bf16 kernels runs here")
+# Each kernel where it runs here, and their NumPy twin everywhere.
+KERNEL_WAYS = [pytest.param(name, id=name, marks=pytest.mark.skipif(
+    not kernel.compiled(), reason=f"the {name} kernel does not run here: {kernel.status()}"))
+    for name, kernel in KERNELS.items()]
+WAYS = [pytest.param("software", id="software")] + KERNEL_WAYS
 U32 = 2.0**-24
 
 
@@ -114,11 +121,11 @@ def bound(rows, queries, rinv, qinv):
         * np.abs(qinv.astype(np.float64))[None, :] * np.abs(rinv.astype(np.float64))[:, None] * (1 + 1e-6)
 
 
-@pytest.mark.parametrize("software", WAYS)
+@pytest.mark.parametrize("way", WAYS)
 @pytest.mark.parametrize("v, m, D", [(32, 1, 32), (64, 5, 384), (96, 40, 64), (256, 33, 50), (1024, 100, 7)])
-def test_the_entries_that_pass_are_those_at_or_above_the_bar(software, v, m, D):
+def test_the_entries_that_pass_are_those_at_or_above_the_bar(way, v, m, D):
     rows, queries, rinv, qinv, bars, exact = case(v, m, D, v + m + D)
-    run = screen_rows_software if software else screen_rows
+    run = screen_rows_software if way == "software" else KERNELS[way].screen_rows
     r, q, s = run(rows, queries, rinv, qinv, bars)
     err = bound(rows, queries, rinv, qinv)
     assert np.all(np.abs(s - exact[r, q]) <= err[r, q])  # each score within the float32 bound of the exact one
@@ -132,11 +139,11 @@ def test_the_entries_that_pass_are_those_at_or_above_the_bar(software, v, m, D):
     assert sure_in.sum() > 0 and (~sure_in & ~sure_out).sum() < 0.01 * exact.size
 
 
-@needs_kernel
+@pytest.mark.parametrize("way", KERNEL_WAYS)
 @pytest.mark.parametrize("scale", [1e-30, 1.0, 1e30])
-def test_the_kernel_agrees_with_its_numpy_twin(scale):
+def test_the_kernel_agrees_with_its_numpy_twin(way, scale):
     rows, queries, rinv, qinv, bars, exact = case(512, 64, 384, 3, scale)
-    a = screen_rows(rows, queries, rinv, qinv, bars)
+    a = KERNELS[way].screen_rows(rows, queries, rinv, qinv, bars)
     b = screen_rows_software(rows, queries, rinv, qinv, bars)
     err = bound(rows, queries, rinv, qinv)
     near = np.abs(exact - bars[None, :]) <= 2 * err  # entries on the bar's edge may fall either way
@@ -145,22 +152,23 @@ def test_the_kernel_agrees_with_its_numpy_twin(scale):
     assert len(pairs) > 100
 
 
-@needs_kernel
-def test_the_kernel_resumes_where_its_output_is_full():
+@pytest.mark.parametrize("way", KERNEL_WAYS)
+def test_the_kernel_resumes_where_its_output_is_full(way):
     # 4,096 rows x 32 queries all passing: 131,072 entries, twice what the kernel's output holds at once
     rng = np.random.default_rng(5)
     queries = pack_queries(bf16_bits(rng.standard_normal((32, 64))))
     rows = chunk(rng.standard_normal((4096, 64)), 64)
     ones = np.ones(4096, dtype=np.float32)
-    r, q, s = screen_rows(rows, queries, ones, np.ones(32, dtype=np.float32), np.full(32, -np.inf, dtype=np.float32))
+    r, q, s = KERNELS[way].screen_rows(rows, queries, ones, np.ones(32, dtype=np.float32),
+                                       np.full(32, -np.inf, dtype=np.float32))
     assert r.size == 4096 * 32 and len(set(zip(r.tolist(), q.tolist()))) == r.size
     exact = widened(rows) @ widened(queries.bits).T
     assert np.allclose(s, exact[r, q], rtol=0, atol=64 * 2**-24 * np.abs(exact).max())
 
 
-@pytest.mark.parametrize("software", WAYS)
-def test_wrong_arrays_are_refused_by_name(software):
-    run = screen_rows_software if software else screen_rows
+@pytest.mark.parametrize("way", WAYS)
+def test_wrong_arrays_are_refused_by_name(way):
+    run = screen_rows_software if way == "software" else KERNELS[way].screen_rows
     queries = pack_queries(np.zeros((3, 40), dtype=np.uint16))
     rows = np.zeros((64, 64), dtype=np.uint16)
     f32 = np.ones(64, dtype=np.float32)
@@ -181,13 +189,33 @@ def test_status_says_why_or_where():
     assert ("AMX tiles, compiled for" in text) == KERNEL
     if not KERNEL:
         assert any(word in text for word in ("AMX", "Linux", "llvmlite", "NumPy"))
+    text = avx512_bf16_kernel.status()
+    assert ("AVX512-BF16, compiled for" in text) == avx512_bf16_kernel.compiled()
+    if "avx512_bf16" not in capability.cpu_flags():
+        assert text == "the CPU has no AVX512-BF16 (/proc/cpuinfo flag avx512_bf16)"
+
+
+def test_the_screen_takes_amx_first_then_avx512_bf16(monkeypatch):
+    monkeypatch.setattr(capability, "amx_runs", lambda: True)
+    assert capability.bf16_kernel() is amx_kernel
+    monkeypatch.setattr(capability, "amx_runs", lambda: False)
+    monkeypatch.setattr(avx512_bf16_kernel, "compiled", lambda: True)
+    monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset({"avx2", "avx512f", "avx512_bf16"}))
+    assert capability.bf16_kernel() is avx512_bf16_kernel and capability.kernel_runs()
+    monkeypatch.setattr(avx512_bf16_kernel, "status", lambda: "AVX512-BF16, compiled for znver5 by llvmlite 0.50.0")
+    why = capability.reason("bf16", "auto", codes_given=False, fits=True, queries=300, width=64, rows=1000)
+    assert why.startswith("bf16 on AVX512-BF16 (avx512_bf16, vdpbf16ps, embedlab's kernel compiled for znver5")
+    assert "N=300 >= 256 at D=64, no torch needed" in why
+    assert capability.describe().startswith("bf16 on AVX512-BF16")
+    monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset({"avx2", "avx512f"}))  # no AVX512-BF16
+    assert capability.bf16_kernel() is None and not capability.kernel_runs()
 
 
 # -- the bound without the product's rounding ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("software", WAYS)
+@pytest.mark.parametrize("way", WAYS)
 @pytest.mark.parametrize("metric", ["cosine", "dot"])
-def test_the_value_margin_holds_for_the_kernels_scores(software, metric):
+def test_the_value_margin_holds_for_the_kernels_scores(way, metric):
     # Cancelling rows (opposite-signed halves) and queries rounded to bfloat16: each score within A + r |s~|.
     rng = np.random.default_rng(8)
     D = 256
@@ -203,7 +231,7 @@ def test_the_value_margin_holds_for_the_kernels_scores(software, metric):
     qinv = np.ones(len(queries.bits), dtype=np.float32)
     bars = np.full(len(queries.bits), np.inf, dtype=np.float32)
     bars[:40] = -np.inf
-    run = screen_rows_software if software else screen_rows
+    run = screen_rows_software if way == "software" else KERNELS[way].screen_rows
     r, q, s = run(rows, queries, rinv, qinv, bars)
     exact = (Q @ W.T) / (np.outer(q_norms, w_norms) if metric == "cosine" else 1.0)  # (40, 640) float64
     A, rr = bf16_value_margin(metric, D, q_norms, np.full(40, w_norms.max()), float(w_norms.min()),
@@ -216,8 +244,9 @@ def test_the_value_margin_holds_for_the_kernels_scores(software, metric):
 
 # -- the screen's lists ----------------------------------------------------------------------------------------------
 
-def lists(W, Q, k, metric, exclude=None, software=True, rows=None):
-    """The AMX screen's top-k (a whole table, one block of queries); Q None: the rows ``exclude`` by id."""
+def lists(W, Q, k, metric, exclude=None, way="software", rows=None):
+    """The screen's top-k (a whole table, one block of queries) on kernel ``way`` or its NumPy twin ("software");
+    Q None: the rows ``exclude`` by id."""
     table = np.asarray(W) if not isinstance(W, Bf16Matrix) else W
     W64 = np.asarray(W[:] if isinstance(W, Bf16Matrix) else W, dtype=np.float64)
     q64 = W64[exclude] if Q is None else np.asarray(Q, dtype=np.float64)
@@ -226,7 +255,7 @@ def lists(W, Q, k, metric, exclude=None, software=True, rows=None):
     plan = plan_blocks(len(W64), W64.shape[1], k, 4, 2**20, n_queries=len(q64))
     before = W64.copy(), q64.copy()
     got = AmxScreen(table, q64, vector_norms(q64), exclude, k, metric, row_norms, inv, rows=rows,
-                    software=software).run(plan)
+                    kernel=KERNELS.get(way), software=way == "software").run(plan)
     assert np.array_equal(np.asarray(W64), before[0]) and np.array_equal(q64, before[1])
     return got
 
@@ -245,56 +274,56 @@ def check(W, Q, k, metric, exclude=None, **kwargs):
     assert np.allclose(scores, want_scores, rtol=1e-12, atol=1e-300)
 
 
-@pytest.mark.parametrize("software", WAYS)
+@pytest.mark.parametrize("way", WAYS)
 @pytest.mark.parametrize("D", [1, 7, 50, 64, 384])
 @pytest.mark.parametrize("metric", ["cosine", "dot"])
-def test_gaussian_tables_of_every_width_match_a_full_sort(software, D, metric):
+def test_gaussian_tables_of_every_width_match_a_full_sort(way, D, metric):
     rng = np.random.default_rng(D)
     W = rng.standard_normal((4999, D)).astype(np.float32)  # more than one chunk of rows, not a multiple of 32
     W[rng.integers(0, 4999, size=12)] = W[3]  # exact ties under other ids
     W[rng.integers(0, 4999, size=8)] = 0.0  # zero rows
-    check(W, None, 12, metric, np.arange(0, 4999, 97), software=software)
-    check(W, rng.standard_normal((9, D)), 12, metric, software=software)
+    check(W, None, 12, metric, np.arange(0, 4999, 97), way=way)
+    check(W, rng.standard_normal((9, D)), 12, metric, way=way)
 
 
-@pytest.mark.parametrize("software", WAYS)
+@pytest.mark.parametrize("way", WAYS)
 @pytest.mark.parametrize("metric", ["cosine", "dot"])
-def test_near_and_exact_ties_are_ordered_exactly(software, metric):
+def test_near_and_exact_ties_are_ordered_exactly(way, metric):
     # 200 integer rows within 1 of one row of entries near 1,000: scores 1e-6 apart relative, far inside
     # bfloat16's rounding; 30 exact copies tie, more than the pool's slots with k = 40.
     rng = np.random.default_rng(1)
     base = rng.integers(500, 1500, size=64) * rng.choice([-1, 1], size=64)
     near = base + rng.integers(-1, 2, size=(200, 64))
     W = np.concatenate([near, rng.integers(-1500, 1500, size=(800, 64)), near[:30]]).astype(np.float64)
-    check(W, None, 40, metric, np.array([0, 5, 250, 1010]), software=software)
-    check(W, base[None, :] * 3.0, 60, metric, software=software)
+    check(W, None, 40, metric, np.array([0, 5, 250, 1010]), way=way)
+    check(W, base[None, :] * 3.0, 60, metric, way=way)
 
 
-@pytest.mark.parametrize("software", WAYS)
+@pytest.mark.parametrize("way", WAYS)
 @pytest.mark.parametrize("metric", ["cosine", "dot"])
-def test_bf16_tables_float16_tables_and_their_own_bits(software, metric):
+def test_bf16_tables_float16_tables_and_their_own_bits(way, metric):
     rng = np.random.default_rng(11)
     values = round_bf16(rng.standard_normal((3000, 96))).astype(np.float32)  # a bf16 checkpoint's table
     values[rng.integers(0, 3000, size=10)] = values[7]
     ids = np.arange(0, 3000, 41)
     cached = bf16_rows(values)
     assert cached.exact and bf16_exact(values) and not bf16_exact(values + np.float32(2.0**-20))
-    check(values, None, 10, metric, ids, software=software, rows=cached)  # raw: queries by id as they are
-    check(Bf16Matrix(bf16_bits(values)), None, 10, metric, ids, software=software)  # the checkpoint's bits
-    check(values, rng.standard_normal((7, 96)), 10, metric, software=software)  # free queries: rounded
+    check(values, None, 10, metric, ids, way=way, rows=cached)  # raw: queries by id as they are
+    check(Bf16Matrix(bf16_bits(values)), None, 10, metric, ids, way=way)  # the checkpoint's bits
+    check(values, rng.standard_normal((7, 96)), 10, metric, way=way)  # free queries: rounded
     halves = rng.standard_normal((3000, 96)).astype(np.float16)
-    check(halves, None, 10, metric, ids, software=software)
+    check(halves, None, 10, metric, ids, way=way)
 
 
-@pytest.mark.parametrize("software", WAYS)
+@pytest.mark.parametrize("way", WAYS)
 @pytest.mark.parametrize("scale", [1e-14, 1e14])
-def test_tiny_and_huge_lengths_within_the_guard(software, scale):
+def test_tiny_and_huge_lengths_within_the_guard(way, scale):
     rng = np.random.default_rng(7)
     W = rng.standard_normal((600, 16))
     W /= np.linalg.norm(W, axis=1)[:, None]
     W[::3] *= scale
     for metric in ("cosine", "dot"):
-        check(W, None, 10, metric, np.arange(0, 600, 29), software=software)
+        check(W, None, 10, metric, np.arange(0, 600, 29), way=way)
 
 
 # -- the front door takes it ----------------------------------------------------------------------------------------
@@ -306,9 +335,9 @@ def amx_front_door(monkeypatch):
 
     def screen(*args, **kwargs):
         taken.append(kwargs.get("rows"))
-        return AmxScreen(*args, **kwargs, software=not KERNEL)
+        return AmxScreen(*args, **kwargs, kernel=HERE, software=HERE is None)
 
-    monkeypatch.setattr(dispatch, "amx_runs", lambda: True)
+    monkeypatch.setattr(dispatch, "kernel_runs", lambda: True)
     monkeypatch.setattr(dispatch, "AmxScreen", screen)
     return taken
 
@@ -502,11 +531,12 @@ import functools, json, sys, tracemalloc
 import numpy as np
 sys.path[:0] = json.loads(sys.argv[1])
 from embedlab.engine.lengths import vector_norms
-from embedlab.engine.neighbors import amx_kernel, amx_screen, capability, dispatch
+from embedlab.engine.neighbors import amx_screen, capability, dispatch
 from embedlab.engine.neighbors.search import ArrayTable
 from searching import search
-capability.amx_runs = dispatch.amx_runs = lambda: True  # the kernel where it runs, its NumPy twin elsewhere
-dispatch.AmxScreen = functools.partial(amx_screen.AmxScreen, software=not amx_kernel.compiled())
+kernel = capability.bf16_kernel()  # the kernel that runs here, or None: its NumPy twin
+capability.kernel_runs = dispatch.kernel_runs = lambda: True
+dispatch.AmxScreen = functools.partial(amx_screen.AmxScreen, kernel=kernel, software=kernel is None)
 V, D, memory, metric, by, held, equal = json.loads(sys.argv[2])
 rng = np.random.default_rng(V + D)
 W = rng.standard_normal((V, D)).astype(np.float32)
@@ -525,6 +555,7 @@ run()  # once untraced: the kernel and the pair scores' loop compiled
 """ + TRACED_RUN
 
 
+@needs_any  # the NumPy twin holds a chunk's scores: the budget is the kernels'
 @pytest.mark.parametrize("V, D, memory", [(20_000, 64, 2**22), (60_000, 24, 4 * 2**20), (3000, 384, 2**21)])
 @pytest.mark.parametrize("metric", ["cosine", "dot"])
 @pytest.mark.parametrize("by", ["id", "vector"])
@@ -541,6 +572,7 @@ def test_traced_peak_stays_within_the_budget(V, D, memory, metric, by, held):
     assert found["ids"] == want.tolist()
 
 
+@needs_any  # the NumPy twin holds a chunk's scores: the budget is the kernels'
 @pytest.mark.parametrize("metric", ["cosine", "dot"])
 def test_a_table_of_equal_rows_stays_within_the_budget(metric):
     # Every entry passes every bar: the kernel's output comes a part at a time, each pooled (settled exactly:
@@ -561,10 +593,11 @@ import numpy as np
 sys.path[:0] = json.loads(sys.argv[1])
 from embedlab.errors import BudgetError
 from embedlab.engine.lengths import vector_norms
-from embedlab.engine.neighbors import amx_kernel, amx_screen, capability, dispatch
+from embedlab.engine.neighbors import amx_screen, capability, dispatch
 from embedlab.engine.neighbors.search import ArrayTable, Search
-capability.amx_runs = dispatch.amx_runs = lambda: True  # the kernel where it runs, its NumPy twin elsewhere
-dispatch.AmxScreen = functools.partial(amx_screen.AmxScreen, software=not amx_kernel.compiled())
+kernel = capability.bf16_kernel()  # the kernel that runs here, or None: its NumPy twin
+capability.kernel_runs = dispatch.kernel_runs = lambda: True
+dispatch.AmxScreen = functools.partial(amx_screen.AmxScreen, kernel=kernel, software=kernel is None)
 D, metric = json.loads(sys.argv[2])
 W = np.random.default_rng(D).standard_normal((5000, D)).astype(np.float32)
 table = ArrayTable(W, norms=vector_norms(W))
@@ -583,6 +616,7 @@ print(json.dumps({"minimum": minimum}))
 """ + TRACED_RUN
 
 
+@needs_any  # the NumPy twin holds a chunk's scores: the budget is the kernels'
 @pytest.mark.parametrize("D", [12, 384])
 @pytest.mark.parametrize("metric", ["cosine", "dot"])
 def test_the_named_minimum_holds_the_amx_screen(D, metric):

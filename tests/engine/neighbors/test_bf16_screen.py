@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.util
 import json
 import math
 
@@ -46,16 +47,16 @@ REFERENCE = {"cosine": embed.nearest_by_cosine, "dot": embed.nearest_by_dot}
 def bf16_screen_kind(request):
     """Every test here twice: the bf16 screen on torch's matmul (``Bf16Screen``), and on embedlab's AMX kernel
     (``AmxScreen``: the kernel where it runs, its NumPy twin elsewhere), both through the front door."""
-    saved = dispatch.amx_runs, dispatch.AmxScreen
+    saved = dispatch.kernel_runs, dispatch.AmxScreen
     if request.param == "torch":
-        dispatch.amx_runs = lambda: False
+        dispatch.kernel_runs = lambda: False
     else:
-        dispatch.amx_runs = lambda: True
+        dispatch.kernel_runs = lambda: True
         dispatch.AmxScreen = functools.partial(AmxScreen, software=not amx_kernel.compiled())
     try:
         yield request.param
     finally:
-        dispatch.amx_runs, dispatch.AmxScreen = saved
+        dispatch.kernel_runs, dispatch.AmxScreen = saved
 
 
 @contextlib.contextmanager
@@ -395,7 +396,7 @@ def test_the_bar_rounds_down_so_no_comparison_changes():
 # -- the choice: capability and shape -------------------------------------------------------------------------------
 
 def test_auto_takes_bf16_by_capability_and_shape(monkeypatch):
-    monkeypatch.setattr(capability, "amx_runs", lambda: False)  # torch's matmul: embedlab's kernel in test_amx_screen
+    monkeypatch.setattr(capability, "bf16_kernel", lambda: None)  # torch's matmul: embedlab's kernel in test_amx_screen
     monkeypatch.setattr(capability, "fast_bf16", lambda: True)
     pick = capability.choose_screen
     minilm = dict(queries=1000, width=384, rows=30522)
@@ -418,7 +419,7 @@ def test_auto_takes_bf16_by_capability_and_shape(monkeypatch):
 
 
 def test_fast_bf16_needs_the_units(monkeypatch):
-    monkeypatch.setattr(capability, "amx_runs", lambda: False)  # torch's matmul: embedlab's kernel in test_amx_screen
+    monkeypatch.setattr(capability, "bf16_kernel", lambda: None)  # torch's matmul: embedlab's kernel in test_amx_screen
     monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset({"avx2", "fma"}))
     assert capability.fast_bf16() is False
     assert "no AMX-BF16 or AVX512-BF16" in capability.describe()
@@ -427,7 +428,7 @@ def test_fast_bf16_needs_the_units(monkeypatch):
 
 
 def test_the_plan_says_which_screen_and_why(monkeypatch):
-    monkeypatch.setattr(capability, "amx_runs", lambda: False)  # torch's matmul: embedlab's kernel in test_amx_screen
+    monkeypatch.setattr(capability, "bf16_kernel", lambda: None)  # torch's matmul: embedlab's kernel in test_amx_screen
     monkeypatch.setattr(capability, "fast_bf16", lambda: True)
     monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset({"avx2", "amx_bf16"}))
     W = np.random.default_rng(0).standard_normal((3000, 256)).astype(np.float32)
@@ -482,8 +483,9 @@ def test_the_plan_travels_to_the_cluster_workers(local_cluster, metric):
 def test_the_neighbors_command_says_which_screen_ran_and_why(capsys, monkeypatch):
     from embedlab import cli
 
-    monkeypatch.setattr(capability, "amx_runs", lambda: False)  # the reason on a CPU without AMX (its own: test_amx_screen)
-    flags = capability.cpu_flags() - {"amx_bf16", "amx_tile"}
+    # the reason on a CPU without AMX or AVX512-BF16 (embedlab's kernels: test_amx_screen)
+    monkeypatch.setattr(capability, "bf16_kernel", lambda: None)
+    flags = capability.cpu_flags() - {"amx_bf16", "amx_tile", "avx512_bf16"}
     monkeypatch.setattr(capability, "cpu_flags", lambda: flags)
     assert cli.main(["neighbors", "137", "--k", "4", "--memory", "1M"]) == 0
     out = capsys.readouterr().out
@@ -493,3 +495,8 @@ def test_the_neighbors_command_says_which_screen_ran_and_why(capsys, monkeypatch
     assert cli.main(["neighbors", "137", "--k", "4", "--memory", "1M", "--json"]) == 0
     plans = json.loads(capsys.readouterr().out)["memory"]["plans"]
     assert line == "screen: " + "; ".join(f"{m}: {p['why']}" for m, p in plans.items())
+    monkeypatch.setattr(capability, "cpu_flags", lambda: flags | {"avx512_bf16"})  # embedlab's AVX512-BF16 kernel
+    if importlib.util.find_spec("llvmlite") is not None:
+        assert cli.main(["neighbors", "137", "--k", "4", "--memory", "1M"]) == 0
+        line = next(text for text in capsys.readouterr().out.splitlines() if text.startswith("screen: "))
+        assert "bf16 on AVX512-BF16 does not pay for N=1 at D=64 (from N >= 256 at D >= 50" in line

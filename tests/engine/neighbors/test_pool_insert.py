@@ -80,15 +80,16 @@ def test_the_screen_lists_the_same_with_the_numpy_way(monkeypatch, metric, k):
 
     from full_sort import full_sort
 
-    from embedlab.engine.neighbors import amx_kernel, capability, dispatch
+    from embedlab.engine.neighbors import capability, dispatch
     from embedlab.engine.neighbors.search import Search
 
     # The AMX screen whatever the CPU: the kernel where it runs, its NumPy twin elsewhere (else screen="bf16" is
     # torch's screen, which never calls the loop, and the two searches below would agree whatever it does).
-    monkeypatch.setattr(capability, "amx_runs", lambda: True)
-    monkeypatch.setattr(dispatch, "amx_runs", lambda: True)
+    kernel = capability.bf16_kernel()  # the kernel that runs here (AMX, AVX512-BF16), or None
+    monkeypatch.setattr(capability, "kernel_runs", lambda: True)
+    monkeypatch.setattr(dispatch, "kernel_runs", lambda: True)
     monkeypatch.setattr(dispatch, "AmxScreen",
-                        functools.partial(amx_screen.AmxScreen, software=not amx_kernel.compiled()))
+                        functools.partial(amx_screen.AmxScreen, kernel=kernel, software=kernel is None))
     rng = np.random.default_rng(5)
     W = rng.integers(-3, 4, size=(6000, 16)).astype(np.float32)  # small integers: many exact ties
     W[rng.choice(6000, 300, replace=False)] = W[7]  # 301 equal rows: more exact ties than a query's slots

@@ -17,8 +17,8 @@ The rooms, from the door inward:
 ``checks``
     what the door refuses: metrics, k, query ids, vectors, lengths.
 ``capability``
-    which screen runs here (bf16 on AMX, embedlab's kernel, or AMX and
-    AVX512-BF16 through torch, for large enough searches and for every row's
+    which screen runs here (bf16 on embedlab's own kernels, AMX or
+    AVX512-BF16, or on either through torch, for large enough searches and for every row's
     lists of a bf16 table, int16 where the CPU
     has AVX2 and numba), when the table's int16 codes are worth building,
     and why a plan runs its screen.
@@ -41,8 +41,9 @@ The screens, peers behind ``dispatch`` (which sends one block of queries to one)
     ``torch_screen`` (the float screen with torch on a device, TF32 off),
     ``bf16_screen`` (bfloat16 products on the matrix units through torch,
     its certified margin, survivors scored in float64 at once),
-    ``amx_screen`` (the bf16 screen on embedlab's own AMX kernel,
-    ``amx_kernel``: the scores filtered in cache, no torch; its survivors
+    ``amx_screen`` (the bf16 screen on embedlab's own kernels,
+    ``amx_kernel`` on AMX tiles or ``avx512_bf16_kernel`` on AVX512-BF16:
+    the scores filtered in cache, no torch; its survivors
     scored in float32 by ``pair_scores`` and put into the pool one at a
     time by the compiled ``pool_insert``).
 After every screen:

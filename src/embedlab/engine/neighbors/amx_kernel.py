@@ -54,7 +54,7 @@ from ..jit import Loops
 from .precision import round_bf16
 
 __all__ = ["PackedQueries", "pack_queries", "screen_rows", "screen_parts", "screen_rows_software", "status", "compiled",
-           "bf16_bits", "scores_software", "PAIR", "WIDTH_STEP"]
+           "bf16_bits", "scores_software", "kernel_parts", "joined", "PAIR", "WIDTH_STEP"]
 
 PAIR = 32  # rows (and queries) of a pair of tiles: the kernel takes rows and queries 32 at a time
 WIDTH_STEP = 32  # bfloat16 entries of a tile's row (64 bytes): D is padded to a multiple of it
@@ -150,11 +150,7 @@ def screen_rows(rows: np.ndarray, queries: PackedQueries, rinv: np.ndarray, qinv
     ValueError
         For arrays of another dtype, shape or layout.
     """
-    parts = list(screen_parts(rows, queries, rinv, qinv, bars))
-    if not parts:
-        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-    r, q, s = (np.concatenate(column) for column in zip(*parts))
-    return r, q, s
+    return joined(screen_parts(rows, queries, rinv, qinv, bars))
 
 
 def screen_parts(rows: np.ndarray, queries: PackedQueries, rinv: np.ndarray, qinv: np.ndarray, bars: np.ndarray,
@@ -174,6 +170,15 @@ def screen_parts(rows: np.ndarray, queries: PackedQueries, rinv: np.ndarray, qin
     function = _function()
     if function is None:
         raise RuntimeError(f"the AMX kernel does not run here: {status()}")
+    yield from kernel_parts(function, WIDTH_STEP, rows, queries, rinv, qinv, bars, entries)
+
+
+def kernel_parts(function: Any, step: int, rows: np.ndarray, queries: PackedQueries, rinv: np.ndarray,
+                 qinv: np.ndarray, bars: np.ndarray, entries: int | None
+                 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``screen_parts`` through a compiled kernel ``function`` of ``amx_screen``'s arguments (this module's, or
+    ``avx512_bf16_kernel``'s), whose loop over the width takes ``step`` bfloat16 entries at a time: the arrays
+    checked (``ValueError``), the output allocated once, the kernel called again where it stopped."""
     v, m_pad = _check(rows, queries, rinv, qinv, bars)
     D_pad = queries.bits.shape[1]
     need = PAIR * m_pad  # the most entries one pair of row tiles yields
@@ -183,10 +188,19 @@ def screen_parts(rows: np.ndarray, queries: PackedQueries, rinv: np.ndarray, qin
     start, pairs = 0, v // PAIR
     while start < pairs:  # the kernel stops before a pair of row tiles that might not fit; go on from there
         function(rows.ctypes.data, D_pad * 2, start, pairs, queries.packed.ctypes.data, m_pad // PAIR,
-                 D_pad // WIDTH_STEP, rinv.ctypes.data, qinv.ctypes.data, bars.ctypes.data, out_r.ctypes.data,
+                 D_pad // step, rinv.ctypes.data, qinv.ctypes.data, bars.ctypes.data, out_r.ctypes.data,
                  out_q.ctypes.data, out_s.ctypes.data, cap, state.ctypes.data)
         count, start = int(state[0]), int(state[1])
         yield out_r[:count].astype(np.int64), out_q[:count].astype(np.int64), out_s[:count].copy()
+
+
+def joined(parts: Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A kernel's parts (``screen_parts``) as one (rows, queries, scores) triple: int64, int64, float32, each (f,)."""
+    parts = list(parts)
+    if not parts:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+    r, q, s = (np.concatenate(column) for column in zip(*parts))
+    return r, q, s
 
 
 def screen_rows_software(rows: np.ndarray, queries: PackedQueries, rinv: np.ndarray, qinv: np.ndarray,

@@ -1,16 +1,20 @@
-"""The bf16 screen on the AMX tiles: embedlab's own kernel, float32 scores filtered in cache, no torch.
+"""The bf16 screen on embedlab's own kernels (AMX tiles, or AVX512-BF16): float32 scores filtered in cache, no torch.
 
 A peer of ``bf16_screen`` (whose bound and rescoring it shares) for the CPU
-where ``amx_kernel`` runs: ``dispatch.search_block`` takes it for a block of
-queries planned on the bf16 screen where the kernel is compiled here
-(``amx_kernel.compiled``), else ``bf16_screen.Bf16Screen`` (torch's matmul).
+where one of embedlab's bf16 kernels runs: ``amx_kernel`` (AMX-BF16 tiles)
+or, on a CPU with AVX512-BF16 and no AMX, ``avx512_bf16_kernel``
+(``vdpbf16ps``); both take the same arguments and compute the same
+screening scores within the same bound. ``dispatch.search_block`` takes it
+for a block of queries planned on the bf16 screen where a kernel is
+compiled here (``capability.bf16_kernel``), else ``bf16_screen.Bf16Screen``
+(torch's matmul).
 
 1. *Screen.* As ``Bf16Screen``: the queries rounded to bfloat16 once (cosine:
    the unit queries; or, where every query is a bfloat16 value already, the
    query as it is, its scores times ``float32(1 / |q|)``), the rows' bfloat16
    bits (the table's cached ``bf16_rows``, a bf16 checkpoint's own bits, or a
-   chunk rounded now). ``amx_kernel.screen_rows`` multiplies a chunk of rows
-   by every query on the tiles, sums in float32, scales for cosine
+   chunk rounded now). The kernel's ``screen_parts`` multiplies a chunk of rows
+   by every query (on the tiles, or 16 queries a register), sums in float32, scales for cosine
    (``fl32(fl32(P * qinv) * rinv)``) and returns only the entries at or above
    each query's bar: the scores never leave the cache. Unlike torch's matmul
    the sum is not rounded to bfloat16, so the bound is
@@ -31,7 +35,7 @@ queries planned on the bf16 screen where the kernel is compiled here
 
 ``software=True`` runs ``amx_kernel.screen_rows_software`` (NumPy, any CPU)
 in place of the kernel: the tests check the screen's lists through it on
-every CPU, and through the kernel where the CPU has the tiles.
+every CPU, and through each kernel where the CPU has its units.
 
 Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k; ``m``
 queries in a block, ``v`` rows in a chunk.
@@ -64,25 +68,32 @@ PART_ENTRY_BYTES = 96
 
 
 class AmxScreen(FloatScreen):
-    """Nonzero queries (m, D) screened on the AMX tiles with the bf16 bound, then rescored (steps 1-3).
+    """Nonzero queries (m, D) screened on embedlab's bf16 kernel with the bf16 bound, then rescored (steps 1-3).
 
     Takes ``FloatScreen``'s arguments but the GEMM's dtype (float32 is the
     pool's), ``rows``: the table's bfloat16 bits (V, D) uint16 (``Bf16Rows``
-    or a ``Bf16Matrix``'s bits), or None to round a chunk at a time; and
-    ``software``: the kernel's arithmetic in NumPy instead (tests).
-    ``run(plan)`` returns ids (m, K) int64 and scores (m, K) float64.
+    or a ``Bf16Matrix``'s bits), or None to round a chunk at a time;
+    ``kernel``: the kernel's module (``amx_kernel`` or
+    ``avx512_bf16_kernel``; None: the one that runs here,
+    ``capability.bf16_kernel``, AMX first); and ``software``: the kernels'
+    arithmetic in NumPy instead (tests). ``run(plan)`` returns ids (m, K)
+    int64 and scores (m, K) float64.
 
     Raises
     ------
     RuntimeError
         From ``run`` where ``software`` is False and the kernel does not run
-        here (``amx_kernel.status`` says why).
+        here (its ``status`` says why; no kernel runs here: ``amx_kernel``'s).
     """
 
     def __init__(self, W: Any, q64: np.ndarray, q_norms: np.ndarray, exclude: np.ndarray | None, k: int,
                  metric: str, row_norms: np.ndarray, inv_norms: np.ndarray | None, *,
-                 rows: np.ndarray | None = None, software: bool = False) -> None:
+                 rows: np.ndarray | None = None, kernel: Any = None, software: bool = False) -> None:
         super().__init__(W, q64, q_norms, exclude, k, metric, row_norms, inv_norms, np.float32)
+        if kernel is None and not software:
+            from .capability import bf16_kernel
+            kernel = bf16_kernel() or amx_kernel  # none runs here: the AMX one's RuntimeError, from ``run``
+        self.kernel = kernel
         m, D = q64.shape
         exact_q = (round_bf16(q64) == q64).all(axis=1)  # (m,) queries bfloat16 holds as they are
         # Cosine with every query exact: the query as it is, scaled by float32(1 / |q|) after the product.
@@ -156,7 +167,7 @@ class AmxScreen(FloatScreen):
         return self._bar_below(scores.min(axis=1) - self.eps32)
 
     def _scan(self, plan: BlockPlan) -> CandidatePool:
-        """Screen every row, a chunk at a time on the tiles (``_step``); pool the entries that pass, a part of the
+        """Screen every row, a chunk at a time on the kernel (``_step``); pool the entries that pass, a part of the
         kernel's output at a time (``_part_entries``), the bars raised by the pool before each part."""
         m, V = len(self.q64), len(self.W)
         self._bound(plan)
@@ -172,7 +183,7 @@ class AmxScreen(FloatScreen):
 
     def _screen(self, bits: np.ndarray, rinv: np.ndarray, v0: int, v: int, bar: np.ndarray, bars: np.ndarray,
                 pool: CandidatePool, entries: int) -> np.ndarray:
-        """Screen the table's rows ``v0`` to ``v0 + v``, their bits ``bits`` (v_pad, D_pad), on the tiles (or in
+        """Screen the table's rows ``v0`` to ``v0 + v``, their bits ``bits`` (v_pad, D_pad), on the kernel (or in
         software) and pool the entries that pass, the bars raised before the rows and after each part (the kernel
         reads ``bars`` again at each part) -> the raised bar (m,) float64."""
         k, m = self.k, len(self.q64)
@@ -180,7 +191,7 @@ class AmxScreen(FloatScreen):
         bar = np.maximum(bar, self._bar_below(pool.scores[:, k - 1] - self.eps32))
         bars[:m] = bar32(bar)
         parts = ([amx_kernel.screen_rows_software(bits, self.packed, rinv, self.qinv, bars)] if self.software
-                 else amx_kernel.screen_parts(bits, self.packed, rinv, self.qinv, bars, entries))
+                 else self.kernel.screen_parts(bits, self.packed, rinv, self.qinv, bars, entries))
         for r, q, _ in parts:
             keep = r < v  # padding rows out
             r = r + v0

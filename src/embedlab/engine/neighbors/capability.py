@@ -15,6 +15,11 @@ The exact answer never depends on the screen; the time does. ``"auto"``:
   has the shape it wins at (``amx_shape``: from ``AMX_QUERIES`` queries at any
   width from ``AMX_WIDTH``, from fewer on wide tables, ``AMX_WIDE``), either
   metric, in any process (no torch to load);
+- else ``"bf16"`` on embedlab's AVX512-BF16 kernel (``avx512_bf16_kernel``:
+  ``vdpbf16ps``, 16 queries a register, scores filtered in registers) on a
+  CPU with AVX512-BF16 and no AMX, where it compiles (llvmlite), at the same
+  shapes (``amx_shape``), either metric, no torch (``bf16_kernel`` says
+  which kernel runs);
 - else ``"bf16"`` on torch's matmul where this CPU multiplies bfloat16 on its matrix units
   (``fast_bf16``: AMX-BF16 or AVX512-BF16, and torch with oneDNN) and the
   search is large enough to win: D >= ``BF16_WIDTH`` (256 by cosine, 384 by
@@ -53,15 +58,17 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from typing import Any
 
 from ...errors import ChoiceError, MissingExtraError
 import numpy as np
 
 from ..cpu import cpu_flags
-from . import amx_kernel
+from . import amx_kernel, avx512_bf16_kernel
 from .codes import HIGH, LOW, codes_fit
 
 __all__ = ["SCREENS", "CODED_QUERIES", "NARROW_WIDTH", "CODES_WORK", "coded_queries", "BF16_QUERIES", "BF16_WIDTH", "cpu_flags", "fast_int16", "fast_bf16", "amx_runs", "amx_shape",
+           "bf16_kernel", "kernel_runs", "avx512_possible",
            "AMX_QUERIES", "AMX_WIDE", "AMX_WIDTH",
            "bf16_pays", "choose_screen", "builds_codes", "int16_runs", "describe", "reason", "bf16_how",
            "numba_present"]
@@ -121,11 +128,27 @@ def amx_runs() -> bool:
     return "amx_bf16" in cpu_flags() and amx_kernel.compiled()  # compiled on first use, never without the tiles
 
 
+def bf16_kernel() -> Any:
+    """The module of embedlab's bf16 kernel that runs here, or None: ``amx_kernel`` where it runs (``amx_runs``),
+    else ``avx512_bf16_kernel`` on a CPU with AVX512-BF16 where it compiles (llvmlite). Looked at only on a CPU
+    with the units: a kernel is compiled on first use, never where its instructions are missing."""
+    if amx_runs():
+        return amx_kernel
+    if "avx512_bf16" in cpu_flags() and avx512_bf16_kernel.compiled():
+        return avx512_bf16_kernel
+    return None
+
+
+def kernel_runs() -> bool:
+    """Whether one of embedlab's own bf16 kernels runs here (``bf16_kernel``): the bf16 screen needs no torch."""
+    return bf16_kernel() is not None
+
+
 def bf16_pays(n_queries: int, D: int, V: int, metric: str = "cosine") -> bool:
     """Whether ``"auto"`` takes the bf16 screen for n queries of width D against V rows, on the matrix units.
 
-    Where embedlab's AMX kernel runs (``amx_runs``): a shape it wins at
-    (``amx_shape``), either metric. Else, on torch's bfloat16 matmul: at
+    Where one of embedlab's bf16 kernels runs (``kernel_runs``: AMX, or
+    AVX512-BF16): a shape it wins at (``amx_shape``), either metric. Else, on torch's bfloat16 matmul: at
     least ``BF16_QUERIES`` queries of width ``BF16_WIDTH[metric]``, and
     torch already loaded in this process or a search big enough to pay for
     loading it (``BF16_WORK`` multiply-adds). The shape is looked at first: a
@@ -134,7 +157,7 @@ def bf16_pays(n_queries: int, D: int, V: int, metric: str = "cosine") -> bool:
     >>> bf16_pays(2, 4096, 128256), bf16_pays(1000, 8, 400000)  # too few queries; too narrow, on any CPU
     (False, False)
     """
-    if amx_shape(n_queries, D) and amx_runs():
+    if amx_shape(n_queries, D) and kernel_runs():
         return True
     if n_queries < BF16_QUERIES or D < BF16_WIDTH[metric]:
         return False
@@ -146,6 +169,12 @@ def amx_possible() -> bool:
     choice asks ``amx_runs``): AMX-BF16 and AMX-TILE on Linux x86-64, and llvmlite installed."""
     return ({"amx_bf16", "amx_tile"} <= cpu_flags() and sys.platform == "linux"
             and importlib.util.find_spec("llvmlite") is not None)
+
+
+def avx512_possible() -> bool:
+    """Whether embedlab's AVX512-BF16 kernel can be expected to run here, without compiling it (for words only:
+    the choice asks ``bf16_kernel``): AVX512-BF16, and llvmlite installed."""
+    return "avx512_bf16" in cpu_flags() and importlib.util.find_spec("llvmlite") is not None
 
 
 def amx_shape(n_queries: int, D: int) -> bool:
@@ -176,8 +205,8 @@ def describe() -> str:
         rest = f"int16 codes, vpmaddwd ({cpu})"
     else:
         rest = f"float GEMM ({cpu}{'' if numba_present() else '; numba not installed'})"
-    if amx_runs():
-        return (f"bf16 {_amx_units()} for N >= {AMX_QUERIES} at D >= {AMX_WIDTH}, N >= {AMX_WIDE[0]} at "
+    if kernel_runs():
+        return (f"bf16 {_kernel_units()} for N >= {AMX_QUERIES} at D >= {AMX_WIDTH}, N >= {AMX_WIDE[0]} at "
                 f"D >= {AMX_WIDE[1]}; else {rest}")
     note = f"; {why}" if (why := _amx_not_running()) else ""
     if fast_bf16():
@@ -198,8 +227,8 @@ def reason(chosen: str, screen: str, *, codes_given: bool, fits: bool, queries: 
     "float GEMM: screen='float' asked for"
     """
     if chosen == "bf16":
-        amx = amx_runs() and not on_device  # on a device (--device), torch's matmul runs the bf16 screen
-        how = (f"bf16 {_amx_units()}" if amx else f"bf16 {_units()}" if fast_bf16()
+        amx = kernel_runs() and not on_device  # on a device (--device), torch's matmul runs the bf16 screen
+        how = (f"bf16 {_kernel_units()}" if amx else f"bf16 {_units()}" if fast_bf16()
                else f"bf16 in software ({_no_bf16()})")
         note = "" if amx or on_device else _amx_not_running()  # torch's matmul on a CPU with AMX: why
         note = f"; {note}" if note else ""
@@ -277,7 +306,7 @@ def choose_screen(screen: str, *, codes_given: bool, fits: bool, queries: int = 
         library, what, extra = {"bf16": ("torch", "bf16 screens", "torch"),
                                 "int16": ("numba", "integer screens", "models")}[screen]
         present = numba_present() if screen == "int16" else importlib.util.find_spec(library) is not None
-        if not present and not (screen == "bf16" and amx_runs()):
+        if not present and not (screen == "bf16" and kernel_runs()):
             raise MissingExtraError.for_module(library, what, (extra,))
         return screen
     if fits and bf16_pays(queries, width, rows, metric):
@@ -337,9 +366,11 @@ def bf16_how() -> str:
     return _units() if fast_bf16() else f"in software ({_no_bf16()})"
 
 
-def _amx_units() -> str:
-    """Where the bf16 screen's products run on embedlab's AMX kernel, in words (``amx_runs`` is True)."""
-    return f"on AMX (amx_bf16, embedlab's kernel {amx_kernel.status().split(', ', 1)[1]})"
+def _kernel_units() -> str:
+    """Where the bf16 screen's products run on embedlab's own kernel, in words (``kernel_runs`` is True)."""
+    kernel = bf16_kernel()
+    units = "on AMX (amx_bf16" if kernel is amx_kernel else "on AVX512-BF16 (avx512_bf16, vdpbf16ps"
+    return f"{units}, embedlab's kernel {kernel.status().split(', ', 1)[1]})"
 
 
 def _units() -> str:
@@ -363,8 +394,9 @@ def _why_not_bf16(queries: int, width: int, rows: int, metric: str) -> str:
     """Why ``"auto"`` did not take the bf16 screen for N queries of width D against V rows (N = 0: not tried)."""
     if queries == 0:
         return "bf16 not tried for this scan"
-    if amx_possible() and not amx_shape(queries, width):  # said without compiling the kernel
-        return (f"bf16 on AMX does not pay for N={queries:,} at D={width} (from N >= {AMX_QUERIES} at "
+    units = "AMX" if amx_possible() else "AVX512-BF16" if avx512_possible() else ""
+    if units and not amx_shape(queries, width):  # said without compiling the kernel
+        return (f"bf16 on {units} does not pay for N={queries:,} at D={width} (from N >= {AMX_QUERIES} at "
                 f"D >= {AMX_WIDTH}, N >= {AMX_WIDE[0]} at D >= {AMX_WIDE[1]})")
     why = _why_not_torch_bf16(queries, width, rows, metric)
     note = _amx_not_running() if amx_shape(queries, width) else ""  # the shape embedlab's kernel would take
@@ -382,7 +414,7 @@ def _amx_not_running() -> str:
 def _why_not_torch_bf16(queries: int, width: int, rows: int, metric: str) -> str:
     """Why ``"auto"`` did not take the bf16 screen on torch's matmul for N queries of width D against V rows."""
     if queries >= BF16_QUERIES and width >= BF16_WIDTH[metric]:
-        if (cpu_flags() & {"amx_bf16", "avx512_bf16"} and not amx_runs() and not _torch_loaded()
+        if (cpu_flags() & {"amx_bf16", "avx512_bf16"} and not kernel_runs() and not _torch_loaded()
                 and queries * rows * width < BF16_WORK):
             # said without importing torch, which is what does not pay
             return f"bf16 does not pay for loading torch: N*V*D={queries * rows * width:.2g} < {BF16_WORK:.2g}"

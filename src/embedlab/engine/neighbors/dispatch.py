@@ -21,7 +21,7 @@ import numpy as np
 from ..lengths import vector_norms
 from .amx_screen import AmxScreen
 from .bf16_screen import Bf16Screen
-from .capability import amx_runs
+from .capability import kernel_runs
 from .float_screen import FloatScreen, JointScreen
 from .int16_screen import Int16Screen, Int16Table
 from .plan import BlockPlan
@@ -44,8 +44,8 @@ def search_block(W: np.ndarray, Q: np.ndarray, k: int, metric: str, exclude: np.
     the GEMM and the filter run with torch (``torch_screen``); the float GEMM
     screen otherwise. Where ``plan.screen`` is ``"bf16"``, the bf16 screen
     runs with the table's bfloat16 rows ``bf16`` (V, D) uint16 where given:
-    ``amx_screen`` on this CPU's AMX tiles where embedlab's kernel runs and no
-    device is asked for, else ``bf16_screen`` (torch), on ``device`` or the CPU. Raises ``ValueError``
+    ``amx_screen`` where one of embedlab's bf16 kernels runs here (AMX tiles,
+    or AVX512-BF16: ``capability.kernel_runs``) and no device is asked for, else ``bf16_screen`` (torch), on ``device`` or the CPU. Raises ``ValueError``
     for a query with NaN or infinity.
 
     >>> from embedlab.engine.neighbors.plan import plan_blocks
@@ -58,7 +58,7 @@ def search_block(W: np.ndarray, Q: np.ndarray, k: int, metric: str, exclude: np.
     q64, q_norms, ids, scores, live = _zero_queries(Q, k, exclude)
     if live.size:
         own = None if exclude is None else exclude[live]
-        if plan.screen == "bf16" and device is None and amx_runs():  # embedlab's kernel on the tiles, no torch
+        if plan.screen == "bf16" and device is None and kernel_runs():  # embedlab's own kernel, no torch
             screen = AmxScreen(W, q64[live], q_norms[live], own, k, metric, row_norms, inv_norms, rows=bf16)
         elif plan.screen == "bf16":
             screen = Bf16Screen(W, q64[live], q_norms[live], own, k, metric, row_norms, inv_norms, dtype, rows=bf16,

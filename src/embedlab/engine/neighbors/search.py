@@ -182,8 +182,8 @@ class Search:
     MissingExtraError
         (an ``ImportError``) for a device without torch, a scheduler without
         dask.distributed, ``screen="int16"`` without numba, ``screen="bf16"``
-        without torch (queries: where embedlab's AMX kernel does not run,
-        ``capability.amx_runs``; every row: always, the self-join is torch's).
+        without torch (queries: where none of embedlab's bf16 kernels runs,
+        ``capability.kernel_runs``; every row: always, the self-join is torch's).
 
     >>> W = np.array([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]])
     >>> search = Search(W, 2, ids=[0, 2])
