@@ -48,6 +48,9 @@ ALLOWED = {
         "the row lengths' loop as LLVM IR, written only when jit.Loops compiles it (llvmlite.ir)",
     ("engine/neighbors/pair_scores.py", "llvmlite"):
         "the pair scores' loop as LLVM IR, written only when jit.Loops compiles it (llvmlite.ir)",
+    ("engine/neighbors/avx512_bf16_kernel.py", "llvmlite"):
+        "the AVX512-BF16 kernel's IR names its intrinsic's bfloat16 operands by LLVM's version (llvmlite.binding), "
+        "read only when jit.Loops compiles it",
     ("engine/widened_product.py", "llvmlite"):
         "the widened product's loop as LLVM IR, written only when jit.Loops compiles it (llvmlite.ir)",
     ("__main__.py", "embedlab.cli"):

@@ -23,7 +23,8 @@ screen under ``engine/neighbors/``); numba in the integer screen's compiled kern
 self-join's filter (``engine/neighbors/bf16_filter.py``) and
 lazily, inside functions, elsewhere under ``engine/``; llvmlite alone, lazily, in the engine's compiled
 loops (``engine/jit.py`` compiles the IR that ``engine/sum_of_squares.py``, ``engine/widened_product.py`` and
-``engine/neighbors/pair_scores.py`` write; ``engine/neighbors/amx_kernel.py`` writes its IR as text); transformers lazily, inside functions, under ``sources/`` only;
+``engine/neighbors/pair_scores.py`` write; ``engine/neighbors/amx_kernel.py`` writes its IR as text, as
+``engine/neighbors/avx512_bf16_kernel.py`` does, asking llvmlite only LLVM's version); transformers lazily, inside functions, under ``sources/`` only;
 matplotlib in ``report/plots.py``, its fonts, ``report/fonts.py``, and ``report/labels.py``,
 which places their labels with adjustText; scikit-learn and
 umap-learn in ``measure/projection.py``. The modules the seed report runs on import
@@ -72,7 +73,8 @@ HEAVY = {
     "numba": ({"engine/neighbors/int16_kernel.py", "engine/neighbors/simd.py", "engine/neighbors/bf16_filter.py"},
               {"engine"}),
     "llvmlite": ({"engine/neighbors/simd.py", "engine/jit.py", "engine/sum_of_squares.py",
-                  "engine/widened_product.py", "engine/neighbors/pair_scores.py"}, set()),
+                  "engine/widened_product.py", "engine/neighbors/pair_scores.py",
+                  "engine/neighbors/avx512_bf16_kernel.py"}, set()),
     "transformers": (set(), {"sources"}),
     "matplotlib": ({"report/plots.py", "report/fonts.py", "report/labels.py"}, set()),
     "adjustText": ({"report/labels.py"}, set()),

@@ -12,8 +12,10 @@ everywhere, and the screen's lists are checked through each.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import platform
 import subprocess
 import sys
 import textwrap
@@ -193,6 +195,24 @@ def test_status_says_why_or_where():
     assert ("AVX512-BF16, compiled for" in text) == avx512_bf16_kernel.compiled()
     if "avx512_bf16" not in capability.cpu_flags():
         assert text == "the CPU has no AVX512-BF16 (/proc/cpuinfo flag avx512_bf16)"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llvmlite") is None or platform.machine() not in ("x86_64", "AMD64"),
+                    reason="compiles x86 code for other x86 CPUs (needs llvmlite on x86-64)")
+@pytest.mark.parametrize("cpu", ["cooperlake", "znver4"])
+def test_the_avx512_bf16_kernel_compiles_for_cpus_that_have_the_units(cpu):
+    # On any x86-64 CPU: the kernel compiled (not run) for a CPU with AVX512-BF16 is one leaf loop of vdpbf16ps.
+    import llvmlite.binding as llvm
+
+    from embedlab.engine.jit import library_calls
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    triple = llvm.get_process_triple()
+    machine = llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features="", opt=3)
+    assembly = machine.emit_assembly(llvm.parse_assembly(avx512_bf16_kernel._build(triple)[0]))
+    assert assembly.count("vdpbf16ps") >= avx512_bf16_kernel.ROWS * avx512_bf16_kernel.TILES
+    assert not library_calls(assembly), library_calls(assembly)[:3]
 
 
 def test_the_screen_takes_amx_first_then_avx512_bf16(monkeypatch):

@@ -52,6 +52,7 @@ from ..lengths import length_range
 from . import amx_kernel
 from .amx_kernel import PAIR, bf16_bits, pack_queries
 from .bf16_screen import bar32
+from .capability import bf16_kernel
 from .float_screen import FloatScreen
 from .plan import BlockPlan
 from . import pool_insert
@@ -91,7 +92,6 @@ class AmxScreen(FloatScreen):
                  rows: np.ndarray | None = None, kernel: Any = None, software: bool = False) -> None:
         super().__init__(W, q64, q_norms, exclude, k, metric, row_norms, inv_norms, np.float32)
         if kernel is None and not software:
-            from .capability import bf16_kernel
             kernel = bf16_kernel() or amx_kernel  # none runs here: the AMX one's RuntimeError, from ``run``
         self.kernel = kernel
         m, D = q64.shape
