@@ -222,10 +222,16 @@ def test_the_screen_takes_amx_first_then_avx512_bf16(monkeypatch):
     monkeypatch.setattr(avx512_bf16_kernel, "compiled", lambda: True)
     monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset({"avx2", "avx512f", "avx512_bf16"}))
     assert capability.bf16_kernel() is avx512_bf16_kernel and capability.kernel_runs()
+    # its own shapes (AVX512_WIDE, measured on Zen 5): from 32 queries where D >= 384, else from 256 at D >= 50
+    assert capability.bf16_pays(32, 384, 30522) and capability.bf16_pays(32, 1024, 30522, "dot")
+    assert not capability.bf16_pays(31, 384, 30522) and not capability.bf16_pays(128, 256, 30522)
+    assert capability.bf16_pays(256, 50, 400000) and not capability.bf16_pays(1000, 49, 400000)
     monkeypatch.setattr(avx512_bf16_kernel, "status", lambda: "AVX512-BF16, compiled for znver5 by llvmlite 0.50.0")
     why = capability.reason("bf16", "auto", codes_given=False, fits=True, queries=300, width=64, rows=1000)
     assert why.startswith("bf16 on AVX512-BF16 (avx512_bf16, vdpbf16ps, embedlab's kernel compiled for znver5")
     assert "N=300 >= 256 at D=64, no torch needed" in why
+    why = capability.reason("bf16", "auto", codes_given=False, fits=True, queries=40, width=384, rows=1000)
+    assert "N=40 >= 32 at D=384, no torch needed" in why
     assert capability.describe().startswith("bf16 on AVX512-BF16")
     monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset({"avx2", "avx512f"}))  # no AVX512-BF16
     assert capability.bf16_kernel() is None and not capability.kernel_runs()

@@ -17,8 +17,8 @@ The exact answer never depends on the screen; the time does. ``"auto"``:
   metric, in any process (no torch to load);
 - else ``"bf16"`` on embedlab's AVX512-BF16 kernel (``avx512_bf16_kernel``:
   ``vdpbf16ps``, 16 queries a register, scores filtered in registers) on a
-  CPU with AVX512-BF16 and no AMX, where it compiles (llvmlite), at the same
-  shapes (``amx_shape``), either metric, no torch (``bf16_kernel`` says
+  CPU with AVX512-BF16 and no AMX, where it compiles (llvmlite), from as many
+  queries but fewer on wide tables (``AVX512_WIDE``), either metric, no torch (``bf16_kernel`` says
   which kernel runs);
 - else ``"bf16"`` on torch's matmul where this CPU multiplies bfloat16 on its matrix units
   (``fast_bf16``: AMX-BF16 or AVX512-BF16, and torch with oneDNN) and the
@@ -69,7 +69,7 @@ from .codes import HIGH, LOW, codes_fit
 
 __all__ = ["SCREENS", "CODED_QUERIES", "NARROW_WIDTH", "CODES_WORK", "coded_queries", "BF16_QUERIES", "BF16_WIDTH", "cpu_flags", "fast_int16", "fast_bf16", "amx_runs", "amx_shape",
            "bf16_kernel", "kernel_runs", "avx512_possible",
-           "AMX_QUERIES", "AMX_WIDE", "AMX_WIDTH",
+           "AMX_QUERIES", "AMX_WIDE", "AMX_WIDTH", "AVX512_WIDE", "kernel_wide",
            "bf16_pays", "choose_screen", "builds_codes", "int16_runs", "describe", "reason", "bf16_how",
            "numba_present"]
 
@@ -99,6 +99,14 @@ BF16_WIDTH = {"cosine": 256, "dot": 384}  # dot: measured to win from minilm's D
 # 64 queries, 1.9-2.5 at 256, 2.4-2.8 at 1,000. So from 256 queries at any width from 50, and from 128 where D >= 384.
 AMX_QUERIES = 256
 AMX_WIDE = (128, 384)  # (queries, width): fewer queries suffice on a wide table
+# The same for embedlab's AVX512-BF16 kernel (``avx512_bf16_kernel``), measured through the front door on the 2-core
+# AMD EPYC Zen 5 (AVX-512, VNNI, BF16, no AMX), top-10, queries by id, best of 7, milliseconds, float screen / this
+# screen / the int16 codes prebuilt: minilm (D = 384) by cosine 17.6 / 12.3 / 12.2 at 32 queries, 22.1 / 12.7 / 20.5
+# at 64, 31.3 / 14.1 / 20.0 at 128, 104.9 / 31.2 / 50.2 at 512 (dot alike: 16.2 / 15.1 / 15.3 at 32, 31.9 / 15.6 /
+# 17.1 at 64); at 16 queries and fewer none wins by more than the noise. GloVe (D = 50, V = 400,000), where each
+# search pays a pass over 400,000 rows of Python chunks: 53.3 / 46.8 / 34.0 at 64, 81.7 / 51.2 / 48.3 at 128, 188.3 /
+# 55.0 / 77.7 at 256. So from AMX_QUERIES at any width from AMX_WIDTH, and from 32 where D >= 384.
+AVX512_WIDE = (32, 384)
 AMX_WIDTH = 50  # the narrowest width measured
 # Multiply-adds (N * V * D) from which the bf16 screen pays for loading torch in a process that has not: torch
 # takes about 3 s to import on the 2-core Xeon, which the float32 GEMM (about 7e10 multiply-adds a second
@@ -157,7 +165,7 @@ def bf16_pays(n_queries: int, D: int, V: int, metric: str = "cosine") -> bool:
     >>> bf16_pays(2, 4096, 128256), bf16_pays(1000, 8, 400000)  # too few queries; too narrow, on any CPU
     (False, False)
     """
-    if amx_shape(n_queries, D) and kernel_runs():
+    if amx_shape(n_queries, D, kernel_wide()) and kernel_runs():
         return True
     if n_queries < BF16_QUERIES or D < BF16_WIDTH[metric]:
         return False
@@ -177,14 +185,23 @@ def avx512_possible() -> bool:
     return "avx512_bf16" in cpu_flags() and importlib.util.find_spec("llvmlite") is not None
 
 
-def amx_shape(n_queries: int, D: int) -> bool:
-    """Whether n queries of width D are enough for the AMX kernel's bf16 screen to win (``AMX_QUERIES``,
-    ``AMX_WIDE``, ``AMX_WIDTH``), by shape alone.
+def amx_shape(n_queries: int, D: int, wide: tuple[int, int] = AMX_WIDE) -> bool:
+    """Whether n queries of width D are enough for embedlab's bf16 kernel to win (``AMX_QUERIES``,
+    ``AMX_WIDTH``, and ``wide``: ``AMX_WIDE`` for the AMX kernel, ``AVX512_WIDE`` for the AVX512-BF16 one,
+    ``kernel_wide``), by shape alone.
 
     >>> amx_shape(64, 384), amx_shape(128, 384), amx_shape(128, 256), amx_shape(256, 50), amx_shape(1000, 8)
     (False, True, False, True, False)
+    >>> amx_shape(32, 384, AVX512_WIDE), amx_shape(32, 256, AVX512_WIDE)
+    (True, False)
     """
-    return D >= AMX_WIDTH and (n_queries >= AMX_QUERIES or (n_queries >= AMX_WIDE[0] and D >= AMX_WIDE[1]))
+    return D >= AMX_WIDTH and (n_queries >= AMX_QUERIES or (n_queries >= wide[0] and D >= wide[1]))
+
+
+def kernel_wide() -> tuple[int, int]:
+    """``amx_shape``'s (queries, width) for the kernel this CPU runs, by its flags alone (nothing compiled):
+    ``AMX_WIDE`` on a CPU with AMX-BF16, else ``AVX512_WIDE``."""
+    return AMX_WIDE if "amx_bf16" in cpu_flags() else AVX512_WIDE
 
 
 def _torch_loaded() -> bool:
@@ -206,8 +223,9 @@ def describe() -> str:
     else:
         rest = f"float GEMM ({cpu}{'' if numba_present() else '; numba not installed'})"
     if kernel_runs():
-        return (f"bf16 {_kernel_units()} for N >= {AMX_QUERIES} at D >= {AMX_WIDTH}, N >= {AMX_WIDE[0]} at "
-                f"D >= {AMX_WIDE[1]}; else {rest}")
+        wide = kernel_wide()
+        return (f"bf16 {_kernel_units()} for N >= {AMX_QUERIES} at D >= {AMX_WIDTH}, N >= {wide[0]} at "
+                f"D >= {wide[1]}; else {rest}")
     note = f"; {why}" if (why := _amx_not_running()) else ""
     if fast_bf16():
         return (f"bf16 {_units()} for N >= {BF16_QUERIES} and D >= {BF16_WIDTH['cosine']} (cosine), "
@@ -234,8 +252,8 @@ def reason(chosen: str, screen: str, *, codes_given: bool, fits: bool, queries: 
         note = f"; {note}" if note else ""
         if screen == "bf16":
             return f"{how}: screen='bf16' asked for; D={width}{note}"
-        if amx and amx_shape(queries, width):
-            least = AMX_WIDE[0] if queries < AMX_QUERIES else AMX_QUERIES
+        if amx and amx_shape(queries, width, kernel_wide()):
+            least = kernel_wide()[0] if queries < AMX_QUERIES else AMX_QUERIES
             return f"{how}: N={queries:,} >= {least} at D={width}, no torch needed"
         work = "torch loaded" if _torch_loaded() else f"N*V*D={queries * rows * width:.2g} >= {BF16_WORK:.2g}"
         return f"{how}: D={width} >= {BF16_WIDTH[metric]}, N={queries:,} >= {BF16_QUERIES}, {work}{note}"
@@ -395,11 +413,12 @@ def _why_not_bf16(queries: int, width: int, rows: int, metric: str) -> str:
     if queries == 0:
         return "bf16 not tried for this scan"
     units = "AMX" if amx_possible() else "AVX512-BF16" if avx512_possible() else ""
-    if units and not amx_shape(queries, width):  # said without compiling the kernel
+    wide = kernel_wide()
+    if units and not amx_shape(queries, width, wide):  # said without compiling the kernel
         return (f"bf16 on {units} does not pay for N={queries:,} at D={width} (from N >= {AMX_QUERIES} at "
-                f"D >= {AMX_WIDTH}, N >= {AMX_WIDE[0]} at D >= {AMX_WIDE[1]})")
+                f"D >= {AMX_WIDTH}, N >= {wide[0]} at D >= {wide[1]})")
     why = _why_not_torch_bf16(queries, width, rows, metric)
-    note = _amx_not_running() if amx_shape(queries, width) else ""  # the shape embedlab's kernel would take
+    note = _amx_not_running() if amx_shape(queries, width, wide) else ""  # the shape embedlab's kernel would take
     return f"{why}; {note}" if note else why
 
 
