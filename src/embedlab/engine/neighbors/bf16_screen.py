@@ -5,7 +5,8 @@ A peer of ``float_screen``, ``int16_screen`` and ``torch_screen`` (which
 in torch); ``dispatch.search_block`` sends it a block of queries where the
 plan says ``screen="bf16"`` (``capability`` chooses: AMX-BF16 or AVX512-BF16
 and torch with oneDNN, a D and N where it wins) and a device is asked for or
-embedlab's AMX kernel does not run here (else ``amx_screen``, no torch).
+none of embedlab's bf16 kernels runs here (else ``amx_screen``, no torch:
+AMX tiles or AVX512-BF16, ``capability.bf16_kernel``).
 
 1. *Screen.* Queries rounded to bfloat16 (cosine: the unit queries ``q / |q|``,
    or, where every query is a bfloat16 value already, as a row of a bf16

@@ -108,8 +108,8 @@ def plan_search(V: int, D: int, k: int, metric: str, memory: int, *, q_norms: np
     picked the integer or bf16 screen and its memory does not fit the budget,
     the float screen is planned instead (the result does not depend on the
     screen). The GEMM's dtype is ``precision.gemm_dtype``'s. The bf16 screen
-    runs on the plan's workers too: each block on one core's AMX tiles
-    (``amx_screen``), or torch's matmul on every core (``bf16_screen``).
+    runs on the plan's workers too: each block on one core's AMX tiles or
+    AVX512-BF16 units (``amx_screen``), or torch's matmul on every core (``bf16_screen``).
 
     Parameters
     ----------
@@ -138,7 +138,7 @@ def plan_search(V: int, D: int, k: int, metric: str, memory: int, *, q_norms: np
         scan, planned apart, keeps its own choice).
     on_device : bool
         Whether the screen runs with torch on a device (``--device``): a bf16
-        plan then runs torch's matmul, not embedlab's AMX kernel (the ``why``
+        plan then runs torch's matmul, not embedlab's own bf16 kernel (the ``why``
         says so).
 
     Raises

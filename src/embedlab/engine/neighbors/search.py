@@ -225,7 +225,7 @@ class Search:
         choose_screen(screen, codes_given=False, fits=True)  # refuses an unknown screen now
         if every_row and screen == "bf16" and importlib.util.find_spec("torch") is None:
             # every row's lists on bfloat16 products are the self-join's (``bf16_join``, torch's matmul), which
-            # embedlab's AMX kernel (the queries' bf16 screen, no torch) does not run: refused now, not mid-scan
+            # embedlab's bf16 kernels (the queries' bf16 screen, no torch) do not run: refused now, not mid-scan
             raise MissingExtraError.for_module("torch", "bfloat16 self-joins (every_row with screen='bf16')",
                                                ("torch",))
         self._device_name, self._scheduler, self._screen = device, scheduler, screen
