@@ -349,3 +349,26 @@ def test_a_child_forked_while_another_thread_compiles_compiles_its_own():
         release.set()
         compiling.join()
     assert loops.functions() is not None
+
+
+def test_once_computes_its_value_once_whatever_the_threads():
+    import threading
+    import time
+
+    from embedlab.engine.jit import Once
+
+    calls = []
+
+    def compute():
+        calls.append(1)
+        time.sleep(0.05)  # long enough for the other threads to arrive while it computes
+        return len(calls)
+
+    once = Once(compute)
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(once.get())) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert got == [1] * 8 and calls == [1] and once.get() == 1

@@ -27,7 +27,7 @@ import threading
 import weakref
 from typing import Any, Callable
 
-__all__ = ["Loops", "halves_sum", "library_calls"]
+__all__ = ["Loops", "Once", "halves_sum", "library_calls"]
 
 
 class Loops:
@@ -110,6 +110,29 @@ class Loops:
                 for name, args in self._signatures.items()}
 
 
+class Once:
+    """A value ``compute()`` gives once per process, on the first ``get()`` (thread-safe): e.g. whether a kernel
+    runs here, asked of the CPU, of Linux and of LLVM once.
+
+    A child forked while a thread of the parent held the lock (computing) gets a lock of its own, and computes
+    the value itself if the parent had not yet (the thread that held it is not in the child; it would wait for
+    it for ever), as ``Loops`` does for its loops.
+    """
+
+    def __init__(self, compute: Callable[[], Any]) -> None:
+        self._compute, self._done, self._value, self._lock = compute, False, None, threading.Lock()
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=lambda ref=weakref.ref(self): _new_lock(ref()))
+
+    def get(self) -> Any:
+        """The value, computed on the first call."""
+        if not self._done:
+            with self._lock:
+                if not self._done:
+                    self._value, self._done = self._compute(), True
+        return self._value
+
+
 def halves_sum(builder: Any, vector: Any, lanes: int) -> Any:
     """IR: the ``lanes`` lanes of ``vector`` (a power of two) added in one fixed order -> its element type.
 
@@ -160,8 +183,8 @@ def library_calls(assembly: str) -> list[str]:
     return out
 
 
-def _new_lock(loops: Loops | None) -> None:
+def _new_lock(owner: Loops | Once | None) -> None:
     """In a forked child: a lock of its own (the parent's may have been held by a thread the child does not have;
-    the child then compiles the loops itself on first use, as ``functions`` would have)."""
-    if loops is not None:
-        loops._lock = threading.Lock()
+    the child then compiles the loops, or computes the value, itself on first use)."""
+    if owner is not None:
+        owner._lock = threading.Lock()

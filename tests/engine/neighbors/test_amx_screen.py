@@ -659,11 +659,12 @@ def test_the_named_minimum_holds_the_amx_screen(D, metric):
 FORK_CHILD = """
 import json, os, sys, time
 sys.path[:0] = json.loads(sys.argv[1])
-from embedlab.engine.neighbors import amx_kernel
-amx_kernel._lock.acquire()  # held, as by a thread of this process asking Linux for the tiles or compiling, at the fork
+import importlib
+kernel = importlib.import_module("embedlab.engine.neighbors." + sys.argv[2])
+kernel._READY._lock.acquire()  # held, as by a thread of this process asking Linux for the tiles or compiling, at the fork
 pid = os.fork()
 if pid == 0:
-    os._exit(10 + amx_kernel.compiled())  # the child asks and compiles on its own
+    os._exit(10 + kernel.compiled())  # the child asks and compiles on its own
 for _ in range(600):
     done, status = os.waitpid(pid, os.WNOHANG)
     if done:
@@ -674,18 +675,20 @@ else:
     os.waitpid(pid, 0)
     print("the child waited for the parent's lock")
     sys.exit(1)
-amx_kernel._lock.release()
-print(json.dumps([os.waitstatus_to_exitcode(status), 10 + amx_kernel.compiled()]))
+kernel._READY._lock.release()
+print(json.dumps([os.waitstatus_to_exitcode(status), 10 + kernel.compiled()]))
 """
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
-def test_a_child_forked_while_the_kernel_is_asked_for_runs_its_own():
-    child = subprocess.run([sys.executable, "-c", FORK_CHILD, json.dumps(sys.path)], capture_output=True, text=True,
-                           check=False, timeout=120)
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_a_child_forked_while_the_kernel_is_asked_for_runs_its_own(name):
+    module = KERNELS[name].__name__.rsplit(".", 1)[1]
+    child = subprocess.run([sys.executable, "-c", FORK_CHILD, json.dumps(sys.path), module], capture_output=True,
+                           text=True, check=False, timeout=120)
     assert child.returncode == 0, child.stdout + child.stderr
     in_child, in_parent = json.loads(child.stdout.strip().splitlines()[-1])
-    assert in_child == in_parent == 10 + KERNEL
+    assert in_child == in_parent == 10 + KERNELS[name].compiled()
 
 
 NO_TORCH_CHILD = """

@@ -40,17 +40,15 @@ Glossary: ``v`` rows in a chunk, ``m`` queries (``m_pad``: padded to 32),
 from __future__ import annotations
 
 import ctypes
-import os
 import platform
 import sys
-import threading
 from dataclasses import dataclass
 from typing import Any, Iterator
 
 import numpy as np
 
 from ..cpu import cpu_flags
-from ..jit import Loops
+from ..jit import Loops, Once
 from .precision import round_bf16
 
 __all__ = ["PackedQueries", "pack_queries", "screen_rows", "screen_parts", "screen_rows_software", "status", "compiled",
@@ -427,33 +425,11 @@ def _build(triple: str) -> list[str]:
 _P, _I = ctypes.c_void_p, ctypes.c_int64
 _LOOPS = Loops(_build, {"amx_screen": (_P, _I, _I, _I, _P, _I, _I, _P, _P, _P, _P, _P, _P, _I, _P)})
 _state: dict[str, Any] = {}
-_lock = threading.Lock()
-
-
-def _new_lock() -> None:
-    """In a forked child: a lock of its own. A thread of the parent may have held ``_lock`` at the fork (asking
-    Linux for the tiles, compiling); the child, which does not have that thread, would wait for it for ever. The
-    child then asks and compiles itself on first use (``jit.Loops`` does the same for its loops)."""
-    global _lock
-    _lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_lock)
 
 
 def _function() -> Any:
-    """The compiled kernel where this process may run it, else None (``status`` says why)."""
-    return _state.get("function") if _ready() is None else None
-
-
-def _ready() -> str | None:
-    """None where the kernel runs here; else why not. Asks Linux for the tiles once (thread-safe)."""
-    if "why" not in _state:
-        with _lock:
-            if "why" not in _state:
-                _state["why"] = _why_not()
-    return _state["why"]
+    """The compiled kernel where it runs here, else None (``status`` says why)."""
+    return _state.get("function") if _READY.get() is None else None
 
 
 def _why_not() -> str | None:
@@ -474,12 +450,16 @@ def _why_not() -> str | None:
     return None
 
 
+# None where the kernel runs here, else why not: asked once per process (thread-safe; a forked child asks again).
+_READY = Once(_why_not)
+
+
 def compiled() -> bool:
     """Whether ``screen_rows`` runs here: AMX-BF16, the tiles lent by Linux, the kernel compiled."""
-    return _ready() is None
+    return _READY.get() is None
 
 
 def status() -> str:
     """"AMX tiles (<how it was compiled>)", or why the kernel does not run here."""
-    why = _ready()
+    why = _READY.get()
     return f"AMX tiles, {_LOOPS.status()}" if why is None else why

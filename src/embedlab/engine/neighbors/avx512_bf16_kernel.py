@@ -38,14 +38,12 @@ Glossary: ``v`` rows in a chunk, ``m`` queries (``m_pad``: padded to 32),
 from __future__ import annotations
 
 import ctypes
-import os
-import threading
 from typing import Any, Iterator
 
 import numpy as np
 
 from ..cpu import cpu_flags
-from ..jit import Loops
+from ..jit import Loops, Once
 from .amx_kernel import PAIR, PackedQueries, joined, kernel_parts
 
 __all__ = ["screen_parts", "screen_rows", "status", "compiled", "ROWS", "TILES"]
@@ -265,32 +263,11 @@ _P, _I = ctypes.c_void_p, ctypes.c_int64
 _LOOPS = Loops(_build, {"avx512_bf16_screen": (_P, _I, _I, _I, _P, _I, _I, _P, _P, _P, _P, _P, _P, _I, _P)},
                leaf=True)
 _state: dict[str, Any] = {}
-_lock = threading.Lock()
-
-
-def _new_lock() -> None:
-    """In a forked child: a lock of its own (a thread of the parent may have held ``_lock`` at the fork, compiling;
-    the child, which does not have that thread, would wait for it for ever)."""
-    global _lock
-    _lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_lock)
 
 
 def _function() -> Any:
     """The compiled kernel where it runs here, else None (``status`` says why)."""
-    return _state.get("function") if _ready() is None else None
-
-
-def _ready() -> str | None:
-    """None where the kernel runs here; else why not. Compiles once (thread-safe)."""
-    if "why" not in _state:
-        with _lock:
-            if "why" not in _state:
-                _state["why"] = _why_not()
-    return _state["why"]
+    return _state.get("function") if _READY.get() is None else None
 
 
 def _why_not() -> str | None:
@@ -304,12 +281,16 @@ def _why_not() -> str | None:
     return None
 
 
+# None where the kernel runs here, else why not: asked once per process (thread-safe; a forked child asks again).
+_READY = Once(_why_not)
+
+
 def compiled() -> bool:
     """Whether ``screen_parts`` runs here: AVX512-BF16 and the kernel compiled."""
-    return _ready() is None
+    return _READY.get() is None
 
 
 def status() -> str:
     """"AVX512-BF16, <how it was compiled>", or why the kernel does not run here."""
-    why = _ready()
+    why = _READY.get()
     return f"AVX512-BF16, {_LOOPS.status()}" if why is None else why
