@@ -186,6 +186,27 @@ def test_wrong_arrays_are_refused_by_name(way):
             run(*bad)
 
 
+@pytest.mark.parametrize("way", WAYS)
+def test_queries_built_by_hand_are_refused_by_name(way):
+    # A PackedQueries whose bits and packed layout disagree would send a kernel reading outside its arrays
+    # (found in review: a segfault with 16 queries of padding, an endless loop with D_pad = 0).
+    run = screen_rows_software if way == "software" else KERNELS[way].screen_rows
+    rows, f32 = np.zeros((32, 32), dtype=np.uint16), np.ones(32, dtype=np.float32)
+    good = pack_queries(np.zeros((3, 32), dtype=np.uint16))
+    for bits, packed, match in [
+            (np.zeros((16, 32), np.uint16), np.zeros((1, 16, 16, 2), np.uint16), "multiples of 32"),
+            (np.zeros((32, 0), np.uint16), np.zeros((2, 0, 16, 2), np.uint16), "multiples of 32"),
+            (np.zeros((0, 32), np.uint16), np.zeros((0, 16, 16, 2), np.uint16), "multiples of 32"),
+            (np.zeros((4096, 32), np.uint16), good.packed, r"queries.packed must be a C-contiguous \(256, 16, 16, 2\)"),
+            (good.bits, good.packed[:1], "queries.packed"),
+            (good.bits, good.packed.astype(np.float32), "queries.packed"),
+            (good.bits.astype(np.int16), good.packed, "queries.bits")]:
+        queries = amx_kernel.PackedQueries(bits, packed, 1)
+        m_pad = max(len(bits), 1)
+        with pytest.raises(ValueError, match=match):
+            run(rows, queries, f32, np.ones(m_pad, dtype=np.float32), np.zeros(m_pad, dtype=np.float32))
+
+
 def test_status_says_why_or_where():
     text = amx_kernel.status()
     assert ("AMX tiles, compiled for" in text) == KERNEL
@@ -211,7 +232,7 @@ def test_the_avx512_bf16_kernel_compiles_for_cpus_that_have_the_units(cpu):
     triple = llvm.get_process_triple()
     machine = llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features="", opt=3)
     assembly = machine.emit_assembly(llvm.parse_assembly(avx512_bf16_kernel._build(triple)[0]))
-    assert assembly.count("vdpbf16ps") >= avx512_bf16_kernel.ROWS * avx512_bf16_kernel.TILES
+    assert assembly.count("vdpbf16ps") >= avx512_bf16_kernel.ROWS * 2
     assert not library_calls(assembly), library_calls(assembly)[:3]
 
 
@@ -233,6 +254,10 @@ def test_the_screen_takes_amx_first_then_avx512_bf16(monkeypatch):
     why = capability.reason("bf16", "auto", codes_given=False, fits=True, queries=40, width=384, rows=1000)
     assert "N=40 >= 32 at D=384, no torch needed" in why
     assert capability.describe().startswith("bf16 on AVX512-BF16")
+    # AMX-BF16 whose tiles Linux refuses (amx_runs False): the AVX512-BF16 kernel, at its own shapes
+    monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset({"amx_bf16", "amx_tile", "avx512_bf16"}))
+    assert capability.bf16_kernel() is avx512_bf16_kernel and capability.kernel_wide() == capability.AVX512_WIDE
+    assert capability.bf16_pays(32, 384, 30522)
     monkeypatch.setattr(capability, "cpu_flags", lambda: frozenset({"avx2", "avx512f"}))  # no AVX512-BF16
     assert capability.bf16_kernel() is None and not capability.kernel_runs()
 

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from embedlab import embed
 from embedlab.engine.lengths import vector_norms
-from embedlab.engine.neighbors import amx_kernel, capability, dispatch
+from embedlab.engine.neighbors import capability, dispatch
 from embedlab.engine.neighbors.amx_screen import AmxScreen
 from embedlab.engine.neighbors.bf16_screen import Bf16Screen, bar32, bf16_rows
 from embedlab.engine.neighbors.precision import round_bf16
@@ -45,14 +45,16 @@ REFERENCE = {"cosine": embed.nearest_by_cosine, "dot": embed.nearest_by_dot}
 
 @pytest.fixture(scope="module", autouse=True, params=["torch", "amx"])
 def bf16_screen_kind(request):
-    """Every test here twice: the bf16 screen on torch's matmul (``Bf16Screen``), and on embedlab's AMX kernel
-    (``AmxScreen``: the kernel where it runs, its NumPy twin elsewhere), both through the front door."""
+    """Every test here twice: the bf16 screen on torch's matmul (``Bf16Screen``), and on embedlab's own kernel
+    (``AmxScreen``: the AMX or AVX512-BF16 kernel where one runs, their NumPy twin elsewhere), both through the
+    front door."""
     saved = dispatch.kernel_runs, dispatch.AmxScreen
     if request.param == "torch":
         dispatch.kernel_runs = lambda: False
     else:
         dispatch.kernel_runs = lambda: True
-        dispatch.AmxScreen = functools.partial(AmxScreen, software=not amx_kernel.compiled())
+        kernel = capability.bf16_kernel()
+        dispatch.AmxScreen = functools.partial(AmxScreen, kernel=kernel, software=kernel is None)
     try:
         yield request.param
     finally:

@@ -226,8 +226,22 @@ def scores_software(rows: np.ndarray, queries: PackedQueries, rinv: np.ndarray, 
 
 def _check(rows: np.ndarray, queries: PackedQueries, rinv: np.ndarray, qinv: np.ndarray,
            bars: np.ndarray) -> tuple[int, int]:
-    """(v, m_pad) after checking every array's dtype, shape and layout; ``ValueError`` naming the first wrong one."""
-    m_pad, D_pad = queries.bits.shape
+    """(v, m_pad) after checking every array's dtype, shape and layout; ``ValueError`` naming the first wrong one.
+
+    The queries too: a ``PackedQueries`` built by hand, not by ``pack_queries``, whose bits and packed layout
+    disagree would send a kernel reading outside its arrays."""
+    bits, packed = queries.bits, queries.packed
+    if (not isinstance(bits, np.ndarray) or bits.dtype != np.uint16 or bits.ndim != 2 or not bits.flags.c_contiguous
+            or bits.shape[0] <= 0 or bits.shape[0] % PAIR or bits.shape[1] <= 0 or bits.shape[1] % WIDTH_STEP):
+        raise ValueError(f"queries.bits must be a C-contiguous (m_pad, D_pad) uint16 array, both positive multiples of "
+                         f"{PAIR} (pack_queries builds it); got {getattr(bits, 'dtype', type(bits))} "
+                         f"{getattr(bits, 'shape', '')}")
+    m_pad, D_pad = bits.shape
+    layout = (m_pad // 16, D_pad // 2, 16, 2)
+    if (not isinstance(packed, np.ndarray) or packed.dtype != np.uint16 or packed.shape != layout
+            or not packed.flags.c_contiguous):
+        raise ValueError(f"queries.packed must be a C-contiguous {layout} uint16 array (pack_queries builds it); got "
+                         f"{getattr(packed, 'dtype', type(packed))} {getattr(packed, 'shape', '')}")
     if rows.dtype != np.uint16 or rows.ndim != 2 or rows.shape[1] != D_pad or len(rows) % PAIR \
             or not rows.flags.c_contiguous:
         raise ValueError(f"rows must be a C-contiguous (v, {D_pad}) uint16 array of bfloat16 bits with v a multiple "

@@ -11,20 +11,23 @@ queries (``PackedQueries``), every screening score
 is compared with its query's bar, and only the entries at or above it leave
 the kernel.
 
-The product is ``vdpbf16ps`` (Intel SDM, "VDPBF16PS"): each of 16 float32
-lanes adds the two products of a pair of bfloat16 entries, the products
-exact (8-bit significands), each addition one float32 rounding, subnormal
-inputs and results flushed to zero: what the AMX tiles compute, in another
-order of summation, so ``precision.bf16_value_margin(...,
+The product is ``vdpbf16ps`` (Intel SDM, "VDPBF16PS"; AMD implements the
+same instruction, and its Zen 4 and 5 were checked here only through the
+tests against the exact scores): each of 16 float32 lanes adds the two
+products of a pair of bfloat16 entries, the products exact (8-bit
+significands), each addition one float32 rounding, subnormal inputs and
+results flushed to zero: what the AMX tiles compute, in another order of
+summation (a CPU that keeps subnormals or rounds once per pair is only more
+exact), so ``precision.bf16_value_margin(...,
 product_rounded=False)`` bounds it as it bounds the tiles. A lane is a
 query: the queries' packed layout (16 queries' pairs of entries, 64 bytes,
 ``PackedQueries.packed``) is one register, and a row's pair of entries is
-broadcast to the 16 lanes. ``ROWS`` rows by ``TILES`` tiles of 16 queries
-are summed at once in ``ROWS * TILES`` registers over the whole width, then
+broadcast to the 16 lanes. ``ROWS`` rows by two tiles of 16 queries
+are summed at once in ``ROWS * 2`` registers over the whole width, then
 scaled and compared with the bars while still in registers (stored once to
-a 2 KiB block of the stack, read back from L1): the v x m scores are never
+a 1 KiB block of the stack, read back from L1): the v x m scores are never
 written to memory. The loop over queries runs inside the loop over each 32
-rows, which stay in L1 while the queries stream from L2.
+rows, which stay in L1 (for D up to about 700) while the queries stream from L2.
 
 It is LLVM IR compiled for this CPU by ``jit.Loops`` (llvmlite). Where the
 CPU has no AVX512-BF16 or llvmlite is missing, ``status()`` says why and
@@ -46,10 +49,12 @@ from ..cpu import cpu_flags
 from ..jit import Loops, Once
 from .amx_kernel import PAIR, PackedQueries, joined, kernel_parts
 
-__all__ = ["screen_parts", "screen_rows", "status", "compiled", "ROWS", "TILES"]
+__all__ = ["screen_parts", "screen_rows", "status", "compiled", "ROWS"]
 
-ROWS = 8  # rows summed at once (a multiple that divides PAIR)
-TILES = 2  # tiles of 16 queries summed at once (PAIR // 16: a pair of query tiles)
+ROWS = 8  # rows summed at once: a divisor of PAIR (32), ROWS * 2 registers of sums (the IR's filter is written for
+# two tiles of 16 queries, a pair of query tiles, and reads the tile from the lowest bit of the sum's index)
+_TILES = 2
+assert PAIR % ROWS == 0 and PAIR == 16 * _TILES
 
 
 def screen_parts(rows: np.ndarray, queries: PackedQueries, rinv: np.ndarray, qinv: np.ndarray, bars: np.ndarray,
@@ -228,7 +233,7 @@ end_q:
 
 
 def _build(triple: str) -> list[str]:
-    """The kernel's module for ``triple``: ``_HEAD`` with its ``ROWS`` x ``TILES`` sums written out.
+    """The kernel's module for ``triple``: ``_HEAD`` with its ``ROWS`` x 2 sums written out.
 
     The intrinsic's bfloat16 operands are ``<32 x bfloat>`` from LLVM 17, ``<16 x i32>`` before it.
     """
@@ -242,18 +247,18 @@ def _build(triple: str) -> list[str]:
                      f"  %pa{r}y = add i64 %pa, %pa{r}x",
                      f"  %pa{r}p = getelementptr i8, i8* %A, i64 %pa{r}y",
                      f"  %pa{r}i = bitcast i8* %pa{r}p to i32*",
-                     f"  %pa{r}w = load i32, i32* %pa{r}i, align 4",
+                     f"  %pa{r}w = load i32, i32* %pa{r}i, align 2",
                      f"  %pa{r}v0 = insertelement {lanes} undef, i32 %pa{r}w, i32 0",
                      f"  %pa{r}v1 = shufflevector {lanes} %pa{r}v0, {lanes} undef, <16 x i32> zeroinitializer",
                      f"  %a{r} = bitcast {lanes} %pa{r}v1 to {vec}"]
-        for t in range(TILES):
-            n = r * TILES + t
+        for t in range(_TILES):
+            n = r * _TILES + t
             phis.append(f"  %c{n} = phi <16 x float> [zeroinitializer, %loop_s], [%n{n}, %loop_k]")
             products.append(f"  %n{n} = call <16 x float> @llvm.x86.avx512bf16.dpbf16ps.512(<16 x float> %c{n}, "
                             f"{vec} %a{r}, {vec} %b{t})")
             stores += [f"  %sp{n} = getelementptr <16 x float>, <16 x float>* %buf, i64 {n}",
                        f"  store <16 x float> %n{n}, <16 x float>* %sp{n}, align 64"]
-    text = (_HEAD.replace("BF16VEC", vec).replace("NSUMS", str(ROWS * TILES)).replace("GROUPS", str(PAIR // ROWS))
+    text = (_HEAD.replace("BF16VEC", vec).replace("NSUMS", str(ROWS * _TILES)).replace("GROUPS", str(PAIR // ROWS))
             .replace("ROWS", str(ROWS)).replace("PHIS", "\n".join(phis)).replace("PRODUCTS", "\n".join(products))
             .replace("STORES", "\n".join(stores)))
     return [f'target triple = "{triple}"\n' + text]

@@ -165,7 +165,8 @@ def bf16_pays(n_queries: int, D: int, V: int, metric: str = "cosine") -> bool:
     >>> bf16_pays(2, 4096, 128256), bf16_pays(1000, 8, 400000)  # too few queries; too narrow, on any CPU
     (False, False)
     """
-    if amx_shape(n_queries, D, kernel_wide()) and kernel_runs():
+    # AVX512_WIDE asks fewer queries than AMX_WIDE: a search below it never compiles a kernel
+    if amx_shape(n_queries, D, AVX512_WIDE) and kernel_runs() and amx_shape(n_queries, D, kernel_wide()):
         return True
     if n_queries < BF16_QUERIES or D < BF16_WIDTH[metric]:
         return False
@@ -199,9 +200,10 @@ def amx_shape(n_queries: int, D: int, wide: tuple[int, int] = AMX_WIDE) -> bool:
 
 
 def kernel_wide() -> tuple[int, int]:
-    """``amx_shape``'s (queries, width) for the kernel this CPU runs, by its flags alone (nothing compiled):
-    ``AMX_WIDE`` on a CPU with AMX-BF16, else ``AVX512_WIDE``."""
-    return AMX_WIDE if "amx_bf16" in cpu_flags() else AVX512_WIDE
+    """``amx_shape``'s (queries, width) for the kernel that runs here: ``AMX_WIDE`` where the AMX kernel runs
+    (``amx_runs``: asked, and so compiled, on a CPU with AMX-BF16), else ``AVX512_WIDE`` (also on a CPU with
+    AMX-BF16 whose tiles Linux refuses: the AVX512-BF16 kernel runs there)."""
+    return AMX_WIDE if amx_runs() else AVX512_WIDE
 
 
 def _torch_loaded() -> bool:
@@ -413,8 +415,13 @@ def _why_not_bf16(queries: int, width: int, rows: int, metric: str) -> str:
     if queries == 0:
         return "bf16 not tried for this scan"
     units = "AMX" if amx_possible() else "AVX512-BF16" if avx512_possible() else ""
-    wide = kernel_wide()
-    if units and not amx_shape(queries, width, wide):  # said without compiling the kernel
+    if units and not amx_shape(queries, width, AVX512_WIDE):  # no kernel's shape: said without compiling one
+        wide = AMX_WIDE if units == "AMX" else AVX512_WIDE
+        return (f"bf16 on {units} does not pay for N={queries:,} at D={width} (from N >= {AMX_QUERIES} at "
+                f"D >= {AMX_WIDTH}, N >= {wide[0]} at D >= {wide[1]})")
+    wide = kernel_wide() if units else AMX_WIDE
+    if units and kernel_runs() and not amx_shape(queries, width, wide):  # between the two kernels' shapes
+        units = "AMX" if bf16_kernel() is amx_kernel else "AVX512-BF16"
         return (f"bf16 on {units} does not pay for N={queries:,} at D={width} (from N >= {AMX_QUERIES} at "
                 f"D >= {AMX_WIDTH}, N >= {wide[0]} at D >= {wide[1]})")
     why = _why_not_torch_bf16(queries, width, rows, metric)
