@@ -247,14 +247,14 @@ def reason(chosen: str, screen: str, *, codes_given: bool, fits: bool, queries: 
     "float GEMM: screen='float' asked for"
     """
     if chosen == "bf16":
-        amx = kernel_runs() and not on_device  # on a device (--device), torch's matmul runs the bf16 screen
-        how = (f"bf16 {_kernel_units()}" if amx else f"bf16 {_units()}" if fast_bf16()
+        own = kernel_runs() and not on_device  # on a device (--device), torch's matmul runs the bf16 screen
+        how = (f"bf16 {_kernel_units()}" if own else f"bf16 {_units()}" if fast_bf16()
                else f"bf16 in software ({_no_bf16()})")
-        note = "" if amx or on_device else _amx_not_running()  # torch's matmul on a CPU with AMX: why
+        note = "" if own or on_device else _amx_not_running()  # torch's matmul on a CPU with AMX: why
         note = f"; {note}" if note else ""
         if screen == "bf16":
             return f"{how}: screen='bf16' asked for; D={width}{note}"
-        if amx and amx_shape(queries, width, kernel_wide()):
+        if own and amx_shape(queries, width, kernel_wide()):
             least = kernel_wide()[0] if queries < AMX_QUERIES else AMX_QUERIES
             return f"{how}: N={queries:,} >= {least} at D={width}, no torch needed"
         work = "torch loaded" if _torch_loaded() else f"N*V*D={queries * rows * width:.2g} >= {BF16_WORK:.2g}"
