@@ -1,8 +1,9 @@
-"""A Llama-3-shaped checkpoint through the commands users run: first answer, report and hubs, time and peak memory.
+"""A Llama-3-shaped checkpoint through the commands users run: first answer, report, hubs and graph, time and peak memory.
 
     python benchmarks/llama_checkpoint.py /tmp/llama3        # writes the checkpoint (2.1 GB, once)
     python benchmarks/llm_size.py /tmp/llama3 --markdown     # (a) and (b), a Markdown table
     python benchmarks/llm_size.py /tmp/llama3 --hubs         # (c) too: every token's lists (minutes)
+    python benchmarks/llm_size.py /tmp/llama3 --graph --skip first-answer report  # (d) alone (minutes)
 
 The checkpoint is the one ``benchmarks/llama_checkpoint.py`` writes (random bf16 rows, V = 128,256,
 D = 4,096, an untied head, two shards; nothing is downloaded); any Hugging Face style folder works.
@@ -16,6 +17,10 @@ The goals are issue 22's:
 - (b) **report**: ``embedlab report --model DIR --out TMP``, goal under 10 s.
 - (c) **hubs** (``--hubs``; minutes): ``embedlab hubs --model DIR``, every token's lists, goal under
   5 minutes where the CPU has AMX; on a CPU without it the time is stated, with no goal.
+- (d) **graph** (``--graph``; minutes): ``embedlab graph --model DIR --out TMP/graph.parquet --json``,
+  every token's lists under both metrics written as Parquet (2 x V x 10 rows); the issue names it
+  beside hubs with no time of its own: the time is stated. Run once, with no probe run before it
+  (the page cache is warm from the runs before; the screens come from its own ``--json``).
 
 How it measures: each run is a fresh process (the interpreter, imports and the read included, as a
 user meets them), started by a fresh wrapper process that times it (wall seconds, from start to exit)
@@ -111,6 +116,7 @@ def main() -> None:
                         help=f"the checkpoint folder (default {DEFAULT_FOLDER})")
     parser.add_argument("--repeats", type=_positive, default=3, help="timed rounds of (a) and (b); best kept (default 3)")
     parser.add_argument("--hubs", action="store_true", help="also (c): embedlab hubs over every token, run once (minutes)")
+    parser.add_argument("--graph", action="store_true", help="also (d): embedlab graph over every token, run once (minutes)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["first-answer", "report"], help="cases to leave out")
     parser.add_argument("--drop-caches", action="store_true",
                         help="also a cold-cache run of (a) and (b): drops the whole machine's page cache first (root)")
@@ -135,6 +141,12 @@ def main() -> None:
             hubs = Tool("hubs", "embedlab hubs", embedlab, embedlab + ["--queries", "2048", "--json"])
             measure([hubs], 1)
             tools.append(hubs)
+        if args.graph:
+            graph = Tool("graph", "embedlab graph", [sys.executable, "-m", "embedlab", "graph", "--model",
+                                                     str(args.folder), "--out", str(Path(out) / "graph.parquet"),
+                                                     "--json"])
+            measure([graph], 1, probe=False)
+            tools.append(graph)
     print(f"load average at the end: {load_average()}\n")
     for tool in tools:
         if tool.probe is not None:  # the cold-cache runs have none: the same commands
@@ -177,9 +189,10 @@ def commands(folder: Path, out: str, skip: list[str]) -> list[Tool]:
     return tools
 
 
-def measure(tools: list[Tool], repeats: int) -> None:
-    """Each tool's probe (untimed, verbose: the kernels; it warms the page cache), then ``repeats`` timed rounds."""
-    for tool in tools:
+def measure(tools: list[Tool], repeats: int, *, probe: bool = True) -> None:
+    """Each tool's probe (untimed, verbose: the kernels; it warms the page cache), then ``repeats`` timed rounds;
+    ``probe=False``: no probe run, the last timed run's output read as the probe's (its ``--json`` plans)."""
+    for tool in tools if probe else ():
         tool.probe = run(tool.probe_argv or tool.argv, VERBOSE)
         check(tool, tool.probe)
     for _ in range(repeats):  # the tools take turns
@@ -190,6 +203,8 @@ def measure(tools: list[Tool], repeats: int) -> None:
             tool.seconds.append(result["seconds"])
             tool.peaks.append(result["peak"])
             tool.output = result["stdout"]
+            if not probe:
+                tool.probe = result
 
 
 def run(argv: list[str], extra_env: dict[str, str] | None = None) -> dict:
@@ -239,7 +254,7 @@ def kernels(tool: Tool) -> str:
         said.append(f"embedlab screens {screens}")
     said += [line.strip() for line in lines if "screen" in line.lower() and not line.lstrip().startswith(("{", '"'))
              and not line.startswith(("onednn_verbose", "MKL_VERBOSE"))][:4]
-    probe = " (probe: a sample of 2,048 queries)" if tool.case == "hubs" else ""
+    probe = {"hubs": " (probe: a sample of 2,048 queries)", "graph": " (its timed run; no oneDNN verbose)"}.get(tool.case, "")
     return f"kernels of {tool.name}{probe}: {'; '.join(said) or 'no oneDNN or MKL call (NumPy BLAS: see above)'}"
 
 
@@ -365,6 +380,8 @@ def table_rows(tools: list[Tool], table_bytes: int, *, amx: bool, full: bool = T
         elif tool.case == "hubs":
             goal = f"< {GOAL_HUBS_S / 60:.0f} min (CPU with AMX)" if amx else "none (no AMX here: time stated)"
             met = ("met" if best < GOAL_HUBS_S else "not met") if amx else ""
+        elif tool.case == "graph":
+            goal = "none (time stated)"
         if met and not full:
             met = f"n/a (goals are for {LLAMA3[0]:,} x {LLAMA3[1]:,})"
         rows.append([tool.case, tool.name, f"{best:.2f}", str(len(tool.seconds)), f"{peak / 1e9:.2f}",

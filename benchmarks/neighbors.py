@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import importlib.util
 import json
 import multiprocessing
@@ -313,7 +314,8 @@ def serve(conn, tool: str, name: str, queries: np.ndarray, k: int) -> None:
     """A tool's process: build it for both metrics, then answer (kind, metric) messages until ("stop", None).
 
     Kinds: "ids" (the answer, also the warm-up), "time" (seconds of one run: a run's ``prepare``, where it
-    has one, runs first, outside the clock), "rescored" (embedlab.neighbors's rescored share), "screen"
+    has one, runs first, outside the clock; so do freeing the last run's answer and a collection of the
+    process's garbage, as for every tool), "rescored" (embedlab.neighbors's rescored share), "screen"
     (the screen embedlab.neighbors's last call ran, from its plans), "sizes" (bytes of the table and of
     its codes, seconds to build them).
     """
@@ -337,6 +339,12 @@ def serve(conn, tool: str, name: str, queries: np.ndarray, k: int) -> None:
                 conn.send(None if run is None else "floor" if tool == "GEMM floor" else run())
             elif kind == "time":
                 getattr(run, "prepare", lambda: None)()
+                # The last run's answer was held until this one returned, and freed inside the clock (100,000
+                # Python objects of embedlab's lists at 10,000 queries; faiss's and torch's answers are arrays);
+                # and the garbage of earlier runs, collected whenever the collector's counts say, landed in
+                # whichever run came next. Both now happen before the clock, in every tool's process.
+                own = None
+                gc.collect()
                 start = time.perf_counter()
                 own = run()  # the GEMM floor times itself
                 conn.send(own if tool == "GEMM floor" else time.perf_counter() - start)
