@@ -38,6 +38,16 @@ def test_numpy_integers_are_ids():
     assert resolve_ids([np.int64(3), np.int32(1), np.uint8(0)], V, VOCAB) == [3, 1, 0]
 
 
+def test_a_list_of_plain_ints_is_checked_at_once_and_its_first_bad_id_named():
+    assert resolve_ids([3, 0, 3, 1], V, VOCAB) == [3, 0, 3, 1]  # positions in WORDS
+    with pytest.raises(TokenIdError, match=f"token id -2 is out of range for V={V}"):
+        resolve_ids([1, -2, 9], V, VOCAB)  # the first of the two bad ids, as a query at a time names it
+    with pytest.raises(TypeError, match="True"):
+        resolve_ids([1, True], V, VOCAB)  # a bool among ints is no id
+    ids = [0, 1]
+    assert resolve_ids(ids, V, VOCAB) is not ids  # a new list: the caller's is never handed back
+
+
 @pytest.mark.parametrize("bad", [-1, V, 10**30, "-1", "id:-1", str(V)])
 def test_ids_outside_the_vocabulary_are_refused_naming_the_id_and_V(bad):
     with pytest.raises(TokenIdError) as caught:

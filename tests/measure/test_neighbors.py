@@ -122,6 +122,40 @@ def test_a_streams_searches_run_whole_rounds_of_blocks_and_hand_out_blocks_of_th
     assert [[x.id for x in q.lists["dot"]] for b in blocks for q in b] == want.tolist()  # the float64 full sort's
 
 
+def test_every_field_of_a_stream_s_lists_across_blocks_searches_ids_and_vectors(monkeypatch):
+    # Blocks of 4 queries cut across searches of 9 (the two are not multiples): each list's tokens and lengths,
+    # and each query's token and length, are the table's, read off the vocabulary and summed by hand in float64.
+    from full_sort import full_sort
+
+    from embedlab.measure import neighbors as module
+
+    rng = np.random.default_rng(11)
+    W = rng.standard_normal((60, 6)).astype(np.float32)  # (V, D)
+    words = [f"w{i}" for i in range(60)]
+    t = EmbeddingTable(W, vocabulary=words)
+    ids = rng.choice(60, 11, replace=False).tolist()
+    vectors = rng.standard_normal((6, 6))  # (N, D)
+    monkeypatch.setattr(module, "BLOCK_ENTRIES", 4 * 3)  # 4 queries a block of lists (K = 3)
+    monkeypatch.setattr(module, "_search_step", lambda search, queries, size: 9)
+    stream = module.neighbor_stream(t, ids, 3, ["cosine", "dot"], vectors=vectors)
+    got = [q for block in stream.blocks for q in block]
+    assert [len(b) for b in [got[i:i + 4] for i in range(0, 17, 4)]] == [4, 4, 4, 4, 1]
+    W64 = W.astype(np.float64)
+    length = [float(np.sqrt(sum(x * x for x in row))) for row in W64.tolist()]  # by hand, per row
+    for metric in ("cosine", "dot"):
+        by_id, _ = full_sort(W, W64[ids], 3, metric, exclude=np.array(ids))  # (11, K)
+        by_vector, _ = full_sort(W, vectors, 3, metric)  # (6, K)
+        assert [[x.id for x in q.lists[metric]] for q in got] == by_id.tolist() + by_vector.tolist()
+        for q in got:
+            assert [x.token for x in q.lists[metric]] == [words[x.id] for x in q.lists[metric]]
+            assert [x.norm for x in q.lists[metric]] == pytest.approx([length[x.id] for x in q.lists[metric]],
+                                                                      rel=1e-15)
+    assert [(q.query, q.id, q.token) for q in got] == (
+        [(str(i), i, words[i]) for i in ids] + [(f"vector {n}", None, None) for n in range(6)])
+    assert [q.norm for q in got] == pytest.approx([length[i] for i in ids]
+                                                  + [float(np.sqrt((v * v).sum())) for v in vectors], rel=1e-15)
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 def test_the_garbage_collector_is_left_as_it_was_and_listed_rows_are_frozen_dataclasses(enabled):
     import dataclasses

@@ -166,6 +166,18 @@ class Vocabulary:
 
     def repeats(self, token: str) -> tuple[int, ...]:
         """Every id that holds ``token``, in id order, when more than one does; else ``()``."""
+        return self._repeated_strings().get(token, ())
+
+    def any_repeated(self) -> bool:
+        """Whether any string is held by more than one id (found once, then kept).
+
+        >>> Vocabulary(["a", "b"]).any_repeated(), Vocabulary(["a", "b", "a"]).any_repeated()
+        (False, True)
+        """
+        return bool(self._repeated_strings())
+
+    def _repeated_strings(self) -> dict[str, tuple[int, ...]]:
+        """Each string more than one id holds -> those ids in order, built on first use."""
         if self._repeated is None and len(self.token_to_index) == len(self._tokens) - self._tokens.count(None):
             self._repeated = {}  # as many strings as ids that hold one: none is repeated
         if self._repeated is None:
@@ -174,7 +186,7 @@ class Vocabulary:
                 if tok is not None:
                     holders.setdefault(tok, []).append(i)
             self._repeated = {tok: tuple(ids) for tok, ids in holders.items() if len(ids) > 1}
-        return self._repeated.get(token, ())
+        return self._repeated
 
     def repeat_note(self, token_id: int) -> str | None:
         """A sentence saying that the string of ``token_id`` is repeated, and which id it means; else ``None``.
@@ -345,6 +357,11 @@ def resolve_ids(queries: Iterable[Any], V: int, vocabulary: Vocabulary | None = 
     [1, 0, 2, 2, 1]
     """
     items = [queries] if isinstance(queries, str) else queries
+    if isinstance(items, list) and items and all(type(q) is int for q in items):
+        # A list of plain ints (10,000 ids from a script): one range check for all, in C; where one is out of
+        # range, the loop below names the first such, as it would have.
+        if 0 <= min(items) and max(items) < V:
+            return list(items)
     return [resolve_id(q, V, vocabulary, parameter=parameter) for q in items]
 
 

@@ -28,7 +28,7 @@ import numpy as np
 from ..engine.neighbors.defaults import DEFAULT_K, METRICS
 from ..engine.neighbors.search import Neighbors, Search, SearchMemory
 from ..engine.table import EmbeddingTable
-from ..engine.vocabulary import respellings
+from ..engine.vocabulary import resolve_ids, respellings
 from .defaults import fit_default
 
 __all__ = ["Listed", "QueryLists", "NeighborsResult", "NeighborsStream", "neighbor_lists", "neighbor_stream",
@@ -267,7 +267,7 @@ def neighbor_stream(
     >>> [[q.lists["dot"][0].token for q in b] for b in s.blocks]
     [['b', 'a'], ['b']]
     """
-    ids = [table.token_id(q) for q in queries]
+    ids = resolve_ids(queries, table.V, table.vocabulary)  # each query as table.token_id resolves it
     if not ids and (vectors is None or (np.ndim(vectors) == 2 and len(vectors) == 0)):
         raise ValueError("give at least one query: a token, a token id or a vector")
     limit, limit_name = (table.V - 1, "V - 1") if ids else (table.V, "V")  # a vector leaves no row out
@@ -367,26 +367,50 @@ _PAUSE = _Pause()
 
 
 def _query_lists(table: EmbeddingTable, search: Search, queries: Sequence[int | str]) -> Iterator[QueryLists]:
-    """Each query's lists in order, the ids first, then the vectors, searched ``_search_step`` queries ahead."""
+    """Each query's lists in order, the ids first, then the vectors, searched ``_search_step`` queries ahead.
+
+    A search's numbers become Python ones a block of lists at a time (``_spans``: where ``_blocks`` cuts the
+    stream), each array read once (``_listed``), not three reads a query.
+    """
     norms = table.norms()  # (V,)
     size = max(1, BLOCK_ENTRIES // search.k)
+    metrics = search.metrics
     if search.ids is not None:
         step = _search_step(search, "ids", size)
         for s0 in range(0, len(search.ids), step):
             chunk = search.ids[s0:s0 + step]  # (n,) a search's worth of the planned ids
-            found = {m: search.nearest(m, ids=chunk) for m in search.metrics}
-            for n, i in enumerate(chunk.tolist()):
-                yield QueryLists(query=str(queries[s0 + n]), id=i,
-                                 token=None if table.vocabulary is None else table.token(i), norm=float(norms[i]),
-                                 lists={m: _listed(found[m], n, norms) for m in search.metrics})
+            found = {m: search.nearest(m, ids=chunk) for m in metrics}
+            for b0, b1 in _spans(s0, len(chunk), size):
+                part = chunk[b0:b1].tolist()  # a block of lists' query ids
+                tokens = [None] * len(part) if table.vocabulary is None else table.vocabulary.token_rows([part])[0]
+                listed = {m: _listed(found[m], b0, b1, norms) for m in metrics}
+                for n, (i, token, norm) in enumerate(zip(part, tokens, norms[part].tolist())):
+                    yield QueryLists(query=str(queries[s0 + b0 + n]), id=i, token=token, norm=norm,
+                                     lists={m: listed[m][n] for m in metrics})
     if search.vectors is not None:
+        before = 0 if search.ids is None else len(search.ids)  # the stream's queries before the vectors
         step = _search_step(search, "vectors", size)
         for s0 in range(0, len(search.vectors), step):
             chunk = search.vectors[s0:s0 + step]  # (n, D) a search's worth of the planned vectors
-            found = {m: search.nearest(m, vectors=chunk) for m in search.metrics}
-            for n, q_norm in enumerate(search.vector_norms[s0:s0 + step].tolist()):
-                yield QueryLists(query=f"vector {s0 + n}", id=None, token=None, norm=q_norm,
-                                 lists={m: _listed(found[m], n, norms) for m in search.metrics})
+            found = {m: search.nearest(m, vectors=chunk) for m in metrics}
+            chunk_norms = search.vector_norms[s0:s0 + step]  # (n,)
+            for b0, b1 in _spans(before + s0, len(chunk), size):
+                part = chunk_norms[b0:b1].tolist()  # a block of lists' query lengths
+                listed = {m: _listed(found[m], b0, b1, norms) for m in metrics}
+                for n, q_norm in enumerate(part):
+                    yield QueryLists(query=f"vector {s0 + b0 + n}", id=None, token=None, norm=q_norm,
+                                     lists={m: listed[m][n] for m in metrics})
+
+
+def _spans(start: int, n: int, size: int) -> Iterator[tuple[int, int]]:
+    """Spans [b0, b1) of a search's n queries, the first of them the stream's query ``start``, cut where the
+    stream's blocks of ``size`` queries are cut: no span holds lists of two blocks.
+
+    >>> list(_spans(5, 10, 4))
+    [(0, 3), (3, 7), (7, 10)]
+    """
+    edges = sorted({0, n, *range((-start) % size, n, size)})
+    return zip(edges[:-1], edges[1:])
 
 
 def _search_step(search: Search, queries: str, size: int) -> int:
@@ -413,7 +437,7 @@ def repeat_notes(table: EmbeddingTable, ids: Sequence[int]) -> tuple[str, ...]:
     >>> repeat_notes(t, [2, 1])
     ("token 'a' is repeated: ids 0 and 2 hold it; 'a' means id 0 (the first copy); id:2 reaches the other",)
     """
-    if table.vocabulary is None:
+    if table.vocabulary is None or not table.vocabulary.any_repeated():
         return ()
     notes = (table.vocabulary.repeat_note(int(i)) for i in ids)
     return tuple(dict.fromkeys(note for note in notes if note is not None))
@@ -430,9 +454,10 @@ def spelling_notes(table: EmbeddingTable, queries: Sequence[Any]) -> tuple[str, 
     return tuple(r.note for r in respellings(queries, table.vocabulary))
 
 
-def _listed(found: Neighbors, n: int, norms: np.ndarray) -> list[Listed]:
-    """List n of a search result, each row with its length (its tokens as the search named them: the table's)."""
-    row = found.ids[n]  # (K,) int64
-    ids, scores, lengths = row.tolist(), found.scores[n].tolist(), norms[row].tolist()  # Python numbers, in C
-    tokens = found.tokens[n] if found.tokens is not None else [None] * len(ids)
-    return list(map(Listed, ids, tokens, scores, lengths))  # id, token, score, norm
+def _listed(found: Neighbors, start: int, stop: int, norms: np.ndarray) -> list[list[Listed]]:
+    """Lists ``start`` to ``stop`` of a search result, each row with its length (its tokens as the search named
+    them: the table's); each array made Python numbers once for all of them, in C."""
+    rows = found.ids[start:stop]  # (b, K) int64
+    ids, scores, lengths = rows.tolist(), found.scores[start:stop].tolist(), norms[rows].tolist()
+    tokens = found.tokens[start:stop] if found.tokens is not None else [[None] * rows.shape[1]] * len(ids)
+    return [list(map(Listed, *row)) for row in zip(ids, tokens, scores, lengths)]  # id, token, score, norm
