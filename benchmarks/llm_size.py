@@ -1,4 +1,4 @@
-"""A Llama-3-shaped checkpoint through the commands users run: first answer, report, hubs and graph, time and peak memory.
+"""A Llama-3-shaped checkpoint through the commands users run: first answer, report, hubs, graph; time and peak RSS.
 
     python benchmarks/llama_checkpoint.py /tmp/llama3        # writes the checkpoint (2.1 GB, once)
     python benchmarks/llm_size.py /tmp/llama3 --markdown     # (a) and (b), a Markdown table
@@ -254,7 +254,8 @@ def kernels(tool: Tool) -> str:
         said.append(f"embedlab screens {screens}")
     said += [line.strip() for line in lines if "screen" in line.lower() and not line.lstrip().startswith(("{", '"'))
              and not line.startswith(("onednn_verbose", "MKL_VERBOSE"))][:4]
-    probe = {"hubs": " (probe: a sample of 2,048 queries)", "graph": " (its timed run; no oneDNN verbose)"}.get(tool.case, "")
+    probe = {"hubs": " (probe: a sample of 2,048 queries)",
+             "graph": " (its timed run; no oneDNN verbose)"}.get(tool.case, "")
     return f"kernels of {tool.name}{probe}: {'; '.join(said) or 'no oneDNN or MKL call (NumPy BLAS: see above)'}"
 
 
