@@ -904,7 +904,8 @@ def graph(table_or_model: Table, out: str | os.PathLike, *, k: int | None = None
                 "source": None if result.source is None else shown_source(result.source), "version": __version__}
     rows = writer.write_graph(path, result.blocks, metadata=metadata)
     return writer.GraphFile(file=os.fspath(out), rows=rows, V=result.V, D=result.D, k=result.k,
-                            metrics=result.metrics, source=result.source, notes=result.notes)
+                            metrics=result.metrics, source=result.source, notes=result.notes,
+                            memory=None if result.memory is None else result.memory())  # as it stood at the end
 
 
 def graph_path(out: str | os.PathLike) -> str:

@@ -41,6 +41,23 @@ def test_one_metric_as_json(tmp_path, capsys):
     assert set(pq.read_table(out).column("metric").to_pylist()) == {"dot"}
 
 
+def test_the_output_says_which_screen_ran_and_why_as_hubs_does(tmp_path, capsys):
+    out = tmp_path / "g.parquet"
+    assert run("graph", "--k", "3", "--out", str(out), "--memory", "64M") == 0
+    text = capsys.readouterr().out
+    assert "working memory of each search, planned at most (budget 64 MiB)" in text
+    assert len([line for line in text.splitlines() if line.startswith("screen: cosine")]) == 1
+    assert run("graph", "--k", "3", "--out", str(out), "--json") == 0
+    graph = json.loads(capsys.readouterr().out)["memory"]
+    assert run("hubs", "--k", "3", "--json") == 0
+    hubs = json.loads(capsys.readouterr().out)["memory"]
+    # Every token's lists under both metrics: the same scan as hubs over every token, the same plans.
+    assert graph["plans"] == hubs["plans"] and graph["budget"] == hubs["budget"] == 256 * 2**20
+    assert set(graph["plans"]) == {"cosine", "dot"} and all(p["screen"] and p["why"] for p in graph["plans"].values())
+    assert run("graph", "--k", "3", "--out", str(out)) == 0
+    assert "screen:" not in capsys.readouterr().out  # the plans where --memory is given, as hubs prints them
+
+
 def test_a_progress_bar_on_a_terminal(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     assert run("graph", "--k", "2", "--out", str(tmp_path / "g.parquet")) == 0

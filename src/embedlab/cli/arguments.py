@@ -72,8 +72,9 @@ def add_memory_argument(p: argparse.ArgumentParser) -> None:
     # Default None: the library applies DEFAULT_MEMORY, and a view knows whether the flag was given.
     p.add_argument("--memory", type=byte_size, default=None, metavar="BYTES",
                    help="working memory of the search: a number of bytes, or with K, M or G "
-                        f"(binary: 1M = 2**20 bytes); default {DEFAULT_MEMORY // 2**20}M. Given, neighbors and hubs "
-                        "also print each search's plan against it and the table's resident cost (outside the budget)")
+                        f"(binary: 1M = 2**20 bytes); default {DEFAULT_MEMORY // 2**20}M. Given, neighbors, hubs "
+                        "and graph also print each search's plan against it (the screen it runs and why) and the "
+                        "table's resident cost (outside the budget)")
 
 
 def byte_size(text: str) -> int:

@@ -134,7 +134,7 @@ def run_graph(args: argparse.Namespace) -> int:
     with arguments.progress_bar(total=table.V * len(args.metrics), desc="graph") as advance:
         result = api.graph(table, args.out, k=args.k, metrics=args.metrics, memory=args.memory, progress=advance,
                            scheduler=args.scheduler, device=args.device)
-    text = formats.to_json(result) if args.json else views.graph_terminal(result)
+    text = formats.to_json(result) if args.json else views.graph_terminal(result, memory=args.memory is not None)
     print(terminal_text(text), end="")
     return 0
 

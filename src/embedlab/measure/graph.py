@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 from ..engine.neighbors.defaults import DEFAULT_K, DEFAULT_MEMORY, METRICS
-from ..engine.neighbors.search import BY_ID, Search, check_k
+from ..engine.neighbors.search import BY_ID, Search, SearchMemory, check_k
 from ..engine.table import EmbeddingTable
 from .defaults import fit_default
 
@@ -74,6 +74,10 @@ class NeighbourGraph:
         an iterator (consumed once), not rendered by ``to_dict``.
     notes : tuple of str
         What was adjusted without being asked (a default k shrunk to V - 1).
+    memory : callable or None
+        ``memory()``: the search's ``SearchMemory`` (the budget, each metric's
+        plan with the screen it runs and why, the table's resident cost) as it
+        stands; read it after the blocks. None for a ``scan`` of the caller's.
     """
 
     V: int
@@ -83,6 +87,7 @@ class NeighbourGraph:
     source: dict[str, Any] | None
     blocks: Iterator[GraphBlock] = field(repr=False, compare=False)
     notes: tuple[str, ...] = ()
+    memory: Callable[[], SearchMemory] | None = field(default=None, repr=False, compare=False)
 
     @property
     def edges(self) -> int:
@@ -162,12 +167,14 @@ def measure_graph(
             raise ValueError("measure_graph: give scan, or scheduler/device, not both")
         check_k(k, table.V - 1, BY_ID)
         blocks = _scanned(table, k, metrics, DEFAULT_MEMORY if memory is None else memory, progress, scan)
+        planned = None
     else:  # checked and planned now (a budget too small for any metric names the largest minimum)
         search = Search(table, k, metrics, every_row=True, memory=memory, device=device, scheduler=scheduler)
         metrics = search.metrics
         blocks = _searched(search, progress)
+        planned = search.memory
     return NeighbourGraph(V=table.V, D=table.D, k=k, metrics=metrics, source=table.provenance.to_dict(),
-                          notes=notes, blocks=blocks)
+                          notes=notes, blocks=blocks, memory=planned)
 
 
 def _searched(search: Search, progress: Callable[[int], None] | None) -> Iterator[GraphBlock]:

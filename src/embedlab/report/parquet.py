@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -61,6 +61,10 @@ class GraphFile:
         The table's provenance.
     notes : tuple of str
         What was adjusted without being asked (a default k shrunk).
+    memory : SearchMemory or None
+        The search's budget, each metric's plan (the screen it ran and why)
+        and the table's resident cost (``engine.neighbors.footprint``); None
+        where the lists came from a scan of the caller's.
     """
 
     file: str
@@ -71,12 +75,13 @@ class GraphFile:
     metrics: tuple[str, ...]
     source: dict[str, Any] | None = None
     notes: tuple[str, ...] = ()
+    memory: Any = None
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, as a JSON-able dict."""
         return {"file": self.file, "rows": self.rows, "V": self.V, "D": self.D, "k": self.k,
                 "metrics": list(self.metrics), "columns": list(COLUMNS), "source": self.source,
-                "notes": list(self.notes)}
+                "notes": list(self.notes), "memory": None if self.memory is None else asdict(self.memory)}
 
 
 def write_graph(path: str | os.PathLike, blocks: Iterable[Any], *, metadata: dict[str, Any],

@@ -392,12 +392,14 @@ def compress_terminal(result: "CompressResult") -> str:
     return "\n".join(lines) + "\n"
 
 
-def graph_terminal(result: Any) -> str:
-    """One line: the file written, its rows, and the graph's shape (``report.parquet.GraphFile``)."""
+def graph_terminal(result: Any, *, memory: bool = False) -> str:
+    """One line: the file written, its rows, and the graph's shape (``report.parquet.GraphFile``); with ``memory``,
+    the search's plans and the resident cost follow (``memory_lines``: which screen ran and why)."""
     lines = [f"wrote {result.file}: {result.rows:,} rows (query_id, rank, neighbor_id, score, metric); "
              f"{source_name(result.source)}, V={result.V:,}, D={result.D}, k={result.k}, "
              f"{', '.join(result.metrics)}"]
     lines += [f"note: {note}" for note in result.notes]
+    lines += memory_lines(getattr(result, "memory", None)) if memory else []
     return "\n".join(lines) + "\n"
 
 
