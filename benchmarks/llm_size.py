@@ -116,7 +116,8 @@ def main() -> None:
                         help=f"the checkpoint folder (default {DEFAULT_FOLDER})")
     parser.add_argument("--repeats", type=_positive, default=3, help="timed rounds of (a) and (b); best kept (default 3)")
     parser.add_argument("--hubs", action="store_true", help="also (c): embedlab hubs over every token, run once (minutes)")
-    parser.add_argument("--graph", action="store_true", help="also (d): embedlab graph over every token, run once (minutes)")
+    parser.add_argument("--graph", action="store_true",
+                        help="also (d): embedlab graph over every token, run once (minutes)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["first-answer", "report"], help="cases to leave out")
     parser.add_argument("--drop-caches", action="store_true",
                         help="also a cold-cache run of (a) and (b): drops the whole machine's page cache first (root)")

@@ -156,6 +156,39 @@ def test_every_field_of_a_stream_s_lists_across_blocks_searches_ids_and_vectors(
                                                   + [float(np.sqrt((v * v).sum())) for v in vectors], rel=1e-15)
 
 
+@pytest.mark.parametrize("block", [3, None])
+def test_a_stream_read_a_query_at_a_time_holds_one_block_of_lists_at_most(block, monkeypatch):
+    # Read as the writers read it (query_dicts: each query let go of once given out), a stream's live Listed rows
+    # never exceed one block of them: counted each time a new block's lists start (the other metric's included).
+    import gc
+
+    from embedlab.measure import neighbors as module
+
+    rng = np.random.default_rng(5)
+    t = EmbeddingTable(rng.standard_normal((300, 8)).astype(np.float32), vocabulary=[f"w{i}" for i in range(300)])
+    k, made, seen = 4, module._listed, []
+
+    def counting(*args):
+        seen.append(sum(type(o) is module.Listed for o in gc.get_objects()))  # type(): no attribute looked up
+        return made(*args)
+
+    monkeypatch.setattr(module, "_listed", counting)
+    monkeypatch.setattr(module, "BLOCK_ENTRIES", 10 * k)  # 10 queries a block unless block= says otherwise
+    stream = module.neighbor_stream(t, list(range(60)), k, ["cosine", "dot"], vectors=rng.standard_normal((40, 8)),
+                                    block=block)
+    assert sum(1 for _ in stream.query_dicts()) == 100
+    size = stream.block
+    assert size == (block or 10) and len(seen) == 2 * (100 // size + (100 % size > 0))  # per block, per metric
+    assert max(seen) <= size * k + 2 * k  # this block's first metric, and a query or two being handed out
+
+
+def test_one_token_string_is_one_query_not_its_letters():
+    t = EmbeddingTable(np.diag([1.0, 2.0, 3.0, 4.0]), vocabulary=["a", "b", "c", "ab"])
+    r = neighbor_lists(t, "ab", 1, ["dot"])
+    assert [(q.query, q.id, q.token) for q in r.queries] == [("ab", 3, "ab")]  # "ab" is id 3, as listed above
+    assert [x.id for x in r.queries[0].lists["dot"]] == [0]  # every other row scores 0: the smallest id
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 def test_the_garbage_collector_is_left_as_it_was_and_listed_rows_are_frozen_dataclasses(enabled):
     import dataclasses

@@ -267,6 +267,7 @@ def neighbor_stream(
     >>> [[q.lists["dot"][0].token for q in b] for b in s.blocks]
     [['b', 'a'], ['b']]
     """
+    queries = [queries] if isinstance(queries, str) else queries  # one token string is one query, not its letters
     ids = resolve_ids(queries, table.V, table.vocabulary)  # each query as table.token_id resolves it
     if not ids and (vectors is None or (np.ndim(vectors) == 2 and len(vectors) == 0)):
         raise ValueError("give at least one query: a token, a token id or a vector")
@@ -310,7 +311,7 @@ def _blocks(table: EmbeddingTable, search: Search, queries: Sequence[int | str],
     block beside idle workers); its lists become Python objects a block at a
     time as the blocks are handed out.
     """
-    lists = _query_lists(table, search, queries)
+    lists = _query_lists(table, search, queries, size)
     while True:
         with _collector_paused():
             block = list(itertools.islice(lists, size))
@@ -366,14 +367,15 @@ class _Pause:
 _PAUSE = _Pause()
 
 
-def _query_lists(table: EmbeddingTable, search: Search, queries: Sequence[int | str]) -> Iterator[QueryLists]:
+def _query_lists(table: EmbeddingTable, search: Search, queries: Sequence[int | str],
+                 size: int) -> Iterator[QueryLists]:
     """Each query's lists in order, the ids first, then the vectors, searched ``_search_step`` queries ahead.
 
-    A search's numbers become Python ones a block of lists at a time (``_spans``: where ``_blocks`` cuts the
-    stream), each array read once (``_listed``), not three reads a query.
+    A search's numbers become Python ones a block of ``size`` queries at a time (``_spans``: where ``_blocks``
+    cuts the stream), each array read once (``_listed``), not three reads a query; each query's lists are let
+    go of here as it is handed out (``_given``), so that a block's lists are not held beside the next.
     """
     norms = table.norms()  # (V,)
-    size = max(1, BLOCK_ENTRIES // search.k)
     metrics = search.metrics
     if search.ids is not None:
         step = _search_step(search, "ids", size)
@@ -383,10 +385,11 @@ def _query_lists(table: EmbeddingTable, search: Search, queries: Sequence[int | 
             for b0, b1 in _spans(s0, len(chunk), size):
                 part = chunk[b0:b1].tolist()  # a block of lists' query ids
                 tokens = [None] * len(part) if table.vocabulary is None else table.vocabulary.token_rows([part])[0]
-                listed = {m: _listed(found[m], b0, b1, norms) for m in metrics}
-                for n, (i, token, norm) in enumerate(zip(part, tokens, norms[part].tolist())):
+                listed = [_given(_listed(found[m], b0, b1, norms)) for m in metrics]
+                for n, (i, token, norm, *lists) in enumerate(zip(part, tokens, norms[part].tolist(), *listed)):
                     yield QueryLists(query=str(queries[s0 + b0 + n]), id=i, token=token, norm=norm,
-                                     lists={m: listed[m][n] for m in metrics})
+                                     lists=dict(zip(metrics, lists)))
+                    del lists  # the next query's lists replace these: only the block's consumer holds them
     if search.vectors is not None:
         before = 0 if search.ids is None else len(search.ids)  # the stream's queries before the vectors
         step = _search_step(search, "vectors", size)
@@ -396,10 +399,24 @@ def _query_lists(table: EmbeddingTable, search: Search, queries: Sequence[int | 
             chunk_norms = search.vector_norms[s0:s0 + step]  # (n,)
             for b0, b1 in _spans(before + s0, len(chunk), size):
                 part = chunk_norms[b0:b1].tolist()  # a block of lists' query lengths
-                listed = {m: _listed(found[m], b0, b1, norms) for m in metrics}
-                for n, q_norm in enumerate(part):
+                listed = [_given(_listed(found[m], b0, b1, norms)) for m in metrics]
+                for n, (q_norm, *lists) in enumerate(zip(part, *listed)):
                     yield QueryLists(query=f"vector {s0 + b0 + n}", id=None, token=None, norm=q_norm,
-                                     lists={m: listed[m][n] for m in metrics})
+                                     lists=dict(zip(metrics, lists)))
+                    del lists
+
+
+def _given(items: list[Any]) -> Iterator[Any]:
+    """The items in order, each let go of as it is handed out (the list empties as it is read).
+
+    >>> items = [1, 2, 3]
+    >>> given = _given(items)
+    >>> next(given), items
+    (1, [3, 2])
+    """
+    items.reverse()
+    while items:
+        yield items.pop()
 
 
 def _spans(start: int, n: int, size: int) -> Iterator[tuple[int, int]]:

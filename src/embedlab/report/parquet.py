@@ -30,13 +30,16 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .files import write_error
+
+if TYPE_CHECKING:  # the type only: the writer needs nothing of the search
+    from ..engine.neighbors.footprint import SearchMemory
 
 __all__ = ["write_graph", "GraphFile", "COLUMNS"]
 
@@ -75,7 +78,7 @@ class GraphFile:
     metrics: tuple[str, ...]
     source: dict[str, Any] | None = None
     notes: tuple[str, ...] = ()
-    memory: Any = None
+    memory: SearchMemory | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, as a JSON-able dict."""
