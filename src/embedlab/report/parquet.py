@@ -30,16 +30,13 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .files import write_error
-
-if TYPE_CHECKING:  # the type only: the writer needs nothing of the search
-    from ..engine.neighbors.footprint import SearchMemory
 
 __all__ = ["write_graph", "GraphFile", "COLUMNS"]
 
@@ -66,7 +63,7 @@ class GraphFile:
         What was adjusted without being asked (a default k shrunk).
     memory : SearchMemory or None
         The search's budget, each metric's plan (the screen it ran and why)
-        and the table's resident cost (``engine.neighbors.footprint``); None
+        and the table's resident cost (``engine.neighbors.search.SearchMemory``); None
         where the lists came from a scan of the caller's.
     """
 
@@ -78,7 +75,7 @@ class GraphFile:
     metrics: tuple[str, ...]
     source: dict[str, Any] | None = None
     notes: tuple[str, ...] = ()
-    memory: SearchMemory | None = None
+    memory: Any = None  # a SearchMemory: the report layer names nothing of the search's wing (test_package)
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, as a JSON-able dict."""
