@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from embedlab.engine.lengths import vector_norms
 from embedlab.engine.neighbors import bf16_join, capability, every_row
-from embedlab.engine.neighbors.every_row import choose_method, join_blocks, query_band
+from embedlab.engine.neighbors.cluster import merge_lists
+from embedlab.engine.neighbors.every_row import choose_method, join_blocks, pair_scans, step_bars, step_lists
 from embedlab.engine.neighbors.plan import plan_self_join
 from embedlab.engine.neighbors.precision import bf16_value_margin
 from embedlab.engine.neighbors.search import Search
@@ -130,15 +131,56 @@ def test_table_rounded_once_or_per_block_same_lists(metric):
     assert a.tolist() == b.tolist() == oracle(W, 5, metric)[0].tolist()
 
 
-def test_query_band_is_the_join_block():
-    W = hostile(seed=4, V=150, D=16)
+def steps_merged(W, k, plans, order, *, known=True):
+    """Every row's lists from the self-join's steps run alone in ``order``, merged as the cluster's driver merges
+    them (``cluster.merge_lists``), each step given the k-th best its rows reach so far (or nothing)."""
     norms = vector_norms(W)
-    plan = plan_self_join(150, 16, 4, 4, 2**26, block=40, screen="bf16")
-    whole = list(join_blocks(W, 4, "cosine", plan, row_norms=norms))
-    for i, (start, stop, ids, scores) in enumerate(whole):
-        got = query_band(W, 4, "cosine", plan, i, row_norms=norms)
-        assert got[:2] == (start, stop)
-        assert same_bits(got[2], ids) and same_bits(got[3], scores)
+    V = len(W)
+    edges = pair_scans(W, k, plans, norms)[0].edges
+    first = {m: np.empty(V) for m in plans}
+    for i in range(len(edges) - 1):
+        for m, bars in step_bars(pair_scans(W, k, plans, norms), i).items():
+            first[m][edges[i]:edges[i + 1]] = bars
+    lists = {m: (np.full((V, k), V), np.full((V, k), -np.inf)) for m in plans}
+    for i in order:
+        a = edges[i]
+        reach = {m: lists[m][1][a:, k - 1].copy() if known else np.full(V - a, -np.inf) for m in plans}
+        parts = step_lists(pair_scans(W, k, plans, norms), i, {m: first[m][a:] for m in plans}, reach)
+        for m, (rows, ids, scores) in parts.items():
+            assert np.all(np.diff(rows) > 0) and ids.shape == scores.shape == (len(rows), k)
+            merge_lists(*lists[m], rows, ids, scores)
+    return {m: (ids, scores + 0.0) for m, (ids, scores) in lists.items()}
+
+
+@pytest.mark.parametrize("screen", ["bf16", "float"])
+@pytest.mark.parametrize("block", [1, 7, 64, 299])
+def test_steps_alone_merged_in_any_order_are_the_join(screen, block):
+    W = hostile(seed=4, V=150 if block == 1 else 300, D=16)
+    k = 9
+    plans = {m: plan_self_join(len(W), 16, k, 4, 2**26, block=block, screen=screen) for m in ("cosine", "dot")}
+    nb = -(-len(W) // block)
+    rng = np.random.default_rng(block)
+    for order, known in ((range(nb), True), (rng.permutation(nb), True), (range(nb - 1, -1, -1), False)):
+        got = steps_merged(W, k, plans, order, known=known)
+        for metric in plans:
+            want_ids, want_scores = oracle(W, k, metric)
+            assert same_bits(got[metric][0], want_ids) and same_bits(got[metric][1], want_scores)
+
+
+def test_one_step_scores_each_block_pair_once(monkeypatch):
+    W = hostile(seed=7, V=200, D=8, bf16=True)
+    plans = {m: plan_self_join(200, 8, 5, 4, 2**26, block=50, screen="bf16") for m in ("cosine", "dot")}
+    scans = pair_scans(W, 5, plans, vector_norms(W))
+    products = []
+    real = bf16_join._Products.get
+
+    def get(self, key, compute):
+        return real(self, key, lambda: products.append(key) or compute())
+
+    monkeypatch.setattr(bf16_join._Products, "get", get)
+    step_lists(scans, 1, {m: np.full(150, -np.inf) for m in plans}, {m: np.full(150, -np.inf) for m in plans})
+    # step 1 of 4 blocks: pairs (1, 1), (1, 2), (1, 3) by their first rows, each one product for both metrics
+    assert products == [(50, 50), (50, 100), (50, 150)]
 
 
 @pytest.mark.parametrize("metric", ["cosine", "dot"])

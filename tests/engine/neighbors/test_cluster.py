@@ -138,6 +138,80 @@ def test_the_front_door_opens_the_cluster_once_for_every_metric_and_closes_it(lo
     assert rows.tolist() == full_sort(W, np.arange(200), 4, "dot").tolist()
 
 
+def bf16_valued(W):
+    """W's entries rounded to bfloat16 (a bf16 checkpoint's table as it is read): the bf16 self-join's tables."""
+    return (np.ascontiguousarray(W, dtype=np.float32).view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)
+
+
+def test_every_row_on_bf16_products_runs_each_block_pair_once_for_both_metrics(local_cluster):
+    W = bf16_valued(tied_table(V=600, D=8, seed=2) * 0.37)
+    W[:40] = bf16_valued(np.random.default_rng(4).standard_normal((40, 8)))  # random rows beside the ties
+    k = 12
+    with distributed.Client(local_cluster.scheduler_address, set_as_default=False) as client:
+        with distributed.get_task_stream(client) as stream:
+            with Search(W, k, ("cosine", "dot"), every_row=True, screen="bf16", scheduler=client,
+                        memory=2**21) as search_:  # blocks of 150 rows, both scans' pools
+                assert search_._joint is not None
+                block = search_._pairs["dot"].block
+                done = []
+                got = {m: list(search_.every_row(m, progress=done.append)) for m in ("dot", "cosine")}
+    nb = -(-len(W) // block)
+    assert nb >= 3  # several steps, each with a transposed side
+    names = [task["key"].split("-")[0] for task in stream.data]
+    assert names.count("_step_task") == nb and names.count("_bars_task") == nb  # one scan for both metrics
+    assert sum(done) == 2 * len(W)
+    for metric, blocks in got.items():
+        assert [b[0] for b in blocks] == list(range(0, len(W), block))
+        ids, scores = np.concatenate([b[2] for b in blocks]), np.concatenate([b[3] for b in blocks])
+        want_ids, want_scores = search(W, None, k, metric, exclude=np.arange(len(W)), screen="float")
+        assert ids.tolist() == want_ids.tolist() == full_sort(W, np.arange(len(W)), k, metric).tolist()
+        assert np.array_equal(scores, want_scores)
+
+
+def test_pair_steps_stopped_early_leave_no_task_running(local_cluster):
+    from embedlab.engine.neighbors.plan import plan_self_join
+
+    W = bf16_valued(tied_table(V=400, D=6, seed=5))
+    plans = {"dot": plan_self_join(400, 6, 5, 4, 2**22, workers=1, block=20, screen="bf16")}
+    with distributed.Client(local_cluster.scheduler_address, set_as_default=False) as client:
+        with ScatteredTable(client, W, row_norms=vector_norms(W)) as scan:
+            with pytest.raises(ValueError, match="blocks differ"):
+                next(scan.pair_steps(5, {"dot": plans["dot"], "cosine": plan_self_join(
+                    400, 6, 5, 4, 2**22, workers=1, block=40, screen="bf16")}))
+            steps = scan.pair_steps(5, plans)
+            start, stop, ids, _ = next(steps)["dot"]
+            steps.close()  # the caller stops after the first block
+            assert (start, stop) == (0, 20)
+            assert ids.tolist() == full_sort(W, np.arange(20), 5, "dot").tolist()
+            deadline = time.monotonic() + 20
+            while client.processing() and any(client.processing().values()) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not any(client.processing().values())  # the steps not needed were cancelled
+
+
+def test_a_worker_converts_the_table_once_and_lets_it_go_with_the_table(monkeypatch):
+    import gc
+
+    from embedlab.engine.neighbors import bf16_join, cluster
+    from embedlab.engine.neighbors.plan import plan_self_join
+
+    pytest.importorskip("torch")
+    W = bf16_valued(tied_table(V=120, D=6, seed=8))
+    plans = {m: plan_self_join(120, 6, 4, 4, 2**22, workers=1, block=40, screen="bf16") for m in ("cosine", "dot")}
+    checked = []
+    real = bf16_join.bf16_exact
+    monkeypatch.setattr(bf16_join, "bf16_exact", lambda *a: checked.append(1) or real(*a))
+    first = cluster._worker_scans(W, 4, plans, vector_norms(W))
+    again = cluster._worker_scans(W, 4, plans, vector_norms(W))
+    assert len(checked) == 1  # the first task checks; the next reads its answer
+    assert first[0].table is again[0].table is again[1].table is not None  # one bfloat16 table on the worker
+    assert id(W) in cluster._PREPARED
+    key = id(W)
+    del W, first, again
+    gc.collect()
+    assert key not in cluster._PREPARED  # gone with the table
+
+
 def test_bad_arguments_are_refused_before_any_task(local_cluster):
     W = tied_table(V=50)
     with scattered(local_cluster.scheduler_address, W) as scan:

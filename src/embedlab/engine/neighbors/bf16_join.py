@@ -59,7 +59,7 @@ from .precision import bf16_value_margin, longest_other, round_bf16
 from .self_join import ListBlock, SelfJoin
 from .torch_screen import import_torch
 
-__all__ = ["Bf16SelfJoin", "joint_blocks", "bf16_exact"]
+__all__ = ["Bf16SelfJoin", "joint_blocks", "share_products", "bf16_exact"]
 
 _CHECK_ROWS = 4096  # rows checked for bfloat16 values (``bf16_exact``) at a time
 
@@ -108,10 +108,6 @@ class Bf16SelfJoin(SelfJoin):
                 except StopIteration:
                     return
             yield block
-
-    def band(self, i: int) -> ListBlock:
-        with self._torch_threads():
-            return super().band(i)
 
     # -- the margins: A + r |t|, at the k-th best score t ----------------------------------
 
@@ -290,9 +286,7 @@ def joint_blocks(W: np.ndarray, k: int, plans: dict[str, PairPlan], row_norms: n
     first, *rest = plans
     scans = [Bf16SelfJoin(W, k, first, row_norms, plans[first], rows=rows)]
     scans += [Bf16SelfJoin(W, k, m, row_norms, plans[m], share=scans[0]) for m in rest]
-    products = _Products(len(scans))
-    for scan in scans:
-        scan.products = products
+    share_products(scans)
     lead = scans[0]
     with lead._torch_threads():
         for scan in scans:
@@ -307,6 +301,14 @@ def joint_blocks(W: np.ndarray, k: int, plans: dict[str, PairPlan], row_norms: n
                     scan._pair(i, j)
             out = {scan.metric: scan._close(i, None) for scan in scans}
         yield out
+
+
+def share_products(scans: list[Bf16SelfJoin]) -> None:
+    """Let several bf16 scans of one table, taking the block pairs in lockstep, compute each pair's product once."""
+    if len(scans) > 1:
+        products = _Products(len(scans))
+        for scan in scans:
+            scan.products = products
 
 
 def bits_tensor(torch: Any, rows: np.ndarray) -> Any:

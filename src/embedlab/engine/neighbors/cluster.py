@@ -13,10 +13,18 @@ handed out in query order. Dask does the scheduling; nothing here decides
 which worker runs what.
 
 Every row's lists where the front door planned the bf16 self-join
-(``every_row``) come from ``bands``: one task per block of the plan's rows,
-each that block's queries against every row on the same bfloat16 products and
-certified bound as on one machine (``every_row.query_band``: one side of each
-block pair, so twice the products of the self-join, spread over the workers).
+(``every_row``) come from ``pair_steps``: the self-join's steps as tasks. Step
+i scores the block pairs (i, j >= i) once on the same bfloat16 products and
+certified bound as on one machine and feeds both sides (``every_row.step_lists``),
+so the cluster computes the products of the self-join, half those of one
+query band per block; one product per pair serves both metrics where the
+budget holds both scans (``every_row.joint_plans``). A step's lists are
+partial (a later block's rows have seen block i's rows only); the driver
+merges them by ``(-score, id)`` into every row's running lists and hands block
+j out once steps 0 .. j are in. Steps go out a few per worker thread at a
+time, each with the k-th best score its rows are known to reach so far, which
+keeps what later steps pool and rescore small. A worker checks and converts
+the table to bfloat16 once for all its tasks (``_worker_scans``).
 
 With ``row_shards=S`` the table's rows are cut into S runs of ids as well, and
 each task lists one block of queries against one run only: a partial top-k
@@ -34,6 +42,9 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k;
 
 from __future__ import annotations
 
+import threading
+import weakref
+from types import SimpleNamespace
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -43,10 +54,12 @@ from .codes import RowCodes
 from .defaults import DEFAULT_MEMORY
 from .per_query import search_queries
 from .plan import BlockPlan, PairPlan, plan_search
-from .every_row import query_band
+from .bf16_join import Bf16SelfJoin
+from .every_row import pair_scans, step_bars, step_lists
+from .self_join import ListBlock
 from .torch_screen import resolve_device
 
-__all__ = ["ScatteredTable", "check_address", "DEFAULT_TIMEOUT", "merge_partial", "shard_bounds"]
+__all__ = ["ScatteredTable", "check_address", "DEFAULT_TIMEOUT", "merge_partial", "merge_lists", "shard_bounds"]
 
 DEFAULT_TIMEOUT = 10.0  # seconds to wait for the scheduler to answer
 _BLOCKS_PER_WORKER = 4  # blocks of queries per worker thread, so that a slow worker holds up little
@@ -217,34 +230,109 @@ class ScatteredTable:
             if futures:  # an error, or the caller stopped early: do not leave work running
                 self.client.cancel(list(futures))
 
-    def bands(self, k: int, metric: str, plan: PairPlan, *,
-              progress: Callable[[int], None] | None = None) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
-        """Every row's exact top-k, one task per block of ``plan.block`` rows, handed out in row order.
+    def pair_steps(self, k: int, plans: dict[str, PairPlan], *,
+                   progress: Callable[[int], None] | None = None) -> Iterator[dict[str, ListBlock]]:
+        """Every row's exact top-k under each metric of ``plans``, from the self-join's steps as tasks, in row order.
 
-        Each task runs ``every_row.query_band`` (the plan's products: bfloat16
-        for ``plan.screen == "bf16"``) on one worker thread; yields ``(start,
-        stop, ids (n, K) int64, scores (n, K) float64)`` as ``self_join`` does,
-        the same lists. ``progress`` is called with each block's rows.
+        The self-join's symmetric block pairs (``every_row.step_lists``):
+        first one task per block of ``plan.block`` rows for its first bars
+        (``step_bars``), then one task per step i, the block pairs (i, j >= i)
+        scored once and both sides fed, so half the products of one query
+        band per block. A step's lists are partial (block i's rows over rows
+        [a, V), each later row over block i's); they are merged here by
+        ``(-score, id)`` into every row's running lists (``merge_lists``), and
+        block j is handed out once steps 0 .. j are in: the lists of
+        ``every_row.join_blocks``, id for id and score for score.
+
+        At most two steps per worker thread run at once; each step is sent
+        with the exact k-th best score its rows are known to reach by then,
+        so later steps pool few rows (``SelfJoin.begin_step``). All metrics
+        of ``plans`` come from one product per block pair (the bf16 scans
+        share it). Each worker checks and converts the table to bfloat16
+        once, for all its tasks (``_worker_scans``).
+
+        Parameters
+        ----------
+        k : int
+            ``1 <= k <= V - 1``, checked by the front door.
+        plans : dict of metric -> PairPlan
+            The self-join's plan per metric on one worker thread
+            (``plan.plan_self_join(..., workers=1)``), all with the same block.
+        progress : callable, optional
+            Called with the rows of each block as it is handed out.
+
+        Yields
+        ------
+        dict of metric -> (start, stop, ids (n, K) int64, scores (n, K) float64)
+            Block by block, from 0 to V.
+
+        Raises
+        ------
+        ValueError
+            Once closed, or for plans with different blocks.
+        FloatingPointError
+            Where fewer than k rows got a finite score (a table out of range), as in this process.
         """
         if self.client is None:
             raise ValueError("this ScatteredTable is closed")
-        nb = -(-self.V // plan.block)
-        futures = {self.client.submit(_band_task, self._W, self._norms, i, k=k, metric=metric, plan=plan,
-                                      pure=False): i for i in range(nb)}
-        done: dict[int, tuple[int, int, np.ndarray, np.ndarray]] = {}
-        following = 0
+        blocks = {p.block for p in plans.values()}
+        if len(blocks) != 1:
+            raise ValueError(f"the plans' blocks differ ({sorted(blocks)}): one scan's steps need one block")
+        V, block = self.V, blocks.pop()
+        edges = list(range(0, V, block)) + [V]
+        nb = len(edges) - 1
+        first = {m: np.empty(V) for m in plans}  # (V,) each row's first bar
+        tasks = {self.client.submit(_bars_task, self._W, self._norms, i, k=k, plans=plans, pure=False): i
+                 for i in range(nb)}
         try:
-            for future in self._as_completed(list(futures), loop=self.client.loop):
-                i = futures.pop(future)
-                done[i] = future.result()
-                if progress is not None:
-                    progress(done[i][1] - done[i][0])
-                while following in done:  # hand out in row order
-                    yield done.pop(following)
-                    following += 1
+            for future in self._as_completed(list(tasks), loop=self.client.loop):
+                i = tasks.pop(future)
+                for m, bars in future.result().items():
+                    first[m][edges[i]:edges[i + 1]] = bars
         finally:
-            if futures:  # an error, or the caller stopped early: do not leave work running
-                self.client.cancel(list(futures))
+            if tasks:
+                self.client.cancel(list(tasks))
+        lists = {m: (np.full((V, k), V, dtype=np.int64), np.full((V, k), -np.inf)) for m in plans}  # running
+        running = self._as_completed([], loop=self.client.loop)
+        steps: dict[Any, int] = {}  # future -> its step
+
+        def send(i: int) -> None:
+            a = edges[i]
+            known = {m: lists[m][1][a:, k - 1].copy() for m in plans}  # (V - a,) -inf where < k are known
+            future = self.client.submit(_step_task, self._W, self._norms, i, {m: first[m][a:] for m in plans}, known,
+                                        k=k, plans=plans, pure=False)
+            steps[future] = i
+            running.add(future)
+
+        sent = min(nb, 2 * self.threads)
+        for i in range(sent):
+            send(i)
+        done: set[int] = set()
+        following = 0  # the next block to hand out
+        try:
+            for future in running:
+                i = steps.pop(future)
+                for m, (rows, ids, scores) in future.result().items():
+                    merge_lists(*lists[m], rows, ids, scores)
+                done.add(i)
+                if sent < nb:
+                    send(sent)
+                    sent += 1
+                while following in done:  # steps 0 .. following are in: its block's lists are complete
+                    a, b = edges[following], edges[following + 1]
+                    out = {}
+                    for m, (ids, scores) in lists.items():
+                        if b > a and ids[a:b].max() >= V:
+                            raise FloatingPointError("fewer than k rows got a finite score; the table's values are "
+                                                     "out of range")
+                        out[m] = (a, b, ids[a:b].copy(), scores[a:b] + 0.0)
+                    following += 1
+                    if progress is not None:
+                        progress(b - a)
+                    yield out
+        finally:
+            if steps:  # an error, or the caller stopped early: do not leave work running
+                self.client.cancel(list(steps))
 
     def _check(self, row_shards: int, block: int | None) -> None:
         """This room's own options, checked before any task is sent."""
@@ -292,13 +380,36 @@ def merge_partial(parts: list[tuple[np.ndarray, np.ndarray]], k: int, V: int) ->
     """
     if len(parts) == 1 and parts[0][0].shape[1] == k:
         return parts[0]
-    ids = np.concatenate([p[0] for p in parts], axis=1)  # (n, sum k_s)
-    scores = np.concatenate([p[1] for p in parts], axis=1)
-    order = np.lexsort((ids, -scores), axis=-1)[:, :k]  # score descending, then the smaller id
-    ids, scores = np.take_along_axis(ids, order, axis=1), np.take_along_axis(scores, order, axis=1)
+    ids, scores = _top_k(np.concatenate([p[0] for p in parts], axis=1),
+                         np.concatenate([p[1] for p in parts], axis=1), k)
     if ids.size and ids.max() >= V:  # an empty slot reached the top k: a part held too few rows
         raise ValueError(f"the partial lists hold fewer than k={k} rows for some query")
     return ids, scores
+
+
+def merge_lists(ids: np.ndarray, scores: np.ndarray, rows: np.ndarray, part_ids: np.ndarray,
+                part_scores: np.ndarray) -> None:
+    """Merge partial lists into running ones, in place, by ``(-score, id)``: the top-k of their union.
+
+    ``ids`` (V, K) int64 and ``scores`` (V, K) float64 are every row's lists
+    so far (id V and -inf in an empty slot); ``rows`` (h,) int64, distinct,
+    and ``part_ids``, ``part_scores`` (h, K) those rows' lists from other
+    candidates (``every_row.step_lists``; no candidate in both).
+
+    >>> ids, scores = np.array([[3, 5]]), np.array([[0.5, -np.inf]])
+    >>> merge_lists(ids, scores, np.array([0]), np.array([[2, 4]]), np.array([[0.5, 0.1]]))
+    >>> ids.tolist(), scores.tolist()
+    ([[2, 3]], [[0.5, 0.5]])
+    """
+    if rows.size:
+        ids[rows], scores[rows] = _top_k(np.concatenate([ids[rows], part_ids], axis=1),
+                                         np.concatenate([scores[rows], part_scores], axis=1), ids.shape[1])
+
+
+def _top_k(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's first k of ids, scores (n, L) by score descending, then the smaller id -> (n, K) each."""
+    order = np.lexsort((ids, -scores), axis=-1)[:, :k]
+    return np.take_along_axis(ids, order, axis=1), np.take_along_axis(scores, order, axis=1)
 
 
 # -- what runs on a worker -----------------------------------------------------------
@@ -310,9 +421,32 @@ def _block_task(W, row_norms, codes, ids, *, k, metric, plan, device):
                           device=None if device is None else resolve_device(device))
 
 
-def _band_task(W, row_norms, i, *, k, metric, plan):
-    """Block i of the plan's rows against the whole table (``every_row.query_band``) -> start, stop, ids, scores."""
-    return query_band(W, k, metric, plan, i, row_norms=row_norms)
+def _bars_task(W, row_norms, i, *, k, plans):
+    """The first bars of block i's rows, per metric (``every_row.step_bars``) -> {metric: (n,) float64}."""
+    return step_bars(_worker_scans(W, k, plans, row_norms), i)
+
+
+def _step_task(W, row_norms, i, first, known, *, k, plans):
+    """Step i of the self-join (``every_row.step_lists``) -> {metric: (rows, ids, scores)}, partial lists."""
+    return step_lists(_worker_scans(W, k, plans, row_norms), i, first, known)
+
+
+# The bfloat16 inputs of a scan of each table on this worker (its check, its bfloat16 table), made by the
+# first task and read by the next: keyed by id(W), dropped when W leaves the worker.
+_PREPARED: dict[int, SimpleNamespace] = {}
+_PREPARED_LOCK = threading.Lock()
+
+
+def _worker_scans(W, k, plans, row_norms):
+    """``every_row.pair_scans`` on this worker, sharing the bfloat16 inputs made by its first task on W."""
+    with _PREPARED_LOCK:  # one task makes them; the others wait, then read them
+        share = _PREPARED.get(id(W))
+        scans = pair_scans(W, k, plans, row_norms, share=share)
+        lead = next((s for s in scans if isinstance(s, Bf16SelfJoin)), None)
+        if share is None and lead is not None:
+            _PREPARED[id(W)] = SimpleNamespace(exact_inputs=lead.exact_inputs, table=lead.table)
+            weakref.finalize(W, _PREPARED.pop, id(W), None)
+    return scans
 
 
 def _shard_task(W, row_norms, ids, r0, r1, *, k, metric, memory, device):

@@ -25,13 +25,15 @@ the self-join's GEMM must write and filter on both sides. Elsewhere the
 self-join, 1.1-1.5x faster than the float screen on both tables, where its
 O(V K) pools fit ``memory``; one query per row where they do not. On a torch
 device the per-query way runs, its screens there; on a Dask cluster,
-``cluster``.
+``cluster``: the bf16 self-join's steps as tasks (``step_lists``), or blocks
+of queries.
 
 Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k.
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 from typing import Any, Callable, Iterator
 
@@ -43,10 +45,10 @@ from .codes import RowCodes
 from .per_query import search_queries
 from .plan import BlockPlan, PairPlan, plan_self_join
 from .precision import gemm_dtype
-from .bf16_join import Bf16SelfJoin, bf16_exact, joint_blocks
+from .bf16_join import Bf16SelfJoin, bf16_exact, share_products
 from .self_join import ListBlock, SelfJoin
 
-__all__ = ["choose_method", "method_reason", "bf16_refusal", "join_blocks", "query_band", "joint_plans", "JointLists", "per_query_blocks", "METHODS",
+__all__ = ["choose_method", "method_reason", "bf16_refusal", "join_blocks", "pair_scans", "step_bars", "step_lists", "joint_plans", "JointLists", "per_query_blocks", "METHODS",
            "QUERY_BLOCK"]
 
 METHODS = ("bf16 self-join", "self-join", "per-query")
@@ -147,20 +149,79 @@ def join_blocks(W: np.ndarray, k: int, metric: str, plan: PairPlan, *, row_norms
     return _scan(W, k, metric, row_norms, plan, bf16).run(progress)
 
 
-def query_band(W: np.ndarray, k: int, metric: str, plan: PairPlan, i: int, *, row_norms: np.ndarray) -> ListBlock:
-    """The lists of the plan's block i of rows (``[i b, (i + 1) b)``) against every row: one ``join_blocks`` block.
+def pair_scans(W: np.ndarray, k: int, plans: dict[str, PairPlan], row_norms: np.ndarray, *,
+               share: Any = None) -> list[SelfJoin]:
+    """One scan per metric of ``plans``, for steps run alone (``step_bars``, ``step_lists``): a cluster's tasks.
 
-    The arguments are ``join_blocks``'s and the result is its block i, id for
-    id and score for score, computed alone (``SelfJoin.band``): what a
-    cluster's task runs (``cluster.ScatteredTable.bands``).
+    The bf16 scans share one bfloat16 table and each block pair's product
+    (as ``bf16_join.joint_blocks``); ``share``, an object with the
+    ``exact_inputs`` and ``table`` of an earlier bf16 scan of the same W
+    (``bf16_join.Bf16SelfJoin``), spares the check and the conversion of the
+    table (``cluster`` keeps one per worker).
+    """
+    scans: list[SelfJoin] = []
+    for metric, plan in plans.items():
+        lead = share or next((s for s in scans if isinstance(s, Bf16SelfJoin)), None)
+        scans.append(Bf16SelfJoin(W, k, metric, row_norms, plan, share=lead) if plan.screen == "bf16"
+                     else _scan(W, k, metric, row_norms, plan))
+    share_products([s for s in scans if isinstance(s, Bf16SelfJoin)])
+    return scans
+
+
+def step_bars(scans: list[SelfJoin], i: int) -> dict[str, np.ndarray]:
+    """Each scan's first bars of block i's rows (``SelfJoin.block_bars``): {metric: (n,) float64}."""
+    with _threads(scans):
+        return {scan.metric: scan.block_bars(i) for scan in scans}
+
+
+def step_lists(scans: list[SelfJoin], i: int, first: dict[str, np.ndarray],
+               known: dict[str, np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Step i of the self-join alone: block pairs (i, j) for j >= i, each scored once, both sides fed.
+
+    Parameters
+    ----------
+    scans : list of SelfJoin
+        From ``pair_scans``, one per metric; their pairs run in lockstep (one
+        bfloat16 product per pair for all of them).
+    i : int
+        The step: block i of the plan's rows, ``[a, b)``.
+    first, known : dict of metric -> np.ndarray, shape (V - a,), float64
+        The first bars of rows [a, V) (``step_bars``) and the exact k-th best
+        score each is known to reach from other steps (-inf where unknown):
+        ``SelfJoin.begin_step``.
+
+    Returns
+    -------
+    dict of metric -> (rows (h,) int64, ids (h, K) int64, scores (h, K) float64)
+        ``SelfJoin.end_step``: block i's rows over rows [a, V), the later
+        rows over block i's rows, id V and -inf in empty slots. Merged by
+        ``(-score, id)`` over steps 0 .. j (``cluster.merge_lists``), block
+        j's lists are ``join_blocks``' block j, id for id and score for score:
+        half the products of one query band per block, and no two steps share
+        an entry.
 
     >>> from embedlab.engine.neighbors.plan import plan_self_join
     >>> W = np.array([[1.0, 0.0], [10.0, 1.0], [0.0, 1.0]])
-    >>> plan = plan_self_join(3, 2, 2, 8, 2**20, block=2)
-    >>> [x.tolist() for x in query_band(W, 2, "dot", plan, 1, row_norms=np.linalg.norm(W, axis=1))[2:]]
-    [[[1, 0]], [[1.0, 0.0]]]
+    >>> plans = {"dot": plan_self_join(3, 2, 2, 8, 2**20, block=2)}
+    >>> scans = pair_scans(W, 2, plans, np.linalg.norm(W, axis=1))
+    >>> rows, ids, _ = step_lists(scans, 1, {"dot": np.full(1, -np.inf)}, {"dot": np.full(1, -np.inf)})["dot"]
+    >>> rows.tolist(), ids.tolist()  # row 2 has seen no other row of its block; nothing to list
+    ([], [])
     """
-    return _scan(W, k, metric, row_norms, plan).band(i)
+    nb = len(scans[0].edges) - 1
+    with _threads(scans):
+        for scan in scans:
+            scan.begin_step(i, first[scan.metric], known[scan.metric])
+        for j in range(i, nb):
+            for scan in scans:
+                scan._pair(i, j)
+        return {scan.metric: scan.end_step(i) for scan in scans}
+
+
+def _threads(scans: list[SelfJoin]) -> Any:
+    """torch's threads as the first bf16 scan's plan says (restored on leaving), or nothing to set."""
+    bf16 = next((s for s in scans if isinstance(s, Bf16SelfJoin)), None)
+    return contextlib.nullcontext() if bf16 is None else bf16._torch_threads()
 
 
 def joint_plans(plans: dict[str, PairPlan], V: int, D: int, k: int, memory: int) -> dict[str, PairPlan] | None:
@@ -188,18 +249,19 @@ def joint_plans(plans: dict[str, PairPlan], V: int, D: int, k: int, memory: int)
 
 
 class JointLists:
-    """Every metric's lists from one bf16 scan (``bf16_join.joint_blocks``), handed out a metric at a time.
+    """Every metric's lists from one scan, handed out a metric at a time.
 
     ``blocks(metric)`` runs the scan and hands out that metric's blocks as
     they come, holding the others' (V, K) lists until they are asked for
-    (then handed out from memory, the scan not run again). Arguments are
-    ``join_blocks``'s, with ``plans`` from ``joint_plans`` (and ``bf16``, the
-    table's cached bfloat16 rows, where it has them).
+    (then handed out from memory, the scan not run again). ``scan`` makes
+    the scan: an iterator of ``{metric: block}`` in row order, one product
+    per block pair for every metric (``bf16_join.joint_blocks`` in this
+    process, ``cluster.ScatteredTable.pair_steps`` on a cluster), each
+    metric's plan from ``joint_plans``.
     """
 
-    def __init__(self, W: np.ndarray, k: int, plans: dict[str, PairPlan], row_norms: np.ndarray,
-                 bf16: np.ndarray | None = None) -> None:
-        self.W, self.k, self.plans, self.row_norms, self.bf16 = W, k, plans, row_norms, bf16
+    def __init__(self, scan: Callable[[], Iterator[dict[str, ListBlock]]]) -> None:
+        self.scan = scan
         self.held: dict[str, list[ListBlock]] = {}
 
     def blocks(self, metric: str, progress: Callable[[int], None] | None = None) -> Iterator[ListBlock]:
@@ -210,14 +272,16 @@ class JointLists:
                 yield block
             return
 
-        others: dict[str, list[ListBlock]] = {m: [] for m in self.plans if m != metric}
-        for out in joint_blocks(self.W, self.k, self.plans, self.row_norms, self.bf16):
+        others: dict[str, list[ListBlock]] | None = None
+        for out in self.scan():
+            if others is None:
+                others = {m: [] for m in out if m != metric}
             for m in others:
                 others[m].append(out[m])
             if progress is not None:
                 progress(out[metric][1] - out[metric][0])
             yield out[metric]
-        self.held = others  # complete: a scan stopped early holds nothing
+        self.held = others or {}  # complete: a scan stopped early holds nothing
 
 
 def _scan(W: np.ndarray, k: int, metric: str, row_norms: np.ndarray, plan: PairPlan,

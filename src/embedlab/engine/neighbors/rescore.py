@@ -51,17 +51,22 @@ class Rescorer:
     exclude: np.ndarray | None
     k: int
 
-    def top_k(self, qi: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def top_k(self, qi: np.ndarray, cand: np.ndarray, chunk: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Exact top-k by (-score, id) of candidates (h, L), -1 empty -> ids, scores (h, K).
 
         ``qi`` (h,) are the queries' places in the block. An empty slot, and a
-        query's own id, get score -inf and id V: they sort last.
+        query's own id, get score -inf and id V: they sort last. ``chunk``:
+        pairs scored at once (``scores``; all by default), empty slots not
+        counted; a pair's score does not depend on it.
         """
         valid = cand >= 0
         if self.exclude is not None:  # a query by id never lists itself, whatever its screening score
             valid &= cand != self.exclude[qi][:, None]
         scores = np.full(cand.shape, -np.inf)
-        scores[valid] = self.scores(np.broadcast_to(qi[:, None], cand.shape)[valid], cand[valid])
+        pairs_q, pairs_w = np.broadcast_to(qi[:, None], cand.shape)[valid], cand[valid]  # (f,), (f,) row-major
+        step = max(1, chunk or pairs_w.size)
+        scores[valid] = np.concatenate([self.scores(pairs_q[s:s + step], pairs_w[s:s + step])
+                                        for s in range(0, pairs_w.size, step)] or [np.empty(0)])
         ids = np.where(valid, cand, len(self.W))  # an empty slot sorts last
         order = np.lexsort((ids, -scores), axis=-1)[:, :self.k]  # (h, K)
         return np.take_along_axis(ids, order, axis=1), np.take_along_axis(scores, order, axis=1)

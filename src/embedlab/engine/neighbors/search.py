@@ -52,6 +52,7 @@ from .cluster import ScatteredTable
 from .bf16_screen import bf16_rows
 from .codes import RowCodes, codes_fit, encode_rows
 from .defaults import DEFAULT_MEMORY, METRICS
+from .bf16_join import joint_blocks
 from .every_row import (JointLists, bf16_refusal, choose_method, join_blocks, joint_plans, method_reason,
                         per_query_blocks)
 from .footprint import ResidentCost, SearchMemory, search_memory
@@ -230,9 +231,9 @@ class Search:
                                                ("torch",))
         self._device_name, self._scheduler, self._screen = device, scheduler, screen
         self._method, self._pairs = self._plan_every_row(workers, screen)  # first: the codes follow the method
-        joint = None if scheduler is not None else joint_plans(self._pairs, self.V, self.D, self.k, self.budget)
+        joint = joint_plans(self._pairs, self.V, self.D, self.k, self.budget)
         self._pairs = joint or self._pairs
-        self._joint = None if joint is None else JointLists(self._W, self.k, joint, self._norms, self._bf16_held())
+        self._joint = None if joint is None else JointLists(self._joint_scan(joint))
         uses_codes = self._plan(screen, workers)
         if isinstance(self._W, Bf16Matrix) and self._widen_pays():
             self._W = self._table.W_E  # the float screen of many queries: widened once, not once a pass
@@ -386,13 +387,14 @@ class Search:
 
     def _every_row(self, metric: str, progress: Callable[[int], None] | None) -> Iterator[ListBlock]:
         plan = self._sets["ids"].plans[metric]
-        if self._scheduler is not None and self._method == "bf16 self-join":
-            yield from self._scattered().bands(self.k, metric, self._pairs[metric], progress=progress)
+        if self._joint is not None:  # one bf16 product per block pair for every metric, here or on the cluster
+            yield from self._joint.blocks(metric, progress)
+        elif self._scheduler is not None and self._method == "bf16 self-join":  # the self-join's steps as tasks
+            for out in self._scattered().pair_steps(self.k, {metric: self._pairs[metric]}, progress=progress):
+                yield out[metric]
         elif self._scheduler is not None:
             yield from self._scattered().blocks(self._sets["ids"].exclude, self.k, metric, plan, memory=self.budget,
                                                 device=self._device_name, progress=progress)
-        elif self._joint is not None:  # one bf16 product per block pair for both metrics
-            yield from self._joint.blocks(metric, progress)
         elif self._method in ("self-join", "bf16 self-join"):
             yield from join_blocks(self._W, self.k, metric, self._pairs[metric], row_norms=self._norms,
                                  progress=progress, bf16=self._bf16_held())
@@ -400,6 +402,12 @@ class Search:
             yield from per_query_blocks(self._W, self.k, metric, plan, row_norms=self._norms,
                                         codes=self._codes if plan.screen == "int16" else None, device=self._device,
                                         progress=progress)
+
+    def _joint_scan(self, plans: dict[str, PairPlan]) -> Callable[[], Iterator[dict[str, ListBlock]]]:
+        """The scan of every metric's lists at once (``JointLists``): on the cluster's workers, or here."""
+        if self._scheduler is not None:
+            return lambda: self._scattered().pair_steps(self.k, plans)
+        return lambda: joint_blocks(self._W, self.k, plans, self._norms, self._bf16_held())
 
     def _bf16_held(self) -> np.ndarray | None:
         """The table's bfloat16 rows where it holds them already (the bf16 self-join reads them: one copy), else None."""

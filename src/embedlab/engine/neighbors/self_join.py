@@ -135,26 +135,61 @@ class SelfJoin:
             progress(stop - start)
         return start, stop, ids, scores
 
-    def band(self, i: int) -> ListBlock:
-        """Block i's queries against every block of rows, one side only: their lists, as ``run`` hands them out.
+    # -- one step alone, for a cluster's task (``every_row.step_lists``, ``cluster``) ---------------
 
-        Twice the products of ``run`` per query (nothing is fed to the other
-        side), but blocks are independent: the cluster runs one per task
-        (``every_row.query_band``, ``cluster``).
-        """
+    def block_bars(self, i: int) -> np.ndarray:
+        """Block i's first bars (``_first_bars`` of its rows alone): (n,) float64, a cluster's first round."""
         a, b = self.edges[i], self.edges[i + 1]
-        self.bar = self._first_bars({a})  # (V,) +inf outside the band
+        return self._first_bars({a})[a:b]
+
+    def begin_step(self, i: int, first: np.ndarray, known: np.ndarray) -> None:
+        """Make ready for step i alone: the bars of rows [a, V) from what other steps found.
+
+        ``first`` (V - a,) float64: those rows' first bars (``block_bars``);
+        ``known`` (V - a,) float64: the exact k-th best score each is known to
+        reach from other steps' lists (-inf where fewer than k are known).
+        The bar is ``max(first, known - 2 eps(known))``: a screening score
+        below it is more than 2 eps below a score that k listed rows reach
+        exactly, so the row is beaten by them (``pool``'s rule, with the exact
+        score in place of a screening one; for ``bf16_join``'s eps growing
+        with |t| this holds too, since the margin is taken at that score).
+        Rows before a take no part (+inf).
+        """
+        a, V = self.edges[i], len(self.W)
+        self.bar = np.full(V, np.inf)
+        with np.errstate(invalid="ignore"):  # known = -inf: -inf, or NaN (0 * inf), and the first bar stays
+            raised = known - 2 * self._margin(slice(a, V), known)
+        self.bar[a:] = np.maximum(first, np.where(np.isnan(raised), -np.inf, raised))
+        self.bar[a:][self.row_norms[a:] == 0] = np.inf  # a zero row's list is known: nothing pooled for it
         self.found = []
-        for j in range(len(self.edges) - 1):
-            c, d = self.edges[j], self.edges[j + 1]
-            for _, r, cc, approx in self._survivors(a, b, c, d, self._bar(a, b), None):
-                self.found.append((r + a, cc + c, approx))
-                if sum(len(f[0]) for f in self.found) >= self.plan.batch:
-                    self._add_sorted(self.found)
-                    self.found = []
+
+    def end_step(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """After pairs (i, j) for every j >= i ran (``_pair``): the partial lists of the rows they reached.
+
+        Block i's rows have seen rows [a, V), their own left out; each later
+        block's rows, the rows of block i (through the transposes). Returns
+        ``rows (h,) int64`` (ascending, those with at least one entry) and
+        their lists over the rows seen, ``ids (h, K) int64`` and ``scores
+        (h, K) float64`` by ``(-score, id)``, id V and score -inf in an empty
+        slot. A zero row of block i gets its whole list (the smallest ids);
+        elsewhere it gets none, so every row's entries come from one step
+        only. Merged by ``(-score, id)`` over steps 0 .. j, block j's lists
+        are ``run``'s (``cluster.ScatteredTable.pair_steps``).
+        """
         self._add_sorted(self.found)
-        ids, scores = self._lists(a, b)
-        return a, b, ids, scores
+        self.found = []
+        nb = len(self.edges) - 1
+        out_rows, out_ids, out_scores = [], [], []
+        for j in range(i, nb):
+            self._add_sorted(self.waiting[j])
+            self.waiting[j] = []
+            start, stop = self.edges[j], self.edges[j + 1]
+            ids, scores = self._lists(start, stop, zero_rows=j == i, complete=False)
+            reached = np.flatnonzero(ids[:, 0] < len(self.W))  # rows with at least one entry
+            out_rows.append(start + reached)
+            out_ids.append(ids[reached])
+            out_scores.append(scores[reached])
+        return np.concatenate(out_rows), np.concatenate(out_ids), np.concatenate(out_scores)
 
     def _rows(self, at: slice | np.ndarray) -> np.ndarray:
         """Rows ``W[at]`` as the GEMM sees them: unit (cosine) or as they are, in its dtype -> (n, D)."""
@@ -287,21 +322,22 @@ class SelfJoin:
         return Rescorer(self.W, q64, self.row_norms[start:stop], self.row_norms, self.metric,
                         np.arange(start, stop), self.k)
 
-    def _lists(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
-        """Block [start, stop)'s pools, complete, rescored: ids (n, K) int64, scores (n, K) float64."""
+    def _lists(self, start: int, stop: int, *, zero_rows: bool = True,
+               complete: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Block [start, stop)'s pools rescored: ids (n, K) int64, scores (n, K) float64.
+
+        ``zero_rows``: a zero row gets its list (the smallest ids; nothing is
+        pooled for it). ``complete``: the pools have seen every row, so an
+        empty slot left is an error; else (``end_step``) it stays, id V and
+        score -inf.
+        """
         n, k, V = stop - start, self.k, len(self.W)
-        ids = np.empty((n, k), dtype=np.int64)
-        scores = np.zeros((n, k))
-        rescorer = self._rescorer(start, stop)
         pooled = self.pool.ids[start:stop]  # (n, P)
-        step = max(1, self.plan.rescore // pooled.shape[1])
-        for s in range(0, n, step):
-            part = np.arange(s, min(s + step, n))
-            ids[part], scores[part] = rescorer.top_k(part, pooled[part])
+        ids, scores = self._rescorer(start, stop).top_k(np.arange(n), pooled, chunk=self.plan.rescore)  # (n, K) each
         first = np.arange(k + 1)  # a zero row scores 0.0 against every row: the smallest ids, one spare
-        for q in np.flatnonzero(self.row_norms[start:stop] == 0):
+        for q in np.flatnonzero(self.row_norms[start:stop] == 0) if zero_rows else ():
             ids[q], scores[q] = first[first != start + q][:k], 0.0
-        if n and ids.max() >= V:  # an empty slot survived: never hand out an id that does not exist
+        if complete and n and ids.max() >= V:  # an empty slot survived: never hand out an id that does not exist
             raise FloatingPointError("fewer than k rows got a finite score; the table's values are out of range")
         return ids, scores + 0.0  # + 0.0 turns -0.0 into 0.0
 
