@@ -4,6 +4,7 @@
     python benchmarks/llm_size.py /tmp/llama3 --markdown     # (a) and (b), a Markdown table
     python benchmarks/llm_size.py /tmp/llama3 --hubs         # (c) too: every token's lists (minutes)
     python benchmarks/llm_size.py /tmp/llama3 --graph --skip first-answer report  # (d) alone (minutes)
+    python benchmarks/llm_size.py /tmp/llama3 --cluster 2 --skip first-answer report  # (e) alone (minutes)
 
 The checkpoint is the one ``benchmarks/llama_checkpoint.py`` writes (random bf16 rows, V = 128,256,
 D = 4,096, an untied head, two shards; nothing is downloaded); any Hugging Face style folder works.
@@ -21,6 +22,10 @@ The goals are issue 22's:
   every token's lists under both metrics written as Parquet (2 x V x 10 rows); the issue names it
   beside hubs with no time of its own: the time is stated. Run once, with no probe run before it
   (the page cache is warm from the runs before; the screens come from its own ``--json``).
+- (e) **hubs on a cluster** (``--cluster WORKERS``; minutes): (c) with ``--scheduler`` on a
+  ``LocalCluster`` of WORKERS processes x 1 thread started here (not timed): the bf16 self-join's
+  steps as tasks. The issue names the cluster path with no time of its own: the time is stated, with
+  the command's and each worker's peak RSS.
 
 How it measures: each run is a fresh process (the interpreter, imports and the read included, as a
 user meets them), started by a fresh wrapper process that times it (wall seconds, from start to exit)
@@ -118,6 +123,9 @@ def main() -> None:
     parser.add_argument("--hubs", action="store_true", help="also (c): embedlab hubs over every token, run once (minutes)")
     parser.add_argument("--graph", action="store_true",
                         help="also (d): embedlab graph over every token, run once (minutes)")
+    parser.add_argument("--cluster", type=_positive, metavar="WORKERS",
+                        help="also (e): embedlab hubs --scheduler on a LocalCluster of WORKERS processes x 1 thread, "
+                             "run once (minutes)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["first-answer", "report"], help="cases to leave out")
     parser.add_argument("--drop-caches", action="store_true",
                         help="also a cold-cache run of (a) and (b): drops the whole machine's page cache first (root)")
@@ -148,6 +156,8 @@ def main() -> None:
                                                      "--json"])
             measure([graph], 1, probe=False)
             tools.append(graph)
+        if args.cluster:
+            tools.append(cluster_hubs(args.folder, args.cluster))
     print(f"load average at the end: {load_average()}\n")
     for tool in tools:
         if tool.probe is not None:  # the cold-cache runs have none: the same commands
@@ -208,6 +218,36 @@ def measure(tools: list[Tool], repeats: int, *, probe: bool = True) -> None:
                 tool.probe = result
 
 
+def cluster_hubs(folder: Path, workers: int) -> Tool:
+    """(e): ``embedlab hubs --scheduler`` on a fresh ``LocalCluster`` of ``workers`` processes x 1 thread, run once.
+
+    Starting the cluster is not timed; the command is (its read, scattering the table, the scan). The peak RSS
+    is the command's own; each worker's peak resident set is printed beside it (``getrusage`` in the worker).
+    """
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    client = Client(cluster, set_as_default=False)
+    try:
+        argv = [sys.executable, "-m", "embedlab", "hubs", "--model", str(folder), "--scheduler",
+                cluster.scheduler_address, "--json"]
+        tool = Tool("hubs, cluster", f"embedlab hubs --scheduler (LocalCluster {workers} x 1 thread)", argv)
+        measure([tool], 1, probe=False)
+        peaks = client.run(_peak_rss)
+        print(f"{tool.name}: workers' peak RSS {', '.join(f'{p / 1e9:.2f} GB' for p in peaks.values())}")
+    finally:
+        client.close()
+        cluster.close()
+    return tool
+
+
+def _peak_rss() -> int:
+    """This process's peak resident set in bytes (run in each worker)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def run(argv: list[str], extra_env: dict[str, str] | None = None) -> dict:
     """One run of ``argv`` in a fresh wrapper process -> seconds, peak (bytes), rc, stdout, stderr."""
     env = {**os.environ, **(extra_env or {})}
@@ -255,8 +295,8 @@ def kernels(tool: Tool) -> str:
         said.append(f"embedlab screens {screens}")
     said += [line.strip() for line in lines if "screen" in line.lower() and not line.lstrip().startswith(("{", '"'))
              and not line.startswith(("onednn_verbose", "MKL_VERBOSE"))][:4]
-    probe = {"hubs": " (probe: a sample of 2,048 queries)",
-             "graph": " (its timed run; no oneDNN verbose)"}.get(tool.case, "")
+    probe = {"hubs": " (probe: a sample of 2,048 queries)", "graph": " (its timed run; no oneDNN verbose)",
+             "hubs, cluster": " (its timed run; no oneDNN verbose)"}.get(tool.case, "")
     return f"kernels of {tool.name}{probe}: {'; '.join(said) or 'no oneDNN or MKL call (NumPy BLAS: see above)'}"
 
 
@@ -382,7 +422,7 @@ def table_rows(tools: list[Tool], table_bytes: int, *, amx: bool, full: bool = T
         elif tool.case == "hubs":
             goal = f"< {GOAL_HUBS_S / 60:.0f} min (CPU with AMX)" if amx else "none (no AMX here: time stated)"
             met = ("met" if best < GOAL_HUBS_S else "not met") if amx else ""
-        elif tool.case == "graph":
+        elif tool.case in ("graph", "hubs, cluster"):
             goal = "none (time stated)"
         if met and not full:
             met = f"n/a (goals are for {LLAMA3[0]:,} x {LLAMA3[1]:,})"
