@@ -249,7 +249,9 @@ class ScatteredTable:
         so later steps pool few rows (``SelfJoin.begin_step``). All metrics
         of ``plans`` come from one product per block pair (the bf16 scans
         share it). Each worker checks and converts the table to bfloat16
-        once, for all its tasks (``_worker_scans``).
+        once, for all its tasks (``_worker_scans``). This process holds every
+        row's running lists, 16 V K bytes per metric, and each block's first
+        bars, 8 V bytes per metric; ``plans``' memory is a task's, on a worker.
 
         Parameters
         ----------
