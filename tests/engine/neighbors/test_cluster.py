@@ -144,8 +144,10 @@ def bf16_valued(W):
 
 
 def test_every_row_on_bf16_products_runs_each_block_pair_once_for_both_metrics(local_cluster):
-    W = bf16_valued(tied_table(V=600, D=8, seed=2) * 0.37)
-    W[:40] = bf16_valued(np.random.default_rng(4).standard_normal((40, 8)))  # random rows beside the ties
+    rng = np.random.default_rng(4)
+    W = bf16_valued(rng.standard_normal((600, 8)))
+    W[rng.integers(0, 600, 25)] = W[7]  # ties: 25 copies, fewer than a pool holds (k = 12: 32 slots)
+    W[rng.integers(0, 600, 10)] = 0.0
     k = 12
     with distributed.Client(local_cluster.scheduler_address, set_as_default=False) as client:
         with distributed.get_task_stream(client) as stream:

@@ -33,7 +33,10 @@ Where a search runs:
     row), ``self_join`` (each block pair of W W^T scored once),
     ``bf16_join`` (the self-join on bfloat16 products, filtered by the
     compiled ``bf16_filter``),
-    ``cluster`` (a Dask cluster: the table scattered once, blocks as tasks).
+    ``cluster`` (a Dask cluster: the table scattered once, blocks as tasks),
+    ``copies`` (every row's lists of a table with a group of identical rows
+    larger than a pool: the table without its copies searched, the lists
+    expanded).
 The screens, peers behind ``dispatch`` (which sends one block of queries to one):
     ``float_screen`` (a float GEMM and a rounding margin),
     ``int16_screen`` (int16 codes and certified bounds: ``codes``,

@@ -37,7 +37,7 @@ Glossary: ``V`` vocabulary size, ``D`` model width, ``N`` queries, ``K`` top-k.
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import numpy as np
@@ -51,12 +51,14 @@ from .checks import check_ids, check_k, check_metrics, check_queries, check_rows
 from .cluster import ScatteredTable
 from .bf16_screen import bf16_rows
 from .codes import RowCodes, codes_fit, encode_rows
+from .copies import Copies, find_copies
 from .defaults import DEFAULT_MEMORY, METRICS
 from .bf16_join import joint_blocks
 from .every_row import (JointLists, bf16_refusal, choose_method, join_blocks, joint_plans, method_reason,
                         per_query_blocks)
 from .footprint import ResidentCost, SearchMemory, search_memory
 from .per_query import search_queries, search_queries_joint
+from .pool import pool_slots
 from .plan import NORMS_BLOCK, BlockPlan, PairPlan, plan_search, plan_self_join
 from .precision import gemm_dtype
 from .self_join import ListBlock
@@ -217,6 +219,17 @@ class Search:
         check_rows(self._norms)
         self._every = every_row
         self._sets = self._queries(ids, vectors, exclude, every_row)  # checked, not yet planned
+        # Every row's lists where a group of identical rows outgrows a pool: from the table without its copies
+        # (``copies``), searched by a search of its own, the lists expanded. Nothing else is planned here.
+        self._copies: Copies | None = (find_copies(self._W, self._norms, larger_than=pool_slots(self.k))
+                                       if every_row else None)
+        if self._copies is not None:
+            # (V', D), a table of its own: its lengths those of W's rows, its codes and bfloat16 rows cached
+            small = ArrayTable(self._copies.table(self._W), norms=self._norms[self._copies.keep])
+            self._inner = None if small.W_E.shape[0] == 1 else Search(
+                small, min(self.k, small.W_E.shape[0] - 1), self.metrics, every_row=True, memory=memory, device=device,
+                scheduler=scheduler, workers=workers, screen=screen)
+            return
         for metric in self.metrics:  # what float64 cannot rank, before any plan (ids first)
             for part in sorted(self._sets.values(), key=lambda q: q.vectors is not None):
                 check_queries(part.norms, self._norms, metric, None if part.vectors is not None else part.exclude)
@@ -276,11 +289,22 @@ class Search:
         >>> Search(np.eye(3), 1, "dot", ids=[0]).plan("dot").screen
         'float'
         """
+        if self._copies is not None:
+            return self._without_copies().plan(self._metric(metric), queries)
         return self._part(queries).plans[self._metric(metric)]
+
+    def _without_copies(self) -> "Search":
+        """The search of the table without its copies; a ValueError where that table is one row (nothing planned)."""
+        if self._inner is None:
+            raise ValueError(f"every row of this table is the same row: its lists are known, no search is planned "
+                             f"(V={self.V})")
+        return self._inner
 
     def memory(self) -> SearchMemory:
         """The budget, each metric's plan (of the ids, or of the vectors where there are none) and the table's
         resident cost as it stands: read it after the searches, which may have built the table's codes."""
+        if self._copies is not None:
+            return self._copies_memory()
         part = self._part(None)
         if self._method in ("self-join", "bf16 self-join"):  # every row: the self-join's block pairs ran
             return search_memory(self.budget, part.plans, part.n, self.k, self._table.resident(), pairs=self._pairs,
@@ -289,6 +313,16 @@ class Search:
                                      workers=self._pairs[next(iter(self._pairs))].workers, screen=self._screen,
                                      rows=self._W)))
         return search_memory(self.budget, part.plans, part.n, self.k, self._table.resident())
+
+    def _copies_memory(self) -> SearchMemory:
+        """The search of the table without its copies, each plan's ``why`` saying so; its table counted too."""
+        copies = self._copies
+        said = (f"every row's lists from the table without its {copies.copies:,} copies ({len(copies.keep):,} rows; "
+                f"the largest group {copies.largest:,} identical rows), expanded")
+        if self._inner is None:
+            return SearchMemory(self.budget, {}, 0, self._table.resident().to_dict())
+        inner = self._inner.memory()
+        return replace(inner, plans={m: {**p, "why": f"{p.get('why', '')}; {said}"} for m, p in inner.plans.items()})
 
     # -- door 1: these queries' k nearest -------------------------------------------------
 
@@ -323,6 +357,8 @@ class Search:
             For a metric not planned, queries of a kind not planned, or more
             queries than were planned; ``TokenIdError`` for an id outside ``[0, V)``.
         """
+        if self._copies is not None:
+            raise ValueError("this search lists every row from its table without its copies: ask every_row(metric)")
         metric = self._metric(metric)
         part, exclude, Q = self._block(ids, vectors)
         plan = part.plans[metric]
@@ -379,11 +415,31 @@ class Search:
         ``nearest`` of every id gives. ``progress`` is called with the number
         of rows whose lists are done. Raises ``ValueError`` for a search not
         made with ``every_row=True`` or a metric not planned.
+
+        Where a group of identical rows holds more rows than a query's pool
+        (``copies.find_copies``), the lists come from the table without its
+        copies, searched by a search of its own, and are expanded
+        (``copies``): the same lists, without screening each copy as an exact
+        tie again and again. Such a search plans nothing else: ``nearest`` is
+        refused, ``plan`` and ``memory`` are the smaller table's.
         """
         metric = self._metric(metric)
         if not self._every:
             raise ValueError("this search was planned for its queries, not for every row: make it with every_row=True")
+        if self._copies is not None:
+            return self._expanded(metric, progress)
         return self._every_row(metric, progress)
+
+    def _expanded(self, metric: str, progress: Callable[[int], None] | None) -> Iterator[ListBlock]:
+        """Every row's lists from the table without its copies (``copies.Copies.expand``); ``progress`` is told of
+        the smaller table's rows as they are done, then of the copies."""
+        lists = None if self._inner is None else self._inner.every_row(metric, progress=progress)
+        told = False
+        for block in self._copies.expand(self._W, self._norms, self.k, metric, lists):
+            if not told and progress is not None:
+                progress(self._copies.copies + (1 if self._inner is None else 0))
+            told = True
+            yield block
 
     def _every_row(self, metric: str, progress: Callable[[int], None] | None) -> Iterator[ListBlock]:
         plan = self._sets["ids"].plans[metric]
@@ -423,6 +479,10 @@ class Search:
 
     def close(self) -> None:
         """Close the cluster connection, where one was opened (the table leaves its workers)."""
+        if self._copies is not None:
+            if self._inner is not None:
+                self._inner.close()
+            return
         cluster, self._cluster = self._cluster, None
         if cluster is not None:
             cluster.close()
