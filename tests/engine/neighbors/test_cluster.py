@@ -131,6 +131,7 @@ def test_the_front_door_opens_the_cluster_once_for_every_metric_and_closes_it(lo
         assert len(opened) == 1 and opened[0].client is not None  # once for both metrics
     assert opened[0].client is None  # closed on leaving
     with Search(W, 4, "dot", every_row=True, scheduler=local_cluster.scheduler_address) as search_:
+        assert search_._copies is not None  # 41 identical rows: the table without its copies searched, on the cluster
         rows = np.concatenate([b[2] for b in search_.every_row("dot")])
     assert len(opened) == 2 and opened[1].client is None
     for metric in ("cosine", "dot"):

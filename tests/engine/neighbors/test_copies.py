@@ -92,8 +92,31 @@ def test_the_screens_and_both_metrics_at_once(screen):
         ids, scores = np.concatenate([b[2] for b in got]), np.concatenate([b[3] for b in got])
         want_ids, want_scores = search(W, None, 9, metric, exclude=np.arange(400), screen="float")
         assert ids.tolist() == want_ids.tolist() and scores.tobytes() == want_scores.tobytes()
-        assert "without its 229 copies" in s.memory().plans[metric]["why"]
-        assert s.plan(metric).screen == s._inner.plan(metric).screen
+        memory = s.memory()
+        assert "without its 229 copies" in memory.plans[metric]["why"]
+        small = (400 - 229) * 8 * 4  # the smaller table's bytes (float32)
+        assert memory.resident["table"] == W.nbytes + small and memory.outputs == 400 * 9 * 16
+
+
+def test_on_a_torch_device():
+    pytest.importorskip("torch")
+    W = with_copies(200, groups=((5, 90),), zero=10, seed=4)
+    for metric in ("cosine", "dot"):
+        ids, scores, s, told = every_row(W, 4, metric, device="cpu")
+        want_ids, want_scores = search(W, None, 4, metric, exclude=np.arange(200), screen="float")
+        assert s._copies is not None and told == 200
+        assert ids.tolist() == want_ids.tolist() and scores.tobytes() == want_scores.tobytes()
+
+
+def test_lengths_float64_cannot_rank_are_refused_as_on_any_table():
+    W = np.random.default_rng(0).standard_normal((100, 2))
+    W[10:60] = W[0] = [1e160, 1e160]  # a group of 51: the dot product of two of its rows overflows
+    with pytest.raises(ValueError, match="overflow"):
+        Search(W, 3, "dot", every_row=True)
+    with pytest.raises(ValueError, match="overflow"):
+        Search(np.full((30, 2), 1e200), 3, "dot", every_row=True)  # every row the same, nothing searched
+    with pytest.raises(ValueError, match="screen"):
+        Search(np.ones((30, 2)), 3, "dot", every_row=True, screen="bogus")
 
 
 def test_a_group_no_larger_than_a_pool_is_searched_as_it_is():
@@ -103,7 +126,8 @@ def test_a_group_no_larger_than_a_pool_is_searched_as_it_is():
     assert ids.tolist() == self_full_sort(W, 5, "dot")[0].tolist()
 
 
-def test_what_a_search_by_copies_refuses_and_closes():
+def test_what_a_search_by_copies_refuses():
+    """(That it closes its smaller table's cluster: test_cluster, the front door's every-row search.)"""
     W = with_copies(100, groups=((7, 40),))
     with Search(W, 3, "dot", every_row=True) as s:
         with pytest.raises(ValueError, match="every_row"):
@@ -113,6 +137,8 @@ def test_what_a_search_by_copies_refuses_and_closes():
     same = Search(np.ones((30, 2)), 3, "dot", every_row=True)  # one row, thirty times
     with pytest.raises(ValueError, match="every row of this table is the same row"):
         same.plan("dot")
-    assert same.memory().plans == {}
+    plans = same.memory().plans
+    assert set(plans) == {"dot"} and plans["dot"]["bytes"] == 0
+    assert "every row is the same row (30 copies)" in plans["dot"]["why"]
     assert np.concatenate([b[2] for b in same.every_row("dot")]).tolist() == [
         [j for j in range(4) if j != i][:3] for i in range(30)]

@@ -7,8 +7,8 @@ the smaller id) a query's pool meets them all as exact ties of its k-th
 best: none can be dropped on its screening score, and a pool overflows every
 ``pool_slots(k) - k`` copies, each overflow settled in float64 through
 Python. Where the copies are themselves queries (every row), that cost grows
-as the square of the group (measured: 20,000 x 64, hubs, 5.2 s with no copy,
-98 s with 5,000 copies of one row).
+as the square of the group (``benchmarks/copies.py``: 20,000 x 64, hubs with
+one row copied 5,000 times, 63 s with every copy screened, 1.3 s set aside).
 
 So where a group holds more rows than a pool (``find_copies``), every row's
 lists come from the table without its copies (``Copies.table``: the first id
@@ -27,7 +27,10 @@ is x, and each row of the smaller table listed before that first id precedes
 x too and is not q, so that first id is among the smaller table's k nearest
 of q's group's first id (which leaves out only itself). So the k nearest
 are among the expanded lists, and the cut keeps them. Where the smaller table
-has k rows or fewer, its every row lists all the others (k - 1 at most).
+has k rows or fewer, its every row lists all the others (k - 1 at most). This
+rests on a score depending on the two rows' bytes and lengths alone, which
+holds of the float64 rescoring (``rescore``, ``pair_scores.pair_dots64``): q
+against x in the table scores what q's first id scores against x's.
 
 Glossary: ``V`` vocabulary size, ``D`` model width, ``K`` top-k; ``V'`` rows
 of the table without its copies, ``g`` rows in a group.
@@ -141,7 +144,7 @@ class Copies:
             got_scores.append(np.full(len(members), s))
         place = int(self.first[q])
         if place in self.groups:
-            members = self.groups[place]
+            members = self.groups[place][:k + 1]  # (k + 1,) at most: q is one of them or none
             members = members[members != q][:k]
             got_ids.append(members)
             got_scores.append(np.full(len(members), own[place]))
@@ -151,7 +154,7 @@ class Copies:
 
     def _own_scores(self, W: np.ndarray, row_norms: np.ndarray, metric: str, places: np.ndarray,
                     k: int) -> dict[int, float]:
-        """Each group's score of a member against another: its first id against itself, as the search rescores a pair."""
+        """Each group's score of a member against another: its first id against itself, as the search rescores it."""
         if not places.size:
             return {}
         firsts = self.keep[places]  # (h,) ids

@@ -122,7 +122,8 @@ class Search:
     table : EmbeddingTable, ArrayTable or array_like, shape (V, D)
         The table. An ``EmbeddingTable`` (or ``ArrayTable``) lends its cached
         row lengths, int16 codes and bfloat16 rows (resident, outside the
-        budget); a plain array is wrapped here, its lengths measured for this
+        budget; where ``every_row`` sets the table's copies aside, only its
+        lengths: the smaller table builds its own); a plain array is wrapped here, its lengths measured for this
         search (counted in the budget) and its codes and bfloat16 rows never
         cached (the bf16 screen rounds a block of rows at a time, counted).
     k : int
@@ -219,17 +220,6 @@ class Search:
         check_rows(self._norms)
         self._every = every_row
         self._sets = self._queries(ids, vectors, exclude, every_row)  # checked, not yet planned
-        # Every row's lists where a group of identical rows outgrows a pool: from the table without its copies
-        # (``copies``), searched by a search of its own, the lists expanded. Nothing else is planned here.
-        self._copies: Copies | None = (find_copies(self._W, self._norms, larger_than=pool_slots(self.k))
-                                       if every_row else None)
-        if self._copies is not None:
-            # (V', D), a table of its own: its lengths those of W's rows, its codes and bfloat16 rows cached
-            small = ArrayTable(self._copies.table(self._W), norms=self._norms[self._copies.keep])
-            self._inner = None if small.W_E.shape[0] == 1 else Search(
-                small, min(self.k, small.W_E.shape[0] - 1), self.metrics, every_row=True, memory=memory, device=device,
-                scheduler=scheduler, workers=workers, screen=screen)
-            return
         for metric in self.metrics:  # what float64 cannot rank, before any plan (ids first)
             for part in sorted(self._sets.values(), key=lambda q: q.vectors is not None):
                 check_queries(part.norms, self._norms, metric, None if part.vectors is not None else part.exclude)
@@ -242,6 +232,20 @@ class Search:
             # embedlab's bf16 kernels (the queries' bf16 screen, no torch) do not run: refused now, not mid-scan
             raise MissingExtraError.for_module("torch", "bfloat16 self-joins (every_row with screen='bf16')",
                                                ("torch",))
+        # Every row's lists where a group of identical rows outgrows a pool: from the table without its copies
+        # (``copies``), searched by a search of its own, the lists expanded. Checked as any table was, above;
+        # nothing else is planned here.
+        self._copies: Copies | None = (find_copies(self._W, self._norms, larger_than=pool_slots(self.k))
+                                       if every_row else None)
+        if self._copies is not None:
+            # (V', D), a table of its own: its lengths those of W's rows, its codes and bfloat16 rows its own
+            small = ArrayTable(self._copies.table(self._W), norms=self._norms[self._copies.keep])
+            if device is not None:
+                resolve_device(device)  # refused now, as any search refuses it, even where none runs
+            self._inner = None if small.W_E.shape[0] == 1 else Search(
+                small, min(self.k, small.W_E.shape[0] - 1), self.metrics, every_row=True, memory=memory, device=device,
+                scheduler=scheduler, workers=workers, screen=screen)
+            return
         self._device_name, self._scheduler, self._screen = device, scheduler, screen
         self._method, self._pairs = self._plan_every_row(workers, screen)  # first: the codes follow the method
         joint = joint_plans(self._pairs, self.V, self.D, self.k, self.budget)
@@ -315,14 +319,24 @@ class Search:
         return search_memory(self.budget, part.plans, part.n, self.k, self._table.resident())
 
     def _copies_memory(self) -> SearchMemory:
-        """The search of the table without its copies, each plan's ``why`` saying so; its table counted too."""
+        """What a search by the table without its copies holds: that table's search's plans, each ``why`` saying
+        so; resident, this table and that one (its lengths, codes and bfloat16 rows too); outputs, V K lists."""
         copies = self._copies
+        own = self._table.resident()
         said = (f"every row's lists from the table without its {copies.copies:,} copies ({len(copies.keep):,} rows; "
                 f"the largest group {copies.largest:,} identical rows), expanded")
-        if self._inner is None:
-            return SearchMemory(self.budget, {}, 0, self._table.resident().to_dict())
+        if self._inner is None:  # one row, many times: the lists are known, nothing searched
+            plans = {m: {"bytes": 0, "fixed": 0, "screen": "none", "method": "no search", "queries": 0, "rows": 0,
+                         "workers": 1, "why": f"every row is the same row ({self.V:,} copies): {said}"}
+                     for m in self.metrics}
+            return SearchMemory(self.budget, plans, self.V * self.k * 16, own.to_dict())
         inner = self._inner.memory()
-        return replace(inner, plans={m: {**p, "why": f"{p.get('why', '')}; {said}"} for m, p in inner.plans.items()})
+        small = inner.resident
+        resident = replace(own, table=own.table + small["table"], norms=own.norms + small["norms"],
+                           codes=own.codes + small["codes"], bf16=own.bf16 + small["bf16"])
+        said += f" (that table, {small['table']:,} bytes, counted in the resident table)"
+        return replace(inner, plans={m: {**p, "why": f"{p.get('why', '')}; {said}"} for m, p in inner.plans.items()},
+                       outputs=self.V * self.k * 16, resident=resident.to_dict())
 
     # -- door 1: these queries' k nearest -------------------------------------------------
 
@@ -356,6 +370,8 @@ class Search:
         ValueError
             For a metric not planned, queries of a kind not planned, or more
             queries than were planned; ``TokenIdError`` for an id outside ``[0, V)``.
+            For a search of every row whose table's copies were set aside
+            (``every_row``): it plans every row's lists only.
         """
         if self._copies is not None:
             raise ValueError("this search lists every row from its table without its copies: ask every_row(metric)")
