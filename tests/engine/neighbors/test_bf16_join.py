@@ -133,7 +133,8 @@ def test_table_rounded_once_or_per_block_same_lists(metric):
 
 def steps_merged(W, k, plans, order, *, known=True):
     """Every row's lists from the self-join's steps run alone in ``order``, merged as the cluster's driver merges
-    them (``cluster.merge_lists``), each step given the k-th best its rows reach so far (or nothing)."""
+    them (``cluster.merge_lists``), each step given the k-th best its rows reach so far (``known=True``),
+    nothing (False), or ``known[metric]`` (V,): the k-th best each row reaches in the end, the tightest bar."""
     norms = vector_norms(W)
     V = len(W)
     edges = pair_scans(W, k, plans, norms)[0].edges
@@ -144,7 +145,10 @@ def steps_merged(W, k, plans, order, *, known=True):
     lists = {m: (np.full((V, k), V), np.full((V, k), -np.inf)) for m in plans}
     for i in order:
         a = edges[i]
-        reach = {m: lists[m][1][a:, k - 1].copy() if known else np.full(V - a, -np.inf) for m in plans}
+        if isinstance(known, dict):
+            reach = {m: known[m][a:] for m in plans}
+        else:
+            reach = {m: lists[m][1][a:, k - 1].copy() if known else np.full(V - a, -np.inf) for m in plans}
         parts = step_lists(pair_scans(W, k, plans, norms), i, {m: first[m][a:] for m in plans}, reach)
         for m, (rows, ids, scores) in parts.items():
             assert np.all(np.diff(rows) > 0) and ids.shape == scores.shape == (len(rows), k)
@@ -160,11 +164,32 @@ def test_steps_alone_merged_in_any_order_are_the_join(screen, block):
     plans = {m: plan_self_join(len(W), 16, k, 4, 2**26, block=block, screen=screen) for m in ("cosine", "dot")}
     nb = -(-len(W) // block)
     rng = np.random.default_rng(block)
-    for order, known in ((range(nb), True), (rng.permutation(nb), True), (range(nb - 1, -1, -1), False)):
+    final = {m: oracle(W, k, m)[1][:, k - 1] for m in plans}  # (V,) each row's k-th best: the bar at its tightest
+    for order, known in ((range(nb), True), (rng.permutation(nb), True), (range(nb - 1, -1, -1), False),
+                         (rng.permutation(nb), final)):
         got = steps_merged(W, k, plans, order, known=known)
         for metric in plans:
             want_ids, want_scores = oracle(W, k, metric)
             assert same_bits(got[metric][0], want_ids) and same_bits(got[metric][1], want_scores)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_steps_given_the_tightest_bar_keep_every_neighbour(seed):
+    """Near-ties closer than bfloat16 resolves, and lengths over twelve orders: each step's bar raised from each
+    row's final k-th best, the tightest a driver can know, keeps every neighbour."""
+    rng = np.random.default_rng(seed)
+    V, D, k = 120, 24, 3
+    if seed % 2:
+        W = rng.standard_normal(D).astype(np.float32) + rng.standard_normal((V, D)).astype(np.float32) * 2.0**-14
+        W[:40] = rng.standard_normal((40, D)).astype(np.float32)
+    else:
+        W = rng.standard_normal((V, D)).astype(np.float32) * (10.0 ** rng.uniform(-6, 6, V)).astype(np.float32)[:, None]
+    plans = {m: plan_self_join(V, D, k, 4, 2**26, block=7, screen="bf16") for m in ("cosine", "dot")}
+    final = {m: oracle(W, k, m)[1][:, k - 1] for m in plans}
+    got = steps_merged(W, k, plans, rng.permutation(-(-V // 7)), known=final)
+    for metric in plans:
+        want_ids, want_scores = oracle(W, k, metric)
+        assert same_bits(got[metric][0], want_ids) and same_bits(got[metric][1], want_scores)
 
 
 def test_one_step_scores_each_block_pair_once(monkeypatch):

@@ -181,9 +181,14 @@ def test_pair_steps_stopped_early_leave_no_task_running(local_cluster):
             with pytest.raises(ValueError, match="blocks differ"):
                 next(scan.pair_steps(5, {"dot": plans["dot"], "cosine": plan_self_join(
                     400, 6, 5, 4, 2**22, workers=1, block=40, screen="bf16")}))
+            cancelled = []
+            real = client.cancel
+            client.cancel = lambda futures, **kw: cancelled.extend(futures) or real(futures, **kw)
             steps = scan.pair_steps(5, plans)
             start, stop, ids, _ = next(steps)["dot"]
             steps.close()  # the caller stops after the first block
+            client.cancel = real
+            assert any("_step_task" in f.key for f in cancelled)  # the steps sent and not needed, cancelled
             assert (start, stop) == (0, 20)
             assert ids.tolist() == full_sort(W, np.arange(20), 5, "dot").tolist()
             deadline = time.monotonic() + 20
@@ -204,15 +209,31 @@ def test_a_worker_converts_the_table_once_and_lets_it_go_with_the_table(monkeypa
     checked = []
     real = bf16_join.bf16_exact
     monkeypatch.setattr(bf16_join, "bf16_exact", lambda *a: checked.append(1) or real(*a))
-    first = cluster._worker_scans(W, 4, plans, vector_norms(W))
-    again = cluster._worker_scans(W, 4, plans, vector_norms(W))
+    first = cluster._worker_scans(W, 4, plans, vector_norms(W), "table-1")
+    again = cluster._worker_scans(W, 4, plans, vector_norms(W), "table-1")
     assert len(checked) == 1  # the first task checks; the next reads its answer
     assert first[0].table is again[0].table is again[1].table is not None  # one bfloat16 table on the worker
-    assert id(W) in cluster._PREPARED
-    key = id(W)
-    del W, first, again
+    other = cluster._worker_scans(W, 4, plans, vector_norms(W), "table-2")  # the table scattered again
+    assert len(checked) == 2 and other[0].table is not first[0].table
+    cluster._forget("table-2")
+    assert "table-2" not in cluster._PREPARED and "table-1" in cluster._PREPARED
+    del W, first, again, other
     gc.collect()
-    assert key not in cluster._PREPARED  # gone with the table
+    assert "table-1" not in cluster._PREPARED  # gone with the table
+
+
+def test_a_table_changed_in_place_and_searched_again_on_workers_in_this_process():
+    W = bf16_valued(np.random.default_rng(0).standard_normal((300, 8)))
+    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as in_process:
+        with distributed.Client(in_process, set_as_default=False) as client:
+            for seed in (1, 2):  # the worker's table is the caller's array: no stale bfloat16 table is read
+                with Search(W, 5, "dot", every_row=True, screen="bf16", scheduler=client, memory=2**20) as s:
+                    ids = np.concatenate([b[2] for b in s.every_row("dot")])
+                assert ids.tolist() == full_sort(W, np.arange(300), 5, "dot").tolist()
+                W[:] = bf16_valued(np.random.default_rng(seed).standard_normal((300, 8)))
+            assert not client.run(lambda: len(__import__("embedlab.engine.neighbors.cluster",
+                                                         fromlist=["x"])._PREPARED)).get(
+                next(iter(client.scheduler_info()["workers"])), 0)
 
 
 def test_bad_arguments_are_refused_before_any_task(local_cluster):

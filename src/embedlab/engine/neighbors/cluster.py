@@ -133,6 +133,10 @@ class ScatteredTable:
             client.close()
         else:  # the caller's client stays open; only our data leaves its workers
             scattered = [getattr(self, name, None) for name in ("_W", "_norms", "_codes")]
+            if getattr(self, "_W", None) is not None and client.status == "running":
+                # what the steps' tasks made of the table (``_worker_scans``): a worker in this process
+                # would otherwise keep it as long as the caller keeps the array
+                client.run(_forget, self._W.key)
             client.cancel([f for f in scattered if f is not None])
 
     @property
@@ -244,7 +248,8 @@ class ScatteredTable:
         block j is handed out once steps 0 .. j are in: the lists of
         ``every_row.join_blocks``, id for id and score for score.
 
-        At most two steps per worker thread run at once; each step is sent
+        At most two steps per worker thread (counted when the scan starts)
+        are sent at a time, the next as one comes back; each step is sent
         with the exact k-th best score its rows are known to reach by then,
         so later steps pool few rows (``SelfJoin.begin_step``). All metrics
         of ``plans`` come from one product per block pair (the bf16 scans
@@ -284,7 +289,8 @@ class ScatteredTable:
         edges = list(range(0, V, block)) + [V]
         nb = len(edges) - 1
         first = {m: np.empty(V) for m in plans}  # (V,) each row's first bar
-        tasks = {self.client.submit(_bars_task, self._W, self._norms, i, k=k, plans=plans, pure=False): i
+        tasks = {self.client.submit(_bars_task, self._W, self._norms, i, k=k, plans=plans,
+                                    table_key=self._W.key, pure=False): i
                  for i in range(nb)}
         try:
             for future in self._as_completed(list(tasks), loop=self.client.loop):
@@ -302,7 +308,7 @@ class ScatteredTable:
             a = edges[i]
             known = {m: lists[m][1][a:, k - 1].copy() for m in plans}  # (V - a,) -inf where < k are known
             future = self.client.submit(_step_task, self._W, self._norms, i, {m: first[m][a:] for m in plans}, known,
-                                        k=k, plans=plans, pure=False)
+                                        k=k, plans=plans, table_key=self._W.key, pure=False)
             steps[future] = i
             running.add(future)
 
@@ -423,32 +429,43 @@ def _block_task(W, row_norms, codes, ids, *, k, metric, plan, device):
                           device=None if device is None else resolve_device(device))
 
 
-def _bars_task(W, row_norms, i, *, k, plans):
+def _bars_task(W, row_norms, i, *, k, plans, table_key):
     """The first bars of block i's rows, per metric (``every_row.step_bars``) -> {metric: (n,) float64}."""
-    return step_bars(_worker_scans(W, k, plans, row_norms), i)
+    return step_bars(_worker_scans(W, k, plans, row_norms, table_key), i)
 
 
-def _step_task(W, row_norms, i, first, known, *, k, plans):
+def _step_task(W, row_norms, i, first, known, *, k, plans, table_key):
     """Step i of the self-join (``every_row.step_lists``) -> {metric: (rows, ids, scores)}, partial lists."""
-    return step_lists(_worker_scans(W, k, plans, row_norms), i, first, known)
+    return step_lists(_worker_scans(W, k, plans, row_norms, table_key), i, first, known)
 
 
-# The bfloat16 inputs of a scan of each table on this worker (its check, its bfloat16 table), made by the
-# first task and read by the next: keyed by id(W), dropped when W leaves the worker.
-_PREPARED: dict[int, SimpleNamespace] = {}
+# The bfloat16 inputs of a scan of each scattered table on this worker (its check, its bfloat16 table), made
+# by the first task and read by the next: keyed by the scattered table's key (a new key for each scatter, so
+# a table changed and scattered again is never read stale), dropped when the table leaves the worker or
+# when its ScatteredTable closes (``_forget``).
+_PREPARED: dict[str, SimpleNamespace] = {}
 _PREPARED_LOCK = threading.Lock()
 
 
-def _worker_scans(W, k, plans, row_norms):
-    """``every_row.pair_scans`` on this worker, sharing the bfloat16 inputs made by its first task on W."""
-    with _PREPARED_LOCK:  # one task makes them; the others wait, then read them
-        share = _PREPARED.get(id(W))
-        scans = pair_scans(W, k, plans, row_norms, share=share)
-        lead = next((s for s in scans if isinstance(s, Bf16SelfJoin)), None)
-        if share is None and lead is not None:
-            _PREPARED[id(W)] = SimpleNamespace(exact_inputs=lead.exact_inputs, table=lead.table)
-            weakref.finalize(W, _PREPARED.pop, id(W), None)
-    return scans
+def _worker_scans(W, k, plans, row_norms, key):
+    """``every_row.pair_scans`` on this worker, sharing the bfloat16 inputs made by its first task on the table
+    scattered as ``key``."""
+    with _PREPARED_LOCK:  # one task makes them, the others wait for them
+        share = _PREPARED.get(key)
+        if share is None:
+            scans = pair_scans(W, k, plans, row_norms)
+            lead = next((s for s in scans if isinstance(s, Bf16SelfJoin)), None)
+            if lead is not None:
+                _PREPARED[key] = SimpleNamespace(exact_inputs=lead.exact_inputs, table=lead.table)
+                weakref.finalize(W, _PREPARED.pop, key, None)
+            return scans
+    return pair_scans(W, k, plans, row_norms, share=share)
+
+
+def _forget(key, dask_worker=None):
+    """Drop what ``_worker_scans`` keeps of the table scattered as ``key`` (run on every worker by ``close``)."""
+    with _PREPARED_LOCK:
+        _PREPARED.pop(key, None)
 
 
 def _shard_task(W, row_norms, ids, r0, r1, *, k, metric, memory, device):

@@ -172,9 +172,10 @@ class SelfJoin:
         their lists over the rows seen, ``ids (h, K) int64`` and ``scores
         (h, K) float64`` by ``(-score, id)``, id V and score -inf in an empty
         slot. A zero row of block i gets its whole list (the smallest ids);
-        elsewhere it gets none, so every row's entries come from one step
-        only. Merged by ``(-score, id)`` over steps 0 .. j, block j's lists
-        are ``run``'s (``cluster.ScatteredTable.pair_steps``).
+        elsewhere it gets none. No two steps list the same row for the same
+        query (each pair of blocks is one step's), so merged by ``(-score,
+        id)`` over steps 0 .. j, block j's lists are ``run``'s
+        (``cluster.ScatteredTable.pair_steps``).
         """
         self._add_sorted(self.found)
         self.found = []
