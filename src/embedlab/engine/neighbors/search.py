@@ -123,9 +123,10 @@ class Search:
         The table. An ``EmbeddingTable`` (or ``ArrayTable``) lends its cached
         row lengths, int16 codes and bfloat16 rows (resident, outside the
         budget; where ``every_row`` sets the table's copies aside, only its
-        lengths: the smaller table builds its own); a plain array is wrapped here, its lengths measured for this
-        search (counted in the budget) and its codes and bfloat16 rows never
-        cached (the bf16 screen rounds a block of rows at a time, counted).
+        lengths: the smaller table builds its own); a plain array is wrapped
+        here, its lengths measured for this search (counted in the budget)
+        and its codes and bfloat16 rows never cached (the bf16 screen rounds
+        a block of rows at a time, counted).
     k : int
         Neighbours per query: ``1 <= k <= V - 1`` where a query is a row of
         the table (``ids``, ``exclude``, ``every_row``), ``1 <= k <= V`` for
@@ -437,7 +438,8 @@ class Search:
         copies, searched by a search of its own, and are expanded
         (``copies``): the same lists, without screening each copy as an exact
         tie again and again. Such a search plans nothing else: ``nearest`` is
-        refused, ``plan`` and ``memory`` are the smaller table's.
+        refused, ``plan`` is the smaller table's search's, ``memory`` its
+        plans with both tables' resident cost.
         """
         metric = self._metric(metric)
         if not self._every:
