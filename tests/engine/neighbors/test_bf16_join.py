@@ -173,20 +173,25 @@ def test_steps_alone_merged_in_any_order_are_the_join(screen, block):
             assert same_bits(got[metric][0], want_ids) and same_bits(got[metric][1], want_scores)
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(8))
 def test_steps_given_the_tightest_bar_keep_every_neighbour(seed):
-    """Near-ties closer than bfloat16 resolves, and lengths over twelve orders: each step's bar raised from each
-    row's final k-th best, the tightest a driver can know, keeps every neighbour."""
+    """Near-ties closer than bfloat16 resolves, lengths over twelve orders, and one column (every cosine exactly
+    +-1, rounded by the screen): each step's bar raised from each row's final k-th best, the tightest a driver
+    can know, keeps every neighbour (a bar raised by half the margin drops some of the one-column table's)."""
     rng = np.random.default_rng(seed)
     V, D, k = 120, 24, 3
-    if seed % 2:
+    if seed >= 6:  # one column: scores tie at +-1 everywhere, the k-th best is one of them
+        D, k = 1, 22
+        W = rng.standard_normal((V, D)).astype(np.float32) * (10.0 ** rng.uniform(-6, 6, V)).astype(np.float32)[:, None]
+    elif seed % 2:
         W = rng.standard_normal(D).astype(np.float32) + rng.standard_normal((V, D)).astype(np.float32) * 2.0**-14
         W[:40] = rng.standard_normal((40, D)).astype(np.float32)
     else:
         W = rng.standard_normal((V, D)).astype(np.float32) * (10.0 ** rng.uniform(-6, 6, V)).astype(np.float32)[:, None]
-    plans = {m: plan_self_join(V, D, k, 4, 2**26, block=7, screen="bf16") for m in ("cosine", "dot")}
+    block = V if seed == 7 else 7
+    plans = {m: plan_self_join(V, D, k, 4, 2**26, block=block, screen="bf16") for m in ("cosine", "dot")}
     final = {m: oracle(W, k, m)[1][:, k - 1] for m in plans}
-    got = steps_merged(W, k, plans, rng.permutation(-(-V // 7)), known=final)
+    got = steps_merged(W, k, plans, rng.permutation(-(-V // block)), known=final)
     for metric in plans:
         want_ids, want_scores = oracle(W, k, metric)
         assert same_bits(got[metric][0], want_ids) and same_bits(got[metric][1], want_scores)
